@@ -1,0 +1,101 @@
+// Element types of tensors and the helpers that map them to C++ types.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace vkg {
+
+// IEEE half precision, stored as raw bits. Arithmetic goes through float.
+struct Half {
+  uint16_t bits = 0;
+  Half() = default;
+  explicit Half(float f);
+  operator float() const;
+};
+
+// bfloat16, stored as raw bits (the top half of a float).
+struct BFloat16 {
+  uint16_t bits = 0;
+  BFloat16() = default;
+  explicit BFloat16(float f);
+  operator float() const;
+};
+
+float half_to_float(uint16_t bits);
+uint16_t float_to_half(float f);
+
+enum class DType : uint8_t {
+  Float32,
+  Float16,
+  BFloat16,
+  Float64,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  UInt8,
+  UInt16,
+  UInt32,
+  UInt64,
+  Bool,
+};
+
+// Size of one element in bytes.
+size_t dtype_size(DType dt);
+// numpy-style name: "float32", "int64", "bool", ...
+const char* dtype_name(DType dt);
+// Parses a numpy-style name ("float32", "fp32", "float", "int64", ...).
+std::optional<DType> dtype_from_name(std::string_view name);
+// ONNX TensorProto::DataType <-> DType. Unsupported ONNX types give nullopt.
+std::optional<DType> dtype_from_onnx(int32_t onnx_type);
+int32_t dtype_to_onnx(DType dt);
+bool is_floating(DType dt);
+bool is_integer(DType dt);  // signed or unsigned, not bool
+
+template <class T> struct DTypeOf;
+template <> struct DTypeOf<float> { static constexpr DType value = DType::Float32; };
+template <> struct DTypeOf<Half> { static constexpr DType value = DType::Float16; };
+template <> struct DTypeOf<BFloat16> { static constexpr DType value = DType::BFloat16; };
+template <> struct DTypeOf<double> { static constexpr DType value = DType::Float64; };
+template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::Int8; };
+template <> struct DTypeOf<int16_t> { static constexpr DType value = DType::Int16; };
+template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::Int32; };
+template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::Int64; };
+template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::UInt8; };
+template <> struct DTypeOf<uint16_t> { static constexpr DType value = DType::UInt16; };
+template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::UInt32; };
+template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::UInt64; };
+template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };
+template <class T> inline constexpr DType dtype_of = DTypeOf<T>::value;
+
+// Calls f.template operator()<T>() with the C++ type of dt:
+//   visit_dtype(t.dtype(), [&]<typename T>() { ... });
+template <class F> decltype(auto) visit_dtype(DType dt, F&& f) {
+  switch (dt) {
+    case DType::Float32: return f.template operator()<float>();
+    case DType::Float16: return f.template operator()<Half>();
+    case DType::BFloat16: return f.template operator()<BFloat16>();
+    case DType::Float64: return f.template operator()<double>();
+    case DType::Int8: return f.template operator()<int8_t>();
+    case DType::Int16: return f.template operator()<int16_t>();
+    case DType::Int32: return f.template operator()<int32_t>();
+    case DType::Int64: return f.template operator()<int64_t>();
+    case DType::UInt8: return f.template operator()<uint8_t>();
+    case DType::UInt16: return f.template operator()<uint16_t>();
+    case DType::UInt32: return f.template operator()<uint32_t>();
+    case DType::UInt64: return f.template operator()<uint64_t>();
+    case DType::Bool: return f.template operator()<bool>();
+  }
+  return f.template operator()<float>();  // unreachable: the switch is exhaustive
+}
+
+// Like visit_dtype, but only for types with native arithmetic (no Half/BFloat16):
+// half types are computed in float by the caller converting first.
+template <class T> inline constexpr bool is_half_type = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+}  // namespace vkg

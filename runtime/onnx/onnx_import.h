@@ -1,0 +1,98 @@
+// Reading ONNX models (libonnx's protobuf) into the graph IR.
+//
+// Import is: load the protobuf (with external data) -> validate the structure
+// (names, opsets, SSA, dangling inputs) -> override input shapes -> ONNX shape
+// inference -> fold constants and static shape subgraphs -> topological sort ->
+// Graph. Every failure is a vkg::Error whose message names the file and the
+// problem; nothing here crashes on a malformed model.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/core/graph.h"
+
+namespace onnx {
+class ModelProto;
+class NodeProto;
+class TensorProto;
+}  // namespace onnx
+
+namespace vkg {
+
+// Dimension overrides: -1 leaves a dimension dynamic.
+using InputShapes = std::map<std::string, Shape>;
+
+struct ImportOptions {
+  InputShapes input_shapes;      // --input-shapes / --override-input-shapes
+  bool shape_inference = true;   // run ONNX shape inference
+  bool fold_constants = true;    // fold constant and static-shape subgraphs
+  bool load_external_data = true;
+  std::string external_data_dir;  // "" = the model's folder
+  // Accept ops ONNX does not define (for inspecting); shape inference is then lenient.
+  bool allow_unknown_ops = false;
+};
+
+struct FoldOptions {
+  bool shape_inference = true;  // re-infer shapes after each folding round
+  int64_t size_threshold = -1;  // do not fold nodes whose outputs exceed this many bytes (-1: no limit)
+};
+
+// An owned ModelProto with the path it was read from (for external data and messages).
+struct OnnxModel {
+  std::shared_ptr<onnx::ModelProto> proto;
+  std::string path;  // "" when made in memory
+};
+
+// Reads and parses a model file. External data is loaded from `external_data_dir`
+// ("" = the model's folder). Throws Error for a missing, unreadable, truncated or
+// non-ONNX file, or missing external data.
+OnnxModel load_onnx_model(const std::string& path, bool load_external_data = true,
+                          const std::string& external_data_dir = "");
+
+// Version of the default ONNX domain the model imports (0 if none).
+int64_t default_opset(const OnnxModel& model);
+
+// Checks the structure that every later stage relies on, and every node of a known op
+// against its ONNX schema; throws Error naming the problems found (graph name, opset
+// imports, duplicate names, undefined tensors, outputs, invalid nodes). Returns the
+// nodes whose op ONNX does not define ("Op 'name'"), which only some callers accept.
+std::vector<std::string> validate_onnx_model(const OnnxModel& model);
+
+// Replaces declared input shapes (the whole shape, or only the dynamic dimensions).
+void override_input_shapes(OnnxModel& model, const InputShapes& shapes);
+
+// ONNX shape inference with data propagation. Strict: inference errors are Errors
+// naming the node; lenient: they are warnings and shapes stay as they were. Works on
+// IR versions the 1.12 checker refuses.
+void infer_shapes(OnnxModel& model, bool strict = true);
+
+// Folds nodes whose inputs are all constant, and Shape/Size of statically shaped
+// tensors, into initializers (evaluated by the reference backend); repeats shape
+// inference until nothing changes. Returns the number of nodes folded.
+size_t fold_constants(OnnxModel& model, const FoldOptions& options = {});
+
+// Drops initializers no node or output uses (and inputs that only gave them defaults).
+void remove_unused_initializers(OnnxModel& model);
+
+// Sorts nodes topologically in place; throws Error on a cycle.
+void toposort(OnnxModel& model);
+
+// The whole pipeline: load, validate, override shapes, infer, fold, sort, convert.
+Graph import_onnx(const std::string& path, const ImportOptions& options = {});
+// Pipeline on an already loaded model (it is modified in place).
+Graph import_onnx(OnnxModel& model, const ImportOptions& options = {});
+// Converts a (validated, sorted) model into the IR without further processing.
+Graph to_graph(const OnnxModel& model);
+Node node_from_proto(const onnx::NodeProto& proto);
+
+// Tensor <-> TensorProto (raw_data; external data must already be loaded).
+Tensor tensor_from_proto(const onnx::TensorProto& proto);
+void tensor_to_proto(const Tensor& tensor, const std::string& name, onnx::TensorProto* proto);
+
+// Writes a model whole or not at all (temporary file + rename); throws Error on failure.
+void save_onnx_model(const OnnxModel& model, const std::string& path);
+
+}  // namespace vkg

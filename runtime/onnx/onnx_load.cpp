@@ -1,0 +1,259 @@
+// Reading, validating and writing ONNX model files.
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+#include <unordered_map>
+
+#include "runtime/core/logger.h"
+#include "runtime/onnx/onnx_import.h"
+
+namespace fs = std::filesystem;
+
+namespace vkg {
+
+namespace {
+
+constexpr int64_t kMaxIrVersion = 10;
+constexpr int64_t kMaxOpset = 17;
+
+std::string read_file(const std::string& path, const char* what) {
+  std::error_code ec;
+  VKG_CHECK(fs::exists(path, ec), what << " '" << path << "' does not exist");
+  VKG_CHECK(fs::is_regular_file(path, ec), what << " '" << path << "' is not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  VKG_CHECK(in, "cannot open " << what << " '" << path << "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  VKG_CHECK(!in.bad(), "cannot read " << what << " '" << path << "'");
+  return ss.str();
+}
+
+// Replaces external-data references of one tensor with its bytes.
+void load_external_tensor(onnx::TensorProto& t, const std::string& base_dir, const std::string& model_path,
+                          std::map<std::string, std::string>& file_cache) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : t.external_data()) {
+    try {
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") offset = std::stoll(kv.value());
+      else if (kv.key() == "length") length = std::stoll(kv.value());
+    } catch (const std::exception&) {
+      VKG_THROW("model '" << model_path << "': tensor '" << t.name() << "' has a malformed external_data entry '"
+                          << kv.key() << "'");
+    }
+  }
+  VKG_CHECK(!location.empty(), "model '" << model_path << "': tensor '" << t.name()
+                                         << "' uses external data but names no location");
+  const fs::path rel(location);
+  VKG_CHECK(rel.is_relative() && location.find("..") == std::string::npos,
+            "model '" << model_path << "': tensor '" << t.name() << "' has an unsafe external data location '"
+                      << location << "' (must be relative, inside the model's folder)");
+  const std::string file = (fs::path(base_dir) / rel).string();
+  auto it = file_cache.find(file);
+  if (it == file_cache.end()) {
+    std::error_code ec;
+    VKG_CHECK(fs::exists(file, ec), "model '" << model_path << "': external data file '" << file << "' of tensor '"
+                                              << t.name()
+                                              << "' does not exist (use --external-data-dir to name its folder)");
+    it = file_cache.emplace(file, read_file(file, "external data file")).first;
+  }
+  const std::string& bytes = it->second;
+  if (length < 0) length = int64_t(bytes.size()) - offset;
+  VKG_CHECK(offset >= 0 && length >= 0 && offset + length <= int64_t(bytes.size()),
+            "model '" << model_path << "': tensor '" << t.name() << "' reads bytes [" << offset << ", "
+                      << offset + length << ") of '" << file << "', which has " << bytes.size());
+  t.set_raw_data(bytes.substr(size_t(offset), size_t(length)));
+  t.clear_external_data();
+  t.set_data_location(onnx::TensorProto::DEFAULT);
+}
+
+void load_external_data(onnx::ModelProto& m, const std::string& base_dir, const std::string& model_path) {
+  std::map<std::string, std::string> cache;
+  for (auto& init : *m.mutable_graph()->mutable_initializer())
+    if (init.data_location() == onnx::TensorProto::EXTERNAL) load_external_tensor(init, base_dir, model_path, cache);
+  for (auto& node : *m.mutable_graph()->mutable_node())
+    for (auto& attr : *node.mutable_attribute())
+      if (attr.has_t() && attr.t().data_location() == onnx::TensorProto::EXTERNAL)
+        load_external_tensor(*attr.mutable_t(), base_dir, model_path, cache);
+}
+
+}  // namespace
+
+OnnxModel load_onnx_model(const std::string& path, bool load_external, const std::string& external_data_dir) {
+  const std::string bytes = read_file(path, "model file");
+  VKG_CHECK(!bytes.empty(), "model file '" << path << "' is empty");
+  auto proto = std::make_shared<onnx::ModelProto>();
+  VKG_CHECK(proto->ParseFromString(bytes),
+            "'" << path << "' is not a valid ONNX model: the protobuf cannot be parsed (truncated or not an ONNX file)");
+  VKG_CHECK(proto->has_graph() && proto->ir_version() > 0,
+            "'" << path << "' is not an ONNX model: " << (proto->has_graph() ? "no ir_version" : "no graph"));
+  VKG_CHECK(proto->ir_version() >= 3,
+            "model '" << path << "' has IR version " << proto->ir_version() << "; versions 3 to " << kMaxIrVersion
+                      << " are supported");
+  if (proto->ir_version() > kMaxIrVersion)
+    VKG_WARNING("model '" << path << "' has IR version " << proto->ir_version() << ", newer than " << kMaxIrVersion
+                          << "; trying anyway");
+  OnnxModel model{proto, path};
+  if (load_external) {
+    const std::string dir = external_data_dir.empty() ? fs::path(path).parent_path().string() : external_data_dir;
+    load_external_data(*proto, dir, path);
+  }
+  return model;
+}
+
+int64_t default_opset(const OnnxModel& model) {
+  for (const auto& op : model.proto->opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx") return op.version();
+  return 0;
+}
+
+std::vector<std::string> validate_onnx_model(const OnnxModel& model) {
+  const onnx::ModelProto& m = *model.proto;
+  const onnx::GraphProto& g = m.graph();
+  const std::string where = "model '" + model.path + "'";
+  std::vector<std::string> problems;
+  auto problem = [&](const std::string& p) { problems.push_back(p); };
+
+  std::unordered_map<std::string, int> opsets;
+  for (const auto& op : m.opset_import()) opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = int(op.version());
+  const int64_t opset = default_opset(model);
+  if (opset <= 0) problem("it imports no opset of the default ONNX domain (opset_import is missing)");
+  if (opset > kMaxOpset)
+    VKG_WARNING(where << " uses opset " << opset << "; opsets up to " << kMaxOpset << " are supported, trying anyway");
+  if (g.name().empty()) problem("its graph has no name (ONNX requires one)");
+  if (g.output_size() == 0) problem("its graph has no outputs");
+
+  // Every tensor name is defined once: graph inputs, initializers, node outputs.
+  std::set<std::string> defined, initializers, inputs;
+  for (const auto& init : g.initializer()) {
+    if (!initializers.insert(init.name()).second) problem("initializer '" + init.name() + "' is defined twice");
+    defined.insert(init.name());
+  }
+  for (const auto& in : g.input()) {
+    if (in.name().empty()) problem("a graph input has no name");
+    if (!inputs.insert(in.name()).second) problem("graph input '" + in.name() + "' is declared twice");
+    defined.insert(in.name());
+  }
+  std::set<std::string> node_names;
+  for (const auto& node : g.node()) {
+    if (!node.name().empty() && !node_names.insert(node.name()).second)
+      problem("node name '" + node.name() + "' is used by more than one node");
+    for (const auto& out : node.output()) {
+      if (out.empty()) continue;
+      if (defined.count(out)) problem("tensor '" + out + "' is produced twice (again by node '" + node.name() + "')");
+      defined.insert(out);
+    }
+  }
+  for (const auto& node : g.node())
+    for (const auto& in : node.input())
+      if (!in.empty() && !defined.count(in))
+        problem("node '" + node.name() + "' (" + node.op_type() + ") reads tensor '" + in + "', which nothing defines");
+  for (const auto& out : g.output())
+    if (!defined.count(out.name())) problem("graph output '" + out.name() + "' is not produced by any node");
+
+  // Nodes of known ops are checked against their schema (inputs, attributes).
+  std::vector<std::string> unknown;
+  if (opset > 0) {
+    onnx::checker::CheckerContext ctx;
+    ctx.set_ir_version(int(std::min<int64_t>(m.ir_version(), 8)));  // the 1.12 checker refuses IR >= 9
+    ctx.set_opset_imports(opsets);
+    onnx::checker::LexicalScopeContext lex;
+    for (const auto& node : g.node()) {
+      const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+      auto it = opsets.find(domain);
+      const onnx::OpSchema* schema =
+          it == opsets.end() ? nullptr
+                             : onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, domain);
+      const std::string label = node.op_type() + " '" + node.name() + "'";
+      if (it == opsets.end()) {
+        unknown.push_back(label + " (domain '" + domain + "' is not imported)");
+        continue;
+      }
+      if (!schema) {
+        unknown.push_back(label + (domain.empty() ? "" : " (domain '" + domain + "')"));
+        continue;
+      }
+      try {
+        onnx::checker::check_node(node, ctx, lex);
+      } catch (const std::exception& e) {
+        std::string msg = e.what();
+        if (auto nl = msg.find('\n'); nl != std::string::npos) msg = msg.substr(0, nl);
+        problem("node " + label + " is invalid: " + msg);
+      }
+    }
+  }
+  if (!problems.empty()) {
+    std::string text = where + " is invalid: " + problems.front();
+    for (size_t i = 1; i < problems.size() && i < 8; ++i) text += "; " + problems[i];
+    if (problems.size() > 8) text += "; and " + std::to_string(problems.size() - 8) + " more problems";
+    throw Error(text);
+  }
+  return unknown;
+}
+
+void override_input_shapes(OnnxModel& model, const InputShapes& shapes) {
+  auto* g = model.proto->mutable_graph();
+  for (const auto& [name, shape] : shapes) {
+    onnx::ValueInfoProto* vi = nullptr;
+    std::string names;
+    for (auto& in : *g->mutable_input()) {
+      names += (names.empty() ? "" : ", ") + in.name();
+      if (in.name() == name) vi = &in;
+    }
+    VKG_CHECK(vi, "--input-shapes names '" << name << "', but the model's inputs are: " << names);
+    VKG_CHECK(vi->type().has_tensor_type(), "input '" << name << "' is not a tensor");
+    auto* tshape = vi->mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (vi->type().tensor_type().has_shape())
+      VKG_CHECK(tshape->dim_size() == int(shape.size()),
+                "input '" << name << "' has rank " << tshape->dim_size() << " but the given shape "
+                          << shape_to_string(shape) << " has rank " << shape.size());
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (int(i) >= tshape->dim_size()) tshape->add_dim();
+      auto* d = tshape->mutable_dim(int(i));
+      if (shape[i] >= 0) {
+        if (d->has_dim_value() && d->dim_value() >= 0)
+          VKG_CHECK(d->dim_value() == shape[i], "input '" << name << "' has a fixed dimension " << i << " of "
+                                                          << d->dim_value() << ", the given shape says "
+                                                          << shape[i]);
+        d->set_dim_value(shape[i]);
+      } else if (!(d->has_dim_value() && d->dim_value() >= 0) && !d->has_dim_param()) {
+        d->set_dim_param(name + "_dim" + std::to_string(i));
+      }
+    }
+  }
+}
+
+void save_onnx_model(const OnnxModel& model, const std::string& path) {
+  std::string bytes;
+  VKG_CHECK(model.proto->ByteSizeLong() < (size_t(1) << 31),
+            "cannot write '" << path << "': the model is larger than the 2 GiB protobuf limit");
+  VKG_CHECK(model.proto->SerializeToString(&bytes), "cannot serialize the model for '" << path << "'");
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    VKG_CHECK(out, "cannot write '" << path << "': cannot create '" << tmp << "'");
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      VKG_THROW("cannot write '" << path << "': write failed");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    VKG_THROW("cannot write '" << path << "': " << ec.message());
+  }
+}
+
+}  // namespace vkg

@@ -1,0 +1,226 @@
+// Graph passes on the ONNX protobuf: shape inference, constant folding, sorting.
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <map>
+#include <set>
+
+#include "runtime/core/logger.h"
+#include "runtime/onnx/onnx_import.h"
+#include "runtime/reference/reference_backend.h"
+
+namespace vkg {
+
+void infer_shapes(OnnxModel& model, bool strict) {
+  onnx::ShapeInferenceOptions options(/*check_type=*/true, /*error_mode=*/strict ? 1 : 0,
+                                      /*enable_data_propagation=*/true);
+  // Inference replaces value_info; keep a copy so a failure leaves the model as it was.
+  onnx::ModelProto copy = *model.proto;
+  try {
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    if (strict) VKG_THROW("model '" << model.path << "': shape inference failed: " << msg);
+    VKG_WARNING("model '" << model.path << "': shape inference failed, shapes stay unknown: " << msg);
+    return;
+  }
+  *model.proto = std::move(copy);
+}
+
+void toposort(OnnxModel& model) {
+  auto* g = model.proto->mutable_graph();
+  const int n = g->node_size();
+  std::map<std::string, int> producer;
+  for (int i = 0; i < n; ++i)
+    for (const auto& o : g->node(i).output())
+      if (!o.empty()) producer[o] = i;
+  std::vector<std::vector<int>> users(static_cast<size_t>(n));
+  std::vector<int> pending(static_cast<size_t>(n), 0);
+  for (int i = 0; i < n; ++i) {
+    std::set<int> deps;
+    for (const auto& in : g->node(i).input())
+      if (auto it = producer.find(in); it != producer.end()) deps.insert(it->second);
+    for (int d : deps) users[size_t(d)].push_back(i);
+    pending[size_t(i)] = int(deps.size());
+  }
+  // Kahn's algorithm, always taking the lowest original index that is ready: a sorted
+  // graph keeps its order.
+  std::set<int> ready;
+  for (int i = 0; i < n; ++i)
+    if (pending[size_t(i)] == 0) ready.insert(i);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    const int i = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(i);
+    for (int u : users[size_t(i)])
+      if (--pending[size_t(u)] == 0) ready.insert(u);
+  }
+  if (int(order.size()) != n) {
+    for (int i = 0; i < n; ++i)
+      if (pending[size_t(i)] > 0)
+        VKG_THROW("model '" << model.path << "' has a cycle through node '" << g->node(i).name() << "' ("
+                            << g->node(i).op_type() << ")");
+  }
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
+  for (int i : order) *sorted.Add() = g->node(i);
+  g->mutable_node()->Swap(&sorted);
+}
+
+namespace {
+
+bool is_nondeterministic(const std::string& op) {
+  static const std::set<std::string> ops = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                            "RandomUniformLike", "Multinomial", "Bernoulli"};
+  return ops.count(op) != 0;
+}
+
+bool has_subgraph(const onnx::NodeProto& n) {
+  for (const auto& a : n.attribute())
+    if (a.has_g() || a.graphs_size() > 0) return true;
+  return false;
+}
+
+// The static shape of a tensor recorded in the model, if fully known.
+std::optional<Shape> static_shape_of(const onnx::GraphProto& g, const std::string& name) {
+  auto from = [](const onnx::ValueInfoProto& vi) -> std::optional<Shape> {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return std::nullopt;
+    Shape s;
+    for (const auto& d : vi.type().tensor_type().shape().dim()) {
+      if (!d.has_dim_value()) return std::nullopt;
+      s.push_back(d.dim_value());
+    }
+    return s;
+  };
+  for (const auto& vi : g.input())
+    if (vi.name() == name) return from(vi);
+  for (const auto& vi : g.value_info())
+    if (vi.name() == name) return from(vi);
+  for (const auto& vi : g.output())
+    if (vi.name() == name) return from(vi);
+  return std::nullopt;
+}
+
+// Shape/Size of a statically shaped tensor.
+std::optional<Tensor> fold_shape_node(const onnx::GraphProto& g, const Node& node) {
+  if (node.op_type != "Shape" && node.op_type != "Size") return std::nullopt;
+  const auto shape = static_shape_of(g, node.inputs.at(0));
+  if (!shape) return std::nullopt;
+  if (node.op_type == "Size") return Tensor::scalar<int64_t>(num_elements(*shape));
+  const int64_t rank = int64_t(shape->size());
+  int64_t start = node.attr_int("start", 0), end = node.attr_int("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  return Tensor::from_vector<int64_t>({end - start}, std::vector<int64_t>(shape->begin() + start, shape->begin() + end));
+}
+
+}  // namespace
+
+size_t fold_constants(OnnxModel& model, const FoldOptions& options) {
+  const int64_t opset = default_opset(model);
+  size_t folded_total = 0;
+  for (int round = 0; round < 64; ++round) {
+    auto* g = model.proto->mutable_graph();
+    std::map<std::string, Tensor> constants;
+    std::set<std::string> runtime_inputs;
+    for (const auto& in : g->input()) runtime_inputs.insert(in.name());
+    for (const auto& init : g->initializer())
+      constants.emplace(init.name(), tensor_from_proto(init));
+
+    std::set<int> folded_nodes;
+    std::vector<std::pair<std::string, Tensor>> new_constants;
+    for (int i = 0; i < g->node_size(); ++i) {
+      const onnx::NodeProto& np = g->node(i);
+      if (!(np.domain().empty() || np.domain() == "ai.onnx") || is_nondeterministic(np.op_type()) || has_subgraph(np))
+        continue;
+      const Node node = node_from_proto(np);
+      std::vector<Tensor> outs;
+      if (auto s = fold_shape_node(*g, node)) {
+        outs.push_back(std::move(*s));
+      } else {
+        std::vector<const Tensor*> ins;
+        bool all_const = true;
+        for (const auto& in : node.inputs) {
+          if (in.empty()) {
+            ins.push_back(nullptr);
+            continue;
+          }
+          auto it = constants.find(in);
+          if (it == constants.end()) {
+            all_const = false;
+            break;
+          }
+          ins.push_back(&it->second);
+        }
+        if (!all_const || !OpRegistry::reference().find(node.op_type)) continue;
+        try {
+          outs = run_reference_node(node, opset, ins);
+        } catch (const Error& e) {
+          VKG_VERBOSE("constant folding skips " << node.describe() << ": " << e.what());
+          continue;
+        }
+      }
+      size_t bytes = 0;
+      for (const Tensor& t : outs) bytes += t.nbytes();
+      if (options.size_threshold >= 0 && int64_t(bytes) > options.size_threshold) {
+        VKG_VERBOSE("constant folding skips " << node.describe() << ": its outputs take " << bytes
+                                              << " bytes, more than the threshold " << options.size_threshold);
+        continue;
+      }
+      for (size_t o = 0; o < node.outputs.size(); ++o) {
+        if (node.outputs[o].empty()) continue;
+        constants[node.outputs[o]] = outs[o];
+        new_constants.emplace_back(node.outputs[o], std::move(outs[o]));
+      }
+      folded_nodes.insert(i);
+      VKG_EXTRA_VERBOSE("folded " << node.describe());
+    }
+    if (folded_nodes.empty()) break;
+    folded_total += folded_nodes.size();
+
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+    for (int i = 0; i < g->node_size(); ++i)
+      if (!folded_nodes.count(i)) *kept.Add() = g->node(i);
+    g->mutable_node()->Swap(&kept);
+    for (auto& [name, t] : new_constants) tensor_to_proto(t, name, g->add_initializer());
+    // Folded tensors no longer need value_info entries.
+    std::set<std::string> now_const;
+    for (const auto& [name, t] : new_constants) now_const.insert(name);
+    google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> vis;
+    for (const auto& vi : g->value_info())
+      if (!now_const.count(vi.name())) *vis.Add() = vi;
+    g->mutable_value_info()->Swap(&vis);
+    remove_unused_initializers(model);
+    if (options.shape_inference) infer_shapes(model, /*strict=*/false);
+  }
+  return folded_total;
+}
+
+void remove_unused_initializers(OnnxModel& model) {
+  auto* g = model.proto->mutable_graph();
+  std::set<std::string> used;
+  for (const auto& n : g->node())
+    for (const auto& in : n.input()) used.insert(in);
+  for (const auto& o : g->output()) used.insert(o.name());
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
+  std::set<std::string> removed;
+  for (auto& init : *g->mutable_initializer()) {
+    if (used.count(init.name())) {
+      *kept.Add() = std::move(init);
+    } else {
+      removed.insert(init.name());
+    }
+  }
+  g->mutable_initializer()->Swap(&kept);
+  // Inputs that only existed to give a removed initializer a default (IR < 4) go with it.
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> inputs;
+  for (const auto& in : g->input())
+    if (!removed.count(in.name())) *inputs.Add() = in;
+  g->mutable_input()->Swap(&inputs);
+}
+
+}  // namespace vkg

@@ -1,0 +1,36 @@
+#include "runtime/reference/kernel.h"
+
+namespace vkg {
+
+const Tensor& KernelContext::input(size_t i) const {
+  VKG_CHECK(has_input(i), node.describe() << ": input " << i << " is required but missing");
+  return *inputs[i];
+}
+
+void OpRegistry::add(const std::string& op_type, RefKernel kernel) { kernels_[op_type] = std::move(kernel); }
+
+const RefKernel* OpRegistry::find(const std::string& op_type) const {
+  auto it = kernels_.find(op_type);
+  return it == kernels_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> OpRegistry::op_types() const {
+  std::vector<std::string> out;
+  for (const auto& [name, k] : kernels_) out.push_back(name);
+  return out;
+}
+
+const OpRegistry& OpRegistry::reference() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+    register_elementwise_ops(r);
+    register_linalg_ops(r);
+    register_normalization_ops(r);
+    register_shape_ops(r);
+    register_resize_ops(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace vkg

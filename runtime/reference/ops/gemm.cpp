@@ -1,0 +1,201 @@
+// The cache-blocked GEMM shared by Conv, ConvTranspose, Gemm and MatMul.
+//
+// Classic Goto/BLIS structure: op(B) is packed in kc x NR column panels, op(A) in
+// MR x kc row panels, and a register-blocked MR x NR micro-kernel multiplies one pair
+// of panels. The micro-kernel is plain C++ with constant trip counts so the compiler
+// keeps the accumulators in vector registers.
+#include <cstdlib>
+#include <thread>
+
+#include "runtime/reference/ops/linalg_kernels.h"
+
+namespace vkg::linalg {
+
+namespace {
+
+// Register block and cache block sizes per element type.
+template <class T> struct Blocking {
+  static constexpr int64_t MR = 4;
+  static constexpr int64_t NR = 8;
+  static constexpr int64_t KC = 256;
+  static constexpr int64_t MC = 128;
+  static constexpr int64_t NC = 2048;
+};
+template <> struct Blocking<float> {
+  static constexpr int64_t MR = 4;
+  static constexpr int64_t NR = 16;
+  static constexpr int64_t KC = 256;
+  static constexpr int64_t MC = 128;
+  static constexpr int64_t NC = 2048;
+};
+
+int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+
+// Copies op(A)[i0 : i0 + mc, p0 : p0 + kc] into MR-row panels, zero-padding the last.
+template <class T>
+void pack_a(bool trans, const T* a, int64_t lda, int64_t i0, int64_t p0, int64_t mc, int64_t kc, T* out) {
+  constexpr int64_t MR = Blocking<T>::MR;
+  for (int64_t ir = 0; ir < mc; ir += MR) {
+    const int64_t rows = std::min(MR, mc - ir);
+    for (int64_t p = 0; p < kc; ++p) {
+      T* dst = out + ir * kc + p * MR;
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t row = i0 + ir + i;
+        const int64_t col = p0 + p;
+        dst[i] = trans ? a[col * lda + row] : a[row * lda + col];
+      }
+      for (int64_t i = rows; i < MR; ++i) dst[i] = T(0);
+    }
+  }
+}
+
+// Copies op(B)[p0 : p0 + kc, j0 : j0 + nc] into NR-column panels, zero-padding the last.
+template <class T>
+void pack_b(bool trans, const T* b, int64_t ldb, int64_t p0, int64_t j0, int64_t kc, int64_t nc, T* out) {
+  constexpr int64_t NR = Blocking<T>::NR;
+  for (int64_t jr = 0; jr < nc; jr += NR) {
+    const int64_t cols = std::min(NR, nc - jr);
+    T* panel = out + jr * kc;
+    if (!trans && cols == NR) {
+      for (int64_t p = 0; p < kc; ++p) {
+        const T* src = b + (p0 + p) * ldb + j0 + jr;
+        for (int64_t j = 0; j < NR; ++j) panel[p * NR + j] = src[j];
+      }
+      continue;
+    }
+    for (int64_t p = 0; p < kc; ++p) {
+      for (int64_t j = 0; j < cols; ++j) {
+        const int64_t row = p0 + p;
+        const int64_t col = j0 + jr + j;
+        panel[p * NR + j] = trans ? b[col * ldb + row] : b[row * ldb + col];
+      }
+      for (int64_t j = cols; j < NR; ++j) panel[p * NR + j] = T(0);
+    }
+  }
+}
+
+// C[0:rows, 0:cols] = alpha * (Ap * Bp) + beta * C for one pair of packed panels.
+template <class T>
+void micro_kernel(int64_t kc, const T* ap, const T* bp, T alpha, T beta, T* c, int64_t ldc, int64_t rows,
+                  int64_t cols) {
+  constexpr int64_t MR = Blocking<T>::MR;
+  constexpr int64_t NR = Blocking<T>::NR;
+  T acc[MR][NR] = {};
+  for (int64_t p = 0; p < kc; ++p) {
+    const T* av = ap + p * MR;
+    const T* bv = bp + p * NR;
+    for (int64_t i = 0; i < MR; ++i)
+      for (int64_t j = 0; j < NR; ++j) acc[i][j] += av[i] * bv[j];
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    T* crow = c + i * ldc;
+    if (beta == T(0)) {
+      for (int64_t j = 0; j < cols; ++j) crow[j] = alpha * acc[i][j];
+    } else {
+      for (int64_t j = 0; j < cols; ++j) crow[j] = alpha * acc[i][j] + beta * crow[j];
+    }
+  }
+}
+
+// The single-threaded blocked product on the sub-block C[0:m, 0:n].
+template <class T>
+void gemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+                 const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  using B = Blocking<T>;
+  const int64_t kc_max = std::min(B::KC, k);
+  const int64_t mc_max = round_up(std::min(B::MC, m), B::MR);
+  const int64_t nc_max = round_up(std::min(B::NC, n), B::NR);
+  std::vector<T> a_pack(size_t(mc_max * kc_max));
+  std::vector<T> b_pack(size_t(nc_max * kc_max));
+  for (int64_t jc = 0; jc < n; jc += B::NC) {
+    const int64_t nc = std::min(B::NC, n - jc);
+    for (int64_t pc = 0; pc < k; pc += B::KC) {
+      const int64_t kc = std::min(B::KC, k - pc);
+      const T beta_block = pc == 0 ? beta : T(1);
+      pack_b(trans_b, b, ldb, pc, jc, kc, nc, b_pack.data());
+      for (int64_t ic = 0; ic < m; ic += B::MC) {
+        const int64_t mc = std::min(B::MC, m - ic);
+        pack_a(trans_a, a, lda, ic, pc, mc, kc, a_pack.data());
+        for (int64_t jr = 0; jr < nc; jr += B::NR) {
+          for (int64_t ir = 0; ir < mc; ir += B::MR) {
+            micro_kernel(kc, a_pack.data() + ir * kc, b_pack.data() + jr * kc, alpha, beta_block,
+                         c + (ic + ir) * ldc + jc + jr, ldc, std::min(B::MR, mc - ir), std::min(B::NR, nc - jr));
+          }
+        }
+      }
+    }
+  }
+}
+
+// C = beta * C for the degenerate k == 0 product.
+template <class T> void scale_c(int64_t m, int64_t n, T beta, T* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+}
+
+}  // namespace
+
+int reference_threads() {
+  static const int threads = [] {
+    if (const char* env = std::getenv("VKGRAPHY_REF_THREADS")) {
+      const int n = std::atoi(env);
+      if (n >= 1) return n;
+    }
+    const int hw = int(std::thread::hardware_concurrency());
+    return std::clamp(hw, 1, 4);
+  }();
+  return threads;
+}
+
+template <class T>
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+          const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    scale_c(m, n, beta, c, ldc);
+    return;
+  }
+  using B = Blocking<T>;
+  // Split the larger of m and n into register-block-aligned slices, one per thread.
+  constexpr double kMinWorkPerThread = 1 << 20;  // multiply-adds
+  const double work = double(m) * double(n) * double(k);
+  const bool split_n = n >= m;
+  const int64_t block = split_n ? B::NR : B::MR;
+  const int64_t blocks = ((split_n ? n : m) + block - 1) / block;
+  const int64_t threads = std::min<int64_t>({reference_threads(), blocks, int64_t(work / kMinWorkPerThread) + 1});
+  if (threads <= 1) {
+    gemm_serial(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  auto run_slice = [&](int64_t t) {
+    const int64_t first = blocks * t / threads * block;
+    const int64_t last = std::min(blocks * (t + 1) / threads * block, split_n ? n : m);
+    if (first >= last) return;
+    if (split_n) {
+      const T* b_slice = trans_b ? b + first * ldb : b + first;
+      gemm_serial(trans_a, trans_b, m, last - first, k, alpha, a, lda, b_slice, ldb, beta, c + first, ldc);
+    } else {
+      const T* a_slice = trans_a ? a + first : a + first * lda;
+      gemm_serial(trans_a, trans_b, last - first, n, k, alpha, a_slice, lda, b, ldb, beta, c + first * ldc, ldc);
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int64_t t = 1; t < threads; ++t) workers.emplace_back(run_slice, t);
+  run_slice(0);
+  for (std::thread& w : workers) w.join();
+}
+
+template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
+                          float, float*, int64_t);
+template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t, const double*,
+                           int64_t, double, double*, int64_t);
+template void gemm<int32_t>(bool, bool, int64_t, int64_t, int64_t, int32_t, const int32_t*, int64_t, const int32_t*,
+                            int64_t, int32_t, int32_t*, int64_t);
+template void gemm<int64_t>(bool, bool, int64_t, int64_t, int64_t, int64_t, const int64_t*, int64_t, const int64_t*,
+                            int64_t, int64_t, int64_t*, int64_t);
+template void gemm<uint32_t>(bool, bool, int64_t, int64_t, int64_t, uint32_t, const uint32_t*, int64_t,
+                             const uint32_t*, int64_t, uint32_t, uint32_t*, int64_t);
+template void gemm<uint64_t>(bool, bool, int64_t, int64_t, int64_t, uint64_t, const uint64_t*, int64_t,
+                             const uint64_t*, int64_t, uint64_t, uint64_t*, int64_t);
+
+}  // namespace vkg::linalg

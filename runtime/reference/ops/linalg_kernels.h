@@ -1,0 +1,120 @@
+// Private to the linalg op family (Conv, ConvTranspose, Gemm, MatMul, pooling):
+// the shared GEMM routine, the window geometry of convolutions and pools, and the
+// kernels that register_linalg_ops() in linalg.cpp registers.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/core/graph.h"
+#include "runtime/core/tensor.h"
+#include "runtime/reference/kernel.h"
+
+namespace vkg::linalg {
+
+// C[m x n] = alpha * op(A) * op(B) + beta * C, all row-major with the given row strides.
+// op(A) is m x k: A is stored m x k, or k x m when trans_a. op(B) is k x n: B is stored
+// k x n, or n x k when trans_b. When beta == 0, C is only written, never read.
+// Cache-blocked and, for large products, split over reference_threads() threads; the
+// split never changes the order of the sums, so results do not depend on the thread
+// count. Instantiated for float, double, int32_t, int64_t, uint32_t and uint64_t.
+template <class T>
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+          const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
+
+// Threads the reference kernels may use: the VKGRAPHY_REF_THREADS environment variable
+// when set (>= 1), otherwise the hardware concurrency capped at 4.
+int reference_threads();
+
+// Geometry of a sliding window (a Conv kernel or a pooling window) over the spatial
+// dims of an N x C x D1 x ... x Dr input, with every attribute resolved to r values.
+struct WindowGeometry {
+  Shape in;       // input spatial dims
+  Shape kernel;   // window size per dim (before dilation)
+  std::vector<int64_t> strides;
+  std::vector<int64_t> dilations;
+  std::vector<int64_t> pads_begin;
+  std::vector<int64_t> pads_end;
+  Shape out;      // output spatial dims
+
+  size_t rank() const { return in.size(); }
+  // Extent of the dilated window along dim i.
+  int64_t extent(size_t i) const { return (kernel[i] - 1) * dilations[i] + 1; }
+};
+
+// Reads strides, dilations, pads and auto_pad (NOTSET, SAME_UPPER, SAME_LOWER, VALID)
+// of `node` and computes the output size of `kernel` sliding over `in`. `ceil_mode`
+// (pooling) rounds the output size up, dropping a last window that would start in the
+// end padding. Throws Error naming the node on attributes of the wrong length, bad
+// values, or an empty output.
+WindowGeometry resolve_window(const Node& node, const Shape& in, const Shape& kernel, bool ceil_mode);
+
+// Position mapping of a window: position o of the iterated grid and kernel offset k
+// address position o * stride + k * dilation - pad_begin of the target grid. For a
+// Conv, the iterated grid is the output and the target is the input; ConvTranspose
+// swaps the two.
+struct WindowMap {
+  Shape iter;
+  Shape target;
+  std::vector<int64_t> strides;
+  std::vector<int64_t> dilations;
+  std::vector<int64_t> pads_begin;
+};
+
+// Visits, for the kernel offset `kpos` (one index per dim), every row of the iterated
+// grid (the positions that share all but the last index) as
+//   fn(iter_row_start, target_row_start, lo, hi)
+// where iter_row_start is the flat index of the row's first position, and for
+// j in [lo, hi) position iter_row_start + j addresses the target at flat index
+// target_row_start + j * strides.back() (the positions outside [lo, hi) fall into the
+// padding). Rows that lie entirely in the padding get lo == hi.
+template <class Fn>
+void visit_window_rows(const WindowMap& map, const int64_t* kpos, Fn&& fn) {
+  const size_t r = map.iter.size();
+  const int64_t row_len = map.iter[r - 1];
+  // Range of the last index that stays inside the target.
+  const int64_t off_last = kpos[r - 1] * map.dilations[r - 1] - map.pads_begin[r - 1];
+  const int64_t s_last = map.strides[r - 1];
+  int64_t lo = off_last >= 0 ? 0 : (-off_last + s_last - 1) / s_last;
+  int64_t hi = map.target[r - 1] - off_last <= 0 ? 0 : (map.target[r - 1] - off_last + s_last - 1) / s_last;
+  lo = std::min(lo, row_len);
+  hi = std::max(lo, std::min(hi, row_len));
+
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < r; ++d) rows *= map.iter[d];
+  std::vector<int64_t> idx(r, 0);  // index of the current row over the leading dims
+  for (int64_t row = 0; row < rows; ++row) {
+    bool inside = true;
+    int64_t target = 0;
+    for (size_t d = 0; d + 1 < r; ++d) {
+      const int64_t t = idx[d] * map.strides[d] + kpos[d] * map.dilations[d] - map.pads_begin[d];
+      inside = inside && t >= 0 && t < map.target[d];
+      target = target * map.target[d] + t;
+    }
+    target = target * map.target[r - 1] + off_last;
+    if (inside) {
+      fn(row * row_len, target, lo, hi);
+    } else {
+      fn(row * row_len, int64_t(0), int64_t(0), int64_t(0));
+    }
+    for (size_t d = r - 1; d-- > 0;) {
+      if (++idx[d] < map.iter[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// The kernels. Each returns the node's outputs and throws Error naming the node.
+std::vector<Tensor> conv(const KernelContext& ctx);
+std::vector<Tensor> conv_transpose(const KernelContext& ctx);
+std::vector<Tensor> gemm_op(const KernelContext& ctx);
+std::vector<Tensor> matmul(const KernelContext& ctx);
+std::vector<Tensor> max_pool(const KernelContext& ctx);
+std::vector<Tensor> average_pool(const KernelContext& ctx);
+std::vector<Tensor> lp_pool(const KernelContext& ctx);
+std::vector<Tensor> global_average_pool(const KernelContext& ctx);
+std::vector<Tensor> global_max_pool(const KernelContext& ctx);
+std::vector<Tensor> global_lp_pool(const KernelContext& ctx);
+
+}  // namespace vkg::linalg

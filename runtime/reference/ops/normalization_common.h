@@ -1,0 +1,93 @@
+// Private to the normalization op family (reduce.cpp, softmax.cpp, norm.cpp,
+// normalization.cpp): the generic "reduce over axes" geometry they all share,
+// and helpers to move floating tensors in and out of double buffers.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/core/dtype.h"
+#include "runtime/core/graph.h"
+#include "runtime/core/tensor.h"
+#include "runtime/reference/kernel.h"
+
+namespace vkg {
+
+void register_reduce_ops(OpRegistry& registry);   // Reduce*, ArgMax, ArgMin
+void register_softmax_ops(OpRegistry& registry);  // Softmax, LogSoftmax, Hardmax
+void register_norm_ops(OpRegistry& registry);     // Batch/Instance/Layer/Lp/MeanVariance normalization
+
+// How a row-major tensor reduces over a set of axes. Output element `o` (row-major
+// over the kept axes) gathers the input elements
+//   group_offsets[g] + reduced_offsets[r] + k   for every r,
+// where o = g * inner + k. `inner` is the size of the trailing run of kept axes, so
+// the innermost loop walks contiguous memory whichever axes are reduced.
+struct ReducePlan {
+  Shape out_shape;                       // reduced axes set to 1 (keepdims) or dropped
+  int64_t inner = 1;                     // contiguous kept elements per group
+  std::vector<int64_t> group_offsets;    // input offset of each group's first element
+  std::vector<int64_t> reduced_offsets;  // input offsets of the reduced elements, row-major
+
+  int64_t out_size() const { return int64_t(group_offsets.size()) * inner; }
+  int64_t reduced_size() const { return int64_t(reduced_offsets.size()); }
+};
+
+// `reduced[d]` says whether axis d is reduced (reduced.size() == shape.size()).
+ReducePlan make_reduce_plan(const Shape& shape, const std::vector<bool>& reduced, bool keepdims);
+
+// Turns ONNX axes (possibly negative) into a per-axis mask for a tensor of rank `rank`.
+// Empty axes select every axis. Throws Error naming the node for an out-of-range or
+// repeated axis.
+std::vector<bool> axes_mask(const Node& node, const std::vector<int64_t>& axes, int64_t rank);
+
+// Mask of the axes [first, rank).
+std::vector<bool> trailing_axes_mask(int64_t first, int64_t rank);
+
+// Calls f(o, r, i) for every input element i, where o is its output element and r the
+// ordinal of its position among the reduced elements (0 <= r < reduced_size()).
+// Elements of one output are visited in row-major order.
+template <class F> void for_each_reduced(const ReducePlan& plan, F&& f) {
+  const int64_t groups = int64_t(plan.group_offsets.size());
+  const int64_t count = plan.reduced_size();
+  const int64_t inner = plan.inner;
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t out_base = g * inner;
+    const int64_t group_base = plan.group_offsets[size_t(g)];
+    for (int64_t r = 0; r < count; ++r) {
+      const int64_t in_base = group_base + plan.reduced_offsets[size_t(r)];
+      for (int64_t k = 0; k < inner; ++k) f(out_base + k, r, in_base + k);
+    }
+  }
+}
+
+// Calls f.template operator()<T>() for the floating dtypes (float32, float16,
+// bfloat16, float64); throws Error naming the node for any other dtype.
+template <class F> decltype(auto) visit_float_dtype(const Node& node, DType dt, F&& f) {
+  switch (dt) {
+    case DType::Float32: return f.template operator()<float>();
+    case DType::Float16: return f.template operator()<Half>();
+    case DType::BFloat16: return f.template operator()<BFloat16>();
+    case DType::Float64: return f.template operator()<double>();
+    case DType::Int8:
+    case DType::Int16:
+    case DType::Int32:
+    case DType::Int64:
+    case DType::UInt8:
+    case DType::UInt16:
+    case DType::UInt32:
+    case DType::UInt64:
+    case DType::Bool:
+      break;
+  }
+  VKG_THROW(node.describe() << ": input type " << dtype_name(dt) << " is not supported (floating types only)");
+}
+
+// The values of a floating tensor as doubles (Error naming the node for other dtypes).
+std::vector<double> load_doubles(const Node& node, const Tensor& t);
+// A tensor of a floating dtype holding `values` (rounded to that dtype).
+Tensor store_doubles(const Node& node, DType dtype, const Shape& shape, const std::vector<double>& values);
+// A per-element parameter (scale, bias) broadcast to `target` (unidirectional numpy
+// broadcasting), as doubles in row-major order of `target`.
+std::vector<double> broadcast_doubles(const Node& node, const Tensor& t, const Shape& target, const char* what);
+
+}  // namespace vkg

@@ -1,0 +1,117 @@
+#include "runtime/reference/reference_backend.h"
+
+#include <set>
+
+namespace vkg {
+
+std::vector<std::string> ReferenceBackend::unsupported_ops(const Graph& graph) {
+  std::map<std::string, std::vector<std::string>> missing;
+  const OpRegistry& reg = OpRegistry::reference();
+  for (const Node& n : graph.nodes) {
+    const std::string key = n.domain.empty() || n.domain == "ai.onnx" ? n.op_type : n.domain + "::" + n.op_type;
+    if (!(n.domain.empty() || n.domain == "ai.onnx") || !reg.find(n.op_type)) missing[key].push_back(n.name);
+  }
+  std::vector<std::string> out;
+  for (const auto& [op, names] : missing) {
+    std::string s = op + " (";
+    for (size_t i = 0; i < names.size() && i < 5; ++i) s += (i ? ", '" : "'") + names[i] + "'";
+    if (names.size() > 5) s += ", ... " + std::to_string(names.size()) + " nodes";
+    out.push_back(s + ")");
+  }
+  return out;
+}
+
+ReferenceBackend::ReferenceBackend(const Graph& graph) : graph_(graph) {
+  const auto missing = unsupported_ops(graph);
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    VKG_THROW("the reference backend does not support these ops: " << list);
+  }
+}
+
+std::vector<Tensor> run_reference_node(const Node& node, int64_t opset, const std::vector<const Tensor*>& inputs) {
+  const RefKernel* kernel = OpRegistry::reference().find(node.op_type);
+  VKG_CHECK(kernel, node.describe() << ": op '" << node.op_type << "' is not supported by the reference backend");
+  KernelContext ctx{node, opset, inputs};
+  std::vector<Tensor> outs;
+  try {
+    outs = (*kernel)(ctx);
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    if (msg.find(node.name) != std::string::npos && !node.name.empty()) throw;
+    VKG_THROW(node.describe() << ": " << msg);
+  }
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    VKG_CHECK(node.outputs[i].empty() || i < outs.size(),
+              node.describe() << ": kernel produced " << outs.size() << " outputs, node needs " << node.outputs.size());
+  return outs;
+}
+
+TensorMap ReferenceBackend::run(const TensorMap& inputs, const std::vector<std::string>& requested) const {
+  std::vector<std::string> wanted = requested;
+  if (wanted.empty())
+    for (const ValueInfo& o : graph_.outputs) wanted.push_back(o.name);
+
+  // Last use of every tensor, so intermediates are freed as soon as possible.
+  std::map<std::string, size_t> last_use;
+  for (size_t i = 0; i < graph_.nodes.size(); ++i)
+    for (const std::string& in : graph_.nodes[i].inputs)
+      if (!in.empty()) last_use[in] = i;
+  const std::set<std::string> keep(wanted.begin(), wanted.end());
+
+  std::map<std::string, Tensor> values;
+  for (const ValueInfo& in : graph_.inputs) {
+    auto it = inputs.find(in.name);
+    VKG_CHECK(it != inputs.end(), "missing value for graph input '" << in.name << "'");
+    const Tensor& t = it->second;
+    if (in.dtype) {
+      VKG_CHECK(t.dtype() == *in.dtype, "input '" << in.name << "' has type " << dtype_name(t.dtype())
+                                                  << " but the model expects " << dtype_name(*in.dtype));
+    }
+    if (in.shape) {
+      bool ok = in.shape->size() == t.shape().size();
+      for (size_t d = 0; ok && d < t.shape().size(); ++d)
+        ok = !(*in.shape)[d].known() || (*in.shape)[d].value == t.shape()[d];
+      VKG_CHECK(ok, "input '" << in.name << "' has shape " << shape_to_string(t.shape())
+                              << " but the model expects " << in.describe());
+    }
+    values[in.name] = t;
+  }
+  auto lookup = [&](const std::string& name) -> const Tensor* {
+    if (auto it = values.find(name); it != values.end()) return &it->second;
+    if (auto it = graph_.initializers.find(name); it != graph_.initializers.end()) return &it->second;
+    return nullptr;
+  };
+
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    const Node& node = graph_.nodes[i];
+    std::vector<const Tensor*> ins;
+    for (const std::string& name : node.inputs) {
+      if (name.empty()) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      const Tensor* t = lookup(name);
+      VKG_CHECK(t, node.describe() << ": input tensor '" << name << "' has no value");
+      ins.push_back(t);
+    }
+    std::vector<Tensor> outs = run_reference_node(node, graph_.opset, ins);
+    for (size_t o = 0; o < node.outputs.size(); ++o)
+      if (!node.outputs[o].empty()) values[node.outputs[o]] = std::move(outs[o]);
+    for (const std::string& name : node.inputs) {
+      auto lu = last_use.find(name);
+      if (lu != last_use.end() && lu->second == i && !keep.count(name)) values.erase(name);
+    }
+  }
+
+  TensorMap result;
+  for (const std::string& name : wanted) {
+    const Tensor* t = lookup(name);
+    VKG_CHECK(t, "requested tensor '" << name << "' is not produced by the graph");
+    result[name] = *t;
+  }
+  return result;
+}
+
+}  // namespace vkg

@@ -1,0 +1,35 @@
+// The CPU reference backend: runs a Graph node by node with the reference
+// kernels. It is the oracle every other backend is compared against.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/core/graph.h"
+#include "runtime/reference/kernel.h"
+
+namespace vkg {
+
+using TensorMap = std::map<std::string, Tensor>;
+
+class ReferenceBackend {
+ public:
+  // Throws Error listing every node whose op has no reference kernel.
+  explicit ReferenceBackend(const Graph& graph);
+
+  // Runs the graph. `inputs` must hold every graph input. Returns the tensors named in
+  // `outputs` (graph outputs when empty). Any tensor of the graph may be requested.
+  TensorMap run(const TensorMap& inputs, const std::vector<std::string>& outputs = {}) const;
+
+  // Ops of the graph that have no reference kernel ("Op (node names)"), empty if all run.
+  static std::vector<std::string> unsupported_ops(const Graph& graph);
+
+ private:
+  const Graph& graph_;
+};
+
+// Runs one node on the given inputs (nullptr for omitted ones). Used by constant folding.
+std::vector<Tensor> run_reference_node(const Node& node, int64_t opset, const std::vector<const Tensor*>& inputs);
+
+}  // namespace vkg

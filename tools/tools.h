@@ -1,0 +1,17 @@
+// The vkgraphy command line: each tool adds its subcommand to the app.
+// A tool's callback throws vkg::Error for bad input; main() turns it into an
+// error message and the documented exit code (runtime/core/error.h).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace vkg::tools {
+
+// Sets the process exit code a tool's callback wants (default kExitSuccess).
+void set_exit_code(int code);
+
+void add_run_tool(CLI::App& app);      // tools/run.cpp
+void add_inspect_tool(CLI::App& app);  // tools/inspect.cpp
+void add_surgeon_tool(CLI::App& app);  // tools/surgeon.cpp
+
+}  // namespace vkg::tools
