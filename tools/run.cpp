@@ -96,9 +96,9 @@ int run_tool(RunArgs& args) {
   DataLoaderOptions data_opts = args.data.options();
   for (const auto& [name, shape] : args.model.shapes()) data_opts.input_shapes[name] = shape;
   const std::vector<TensorMap> feeds = load_or_generate_inputs(graph.inputs, data_opts);
-  if (!args.data.save_inputs.empty()) {
-    save_inputs(args.data.save_inputs, feeds);
-    VKG_INFO("Saving inference input data to " << args.data.save_inputs);
+  if (!args.data.save_inputs_path().empty()) {
+    save_inputs(args.data.save_inputs_path(), feeds);
+    VKG_INFO("Saving inference input data to " << args.data.save_inputs_path());
   }
 
   RunResults results;
@@ -107,20 +107,20 @@ int run_tool(RunArgs& args) {
     const auto outputs = requested_outputs(graph, args.onnx_outputs, args.onnx_exclude_outputs);
     results.runs.emplace_back(name, run_reference(graph, feeds, outputs, name));
   }
-  for (const std::string& path : args.compare.load_outputs) {
+  for (const std::string& path : args.compare.load_outputs_paths()) {
     RunResults loaded = load_run_results(path);
     VKG_INFO("Loaded " << loaded.runs.size() << " runner result(s) from " << path);
     for (auto& r : loaded.runs) results.runs.push_back(std::move(r));
   }
-  if (!args.compare.save_outputs.empty()) {
-    save_run_results(args.compare.save_outputs, results);
-    VKG_INFO("Saving inference results to " << args.compare.save_outputs);
+  if (!args.compare.save_outputs_path().empty()) {
+    save_run_results(args.compare.save_outputs_path(), results);
+    VKG_INFO("Saving inference results to " << args.compare.save_outputs_path());
   }
 
   bool ok = true;
-  if (args.compare.validate) {
+  if (args.compare.validate()) {
     for (const auto& [name, iters] : results.runs)
-      for (const IterationResult& it : iters) ok = validate_outputs(name, it.to_map()) && ok;
+      for (const IterationResult& it : iters) ok = validate_outputs(name, it.to_map(), args.compare.validate_options()) && ok;
   }
   if (results.runs.size() >= 2) {
     const CompareOptions copts = args.compare.options();

@@ -202,7 +202,7 @@ std::string python_float_repr(double value) {
     if (c != '.') digits += c;
   }
   std::string out;
-  if (exponent >= -5 && exponent < 16) {
+  if (exponent >= -4 && exponent < 16) {
     if (exponent < 0) {
       out = "0." + std::string(size_t(-exponent - 1), '0') + digits;
     } else if (size_t(exponent) + 1 >= digits.size()) {
@@ -212,12 +212,16 @@ std::string python_float_repr(double value) {
     }
   } else {
     out = digits.substr(0, 1);
-    if (digits.size() > 1) out += "." + digits.substr(1);
+    if (digits.size() > 1) {
+      out += '.';
+      out += digits.substr(1);
+    }
     char exp[16];
     std::snprintf(exp, sizeof exp, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
     out += exp;
   }
-  return negative ? "-" + out : out;
+  if (negative) out.insert(out.begin(), '-');
+  return out;
 }
 
 std::string python_tuple(const Shape& shape) {

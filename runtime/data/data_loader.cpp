@@ -213,15 +213,13 @@ TensorMap generate(const std::vector<InputSpec>& specs, const DataLoaderOptions&
 // Checks one loaded feed dict against the model and keeps only the model's inputs.
 TensorMap check_loaded(TensorMap feed, const std::vector<ValueInfo>& graph_inputs, const DataLoaderOptions& options,
                        const std::string& where) {
+  std::string names_in_file;
+  for (const auto& [name, tensor] : feed) names_in_file += (names_in_file.empty() ? "" : ", ") + name;
   TensorMap checked;
   for (const auto& input : graph_inputs) {
     auto it = feed.find(input.name);
-    if (it == feed.end()) {
-      std::string have;
-      for (const auto& [name, tensor] : feed) have += (have.empty() ? "" : ", ") + name;
-      VKG_THROW(where << ": model input '" << input.name << "' is missing (the file has: "
-                      << (have.empty() ? "nothing" : have) << ")");
-    }
+    VKG_CHECK(it != feed.end(), where << ": model input '" << input.name << "' is missing (the file has: "
+                                      << (names_in_file.empty() ? "nothing" : names_in_file) << ")");
     const Tensor& t = it->second;
     VKG_CHECK(!input.dtype || *input.dtype == t.dtype(),
               where << ": input '" << input.name << "' is " << t.describe() << " but the model expects "

@@ -38,6 +38,7 @@ struct ImportOptions {
 struct FoldOptions {
   bool shape_inference = true;  // re-infer shapes after each folding round
   int64_t size_threshold = -1;  // do not fold nodes whose outputs exceed this many bytes (-1: no limit)
+  int max_rounds = -1;          // folding rounds at most (-1: until nothing changes)
 };
 
 // An owned ModelProto with the path it was read from (for external data and messages).

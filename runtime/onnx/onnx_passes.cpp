@@ -123,7 +123,8 @@ std::optional<Tensor> fold_shape_node(const onnx::GraphProto& g, const Node& nod
 size_t fold_constants(OnnxModel& model, const FoldOptions& options) {
   const int64_t opset = default_opset(model);
   size_t folded_total = 0;
-  for (int round = 0; round < 64; ++round) {
+  const int rounds = options.max_rounds >= 0 ? std::min(options.max_rounds, 64) : 64;
+  for (int round = 0; round < rounds; ++round) {
     auto* g = model.proto->mutable_graph();
     std::map<std::string, Tensor> constants;
     std::set<std::string> runtime_inputs;

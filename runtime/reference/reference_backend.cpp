@@ -39,7 +39,7 @@ std::vector<Tensor> run_reference_node(const Node& node, int64_t opset, const st
     outs = (*kernel)(ctx);
   } catch (const Error& e) {
     const std::string msg = e.what();
-    if (msg.find(node.name) != std::string::npos && !node.name.empty()) throw;
+    if (msg.find(node.describe()) != std::string::npos) throw;
     VKG_THROW(node.describe() << ": " << msg);
   }
   for (size_t i = 0; i < node.outputs.size(); ++i)

@@ -29,7 +29,7 @@ void throw_unsupported_type(const KernelContext& ctx, const char* what, DType dt
 void expect_inputs(const KernelContext& ctx, size_t min, size_t max) {
   const size_t n = ctx.num_inputs();
   if (n < min || n > max) {
-    if (min == max) VKG_THROW(ctx.node.describe() << ": expects " << min << " inputs, got " << n);
+    if (min == max) VKG_THROW(ctx.node.describe() << ": expects " << min << (min == 1 ? " input" : " inputs") << ", got " << n);
     VKG_THROW(ctx.node.describe() << ": expects " << min << " to " << max << " inputs, got " << n);
   }
 }
@@ -91,6 +91,29 @@ BroadcastPlan make_broadcast_plan(const KernelContext& ctx, const std::vector<Sh
     for (auto& s : plan.strides) s.push_back(0);
   }
   return plan;
+}
+
+void for_each_row(const BroadcastPlan& plan, const RowFn& row) {
+  if (num_elements(plan.out_shape) == 0) return;
+  const size_t outer_rank = plan.dims.size() - 1;
+  const size_t num_inputs = plan.strides.size();
+  const int64_t length = plan.dims.back();
+  int64_t rows = 1;
+  for (size_t d = 0; d < outer_rank; ++d) rows *= plan.dims[d];
+
+  std::vector<int64_t> index(outer_rank, 0);
+  std::vector<int64_t> offsets(num_inputs, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    row(r * length, offsets.data(), length);
+    // Advance the outer index like an odometer, keeping every input's offset in step.
+    for (size_t d = outer_rank; d-- > 0;) {
+      ++index[d];
+      for (size_t i = 0; i < num_inputs; ++i) offsets[i] += plan.strides[i][d];
+      if (index[d] < plan.dims[d]) break;
+      for (size_t i = 0; i < num_inputs; ++i) offsets[i] -= plan.strides[i][d] * plan.dims[d];
+      index[d] = 0;
+    }
+  }
 }
 
 BroadcastPlan binary_input_plan(const KernelContext& ctx) {

@@ -39,7 +39,10 @@ template <class C> C from_double(double v) {
 }
 
 // 1 / (1 + e^-x), without overflowing e^-x for large negative x.
-template <class T> T sigmoid(T x) { return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x)); }
+template <class T> T sigmoid(T x) {
+  const T e = std::exp(-std::abs(x));
+  return x >= 0 ? 1 / (1 + e) : e / (1 + e);
+}
 
 // log(1 + e^x), without overflowing e^x for large x.
 template <class T> T softplus(T x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }

@@ -90,28 +90,34 @@ template <class T> T minimum(T a, T b) {
   return b < a ? b : a;
 }
 
-// Pow: the output has the base's type; the exponent may have another numeric type.
+// Pow: the output has the base's type; the exponent may have another numeric type, which
+// is widened to int64 or double first (fewer kernels to compile, same results).
 std::vector<Tensor> pow_kernel(const KernelContext& ctx) {
   expect_inputs(ctx, 2, 2);
   const Tensor& base = ctx.input(0);
-  const Tensor& exponent = ctx.input(1);
   if (ctx.opset < 12) expect_same_types(ctx, 0, 1);
+  const DType exponent_type = ctx.input(1).dtype();
+  VKG_CHECK(exponent_type != DType::Bool, ctx.node.describe() << ": input 1 has type bool, which is not supported");
+  const Tensor exponent = ctx.input(1).cast(is_floating(exponent_type) ? DType::Float64 : DType::Int64);
   const BroadcastPlan plan = binary_input_plan(ctx);
   return one_output(visit_type_set<TypeSet::Numeric>(ctx, "input 0", base.dtype(), [&]<class X>() {
-    return visit_type_set<TypeSet::Numeric>(ctx, "input 1", exponent.dtype(), [&]<class Y>() {
-      Tensor out(base.dtype(), plan.out_shape);
-      binary_map<X, Y, X>(base, exponent, out, plan, [](auto x, auto y) {
-        using CX = decltype(x);
-        if constexpr (std::is_integral_v<CX> && std::is_integral_v<decltype(y)>) {
-          return integer_power(x, y);
-        } else if constexpr (std::is_integral_v<CX>) {
-          return float_to_int<CX>(std::pow(double(x), double(y)));
-        } else {
-          return std::pow(x, CX(y));
-        }
-      });
-      return out;
-    });
+    Tensor out(base.dtype(), plan.out_shape);
+    const auto power = [](auto x, auto y) {
+      using CX = decltype(x);
+      if constexpr (std::is_integral_v<CX> && std::is_integral_v<decltype(y)>) {
+        return integer_power(x, y);
+      } else if constexpr (std::is_integral_v<CX>) {
+        return float_to_int<CX>(std::pow(double(x), y));
+      } else {
+        return std::pow(x, CX(y));
+      }
+    };
+    if (exponent.dtype() == DType::Int64) {
+      binary_map<X, int64_t, X>(base, exponent, out, plan, power);
+    } else {
+      binary_map<X, double, X>(base, exponent, out, plan, power);
+    }
+    return out;
   }));
 }
 

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -102,31 +103,13 @@ BroadcastPlan binary_input_plan(const KernelContext& ctx);
 // Calls row(out_offset, in_offsets, length) for every row of the plan's merged output:
 // elements out_offset .. out_offset + length - 1 of the output, where input i starts at
 // element in_offsets[i] and steps by plan.strides[i].back().
-template <class RowFn> void for_each_row(const BroadcastPlan& plan, RowFn&& row) {
-  if (num_elements(plan.out_shape) == 0) return;
-  const size_t outer_rank = plan.dims.size() - 1;
-  const size_t num_inputs = plan.strides.size();
-  const int64_t length = plan.dims.back();
-  int64_t rows = 1;
-  for (size_t d = 0; d < outer_rank; ++d) rows *= plan.dims[d];
-
-  std::vector<int64_t> index(outer_rank, 0);
-  std::vector<int64_t> offsets(num_inputs, 0);
-  for (int64_t r = 0; r < rows; ++r) {
-    row(r * length, offsets.data(), length);
-    // Advance the outer index like an odometer, keeping every input's offset in step.
-    for (size_t d = outer_rank; d-- > 0;) {
-      ++index[d];
-      for (size_t i = 0; i < num_inputs; ++i) offsets[i] += plan.strides[i][d];
-      if (index[d] < plan.dims[d]) break;
-      for (size_t i = 0; i < num_inputs; ++i) offsets[i] -= plan.strides[i][d] * plan.dims[d];
-      index[d] = 0;
-    }
-  }
-}
+using RowFn = std::function<void(int64_t out_offset, const int64_t* in_offsets, int64_t length)>;
+void for_each_row(const BroadcastPlan& plan, const RowFn& row);
 
 // out[i] = f(a[i], b[i]) over the broadcast plan of (a, b); f takes and returns compute
 // types, and its result is converted to O. `out` must already have plan.out_shape.
+// float32, the main compute type, gets vectorizable loops for rows of equal shapes and of
+// one broadcast operand; other types share one strided loop (less code to compile).
 template <class A, class B, class O, class F>
 void binary_map(const Tensor& a, const Tensor& b, Tensor& out, const BroadcastPlan& plan, F f) {
   const A* a_data = a.data<A>();
@@ -138,18 +121,23 @@ void binary_map(const Tensor& a, const Tensor& b, Tensor& out, const BroadcastPl
     const A* x = a_data + in_offsets[0];
     const B* y = b_data + in_offsets[1];
     O* z = out_data + out_offset;
-    if (a_step == 1 && b_step == 1) {
-      for (int64_t i = 0; i < length; ++i) z[i] = O(f(Compute<A>(x[i]), Compute<B>(y[i])));
-    } else if (a_step == 1) {
-      const Compute<B> y0 = Compute<B>(y[0]);
-      for (int64_t i = 0; i < length; ++i) z[i] = O(f(Compute<A>(x[i]), y0));
-    } else if (b_step == 1) {
-      const Compute<A> x0 = Compute<A>(x[0]);
-      for (int64_t i = 0; i < length; ++i) z[i] = O(f(x0, Compute<B>(y[i])));
-    } else {
-      const O z0 = O(f(Compute<A>(x[0]), Compute<B>(y[0])));
-      for (int64_t i = 0; i < length; ++i) z[i] = z0;
+    if constexpr (std::is_same_v<A, float> && std::is_same_v<B, float>) {
+      if (a_step == 1 && b_step == 1) {
+        for (int64_t i = 0; i < length; ++i) z[i] = O(f(x[i], y[i]));
+        return;
+      }
+      if (a_step == 1) {
+        const float y0 = y[0];
+        for (int64_t i = 0; i < length; ++i) z[i] = O(f(x[i], y0));
+        return;
+      }
+      if (b_step == 1) {
+        const float x0 = x[0];
+        for (int64_t i = 0; i < length; ++i) z[i] = O(f(x0, y[i]));
+        return;
+      }
     }
+    for (int64_t i = 0; i < length; ++i) z[i] = O(f(Compute<A>(x[i * a_step]), Compute<B>(y[i * b_step])));
   });
 }
 

@@ -2,9 +2,10 @@
 //
 // Classic Goto/BLIS structure: op(B) is packed in kc x NR column panels, op(A) in
 // MR x kc row panels, and a register-blocked MR x NR micro-kernel multiplies one pair
-// of panels. The micro-kernel is plain C++ with constant trip counts so the compiler
-// keeps the accumulators in vector registers.
+// of panels. The micro-kernel accumulates in 16-byte vectors held in registers.
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "runtime/reference/ops/linalg_kernels.h"
@@ -13,17 +14,10 @@ namespace vkg::linalg {
 
 namespace {
 
-// Register block and cache block sizes per element type.
+// Register block (MR x NR, NR two vectors wide) and cache block sizes per element type.
 template <class T> struct Blocking {
   static constexpr int64_t MR = 4;
-  static constexpr int64_t NR = 8;
-  static constexpr int64_t KC = 256;
-  static constexpr int64_t MC = 128;
-  static constexpr int64_t NC = 2048;
-};
-template <> struct Blocking<float> {
-  static constexpr int64_t MR = 4;
-  static constexpr int64_t NR = 16;
+  static constexpr int64_t NR = 2 * int64_t(16 / sizeof(T));
   static constexpr int64_t KC = 256;
   static constexpr int64_t MC = 128;
   static constexpr int64_t NC = 2048;
@@ -31,47 +25,61 @@ template <> struct Blocking<float> {
 
 int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
 
-// Copies op(A)[i0 : i0 + mc, p0 : p0 + kc] into MR-row panels, zero-padding the last.
+// Copies op(A)[i0 : i0 + mc, p0 : p0 + kc] into MR-row panels (element (i, p) of a
+// panel at p * MR + i), zero-padding the last panel. Reads follow the storage order.
 template <class T>
 void pack_a(bool trans, const T* a, int64_t lda, int64_t i0, int64_t p0, int64_t mc, int64_t kc, T* out) {
   constexpr int64_t MR = Blocking<T>::MR;
   for (int64_t ir = 0; ir < mc; ir += MR) {
     const int64_t rows = std::min(MR, mc - ir);
-    for (int64_t p = 0; p < kc; ++p) {
-      T* dst = out + ir * kc + p * MR;
-      for (int64_t i = 0; i < rows; ++i) {
-        const int64_t row = i0 + ir + i;
-        const int64_t col = p0 + p;
-        dst[i] = trans ? a[col * lda + row] : a[row * lda + col];
+    T* panel = out + ir * kc;
+    if (rows < MR) std::fill(panel, panel + kc * MR, T(0));
+    if (trans) {
+      for (int64_t p = 0; p < kc; ++p) {
+        const T* src = a + (p0 + p) * lda + i0 + ir;
+        for (int64_t i = 0; i < rows; ++i) panel[p * MR + i] = src[i];
       }
-      for (int64_t i = rows; i < MR; ++i) dst[i] = T(0);
+    } else {
+      for (int64_t i = 0; i < rows; ++i) {
+        const T* src = a + (i0 + ir + i) * lda + p0;
+        for (int64_t p = 0; p < kc; ++p) panel[p * MR + i] = src[p];
+      }
     }
   }
 }
 
-// Copies op(B)[p0 : p0 + kc, j0 : j0 + nc] into NR-column panels, zero-padding the last.
+// Copies op(B)[p0 : p0 + kc, j0 : j0 + nc] into NR-column panels (element (p, j) of a
+// panel at p * NR + j), zero-padding the last panel. Reads follow the storage order.
 template <class T>
 void pack_b(bool trans, const T* b, int64_t ldb, int64_t p0, int64_t j0, int64_t kc, int64_t nc, T* out) {
   constexpr int64_t NR = Blocking<T>::NR;
   for (int64_t jr = 0; jr < nc; jr += NR) {
     const int64_t cols = std::min(NR, nc - jr);
     T* panel = out + jr * kc;
-    if (!trans && cols == NR) {
+    if (cols < NR) std::fill(panel, panel + kc * NR, T(0));
+    if (trans) {
+      for (int64_t j = 0; j < cols; ++j) {
+        const T* src = b + (j0 + jr + j) * ldb + p0;
+        for (int64_t p = 0; p < kc; ++p) panel[p * NR + j] = src[p];
+      }
+    } else {
       for (int64_t p = 0; p < kc; ++p) {
         const T* src = b + (p0 + p) * ldb + j0 + jr;
-        for (int64_t j = 0; j < NR; ++j) panel[p * NR + j] = src[j];
+        for (int64_t j = 0; j < cols; ++j) panel[p * NR + j] = src[j];
       }
-      continue;
-    }
-    for (int64_t p = 0; p < kc; ++p) {
-      for (int64_t j = 0; j < cols; ++j) {
-        const int64_t row = p0 + p;
-        const int64_t col = j0 + jr + j;
-        panel[p * NR + j] = trans ? b[col * ldb + row] : b[row * ldb + col];
-      }
-      for (int64_t j = cols; j < NR; ++j) panel[p * NR + j] = T(0);
     }
   }
+}
+
+// A 16-byte SIMD vector of T (GCC/Clang vector extension, SSE2/NEON width), which
+// keeps the micro-kernel vectorized at any optimization level.
+template <class T> using Vec __attribute__((vector_size(16))) = T;
+template <class T> constexpr int64_t kLanes = int64_t(sizeof(Vec<T>) / sizeof(T));
+
+template <class T> Vec<T> load_vec(const T* p) {
+  Vec<T> v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
 }
 
 // C[0:rows, 0:cols] = alpha * (Ap * Bp) + beta * C for one pair of packed panels.
@@ -80,19 +88,27 @@ void micro_kernel(int64_t kc, const T* ap, const T* bp, T alpha, T beta, T* c, i
                   int64_t cols) {
   constexpr int64_t MR = Blocking<T>::MR;
   constexpr int64_t NR = Blocking<T>::NR;
-  T acc[MR][NR] = {};
+  constexpr int64_t NV = NR / kLanes<T>;
+  Vec<T> acc[MR][NV] = {};
   for (int64_t p = 0; p < kc; ++p) {
-    const T* av = ap + p * MR;
-    const T* bv = bp + p * NR;
-    for (int64_t i = 0; i < MR; ++i)
-      for (int64_t j = 0; j < NR; ++j) acc[i][j] += av[i] * bv[j];
+    Vec<T> b[NV];
+#pragma GCC unroll 8
+    for (int64_t v = 0; v < NV; ++v) b[v] = load_vec(bp + p * NR + v * kLanes<T>);
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < MR; ++i) {
+      const T a = ap[p * MR + i];
+#pragma GCC unroll 8
+      for (int64_t v = 0; v < NV; ++v) acc[i][v] += a * b[v];
+    }
   }
+  T result[MR][NR];
+  std::memcpy(result, acc, sizeof(result));
   for (int64_t i = 0; i < rows; ++i) {
     T* crow = c + i * ldc;
     if (beta == T(0)) {
-      for (int64_t j = 0; j < cols; ++j) crow[j] = alpha * acc[i][j];
+      for (int64_t j = 0; j < cols; ++j) crow[j] = alpha * result[i][j];
     } else {
-      for (int64_t j = 0; j < cols; ++j) crow[j] = alpha * acc[i][j] + beta * crow[j];
+      for (int64_t j = 0; j < cols; ++j) crow[j] = alpha * result[i][j] + beta * crow[j];
     }
   }
 }

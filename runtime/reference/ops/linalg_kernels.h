@@ -27,6 +27,14 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
 // when set (>= 1), otherwise the hardware concurrency capped at 4.
 int reference_threads();
 
+// The type a float kernel computes in: float32 for float32, float16 and bfloat16
+// inputs, float64 for float64. Throws Error naming the node for any other type.
+DType float_compute_type(const Node& node, DType dt);
+// `t` itself when it already has type `to`, else a converted copy kept in `storage`.
+const Tensor& as_type(const Tensor& t, DType to, Tensor& storage);
+// A kernel result of one tensor.
+std::vector<Tensor> one_output(Tensor t);
+
 // Geometry of a sliding window (a Conv kernel or a pooling window) over the spatial
 // dims of an N x C x D1 x ... x Dr input, with every attribute resolved to r values.
 struct WindowGeometry {

@@ -10,30 +10,20 @@
 namespace vkg {
 namespace {
 
-// Population mean and variance of every output element of `plan`.
-struct Moments {
-  std::vector<double> mean;
-  std::vector<double> var;
+// Population mean and variance of one row (two passes, for accuracy).
+struct RowMoments {
+  double mean = 0.0;
+  double var = 0.0;
 };
 
-Moments compute_moments(const ReducePlan& plan, const std::vector<double>& v) {
-  const size_t rows = size_t(plan.out_size());
-  const double n = double(plan.reduced_size());
-  Moments m{std::vector<double>(rows, 0.0), std::vector<double>(rows, 0.0)};
-  for_each_reduced(plan, [&](int64_t o, int64_t, int64_t i) { m.mean[size_t(o)] += v[size_t(i)]; });
-  for (double& mean : m.mean) mean /= n;
-  for_each_reduced(plan, [&](int64_t o, int64_t, int64_t i) {
-    const double d = v[size_t(i)] - m.mean[size_t(o)];
-    m.var[size_t(o)] += d * d;
-  });
-  for (double& var : m.var) var /= n;
+RowMoments row_moments(const std::vector<double>& row) {
+  RowMoments m;
+  const double n = double(row.size());
+  for (double v : row) m.mean += v;
+  m.mean /= n;
+  for (double v : row) m.var += (v - m.mean) * (v - m.mean);
+  m.var /= n;
   return m;
-}
-
-std::vector<double> inverse_std(const std::vector<double>& var, double epsilon) {
-  std::vector<double> inv(var.size());
-  for (size_t i = 0; i < var.size(); ++i) inv[i] = 1.0 / std::sqrt(var[i] + epsilon);
-  return inv;
 }
 
 // The mask that keeps only the channel axis 1.
@@ -47,9 +37,35 @@ bool output_requested(const KernelContext& ctx, size_t i) {
   return i < ctx.num_outputs() && !ctx.node.outputs[i].empty();
 }
 
+// The four parameter inputs of BatchNormalization, as doubles. They are per channel,
+// or (opsets 6 and 7 with spatial=0) per channel and spatial position.
+struct BatchNormParams {
+  std::vector<double> scale, bias, mean, var;
+  bool per_position = false;
+};
+
+BatchNormParams batch_norm_params(const KernelContext& ctx, int64_t channels, int64_t spatial) {
+  const Node& node = ctx.node;
+  const char* names[4] = {"scale", "B", "input_mean", "input_var"};
+  const int64_t size = ctx.input(1).size();
+  for (size_t p = 0; p < 4; ++p) {
+    const Tensor& t = ctx.input(p + 1);
+    VKG_CHECK(t.size() == size && (size == channels || size == channels * spatial),
+              node.describe() << ": " << names[p] << " has shape " << shape_to_string(t.shape()) << ", expected ["
+                              << channels << "] for an input of shape " << shape_to_string(ctx.input(0).shape()));
+  }
+  BatchNormParams params;
+  params.scale = load_doubles(node, ctx.input(1));
+  params.bias = load_doubles(node, ctx.input(2));
+  params.mean = load_doubles(node, ctx.input(3));
+  params.var = load_doubles(node, ctx.input(4));
+  params.per_position = size != channels;
+  return params;
+}
+
 // Inference uses the given mean and variance. Training (training_mode=1 from opset 14;
 // before that, asking for more than the first output) uses the batch statistics and
-// also returns the updated running statistics.
+// also returns the updated running statistics (and before opset 14 the batch ones).
 std::vector<Tensor> batch_normalization(const KernelContext& ctx) {
   const Node& node = ctx.node;
   const Tensor& x = ctx.input(0);
@@ -57,61 +73,52 @@ std::vector<Tensor> batch_normalization(const KernelContext& ctx) {
   const int64_t channels = x.dim(1);
   const int64_t spatial = num_elements(Shape(x.shape().begin() + 2, x.shape().end()));
   const double epsilon = node.attr_float("epsilon", 1e-5f);
-  const double momentum = node.attr_float("momentum", 0.9f);
   bool training = false;
   if (ctx.opset >= 14) {
     training = node.attr_int("training_mode", 0) != 0;
   } else {
     for (size_t i = 1; i < ctx.num_outputs(); ++i) training = training || output_requested(ctx, i);
   }
-
-  // Parameters are per channel, or (opsets 6 and 7 with spatial=0) per channel and
-  // spatial position.
-  const char* names[4] = {"scale", "B", "input_mean", "input_var"};
-  std::vector<double> params[4];
-  const int64_t param_size = ctx.input(1).size();
-  for (size_t p = 0; p < 4; ++p) {
-    const Tensor& t = ctx.input(p + 1);
-    VKG_CHECK(t.size() == param_size && (param_size == channels || param_size == channels * spatial),
-              node.describe() << ": " << names[p] << " has shape " << shape_to_string(t.shape()) << ", expected ["
-                              << channels << "] for an input of shape " << shape_to_string(x.shape()));
-    params[p] = load_doubles(node, t);
-  }
-  const bool per_position = param_size != channels;
-  const std::vector<double>& scale = params[0];
-  const std::vector<double>& bias = params[1];
-
+  const BatchNormParams params = batch_norm_params(ctx, channels, spatial);
+  // Rows are channels: each row holds every element of one channel, samples first.
   const ReducePlan plan = make_reduce_plan(x.shape(), all_but_channel_axis(x.rank()), false);
-  const std::vector<double> v = load_doubles(node, x);
-  Moments batch;
-  if (training) {
-    VKG_CHECK(!per_position, node.describe() << ": training mode needs per-channel parameters");
-    batch = compute_moments(plan, v);
+
+  if (!training) {
+    std::vector<double> inv_std(params.var.size());
+    for (size_t p = 0; p < inv_std.size(); ++p) inv_std[p] = 1.0 / std::sqrt(params.var[p] + epsilon);
+    return {map_rows(node, x, plan, [&](int64_t c, std::vector<double>& row) {
+      for (size_t r = 0; r < row.size(); ++r) {
+        const size_t p = params.per_position ? size_t(c * spatial) + r % size_t(spatial) : size_t(c);
+        row[r] = (row[r] - params.mean[p]) * inv_std[p] * params.scale[p] + params.bias[p];
+      }
+    })};
   }
-  const std::vector<double>& mean = training ? batch.mean : params[2];
-  const std::vector<double> inv_std = inverse_std(training ? batch.var : params[3], epsilon);
 
-  std::vector<double> y(v.size());
-  for_each_reduced(plan, [&](int64_t c, int64_t r, int64_t i) {
-    const size_t p = per_position ? size_t(c * spatial + r % spatial) : size_t(c);
-    y[size_t(i)] = (v[size_t(i)] - mean[p]) * inv_std[p] * scale[p] + bias[p];
-  });
-  std::vector<Tensor> outs{store_doubles(node, x.dtype(), x.shape(), y)};
-  if (!training) return outs;
-
+  VKG_CHECK(!params.per_position, node.describe() << ": training mode needs per-channel parameters");
+  std::vector<double> batch_mean(static_cast<size_t>(channels));
+  std::vector<double> batch_var(static_cast<size_t>(channels));
+  std::vector<Tensor> outs;
+  outs.push_back(map_rows(node, x, plan, [&](int64_t c, std::vector<double>& row) {
+    const RowMoments m = row_moments(row);
+    batch_mean[size_t(c)] = m.mean;
+    batch_var[size_t(c)] = m.var;
+    const double inv_std = 1.0 / std::sqrt(m.var + epsilon);
+    for (double& v : row) v = (v - m.mean) * inv_std * params.scale[size_t(c)] + params.bias[size_t(c)];
+  }));
+  const double momentum = node.attr_float("momentum", 0.9f);
   std::vector<double> running_mean(static_cast<size_t>(channels));
   std::vector<double> running_var(static_cast<size_t>(channels));
   for (size_t c = 0; c < size_t(channels); ++c) {
-    running_mean[c] = params[2][c] * momentum + batch.mean[c] * (1.0 - momentum);
-    running_var[c] = params[3][c] * momentum + batch.var[c] * (1.0 - momentum);
+    running_mean[c] = params.mean[c] * momentum + batch_mean[c] * (1.0 - momentum);
+    running_var[c] = params.var[c] * momentum + batch_var[c] * (1.0 - momentum);
   }
   const Tensor& in_mean = ctx.input(3);
   const Tensor& in_var = ctx.input(4);
   outs.push_back(store_doubles(node, in_mean.dtype(), in_mean.shape(), running_mean));
   outs.push_back(store_doubles(node, in_var.dtype(), in_var.shape(), running_var));
   if (ctx.opset < 14) {  // saved_mean, saved_var
-    outs.push_back(store_doubles(node, in_mean.dtype(), in_mean.shape(), batch.mean));
-    outs.push_back(store_doubles(node, in_var.dtype(), in_var.shape(), batch.var));
+    outs.push_back(store_doubles(node, in_mean.dtype(), in_mean.shape(), batch_mean));
+    outs.push_back(store_doubles(node, in_var.dtype(), in_var.shape(), batch_var));
   }
   return outs;
 }
@@ -129,16 +136,14 @@ std::vector<Tensor> instance_normalization(const KernelContext& ctx) {
   const std::vector<double> scale = load_doubles(node, scale_t);
   const std::vector<double> bias = load_doubles(node, bias_t);
 
+  const double epsilon = node.attr_float("epsilon", 1e-5f);
   const ReducePlan plan = make_reduce_plan(x.shape(), trailing_axes_mask(2, x.rank()), false);
-  const std::vector<double> v = load_doubles(node, x);
-  const Moments m = compute_moments(plan, v);
-  const std::vector<double> inv_std = inverse_std(m.var, node.attr_float("epsilon", 1e-5f));
-  std::vector<double> y(v.size());
-  for_each_reduced(plan, [&](int64_t o, int64_t, int64_t i) {
+  return {map_rows(node, x, plan, [&](int64_t o, std::vector<double>& row) {
     const size_t c = size_t(o % channels);
-    y[size_t(i)] = (v[size_t(i)] - m.mean[size_t(o)]) * inv_std[size_t(o)] * scale[c] + bias[c];
-  });
-  return {store_doubles(node, x.dtype(), x.shape(), y)};
+    const RowMoments m = row_moments(row);
+    const double inv_std = 1.0 / std::sqrt(m.var + epsilon);
+    for (double& v : row) v = (v - m.mean) * inv_std * scale[c] + bias[c];
+  })};
 }
 
 // Opset 17: normalizes over the axes [axis, rank); optional outputs Mean and
@@ -153,23 +158,25 @@ std::vector<Tensor> layer_normalization(const KernelContext& ctx) {
   if (axis < 0) axis += rank;
   const int64_t stash_onnx = node.attr_int("stash_type", 1);
   const std::optional<DType> stash = dtype_from_onnx(int32_t(stash_onnx));
-  VKG_CHECK(stash && is_floating(*stash), node.describe() << ": stash_type " << stash_onnx << " is not a floating type");
+  VKG_CHECK(stash && is_floating(*stash), node.describe()
+                                              << ": stash_type " << stash_onnx << " is not a floating type");
 
   const Shape normalized(x.shape().begin() + axis, x.shape().end());
   const std::vector<double> scale = broadcast_doubles(node, ctx.input(1), normalized, "Scale");
   std::vector<double> bias(size_t(num_elements(normalized)), 0.0);
   if (ctx.has_input(2)) bias = broadcast_doubles(node, ctx.input(2), normalized, "B");
 
+  const double epsilon = node.attr_float("epsilon", 1e-5f);
   const ReducePlan plan = make_reduce_plan(x.shape(), trailing_axes_mask(axis, rank), true);
-  const std::vector<double> v = load_doubles(node, x);
-  const Moments m = compute_moments(plan, v);
-  const std::vector<double> inv_std = inverse_std(m.var, node.attr_float("epsilon", 1e-5f));
-  std::vector<double> y(v.size());
-  for_each_reduced(plan, [&](int64_t o, int64_t r, int64_t i) {
-    y[size_t(i)] = (v[size_t(i)] - m.mean[size_t(o)]) * inv_std[size_t(o)] * scale[size_t(r)] + bias[size_t(r)];
+  std::vector<double> mean(static_cast<size_t>(plan.out_size()));
+  std::vector<double> inv_std(static_cast<size_t>(plan.out_size()));
+  Tensor y = map_rows(node, x, plan, [&](int64_t o, std::vector<double>& row) {
+    const RowMoments m = row_moments(row);
+    mean[size_t(o)] = m.mean;
+    inv_std[size_t(o)] = 1.0 / std::sqrt(m.var + epsilon);
+    for (size_t r = 0; r < row.size(); ++r) row[r] = (row[r] - m.mean) * inv_std[size_t(o)] * scale[r] + bias[r];
   });
-  return {store_doubles(node, x.dtype(), x.shape(), y), store_doubles(node, *stash, plan.out_shape, m.mean),
-          store_doubles(node, *stash, plan.out_shape, inv_std)};
+  return {y, store_doubles(node, *stash, plan.out_shape, mean), store_doubles(node, *stash, plan.out_shape, inv_std)};
 }
 
 // Opset 9+: (x - mean) / (std + 1e-9) over `axes` (default [0, 2, 3]). Opset 1 picks the
@@ -187,14 +194,11 @@ std::vector<Tensor> mean_variance_normalization(const KernelContext& ctx) {
     mask = axes_mask(node, node.attr_ints("axes", {0, 2, 3}), x.rank());
   }
   const ReducePlan plan = make_reduce_plan(x.shape(), mask, true);
-  const std::vector<double> v = load_doubles(node, x);
-  const Moments m = compute_moments(plan, v);
-  std::vector<double> y(v.size());
-  for_each_reduced(plan, [&](int64_t o, int64_t, int64_t i) {
-    const double centered = v[size_t(i)] - m.mean[size_t(o)];
-    y[size_t(i)] = normalize_variance ? centered / (std::sqrt(m.var[size_t(o)]) + 1e-9) : centered;
-  });
-  return {store_doubles(node, x.dtype(), x.shape(), y)};
+  return {map_rows(node, x, plan, [&](int64_t, std::vector<double>& row) {
+    const RowMoments m = row_moments(row);
+    const double divisor = normalize_variance ? std::sqrt(m.var) + 1e-9 : 1.0;
+    for (double& v : row) v = (v - m.mean) / divisor;
+  })};
 }
 
 // x / ||x||_p along `axis` (default -1), p in {1, 2}; a zero norm gives zeros.
@@ -205,18 +209,12 @@ std::vector<Tensor> lp_normalization(const KernelContext& ctx) {
   VKG_CHECK(p == 1 || p == 2, node.describe() << ": p must be 1 or 2, got " << p);
   VKG_CHECK(x.rank() > 0, node.describe() << ": the input must have rank >= 1");
   const ReducePlan plan = make_reduce_plan(x.shape(), axes_mask(node, {node.attr_int("axis", -1)}, x.rank()), true);
-  const std::vector<double> v = load_doubles(node, x);
-  std::vector<double> norm(size_t(plan.out_size()), 0.0);
-  for_each_reduced(plan, [&](int64_t o, int64_t, int64_t i) {
-    norm[size_t(o)] += p == 1 ? std::abs(v[size_t(i)]) : v[size_t(i)] * v[size_t(i)];
-  });
-  if (p == 2)
-    for (double& n : norm) n = std::sqrt(n);
-  std::vector<double> y(v.size());
-  for_each_reduced(plan, [&](int64_t o, int64_t, int64_t i) {
-    y[size_t(i)] = norm[size_t(o)] == 0.0 ? 0.0 : v[size_t(i)] / norm[size_t(o)];
-  });
-  return {store_doubles(node, x.dtype(), x.shape(), y)};
+  return {map_rows(node, x, plan, [&](int64_t, std::vector<double>& row) {
+    double norm = 0.0;
+    for (double v : row) norm += p == 1 ? std::abs(v) : v * v;
+    if (p == 2) norm = std::sqrt(norm);
+    for (double& v : row) v = norm == 0.0 ? 0.0 : v / norm;
+  })};
 }
 
 }  // namespace

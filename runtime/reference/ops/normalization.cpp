@@ -31,8 +31,8 @@ std::vector<int64_t> enumerate_offsets(const Shape& dims, const std::vector<int6
 }  // namespace
 
 ReducePlan make_reduce_plan(const Shape& shape, const std::vector<bool>& reduced, bool keepdims) {
-  VKG_CHECK(reduced.size() == shape.size(), "reduce plan: mask rank " << reduced.size() << " for shape "
-                                                                      << shape_to_string(shape));
+  VKG_CHECK(reduced.size() == shape.size(),
+            "reduce plan: mask rank " << reduced.size() << " for shape " << shape_to_string(shape));
   const std::vector<int64_t> strides = contiguous_strides(shape);
   const size_t rank = shape.size();
 
@@ -85,24 +85,18 @@ std::vector<double> load_doubles(const Node& node, const Tensor& t) {
   std::vector<double> values(size_t(t.size()));
   visit_float_dtype(node, t.dtype(), [&]<typename T>() {
     const T* p = t.data<T>();
-    for (size_t i = 0; i < values.size(); ++i) {
-      if constexpr (is_half_type<T>) {
-        values[i] = double(float(p[i]));
-      } else {
-        values[i] = double(p[i]);
-      }
-    }
+    for (size_t i = 0; i < values.size(); ++i) values[i] = to_double(p[i]);
   });
   return values;
 }
 
 Tensor store_doubles(const Node& node, DType dtype, const Shape& shape, const std::vector<double>& values) {
   Tensor out(dtype, shape);
-  VKG_CHECK(size_t(out.size()) == values.size(), node.describe() << ": internal error: " << values.size()
-                                                                 << " values for shape " << shape_to_string(shape));
+  VKG_CHECK(size_t(out.size()) == values.size(),
+            node.describe() << ": internal error: " << values.size() << " values for shape " << shape_to_string(shape));
   visit_float_dtype(node, dtype, [&]<typename T>() {
     T* p = out.data<T>();
-    for (size_t i = 0; i < values.size(); ++i) p[i] = T(values[i]);
+    for (size_t i = 0; i < values.size(); ++i) p[i] = from_double<T>(values[i]);
   });
   return out;
 }

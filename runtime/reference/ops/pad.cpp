@@ -50,7 +50,7 @@ std::vector<int64_t> pad_axis_map(const KernelContext& ctx, PadMode mode, int64_
   const int64_t out_dim = kept + pad_lo + std::max<int64_t>(0, after);
   VKG_CHECK(mode == PadMode::Constant || kept > 0 || out_dim == 0,
             ctx.node.describe() << ": cannot pad an empty axis in mode " << ctx.node.attr_string("mode", ""));
-  std::vector<int64_t> map(size_t(out_dim));
+  std::vector<int64_t> map(static_cast<size_t>(out_dim), 0);
   for (int64_t o = 0; o < out_dim; ++o) {
     const int64_t i = o - pad_lo;
     const bool inside = i >= 0 && i < kept;

@@ -13,8 +13,8 @@ namespace vkg {
 namespace {
 
 // The accumulator type of an input element type T.
-template <class T>
-using Accum = std::conditional_t<std::is_integral_v<T>, std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, double>;
+template <class T> using Accum =
+    std::conditional_t<std::is_integral_v<T>, std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, double>;
 
 template <class A, class T> A to_accum(T v) {
   if constexpr (is_half_type<T>) {
@@ -177,10 +177,12 @@ template <class F> void visit_reduce_dtype(const Node& node, DType dt, F&& f) {
 template <template <class> class Op, class T> void reduce_typed(const ReducePlan& plan, const T* x, T* y) {
   using A = Accum<T>;
   using Policy = Op<A>;
-  std::vector<typename Policy::State> states(size_t(plan.out_size()), Policy::init());
-  for_each_reduced(plan, [&](int64_t o, int64_t, int64_t i) { Policy::step(states[size_t(o)], to_accum<A>(x[i])); });
   const int64_t n = plan.reduced_size();
-  for (size_t o = 0; o < states.size(); ++o) y[o] = from_accum<T>(Policy::finish(states[o], n));
+  for_each_row(plan, [&](int64_t o, int64_t base) {
+    typename Policy::State state = Policy::init();
+    for (int64_t offset : plan.reduced_offsets) Policy::step(state, to_accum<A>(x[base + offset]));
+    y[o] = from_accum<T>(Policy::finish(state, n));
+  });
 }
 
 // The axes of a Reduce* node: the optional second input (ReduceSum from opset 13,
@@ -226,15 +228,17 @@ template <bool kMax> std::vector<Tensor> arg_extreme(const KernelContext& ctx) {
   visit_reduce_dtype(node, x.dtype(), [&]<typename T>() {
     using A = Accum<T>;
     const T* xs = x.data<T>();
-    std::vector<A> best(size_t(plan.out_size()));
-    for_each_reduced(plan, [&](int64_t o, int64_t r, int64_t i) {
-      const A v = to_accum<A>(xs[i]);
-      A& b = best[size_t(o)];
-      const bool better = kMax ? (v > b || (select_last && v == b)) : (v < b || (select_last && v == b));
-      if (r == 0 || better) {
-        b = v;
-        index[o] = r;
+    for_each_row(plan, [&](int64_t o, int64_t base) {
+      A best = to_accum<A>(xs[base + plan.reduced_offsets[0]]);
+      int64_t best_index = 0;
+      for (int64_t r = 1; r < plan.reduced_size(); ++r) {
+        const A v = to_accum<A>(xs[base + plan.reduced_offsets[size_t(r)]]);
+        if (kMax ? (v > best || (select_last && v == best)) : (v < best || (select_last && v == best))) {
+          best = v;
+          best_index = r;
+        }
       }
+      index[o] = best_index;
     });
   });
   return {y};

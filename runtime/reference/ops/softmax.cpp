@@ -29,47 +29,43 @@ std::vector<bool> softmax_axes(const KernelContext& ctx, const Tensor& x) {
   return axes_mask(node, {node.attr_int("axis", -1)}, rank);
 }
 
-template <SoftmaxKind kKind> std::vector<Tensor> softmax_kernel(const KernelContext& ctx) {
-  const Node& node = ctx.node;
-  const Tensor& x = ctx.input(0);
-  std::vector<double> v = load_doubles(node, x);
-  const ReducePlan plan = make_reduce_plan(x.shape(), softmax_axes(ctx, x), true);
-  const size_t rows = size_t(plan.out_size());
-
-  switch (kKind) {
+// Writes the op's result for one row (given as doubles) into `row`.
+void softmax_row(SoftmaxKind kind, std::vector<double>& row) {
+  switch (kind) {
     case SoftmaxKind::Softmax:
     case SoftmaxKind::LogSoftmax: {
-      std::vector<double> max(rows, -std::numeric_limits<double>::infinity());
-      for_each_reduced(plan, [&](int64_t o, int64_t, int64_t i) { max[size_t(o)] = std::max(max[size_t(o)], v[size_t(i)]); });
-      std::vector<double> sum(rows, 0.0);
-      if (kKind == SoftmaxKind::Softmax) {
-        for_each_reduced(plan, [&](int64_t o, int64_t, int64_t i) {
-          v[size_t(i)] = std::exp(v[size_t(i)] - max[size_t(o)]);
-          sum[size_t(o)] += v[size_t(i)];
-        });
-        for_each_reduced(plan, [&](int64_t o, int64_t, int64_t i) { v[size_t(i)] /= sum[size_t(o)]; });
+      double max = -std::numeric_limits<double>::infinity();
+      for (double v : row) max = std::max(max, v);
+      double sum = 0.0;
+      if (kind == SoftmaxKind::Softmax) {
+        for (double& v : row) {
+          v = std::exp(v - max);
+          sum += v;
+        }
+        for (double& v : row) v /= sum;
       } else {
-        for_each_reduced(plan, [&](int64_t o, int64_t, int64_t i) { sum[size_t(o)] += std::exp(v[size_t(i)] - max[size_t(o)]); });
-        for (size_t o = 0; o < rows; ++o) max[o] += std::log(sum[o]);
-        for_each_reduced(plan, [&](int64_t o, int64_t, int64_t i) { v[size_t(i)] -= max[size_t(o)]; });
+        for (double v : row) sum += std::exp(v - max);
+        const double shift = max + std::log(sum);
+        for (double& v : row) v -= shift;
       }
       break;
     }
     case SoftmaxKind::Hardmax: {
       // One-hot of the first maximum.
-      std::vector<double> best(rows);
-      std::vector<int64_t> best_index(rows, 0);
-      for_each_reduced(plan, [&](int64_t o, int64_t r, int64_t i) {
-        if (r == 0 || v[size_t(i)] > best[size_t(o)]) {
-          best[size_t(o)] = v[size_t(i)];
-          best_index[size_t(o)] = r;
-        }
-      });
-      for_each_reduced(plan, [&](int64_t o, int64_t r, int64_t i) { v[size_t(i)] = r == best_index[size_t(o)] ? 1.0 : 0.0; });
+      size_t best = 0;
+      for (size_t r = 1; r < row.size(); ++r)
+        if (row[r] > row[best]) best = r;
+      for (size_t r = 0; r < row.size(); ++r) row[r] = r == best ? 1.0 : 0.0;
       break;
     }
   }
-  return {store_doubles(node, x.dtype(), x.shape(), v)};
+}
+
+template <SoftmaxKind kKind> std::vector<Tensor> softmax_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const ReducePlan plan = make_reduce_plan(x.shape(), softmax_axes(ctx, x), true);
+  Tensor y = map_rows(ctx.node, x, plan, [](int64_t, std::vector<double>& row) { softmax_row(kKind, row); });
+  return {y};
 }
 
 }  // namespace

@@ -1,0 +1,319 @@
+// Conv and ConvTranspose: im2col / col2im around the shared GEMM, a plain view of the
+// input for pointwise convolutions, and a direct loop for depthwise ones. Any number
+// of spatial dims; float32 and float64 (float16 and bfloat16 are computed in float32).
+#include "runtime/reference/ops/linalg_kernels.h"
+
+namespace vkg::linalg {
+
+namespace {
+
+// The spatial kernel shape: W's dims, checked against the kernel_shape attribute.
+Shape kernel_shape_of(const Node& node, const Tensor& w) {
+  const Shape kernel(w.shape().begin() + 2, w.shape().end());
+  if (node.has_attr("kernel_shape")) {
+    const std::vector<int64_t> attr = node.attr_ints("kernel_shape");
+    VKG_CHECK(attr == kernel, node.describe() << ": attribute kernel_shape " << shape_to_string(attr)
+                                              << " does not match the weights " << shape_to_string(w.shape()));
+  }
+  return kernel;
+}
+
+void check_ranks(const Node& node, const Tensor& x, const Tensor& w) {
+  VKG_CHECK(x.rank() >= 3, node.describe() << ": input X must have rank >= 3 (N x C x D1 ...), got "
+                                           << shape_to_string(x.shape()));
+  VKG_CHECK(w.rank() == x.rank(), node.describe() << ": weights " << shape_to_string(w.shape())
+                                                  << " must have the rank of the input " << shape_to_string(x.shape()));
+  VKG_CHECK(w.dtype() == x.dtype(), node.describe() << ": weights have type " << dtype_name(w.dtype())
+                                                    << " but the input has type " << dtype_name(x.dtype()));
+}
+
+// The optional bias B: absent, or a 1-D tensor of `channels` values of X's type.
+const Tensor* bias_of(const KernelContext& ctx, int64_t channels) {
+  if (!ctx.has_input(2)) return nullptr;
+  const Tensor& b = ctx.input(2);
+  VKG_CHECK(b.rank() == 1 && b.dim(0) == channels, ctx.node.describe() << ": bias " << shape_to_string(b.shape())
+                                                                       << " must be 1-D with " << channels
+                                                                       << " values (one per output channel)");
+  VKG_CHECK(b.dtype() == ctx.input(0).dtype(), ctx.node.describe() << ": bias has type " << dtype_name(b.dtype())
+                                                                    << " but the input has type "
+                                                                    << dtype_name(ctx.input(0).dtype()));
+  return &b;
+}
+
+// The spatial position of flat kernel offset kk.
+std::vector<int64_t> kernel_position(const Shape& kernel, int64_t kk) {
+  std::vector<int64_t> pos(kernel.size());
+  for (size_t d = kernel.size(); d-- > 0;) {
+    pos[d] = kk % kernel[d];
+    kk /= kernel[d];
+  }
+  return pos;
+}
+
+// Fills row `r` of every `rows x len` block of y with value[r] (the bias), or zeros.
+template <class T> void fill_channels(T* y, int64_t blocks, int64_t rows, int64_t len, const T* value) {
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t r = 0; r < rows; ++r) std::fill_n(y + (b * rows + r) * len, len, value ? value[r] : T(0));
+}
+
+// col[(c * K + kk) x out] = x[c] at the position that output o and kernel offset kk read.
+template <class T> void im2col(const T* x, int64_t channels, const WindowGeometry& g, T* col) {
+  const WindowMap map{g.out, g.in, g.strides, g.dilations, g.pads_begin};
+  const int64_t in_size = num_elements(g.in);
+  const int64_t out_size = num_elements(g.out);
+  const int64_t row_len = g.out.back();
+  const int64_t step = g.strides.back();
+  const int64_t kernel_size = num_elements(g.kernel);
+  for (int64_t kk = 0; kk < kernel_size; ++kk) {
+    const std::vector<int64_t> kpos = kernel_position(g.kernel, kk);
+    for (int64_t c = 0; c < channels; ++c) {
+      const T* xc = x + c * in_size;
+      T* dst = col + (c * kernel_size + kk) * out_size;
+      visit_window_rows(map, kpos.data(), [&](int64_t out_row, int64_t in_row, int64_t lo, int64_t hi) {
+        T* d = dst + out_row;
+        std::fill(d, d + lo, T(0));
+        const T* src = xc + in_row;
+        if (step == 1) {
+          for (int64_t j = lo; j < hi; ++j) d[j] = src[j];
+        } else {
+          for (int64_t j = lo; j < hi; ++j) d[j] = src[j * step];
+        }
+        std::fill(d + hi, d + row_len, T(0));
+      });
+    }
+  }
+}
+
+// y[m] += sum over kernel offsets of w[m, kk] * x (one input channel per group).
+template <class T>
+void depthwise(const T* x, const T* w, int64_t out_channels, const WindowGeometry& g, T* y) {
+  const WindowMap map{g.out, g.in, g.strides, g.dilations, g.pads_begin};
+  const int64_t step = g.strides.back();
+  const int64_t kernel_size = num_elements(g.kernel);
+  const int64_t out_size = num_elements(g.out);
+  for (int64_t kk = 0; kk < kernel_size; ++kk) {
+    const std::vector<int64_t> kpos = kernel_position(g.kernel, kk);
+    for (int64_t m = 0; m < out_channels; ++m) {
+      const T wv = w[m * kernel_size + kk];
+      T* ym = y + m * out_size;
+      visit_window_rows(map, kpos.data(), [&](int64_t out_row, int64_t in_row, int64_t lo, int64_t hi) {
+        T* d = ym + out_row;
+        const T* src = x + in_row;
+        if (step == 1) {
+          for (int64_t j = lo; j < hi; ++j) d[j] += wv * src[j];
+        } else {
+          for (int64_t j = lo; j < hi; ++j) d[j] += wv * src[j * step];
+        }
+      });
+    }
+  }
+}
+
+bool is_pointwise(const WindowGeometry& g) {
+  for (size_t i = 0; i < g.rank(); ++i)
+    if (g.kernel[i] != 1 || g.strides[i] != 1 || g.pads_begin[i] != 0 || g.pads_end[i] != 0) return false;
+  return true;
+}
+
+template <class T>
+Tensor conv_typed(const Tensor& x, const Tensor& w, const Tensor* bias, int64_t group, const WindowGeometry& g) {
+  const int64_t batch = x.dim(0);
+  const int64_t in_channels = x.dim(1);
+  const int64_t out_channels = w.dim(0);
+  const int64_t cg = in_channels / group;   // input channels per group
+  const int64_t mg = out_channels / group;  // output channels per group
+  const int64_t kernel_size = num_elements(g.kernel);
+  const int64_t in_size = num_elements(g.in);
+  const int64_t out_size = num_elements(g.out);
+
+  Shape out_shape{batch, out_channels};
+  out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
+  Tensor out(x.dtype(), out_shape);
+  T* y = out.data<T>();
+  fill_channels(y, batch, out_channels, out_size, bias ? bias->data<T>() : nullptr);
+  if (out.empty()) return out;
+
+  const bool pointwise = is_pointwise(g);
+  std::vector<T> col;
+  if (!pointwise && cg > 1) col.resize(size_t(cg * kernel_size * out_size));
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const T* xg = x.data<T>() + (n * in_channels + gi * cg) * in_size;
+      const T* wg = w.data<T>() + gi * mg * cg * kernel_size;
+      T* yg = y + (n * out_channels + gi * mg) * out_size;
+      if (cg == 1 && !pointwise) {
+        depthwise(xg, wg, mg, g, yg);
+        continue;
+      }
+      const T* b = xg;
+      if (!pointwise) {
+        im2col(xg, cg, g, col.data());
+        b = col.data();
+      }
+      gemm<T>(false, false, mg, out_size, cg * kernel_size, T(1), wg, cg * kernel_size, b, out_size, T(1), yg,
+              out_size);
+    }
+  }
+  return out;
+}
+
+// Output size and pads of a ConvTranspose along every spatial dim (see the ONNX spec:
+// output_shape, when given, fixes the size and the pads follow from it).
+WindowGeometry transpose_geometry(const Node& node, const Shape& in, const Shape& kernel) {
+  const size_t r = in.size();
+  WindowGeometry g;
+  g.in = in;
+  g.kernel = kernel;
+  g.strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
+  g.dilations = node.attr_ints("dilations", std::vector<int64_t>(r, 1));
+  std::vector<int64_t> out_pad = node.attr_ints("output_padding", std::vector<int64_t>(r, 0));
+  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  std::vector<int64_t> out_shape = node.attr_ints("output_shape");
+  // output_shape may also list N and C.
+  if (out_shape.size() == r + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+  auto check_len = [&](const std::vector<int64_t>& v, size_t n, const char* name, int64_t min_value) {
+    VKG_CHECK(v.size() == n, node.describe() << ": attribute '" << name << "' has " << v.size() << " values, expected "
+                                             << n << " for this input rank");
+    for (int64_t value : v)
+      VKG_CHECK(value >= min_value, node.describe() << ": attribute '" << name << "' = " << shape_to_string(v)
+                                                    << " has a value below " << min_value);
+  };
+  check_len(g.strides, r, "strides", 1);
+  check_len(g.dilations, r, "dilations", 1);
+  check_len(out_pad, r, "output_padding", 0);
+  check_len(pads, 2 * r, "pads", 0);
+  if (!out_shape.empty()) check_len(out_shape, r, "output_shape", 1);
+
+  std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  if (auto_pad.empty()) auto_pad = "NOTSET";
+  VKG_CHECK(auto_pad == "NOTSET" || auto_pad == "VALID" || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER",
+            node.describe() << ": unknown auto_pad '" << auto_pad
+                            << "' (expects NOTSET, SAME_UPPER, SAME_LOWER or VALID)");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (out_shape.empty() && same)
+    for (size_t i = 0; i < r; ++i) out_shape.push_back(in[i] * g.strides[i]);
+
+  g.pads_begin.assign(r, 0);
+  g.pads_end.assign(r, 0);
+  g.out.assign(r, 0);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t full = g.strides[i] * (in[i] - 1) + out_pad[i] + g.extent(i);
+    if (!out_shape.empty()) {
+      // Floor division, so a negative total (a larger output) extends the end.
+      const int64_t total = full - out_shape[i];
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      g.pads_begin[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+      g.pads_end[i] = total - g.pads_begin[i];
+      g.out[i] = out_shape[i];
+    } else if (auto_pad == "NOTSET") {
+      g.pads_begin[i] = pads[i];
+      g.pads_end[i] = pads[i + r];
+      g.out[i] = full - pads[i] - pads[i + r];
+    } else {  // VALID
+      g.out[i] = full;
+    }
+    VKG_CHECK(g.out[i] >= 1, node.describe() << ": output spatial shape " << shape_to_string(g.out) << " is empty");
+  }
+  return g;
+}
+
+// y[m] += w^T x scattered to the output positions (col2im).
+template <class T>
+Tensor conv_transpose_typed(const Tensor& x, const Tensor& w, const Tensor* bias, int64_t group,
+                            const WindowGeometry& g) {
+  const int64_t batch = x.dim(0);
+  const int64_t in_channels = x.dim(1);
+  const int64_t cg = in_channels / group;
+  const int64_t mg = w.dim(1);
+  const int64_t out_channels = mg * group;
+  const int64_t kernel_size = num_elements(g.kernel);
+  const int64_t in_size = num_elements(g.in);
+  const int64_t out_size = num_elements(g.out);
+
+  Shape out_shape{batch, out_channels};
+  out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
+  Tensor out(x.dtype(), out_shape);
+  T* y = out.data<T>();
+  fill_channels(y, batch, out_channels, out_size, bias ? bias->data<T>() : nullptr);
+  if (out.empty() || in_size == 0) return out;
+
+  // The "iterated" grid is X's, the target grid Y's.
+  const WindowMap map{g.in, g.out, g.strides, g.dilations, g.pads_begin};
+  const int64_t step = g.strides.back();
+  std::vector<T> col(size_t(mg * kernel_size * in_size));
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const T* xg = x.data<T>() + (n * in_channels + gi * cg) * in_size;
+      const T* wg = w.data<T>() + gi * cg * mg * kernel_size;
+      T* yg = y + (n * out_channels + gi * mg) * out_size;
+      gemm<T>(true, false, mg * kernel_size, in_size, cg, T(1), wg, mg * kernel_size, xg, in_size, T(0), col.data(),
+              in_size);
+      for (int64_t m = 0; m < mg; ++m) {
+        T* ym = yg + m * out_size;
+        for (int64_t kk = 0; kk < kernel_size; ++kk) {
+          const std::vector<int64_t> kpos = kernel_position(g.kernel, kk);
+          const T* src = col.data() + (m * kernel_size + kk) * in_size;
+          visit_window_rows(map, kpos.data(), [&](int64_t in_row, int64_t out_row, int64_t lo, int64_t hi) {
+            for (int64_t j = lo; j < hi; ++j) ym[out_row + j * step] += src[in_row + j];
+          });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Tensor> conv(const KernelContext& ctx) {
+  const Node& node = ctx.node;
+  const Tensor& x_in = ctx.input(0);
+  const Tensor& w_in = ctx.input(1);
+  check_ranks(node, x_in, w_in);
+  const int64_t group = node.attr_int("group", 1);
+  VKG_CHECK(group >= 1, node.describe() << ": group must be >= 1, got " << group);
+  VKG_CHECK(x_in.dim(1) % group == 0 && w_in.dim(0) % group == 0,
+            node.describe() << ": group " << group << " does not divide the " << x_in.dim(1)
+                            << " input channels and the " << w_in.dim(0) << " output channels");
+  VKG_CHECK(w_in.dim(1) * group == x_in.dim(1),
+            node.describe() << ": input has " << x_in.dim(1) << " channels but the weights "
+                            << shape_to_string(w_in.shape()) << " with group " << group << " expect "
+                            << w_in.dim(1) * group);
+  const Tensor* b_in = bias_of(ctx, w_in.dim(0));
+  const Shape spatial(x_in.shape().begin() + 2, x_in.shape().end());
+  const WindowGeometry g = resolve_window(node, spatial, kernel_shape_of(node, w_in), false);
+
+  const DType ct = float_compute_type(node, x_in.dtype());
+  Tensor x_store, w_store, b_store;
+  const Tensor& x = as_type(x_in, ct, x_store);
+  const Tensor& w = as_type(w_in, ct, w_store);
+  const Tensor* b = b_in ? &as_type(*b_in, ct, b_store) : nullptr;
+  Tensor y = ct == DType::Float32 ? conv_typed<float>(x, w, b, group, g) : conv_typed<double>(x, w, b, group, g);
+  return one_output(y.dtype() == x_in.dtype() ? std::move(y) : y.cast(x_in.dtype()));
+}
+
+std::vector<Tensor> conv_transpose(const KernelContext& ctx) {
+  const Node& node = ctx.node;
+  const Tensor& x_in = ctx.input(0);
+  const Tensor& w_in = ctx.input(1);
+  check_ranks(node, x_in, w_in);
+  const int64_t group = node.attr_int("group", 1);
+  VKG_CHECK(group >= 1, node.describe() << ": group must be >= 1, got " << group);
+  VKG_CHECK(w_in.dim(0) == x_in.dim(1), node.describe() << ": input has " << x_in.dim(1) << " channels but the weights "
+                                                        << shape_to_string(w_in.shape()) << " expect " << w_in.dim(0));
+  VKG_CHECK(x_in.dim(1) % group == 0, node.describe() << ": group " << group << " does not divide the " << x_in.dim(1)
+                                                      << " input channels");
+  const Tensor* b_in = bias_of(ctx, w_in.dim(1) * group);
+  const Shape spatial(x_in.shape().begin() + 2, x_in.shape().end());
+  const WindowGeometry g = transpose_geometry(node, spatial, kernel_shape_of(node, w_in));
+
+  const DType ct = float_compute_type(node, x_in.dtype());
+  Tensor x_store, w_store, b_store;
+  const Tensor& x = as_type(x_in, ct, x_store);
+  const Tensor& w = as_type(w_in, ct, w_store);
+  const Tensor* b = b_in ? &as_type(*b_in, ct, b_store) : nullptr;
+  Tensor y = ct == DType::Float32 ? conv_transpose_typed<float>(x, w, b, group, g) : conv_transpose_typed<double>(x, w, b, group, g);
+  return one_output(y.dtype() == x_in.dtype() ? std::move(y) : y.cast(x_in.dtype()));
+}
+
+}  // namespace vkg::linalg

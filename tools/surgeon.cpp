@@ -1,0 +1,146 @@
+// `vkgraphy surgeon`: changes ONNX models (Polygraphy's `surgeon extract` and
+// `surgeon sanitize`). The result is checked and written whole or not at all.
+#include <memory>
+
+#include "runtime/core/logger.h"
+#include "runtime/onnx/surgeon.h"
+#include "tools/args_model.h"
+#include "tools/tools.h"
+
+namespace vkg::tools {
+
+namespace {
+
+struct ExtractArgs {
+  ModelArgs model;  // --model-input-shapes: fixes the model's input shapes before inference
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::string output_path;
+};
+
+struct SanitizeArgs {
+  ModelArgs model;  // --override-input-shapes
+  bool fold_constants = false;
+  int num_passes = -1;
+  std::string fold_size_threshold;
+  bool cleanup = false;
+  bool toposort = false;
+  std::string output_path;
+};
+
+// Loads and validates a model for surgery; ops ONNX does not define are refused,
+// since neither shape inference nor folding could handle them.
+OnnxModel load_for_surgery(const ModelArgs& args) {
+  OnnxModel model = load_onnx_model(args.path, true, args.external_data_dir);
+  const std::vector<std::string> unknown = validate_onnx_model(model);
+  if (!unknown.empty()) {
+    std::string list;
+    for (const auto& u : unknown) list += (list.empty() ? "" : ", ") + u;
+    VKG_THROW("model '" << args.path << "' uses ops that ONNX opset " << default_opset(model)
+                        << " does not define: " << list << "; surgeon works on standard ONNX ops only");
+  }
+  return model;
+}
+
+void save(const OnnxModel& model, const std::string& path, const std::string& what) {
+  check_model_before_saving(model, what);
+  save_onnx_model(model, path);
+  VKG_INFO("Saved ONNX model to: " << path);
+}
+
+void run_extract(const ExtractArgs& args) {
+  VKG_START("RUNNING | Command: vkgraphy surgeon extract " << args.model.path);
+  OnnxModel model = load_for_surgery(args.model);
+  const InputShapes shapes = args.model.shapes();
+  if (!shapes.empty()) {
+    override_input_shapes(model, shapes);
+    clear_inferred_shapes(model);
+  }
+  const bool shape_inference = !args.model.no_shape_inference;
+  if (shape_inference) infer_shapes(model, /*strict=*/true);
+
+  std::vector<TensorSpec> inputs, outputs;
+  bool retype = false;  // a given shape or dtype may change what the nodes after it compute
+  for (const auto& text : args.inputs) {
+    inputs.push_back(parse_input_spec(text));
+    retype = retype || inputs.back().shape || inputs.back().dtype;
+  }
+  for (const auto& text : args.outputs) outputs.push_back(parse_output_spec(text));
+  const ExtractReport report = extract_subgraph(model, inputs, outputs);
+  if (retype && shape_inference) {
+    clear_inferred_shapes(model);
+    infer_shapes(model, /*strict=*/false);
+  }
+  VKG_INFO("Extracted " << report.nodes_kept << " of " << report.nodes_before << " node(s), with "
+                        << report.inputs << " input(s) and " << report.outputs << " output(s)");
+  save(model, args.output_path, "the extracted model");
+  VKG_FINISH("PASSED | Command: vkgraphy surgeon extract " << args.model.path);
+}
+
+void run_sanitize(const SanitizeArgs& args) {
+  VKG_START("RUNNING | Command: vkgraphy surgeon sanitize " << args.model.path);
+  OnnxModel model = load_for_surgery(args.model);
+  SanitizeOptions options;
+  options.input_shapes = args.model.shapes();
+  options.shape_inference = !args.model.no_shape_inference;
+  options.fold_constants = args.fold_constants;
+  options.num_passes = args.num_passes;
+  if (!args.fold_size_threshold.empty()) options.fold_size_threshold = parse_byte_size(args.fold_size_threshold);
+  options.cleanup = args.cleanup;
+  options.toposort = args.toposort;
+  if (!args.fold_constants && (args.num_passes >= 0 || !args.fold_size_threshold.empty()))
+    VKG_WARNING("--num-passes and --fold-size-threshold are ignored without --fold-constants");
+
+  const SanitizeReport report = sanitize_model(model, options);
+  if (args.fold_constants) VKG_INFO("Folded " << report.nodes_folded << " node(s)");
+  if (report.nodes_removed > 0) VKG_INFO("Removed " << report.nodes_removed << " dead node(s)");
+  VKG_INFO("The model has " << report.nodes_after << " node(s) (" << report.nodes_before << " before)");
+  save(model, args.output_path, "the sanitized model");
+  VKG_FINISH("PASSED | Command: vkgraphy surgeon sanitize " << args.model.path);
+}
+
+void add_output_option(CLI::App& cmd, std::string& path) {
+  cmd.add_option("-o,--output", path, "Path of the ONNX model to write")->required();
+}
+
+}  // namespace
+
+void add_surgeon_tool(CLI::App& app) {
+  CLI::App* surgeon = app.add_subcommand("surgeon", "Change ONNX models: extract subgraphs, sanitize");
+  surgeon->require_subcommand(1);
+  surgeon->fallthrough();
+
+  auto extract_args = std::make_shared<ExtractArgs>();
+  CLI::App* extract = surgeon->add_subcommand("extract", "Extract the subgraph between given tensors");
+  extract->fallthrough();
+  extract_args->model.add_to(*extract, "--model-input-shapes");
+  extract->remove_option(extract->get_option("--no-fold-constants"));  // extract never folds
+  extract->add_option("--inputs", extract_args->inputs,
+                      "Subgraph inputs as name:shape:dtype, e.g. x:[1,3,224,224]:float32 y:auto:auto "
+                      "(default: the model's inputs)")
+      ->take_all();
+  extract->add_option("--outputs", extract_args->outputs,
+                      "Subgraph outputs as name:dtype, e.g. y:float32 z:auto (default: the model's outputs)")
+      ->take_all();
+  add_output_option(*extract, extract_args->output_path);
+  extract->callback([extract_args] { run_extract(*extract_args); });
+
+  auto sanitize_args = std::make_shared<SanitizeArgs>();
+  CLI::App* sanitize = surgeon->add_subcommand("sanitize", "Fold constants, override input shapes, clean up");
+  sanitize->fallthrough();
+  sanitize_args->model.add_to(*sanitize, "--override-input-shapes");
+  sanitize->remove_option(sanitize->get_option("--no-fold-constants"));  // folding is opt-in here
+  sanitize->add_flag("--fold-constants", sanitize_args->fold_constants,
+                     "Fold nodes whose values do not depend on runtime inputs into initializers");
+  sanitize->add_option("--num-passes", sanitize_args->num_passes,
+                       "Constant folding rounds at most (default: until nothing changes)")
+      ->check(CLI::NonNegativeNumber);
+  sanitize->add_option("--fold-size-threshold", sanitize_args->fold_size_threshold,
+                       "Do not fold nodes whose outputs take more bytes than this (suffixes K, M, G), e.g. 16M");
+  sanitize->add_flag("--cleanup", sanitize_args->cleanup, "Remove nodes and initializers no output depends on");
+  sanitize->add_flag("--toposort", sanitize_args->toposort, "Sort the nodes topologically");
+  add_output_option(*sanitize, sanitize_args->output_path);
+  sanitize->callback([sanitize_args] { run_sanitize(*sanitize_args); });
+}
+
+}  // namespace vkg::tools
