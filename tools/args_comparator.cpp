@@ -1,58 +1,36 @@
 #include "tools/args_comparator.h"
 
-#include <functional>
-
 #include "runtime/data/option_parsing.h"
+#include "tools/args_validators.h"
 
 namespace vkg {
 
-namespace {
-
-using Parser = std::function<void(const std::string&)>;
-
-// A CLI11 validator that runs a vkgraphy parser on each value and reports its Error.
-CLI::Validator checked_by(Parser parse, const std::string& description) {
-  return CLI::Validator(
-      [parse](std::string& arg) -> std::string {
-        try {
-          parse(arg);
-          return {};
-        } catch (const Error& e) {
-          return e.what();
-        }
-      },
-      description, description);
-}
-
-}  // namespace
-
 void ComparatorArgs::add_to(CLI::App& app) {
   CLI::App* group = app.add_option_group("Comparator", "Options for comparing and checking outputs");
-  group
-      ->add_option("--atol", atol_,
-                   "Absolute tolerance, per output as NAME:VALUE (default 1e-5). Example: --atol 1e-5 y:1e-3")
-      ->check(checked_by([](const std::string& a) { parse_tolerances({a}, "--atol"); }, "[NAME:]VALUE"));
-  group
-      ->add_option("--rtol", rtol_,
-                   "Relative tolerance, per output as NAME:VALUE (default 1e-5), relative to the second output")
-      ->check(checked_by([](const std::string& a) { parse_tolerances({a}, "--rtol"); }, "[NAME:]VALUE"));
-  group
-      ->add_option("--check-error-stat", error_stat_,
-                   "Error statistic to check against the tolerances, per output as NAME:STAT: "
-                   "elemwise (default: each element), max, mean, median, quantile")
-      ->check(checked_by([](const std::string& a) { parse_error_stats({a}, "--check-error-stat"); }, "[NAME:]STAT"));
-  group
-      ->add_option("--error-quantile", error_quantile_,
-                   "Quantile of the error checked by --check-error-stat quantile, in [0, 1] (default 0.99)")
-      ->check(checked_by([](const std::string& a) { parse_quantiles({a}, "--error-quantile"); }, "[NAME:]Q"));
+  as_list(group->add_option("--atol", atol_,
+                            "Absolute tolerance, per output as NAME:VALUE (default 1e-5). Example: --atol 1e-5 y:1e-3"))
+      ->check(checked_by("--atol", "[NAME:]VALUE", [](const std::string& a) { parse_tolerances({a}, "--atol"); }));
+  as_list(group->add_option("--rtol", rtol_,
+                            "Relative tolerance, per output as NAME:VALUE (default 1e-5), "
+                            "relative to the second output"))
+      ->check(checked_by("--rtol", "[NAME:]VALUE", [](const std::string& a) { parse_tolerances({a}, "--rtol"); }));
+  as_list(group->add_option("--check-error-stat", error_stat_,
+                            "Error statistic to check against the tolerances, per output as NAME:STAT: "
+                            "elemwise (default: each element), max, mean, median, quantile"))
+      ->check(checked_by("--check-error-stat", "[NAME:]STAT",
+                         [](const std::string& a) { parse_error_stats({a}, "--check-error-stat"); }));
+  as_list(group->add_option("--error-quantile", error_quantile_,
+                            "Quantile of the error checked by --check-error-stat quantile, in [0, 1] (default 0.99)"))
+      ->check(checked_by("--error-quantile", "[NAME:]Q",
+                         [](const std::string& a) { parse_quantiles({a}, "--error-quantile"); }));
   group->add_flag("--infinities-compare-equal", infinities_compare_equal_,
                   "Count matching +-inf values as equal (error 0) instead of NaN");
   group->add_flag("--no-shape-check", no_shape_check_,
                   "Compare outputs of different shapes when they can be reshaped or transposed to match");
   group->add_flag("--fail-fast", fail_fast_, "Stop at the first output that does not match");
   group->add_flag("--validate", validate_, "Check outputs for NaNs and infinities");
-  group->add_option("--load-outputs,--load-results", load_outputs_,
-                    "Outputs files (written by --save-outputs or Polygraphy) to compare against")
+  as_list(group->add_option("--load-outputs,--load-results", load_outputs_,
+                            "Outputs files (written by --save-outputs or Polygraphy) to compare against"))
       ->check(CLI::ExistingFile);
   group->add_option("--save-outputs,--save-results", save_outputs_, "Save the outputs of this run to this JSON file");
 }

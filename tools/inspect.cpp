@@ -56,7 +56,7 @@ void inspect_onnx_model(const InspectModelArgs& args) {
     clear_inferred_shapes(model);
   }
   // Shape inference cannot be strict about ops it does not know.
-  if (import.shape_inference) infer_shapes(model, /*strict=*/unknown.empty());
+  if (import.shape_inference) infer_shapes_afresh(model, /*strict=*/unknown.empty());
 
   SummaryOptions options;
   for (const auto& s : args.show) {
@@ -82,7 +82,7 @@ std::string tensor_text(const std::string& name, const Tensor& t, const InspectD
     const std::vector<double> values = t.to_doubles();
     const std::string hist = format_histogram(values, nan_min(values), nan_max(values));
     if (!hist.empty()) {
-      out += "\n    ---- Histogram ----\n    ";
+      out += "\n    ";
       for (char c : hist) out += c == '\n' ? std::string("\n    ") : std::string(1, c);
     }
   }
@@ -99,7 +99,7 @@ std::string iterations_text(const std::vector<Iteration>& iterations, const Insp
     out += print(iterations[i]);
   }
   if (shown < iterations.size())
-    out += "(showing iteration 0 of " + std::to_string(iterations.size()) + "; use --all to show every iteration)\n";
+    out += "(showing iteration 0 of " + std::to_string(iterations.size()) + "; use --all to show every iteration)\n\n";
   return out;
 }
 

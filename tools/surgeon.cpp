@@ -42,8 +42,9 @@ OnnxModel load_for_surgery(const ModelArgs& args) {
   return model;
 }
 
-void save(const OnnxModel& model, const std::string& path, const std::string& what) {
-  check_model_before_saving(model, what);
+// `checker_passed`: whether the source model passed ONNX's checker (then the result must too).
+void save(const OnnxModel& model, const std::string& path, const std::string& what, bool checker_passed) {
+  check_model_before_saving(model, what, checker_passed);
   save_onnx_model(model, path);
   VKG_INFO("Saved ONNX model to: " << path);
 }
@@ -51,13 +52,14 @@ void save(const OnnxModel& model, const std::string& path, const std::string& wh
 void run_extract(const ExtractArgs& args) {
   VKG_START("RUNNING | Command: vkgraphy surgeon extract " << args.model.path);
   OnnxModel model = load_for_surgery(args.model);
+  const bool checker_passed = onnx_checker_problem(model).empty();
   const InputShapes shapes = args.model.shapes();
   if (!shapes.empty()) {
     override_input_shapes(model, shapes);
     clear_inferred_shapes(model);
   }
   const bool shape_inference = !args.model.no_shape_inference;
-  if (shape_inference) infer_shapes(model, /*strict=*/true);
+  if (shape_inference) infer_shapes_afresh(model, /*strict=*/true);
 
   std::vector<TensorSpec> inputs, outputs;
   bool retype = false;  // a given shape or dtype may change what the nodes after it compute
@@ -73,13 +75,14 @@ void run_extract(const ExtractArgs& args) {
   }
   VKG_INFO("Extracted " << report.nodes_kept << " of " << report.nodes_before << " node(s), with "
                         << report.inputs << " input(s) and " << report.outputs << " output(s)");
-  save(model, args.output_path, "the extracted model");
+  save(model, args.output_path, "the extracted model", checker_passed);
   VKG_FINISH("PASSED | Command: vkgraphy surgeon extract " << args.model.path);
 }
 
 void run_sanitize(const SanitizeArgs& args) {
   VKG_START("RUNNING | Command: vkgraphy surgeon sanitize " << args.model.path);
   OnnxModel model = load_for_surgery(args.model);
+  const bool checker_passed = onnx_checker_problem(model).empty();
   SanitizeOptions options;
   options.input_shapes = args.model.shapes();
   options.shape_inference = !args.model.no_shape_inference;
@@ -95,7 +98,7 @@ void run_sanitize(const SanitizeArgs& args) {
   if (args.fold_constants) VKG_INFO("Folded " << report.nodes_folded << " node(s)");
   if (report.nodes_removed > 0) VKG_INFO("Removed " << report.nodes_removed << " dead node(s)");
   VKG_INFO("The model has " << report.nodes_after << " node(s) (" << report.nodes_before << " before)");
-  save(model, args.output_path, "the sanitized model");
+  save(model, args.output_path, "the sanitized model", checker_passed);
   VKG_FINISH("PASSED | Command: vkgraphy surgeon sanitize " << args.model.path);
 }
 

@@ -126,8 +126,8 @@ ArrayStats compute_stats(const std::vector<double>& values, const Shape& shape) 
 std::string format_stats(const ArrayStats& s) {
   return "mean=" + format_g5(s.mean) + ", std-dev=" + format_g5(s.std_dev) + ", var=" + format_g5(s.var) +
          ", median=" + format_g5(s.median) + ", min=" + format_g5(s.min) + " at " + python_tuple(s.argmin) +
-         ", max=" + format_g5(s.max) + " at " + python_tuple(s.argmax) + ", avg-magnitude=" +
-         format_g5(s.avg_magnitude) + ", p90=" + format_g5(s.p90) + ", p95=" + format_g5(s.p95) +
+         ", max=" + format_g5(s.max) + " at " + python_tuple(s.argmax) +
+         ", avg-magnitude=" + format_g5(s.avg_magnitude) + ", p90=" + format_g5(s.p90) + ", p95=" + format_g5(s.p95) +
          ", p99=" + format_g5(s.p99);
 }
 
@@ -171,8 +171,8 @@ std::string format_histogram(const std::vector<double>& values, double lo, doubl
     char count[32];
     std::snprintf(count, sizeof count, "%10lld", static_cast<long long>(counts[size_t(i)]));
     const auto bar = size_t(double(kMaxWidth) * double(counts[size_t(i)]) / double(most));
-    out += "\n(" + pad(labels[size_t(i)], start_width) + ", " + pad(labels[size_t(i) + 1], end_width) + ") | " +
-           count + " | " + std::string(bar, '#');
+    out += "\n(" + pad(labels[size_t(i)], start_width) + ", " + pad(labels[size_t(i) + 1], end_width) + ") | " + count +
+           " | " + std::string(bar, '#');
   }
   return out;
 }

@@ -51,8 +51,7 @@ std::string name_list(const std::vector<std::string>& names) {
   return s + "]";
 }
 
-template <class V>
-V value_for(const std::map<std::string, V>& values, const std::string& output, V fallback) {
+template <class V> V value_for(const std::map<std::string, V>& values, const std::string& output, V fallback) {
   if (auto it = values.find(output); it != values.end()) return it->second;
   if (auto it = values.find(""); it != values.end()) return it->second;
   return fallback;
@@ -182,11 +181,16 @@ ErrorMetrics metrics(const std::vector<double>& values, bool with_quantile, doub
 
 double stat_of(const ErrorMetrics& m, ErrorStat stat) {
   switch (stat) {
-    case ErrorStat::Elemwise: return m.max;
-    case ErrorStat::Max: return m.max;
-    case ErrorStat::Mean: return m.mean;
-    case ErrorStat::Median: return m.median;
-    case ErrorStat::Quantile: return m.quantile;
+    case ErrorStat::Elemwise:
+      return m.max;
+    case ErrorStat::Max:
+      return m.max;
+    case ErrorStat::Mean:
+      return m.mean;
+    case ErrorStat::Median:
+      return m.median;
+    case ErrorStat::Quantile:
+      return m.quantile;
   }
   return m.max;
 }
@@ -235,8 +239,8 @@ void compare_values(OutputComparison& r, const Tensor& a, const std::string& run
 
   VKG_INFO(ind() << "Error Metrics: " << r.name);
   Indent indent;
-  std::string msg = ind() + "Minimum Required Tolerance: " + error_stat_name(r.stat) + " error | [abs=" +
-                    format_g5(r.required_atol) + "] OR [rel=" + format_g5(r.required_rtol) + "]";
+  std::string msg = ind() + "Minimum Required Tolerance: " + error_stat_name(r.stat) +
+                    " error | [abs=" + format_g5(r.required_atol) + "] OR [rel=" + format_g5(r.required_rtol) + "]";
   if (r.stat == ErrorStat::Elemwise) msg += " (requirements may be lower if both abs/rel tolerances are set)";
   VKG_INFO(msg);
   if (r.stat == ErrorStat::Elemwise && failed) {
@@ -276,8 +280,7 @@ OutputComparison compare_one(const std::string& name, const Tensor& a, const std
     }
   }
   compare_values(r, a, runner_a, *matched, runner_b, name, options);
-  const std::string tolerances =
-      "(rel=" + python_float_repr(r.rtol) + ", abs=" + python_float_repr(r.atol) + ")";
+  const std::string tolerances = "(rel=" + python_float_repr(r.rtol) + ", abs=" + python_float_repr(r.atol) + ")";
   if (r.passed) {
     VKG_FINISH(ind() << "PASSED | Output: '" << name << "' | Difference is within tolerance " << tolerances);
   } else {
@@ -297,8 +300,7 @@ void warn_unknown_names(const char* option, const std::vector<std::string>& keys
   if (!unknown.empty()) VKG_WARNING(ind() << option << " names outputs that neither side has: " << name_list(unknown));
 }
 
-template <class V>
-std::vector<std::string> keys_of(const std::map<std::string, V>& m) {
+template <class V> std::vector<std::string> keys_of(const std::map<std::string, V>& m) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : m) keys.push_back(k);
   return keys;
@@ -381,11 +383,16 @@ Outputs ordered(const IterationResult& result) {
 
 const char* error_stat_name(ErrorStat stat) {
   switch (stat) {
-    case ErrorStat::Elemwise: return "elemwise";
-    case ErrorStat::Max: return "max";
-    case ErrorStat::Mean: return "mean";
-    case ErrorStat::Median: return "median";
-    case ErrorStat::Quantile: return "quantile";
+    case ErrorStat::Elemwise:
+      return "elemwise";
+    case ErrorStat::Max:
+      return "max";
+    case ErrorStat::Mean:
+      return "mean";
+    case ErrorStat::Median:
+      return "median";
+    case ErrorStat::Quantile:
+      return "quantile";
   }
   return "?";
 }
@@ -397,12 +404,8 @@ std::optional<ErrorStat> parse_error_stat(std::string_view name) {
   return std::nullopt;
 }
 
-double CompareOptions::atol_for(const std::string& output) const {
-  return value_for(atol, output, kDefaultTolerance);
-}
-double CompareOptions::rtol_for(const std::string& output) const {
-  return value_for(rtol, output, kDefaultTolerance);
-}
+double CompareOptions::atol_for(const std::string& output) const { return value_for(atol, output, kDefaultTolerance); }
+double CompareOptions::rtol_for(const std::string& output) const { return value_for(rtol, output, kDefaultTolerance); }
 ErrorStat CompareOptions::error_stat_for(const std::string& output) const {
   return value_for(check_error_stat, output, ErrorStat::Elemwise);
 }
@@ -448,8 +451,8 @@ bool compare_accuracy(const RunResults& results, const CompareOptions& options) 
     }
     if (count > 1 || several_pairs) {
       const double rate = count ? 100.0 * double(passed) / double(count) : 100.0;
-      const std::string msg = "Accuracy Summary | " + name_a + " vs. " + name_b + " | Passed: " +
-                              std::to_string(passed) + "/" + std::to_string(count) +
+      const std::string msg = "Accuracy Summary | " + name_a + " vs. " + name_b +
+                              " | Passed: " + std::to_string(passed) + "/" + std::to_string(count) +
                               " iterations | Pass Rate: " + python_float_repr(rate) + "%";
       if (passed == count) {
         VKG_FINISH(ind() << msg);
@@ -481,8 +484,8 @@ bool validate_outputs(const std::string& runner, const TensorMap& outputs, const
       valid = false;
     }
     if (options.check_inf && (infs > 0 || nans > 0)) {
-      VKG_ERROR(ind() << "Inf Detected | One or more non-finite values were encountered in this output ("
-                      << nans + infs << " of " << values.size() << " elements)");
+      VKG_ERROR(ind() << "Inf Detected | One or more non-finite values were encountered in this output (" << nans + infs
+                      << " of " << values.size() << " elements)");
       valid = false;
     }
     if (valid) {

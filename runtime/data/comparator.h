@@ -30,13 +30,13 @@ std::optional<ErrorStat> parse_error_stat(std::string_view name);
 
 struct CompareOptions {
   // Per-output settings; the key "" sets the default for outputs not named.
-  std::map<std::string, double> atol;                  // default 1e-5
-  std::map<std::string, double> rtol;                  // default 1e-5
-  std::map<std::string, ErrorStat> check_error_stat;   // default elemwise
-  std::map<std::string, double> error_quantile;        // in [0, 1], default 0.99
-  bool fail_fast = false;                 // stop at the first mismatching output
-  bool infinities_compare_equal = false;  // equal +-inf give an error of 0 instead of NaN
-  bool check_shapes = true;               // false: try to reshape/permute like Polygraphy's --no-shape-check
+  std::map<std::string, double> atol;                 // default 1e-5
+  std::map<std::string, double> rtol;                 // default 1e-5
+  std::map<std::string, ErrorStat> check_error_stat;  // default elemwise
+  std::map<std::string, double> error_quantile;       // in [0, 1], default 0.99
+  bool fail_fast = false;                             // stop at the first mismatching output
+  bool infinities_compare_equal = false;              // equal +-inf give an error of 0 instead of NaN
+  bool check_shapes = true;  // false: try to reshape/permute like Polygraphy's --no-shape-check
 
   double atol_for(const std::string& output) const;
   double rtol_for(const std::string& output) const;

@@ -42,7 +42,8 @@ bool fits(const Shape& shape, const std::vector<Dim>& dims) {
 InputSpec resolve_input(const ValueInfo& input, const DataLoaderOptions& options) {
   InputSpec spec;
   spec.name = input.name;
-  VKG_CHECK(input.dtype, "input '" << input.name << "' has an unknown or unsupported data type; cannot make data for it");
+  VKG_CHECK(input.dtype,
+            "input '" << input.name << "' has an unknown or unsupported data type; cannot make data for it");
   spec.dtype = *input.dtype;
 
   const auto user = options.input_shapes.find(input.name);
@@ -57,7 +58,8 @@ InputSpec resolve_input(const ValueInfo& input, const DataLoaderOptions& options
     }
     // A 1-D integer input of static length N given an N-dim shape is a shape tensor.
     const auto& dims = *input.shape;
-    if (is_integer(spec.dtype) && dims.size() == 1 && dims[0].known() && dims[0].value == int64_t(user->second.size())) {
+    if (is_integer(spec.dtype) && dims.size() == 1 && dims[0].known() &&
+        dims[0].value == int64_t(user->second.size())) {
       VKG_INFO("Input tensor: " << input.name << " | Assuming it is a shape tensor; setting its values to "
                                 << shape_to_string(user->second));
       spec.shape = {dims[0].value};
@@ -71,8 +73,8 @@ InputSpec resolve_input(const ValueInfo& input, const DataLoaderOptions& options
   VKG_CHECK(input.shape, "input '" << input.name << "' has an unknown rank; give its shape with --input-shapes");
   for (const auto& d : *input.shape) spec.shape.push_back(d.known() ? d.value : 1);
   if (has_dynamic_dim(*input.shape)) {
-    VKG_WARNING("Input tensor: " << input.name << " [" << input.describe() << "] | Will generate data of shape: "
-                                 << shape_to_string(spec.shape)
+    VKG_WARNING("Input tensor: " << input.name << " [" << input.describe()
+                                 << "] | Will generate data of shape: " << shape_to_string(spec.shape)
                                  << ".\nIf this is incorrect, please provide its shape with --input-shapes");
   }
   return spec;
@@ -135,10 +137,18 @@ void fill_floats(Tensor& t, NumpyRandomState& rng, std::pair<double, double> ran
   for (int64_t i = 0; i < t.size(); ++i) {
     const double v = rng.random_sample() * scale + shift;
     switch (t.dtype()) {
-      case DType::Float32: t.data<float>()[i] = float(v); break;
-      case DType::Float64: t.data<double>()[i] = v; break;
-      case DType::Float16: t.data<Half>()[i].bits = double_to_half_bits(v); break;
-      case DType::BFloat16: t.data<BFloat16>()[i] = BFloat16(float(v)); break;
+      case DType::Float32:
+        t.data<float>()[i] = float(v);
+        break;
+      case DType::Float64:
+        t.data<double>()[i] = v;
+        break;
+      case DType::Float16:
+        t.data<Half>()[i].bits = double_to_half_bits(v);
+        break;
+      case DType::BFloat16:
+        t.data<BFloat16>()[i] = BFloat16(float(v));
+        break;
       case DType::Int8:
       case DType::Int16:
       case DType::Int32:
@@ -147,7 +157,8 @@ void fill_floats(Tensor& t, NumpyRandomState& rng, std::pair<double, double> ran
       case DType::UInt16:
       case DType::UInt32:
       case DType::UInt64:
-      case DType::Bool: VKG_THROW("fill_floats: not a floating type");
+      case DType::Bool:
+        VKG_THROW("fill_floats: not a floating type");
     }
   }
 }
@@ -160,14 +171,13 @@ void fill_integers(Tensor& t, NumpyRandomState& rng, const std::string& name, st
       const double hi = std::trunc(range.second);
       const double type_min = double(std::numeric_limits<T>::min());
       const double type_max = double(std::numeric_limits<T>::max());
-      VKG_CHECK(std::isfinite(lo) && std::isfinite(hi),
-                "input '" << name << "': value range [" << range.first << ", " << range.second
-                          << "] must be finite for integer data");
+      VKG_CHECK(std::isfinite(lo) && std::isfinite(hi), "input '" << name << "': value range [" << range.first << ", "
+                                                                  << range.second
+                                                                  << "] must be finite for integer data");
       VKG_CHECK(lo <= hi, "input '" << name << "': value range [" << range.first << ", " << range.second
                                     << "] has its minimum above its maximum");
-      VKG_CHECK(lo >= type_min && hi <= type_max,
-                "input '" << name << "': value range [" << lo << ", " << hi << "] is out of bounds for "
-                          << dtype_name(t.dtype()));
+      VKG_CHECK(lo >= type_min && hi <= type_max, "input '" << name << "': value range [" << lo << ", " << hi
+                                                            << "] is out of bounds for " << dtype_name(t.dtype()));
       const uint64_t off = std::is_signed_v<T> ? uint64_t(int64_t(lo)) : uint64_t(lo);
       const uint64_t span = std::is_signed_v<T> ? uint64_t(int64_t(hi)) - off : uint64_t(hi) - off;
       const auto values = rng.randint(int(8 * sizeof(T)), off, span, t.size());
@@ -189,7 +199,8 @@ void fill_bools(Tensor& t, NumpyRandomState& rng, const std::string& name, std::
 
 TensorMap generate(const std::vector<InputSpec>& specs, const DataLoaderOptions& options, int iteration) {
   const uint64_t seed = options.seed + uint64_t(iteration);
-  VKG_CHECK(seed <= 0xffffffffull, "seed " << seed << " (seed + iteration) is out of range: numpy seeds are 0 to 2^32 - 1");
+  VKG_CHECK(seed <= 0xffffffffull,
+            "seed " << seed << " (seed + iteration) is out of range: numpy seeds are 0 to 2^32 - 1");
   VKG_VERBOSE("Generating data using numpy seed: " << seed);
   NumpyRandomState rng{uint32_t(seed)};
   TensorMap feed;
@@ -221,12 +232,11 @@ TensorMap check_loaded(TensorMap feed, const std::vector<ValueInfo>& graph_input
     VKG_CHECK(it != feed.end(), where << ": model input '" << input.name << "' is missing (the file has: "
                                       << (names_in_file.empty() ? "nothing" : names_in_file) << ")");
     const Tensor& t = it->second;
-    VKG_CHECK(!input.dtype || *input.dtype == t.dtype(),
-              where << ": input '" << input.name << "' is " << t.describe() << " but the model expects "
-                    << input.describe());
-    VKG_CHECK(!input.shape || fits(t.shape(), *input.shape),
-              where << ": input '" << input.name << "' has shape " << shape_to_string(t.shape())
-                    << " but the model expects " << input.describe());
+    VKG_CHECK(!input.dtype || *input.dtype == t.dtype(), where << ": input '" << input.name << "' is " << t.describe()
+                                                               << " but the model expects " << input.describe());
+    VKG_CHECK(!input.shape || fits(t.shape(), *input.shape), where << ": input '" << input.name << "' has shape "
+                                                                   << shape_to_string(t.shape())
+                                                                   << " but the model expects " << input.describe());
     if (auto user = options.input_shapes.find(input.name); user != options.input_shapes.end()) {
       VKG_CHECK(user->second == t.shape(), where << ": input '" << input.name << "' has shape "
                                                  << shape_to_string(t.shape()) << " but --input-shapes gives "
@@ -260,8 +270,7 @@ std::vector<TensorMap> load(const std::vector<ValueInfo>& graph_inputs, const Da
 
 }  // namespace
 
-TensorMap generate_inputs(const std::vector<ValueInfo>& graph_inputs, const DataLoaderOptions& options,
-                          int iteration) {
+TensorMap generate_inputs(const std::vector<ValueInfo>& graph_inputs, const DataLoaderOptions& options, int iteration) {
   return generate(resolve_inputs(graph_inputs, options), options, iteration);
 }
 

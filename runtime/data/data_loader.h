@@ -41,7 +41,6 @@ std::vector<TensorMap> load_or_generate_inputs(const std::vector<ValueInfo>& gra
 
 // The generated feed dict of one iteration (what load_or_generate_inputs returns
 // at index `iteration` when no inputs are loaded).
-TensorMap generate_inputs(const std::vector<ValueInfo>& graph_inputs, const DataLoaderOptions& options,
-                          int iteration);
+TensorMap generate_inputs(const std::vector<ValueInfo>& graph_inputs, const DataLoaderOptions& options, int iteration);
 
 }  // namespace vkg

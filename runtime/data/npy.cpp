@@ -12,7 +12,7 @@ namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
-constexpr size_t kArrayAlign = 64;         // numpy's ARRAY_ALIGN
+constexpr size_t kArrayAlign = 64;           // numpy's ARRAY_ALIGN
 constexpr size_t kGrowthAxisMaxDigits = 21;  // numpy's GROWTH_AXIS_MAX_DIGITS
 
 // Python's repr() of a shape tuple: "()", "(3,)", "(1, 3, 224, 224)".
@@ -197,18 +197,30 @@ std::vector<std::byte> fortran_to_c_order(const std::byte* src, const Shape& sha
 
 std::string npy_descr(DType dtype) {
   switch (dtype) {
-    case DType::Float32: return "<f4";
-    case DType::Float16: return "<f2";
-    case DType::Float64: return "<f8";
-    case DType::Int8: return "|i1";
-    case DType::Int16: return "<i2";
-    case DType::Int32: return "<i4";
-    case DType::Int64: return "<i8";
-    case DType::UInt8: return "|u1";
-    case DType::UInt16: return "<u2";
-    case DType::UInt32: return "<u4";
-    case DType::UInt64: return "<u8";
-    case DType::Bool: return "|b1";
+    case DType::Float32:
+      return "<f4";
+    case DType::Float16:
+      return "<f2";
+    case DType::Float64:
+      return "<f8";
+    case DType::Int8:
+      return "|i1";
+    case DType::Int16:
+      return "<i2";
+    case DType::Int32:
+      return "<i4";
+    case DType::Int64:
+      return "<i8";
+    case DType::UInt8:
+      return "|u1";
+    case DType::UInt16:
+      return "<u2";
+    case DType::UInt32:
+      return "<u4";
+    case DType::UInt64:
+      return "<u8";
+    case DType::Bool:
+      return "|b1";
     case DType::BFloat16:
       VKG_THROW("bfloat16 has no numpy dtype and cannot be stored in .npy; cast it to float32 first");
   }
@@ -227,7 +239,8 @@ std::string save_npy(const Tensor& tensor) {
   const size_t unpadded = kMagicLen + 2 + 2 + dict.size() + 1;  // magic, version, length, dict, '\n'
   const size_t padding = kArrayAlign - unpadded % kArrayAlign;
   const size_t header_len = dict.size() + padding + 1;
-  VKG_CHECK(header_len <= 0xffff, "tensor shape " << shape_to_string(tensor.shape()) << " is too long for a .npy header");
+  VKG_CHECK(header_len <= 0xffff,
+            "tensor shape " << shape_to_string(tensor.shape()) << " is too long for a .npy header");
 
   std::string out(kMagic, kMagicLen);
   out += char(1);
@@ -261,8 +274,7 @@ Tensor load_npy(std::string_view bytes) {
   const char order = header.descr[0];
   const auto dtype = dtype_of_descr(std::string_view(header.descr).substr(1));
   VKG_CHECK(dtype && (order == '<' || order == '>' || order == '|' || order == '='),
-            "unsupported .npy dtype '" << header.descr
-                                       << "' (supported: float16/32/64, (u)int8/16/32/64 and bool)");
+            "unsupported .npy dtype '" << header.descr << "' (supported: float16/32/64, (u)int8/16/32/64 and bool)");
 
   int64_t count = 1;
   for (int64_t d : header.shape) {

@@ -59,18 +59,21 @@ std::vector<uint64_t> NumpyRandomState::randint(int bits, uint64_t off, uint64_t
       if (rng == width_mask) {
         r = buffered();
       } else {
-        do r = buffered() & mask; while (r > rng);
+        do r = buffered() & mask;
+        while (r > rng);
       }
     } else if (rng <= 0xffffffffu) {  // 32-bit draws suffice, also for 64-bit dtypes
       if (rng == 0xffffffffu) {
         r = next32();
       } else {
-        do r = next32() & mask; while (r > rng);
+        do r = next32() & mask;
+        while (r > rng);
       }
     } else if (rng == ~uint64_t(0)) {
       r = next64();
     } else {
-      do r = next64() & mask; while (r > rng);
+      do r = next64() & mask;
+      while (r > rng);
     }
     value = (off + r) & width_mask;
   }

@@ -24,8 +24,7 @@ std::string lower(std::string s) {
   return s;
 }
 
-template <class V, class Parse>
-std::map<std::string, V> parse_list(const std::vector<std::string>& args, Parse parse) {
+template <class V, class Parse> std::map<std::string, V> parse_list(const std::vector<std::string>& args, Parse parse) {
   std::map<std::string, V> out;
   for (const auto& arg : args) {
     const NamedValue nv = split_named_value(arg);
@@ -59,7 +58,8 @@ double parse_number(std::string_view text, const std::string& option) {
 
 std::pair<double, double> parse_range(std::string_view text, const std::string& option) {
   const std::string t = trim(text);
-  const bool bracketed = t.size() >= 2 && ((t.front() == '[' && t.back() == ']') || (t.front() == '(' && t.back() == ')'));
+  const bool bracketed =
+      t.size() >= 2 && ((t.front() == '[' && t.back() == ']') || (t.front() == '(' && t.back() == ')'));
   const size_t comma = t.find(',');
   VKG_CHECK(bracketed && comma != std::string::npos && t.find(',', comma + 1) == std::string::npos,
             option << ": '" << std::string(text) << "' is not a range; expected [min,max]");
@@ -95,7 +95,7 @@ std::map<std::string, ErrorStat> parse_error_stats(const std::vector<std::string
 }
 
 std::map<std::string, std::pair<double, double>> parse_value_ranges(const std::vector<std::string>& args,
-                                                                     const std::string& option) {
+                                                                    const std::string& option) {
   return parse_list<std::pair<double, double>>(args, [&](const std::string& value, const std::string& arg) {
     return parse_range(value, option + " '" + arg + "'");
   });

@@ -36,6 +36,6 @@ std::map<std::string, double> parse_tolerances(const std::vector<std::string>& a
 std::map<std::string, double> parse_quantiles(const std::vector<std::string>& args, const std::string& option);
 std::map<std::string, ErrorStat> parse_error_stats(const std::vector<std::string>& args, const std::string& option);
 std::map<std::string, std::pair<double, double>> parse_value_ranges(const std::vector<std::string>& args,
-                                                                     const std::string& option);
+                                                                    const std::string& option);
 
 }  // namespace vkg

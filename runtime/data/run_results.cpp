@@ -62,9 +62,7 @@ std::string class_of(const Json& j) {
   return "";
 }
 
-bool is_class_marker(const std::string& key) {
-  return key == kClassKey || key.rfind(kLegacyClassPrefix, 0) == 0;
-}
+bool is_class_marker(const std::string& key) { return key == kClassKey || key.rfind(kLegacyClassPrefix, 0) == 0; }
 
 const Json& member(const Json& j, const char* key, const Where& where) {
   auto it = j.find(key);
@@ -115,8 +113,9 @@ Tensor decode_array(const Json& j, const Where& where) {
   if (cls == "ndarray") return decode_ndarray(j, where);
   if (cls == "LazyArray" || cls == "LazyNumpyArray") return decode_array(member(j, "values", where), where);
   if (cls == "Tensor") {
-    where.fail("holds a PyTorch tensor (polygraphy_class \"Tensor\"), which vkgraphy cannot read; "
-               "save the outputs as numpy arrays instead");
+    where.fail(
+        "holds a PyTorch tensor (polygraphy_class \"Tensor\"), which vkgraphy cannot read; "
+        "save the outputs as numpy arrays instead");
   }
   if (cls.empty()) {
     where.fail("expected an encoded array ({\"array\": ..., \"polygraphy_class\": \"ndarray\"}), found " +
@@ -256,8 +255,9 @@ std::vector<TensorMap> inputs_from_json(std::string_view json, const std::string
   if (!root.is_array()) {
     const std::string cls = class_of(root);
     if (cls == "RunResults") {
-      top.fail("holds outputs (RunResults), not inputs; an inputs file is a list of {name: array} "
-               "dicts as written by --save-inputs");
+      top.fail(
+          "holds outputs (RunResults), not inputs; an inputs file is a list of {name: array} "
+          "dicts as written by --save-inputs");
     }
     top.fail("not an inputs file: expected a list of {name: array} dicts, found " + json_type(root));
   }
@@ -292,7 +292,6 @@ RunResults load_run_results(const std::string& path) {
 
 void save_run_results(const std::string& path, const RunResults& results) {
   write_file_atomically(path, run_results_to_json(results), "outputs file");
-  VKG_INFO("Saved outputs to " << path);
 }
 
 std::vector<TensorMap> load_inputs(const std::string& path) {
@@ -301,7 +300,6 @@ std::vector<TensorMap> load_inputs(const std::string& path) {
 
 void save_inputs(const std::string& path, const std::vector<TensorMap>& inputs) {
   write_file_atomically(path, inputs_to_json(inputs), "inputs file");
-  VKG_INFO("Saved inputs to " << path);
 }
 
 }  // namespace vkg

@@ -323,6 +323,13 @@ std::string GraphPrinter::print(const onnx::GraphProto& g, const MetaMap& outer,
   return out;
 }
 
+// A floating-point element as numpy shows it: "1.", "0.25", "1e-05", "nan".
+std::string float_text(double value) {
+  std::string text = format_g5(value);
+  if (text.find_first_of(".ena") == std::string::npos) text += ".";
+  return text;
+}
+
 // Appends the values of the sub-array at `axis` starting at flat index `offset`.
 void append_values(const Tensor& t, const std::vector<std::string>& texts, size_t width, size_t axis, int64_t offset,
                    bool summarise, int64_t edge, std::string& out) {
@@ -380,7 +387,7 @@ std::string format_values(const Tensor& tensor, int64_t threshold, int64_t edge_
   if (tensor.rank() == 0) {
     if (tensor.dtype() == DType::Bool) return tensor.get_as_double(0) != 0 ? "True" : "False";
     if (is_integer(tensor.dtype())) return std::to_string(tensor.to_int64s()[0]);
-    return format_g5(tensor.get_as_double(0));
+    return float_text(tensor.get_as_double(0));
   }
   if (tensor.size() == 0) return std::string(size_t(tensor.rank()), '[') + std::string(size_t(tensor.rank()), ']');
   const bool summarise = tensor.size() > threshold;
@@ -405,7 +412,7 @@ std::string format_values(const Tensor& tensor, int64_t threshold, int64_t edge_
     std::string& text = texts[size_t(i)];
     if (tensor.dtype() == DType::Bool) text = doubles[size_t(i)] != 0 ? "True" : "False";
     else if (integral) text = std::to_string(ints[size_t(i)]);
-    else text = format_g5(doubles[size_t(i)]);
+    else text = float_text(doubles[size_t(i)]);
     width = std::max(width, text.size());
   }
   std::string out;

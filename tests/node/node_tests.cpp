@@ -7,6 +7,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -52,6 +53,15 @@ std::string compare(const Tensor& expected, const Tensor& actual, double rtol, d
   return "";
 }
 
+// ONNX's test generator stores bfloat16 data as its raw bits in uint16 tensors (numpy
+// has no bfloat16): reinterpret them as the model declares.
+Tensor as_declared_type(Tensor t, const ValueInfo& declared) {
+  if (t.dtype() != DType::UInt16 || declared.dtype != DType::BFloat16) return t;
+  Tensor out(DType::BFloat16, t.shape());
+  std::memcpy(out.raw(), t.raw(), t.nbytes());
+  return out;
+}
+
 // Runs every data set of one test; returns "" on success or the first failure.
 std::string run_test(const fs::path& dir) {
   OnnxModel model = load_onnx_model((dir / "model.onnx").string());
@@ -67,7 +77,7 @@ std::string run_test(const fs::path& dir) {
     for (size_t i = 0; i < graph.inputs.size(); ++i) {
       const fs::path p = set / ("input_" + std::to_string(i) + ".pb");
       if (!fs::exists(p)) return "missing " + p.string();
-      inputs[graph.inputs[i].name] = tensor_from_proto(read_tensor_pb(p));
+      inputs[graph.inputs[i].name] = as_declared_type(tensor_from_proto(read_tensor_pb(p)), graph.inputs[i]);
     }
     std::vector<std::string> names;
     for (const auto& o : graph.outputs) names.push_back(o.name);
@@ -75,7 +85,7 @@ std::string run_test(const fs::path& dir) {
     for (size_t i = 0; i < graph.outputs.size(); ++i) {
       const fs::path p = set / ("output_" + std::to_string(i) + ".pb");
       if (!fs::exists(p)) continue;
-      const Tensor expected = tensor_from_proto(read_tensor_pb(p));
+      const Tensor expected = as_declared_type(tensor_from_proto(read_tensor_pb(p)), graph.outputs[i]);
       const std::string diff = compare(expected, outputs.at(names[i]), 1e-3, 1e-5);
       if (!diff.empty()) return set.filename().string() + " output '" + names[i] + "': " + diff;
     }

@@ -134,16 +134,17 @@ TEST(DataComparator, ComparesIntegersAndBoolsWithoutWrapAround) {
   options.rtol[""] = 0;
   const auto r = compare(Tensor::from_vector<uint8_t>({1}, {0}), Tensor::from_vector<uint8_t>({1}, {255}), options);
   EXPECT_DOUBLE_EQ(r.per_output[0].absdiff.max, 255);
-  EXPECT_TRUE(compare(Tensor::from_vector<int64_t>({2}, {5, -3}), Tensor::from_vector<int64_t>({2}, {5, -3}), options)
-                  .passed);
-  EXPECT_TRUE(compare(Tensor::from_vector<bool>({2}, {true, false}), Tensor::from_vector<bool>({2}, {true, false}),
-                      options)
-                  .passed);
-  EXPECT_FALSE(compare(Tensor::from_vector<bool>({2}, {true, false}), Tensor::from_vector<bool>({2}, {false, false}),
-                       options)
-                   .passed);
-  EXPECT_TRUE(compare(Tensor::from_vector<Half>({1}, {Half(1.0f)}), Tensor::from_vector<Half>({1}, {Half(1.0f)}), options)
-                  .passed);
+  EXPECT_TRUE(
+      compare(Tensor::from_vector<int64_t>({2}, {5, -3}), Tensor::from_vector<int64_t>({2}, {5, -3}), options).passed);
+  EXPECT_TRUE(
+      compare(Tensor::from_vector<bool>({2}, {true, false}), Tensor::from_vector<bool>({2}, {true, false}), options)
+          .passed);
+  EXPECT_FALSE(
+      compare(Tensor::from_vector<bool>({2}, {true, false}), Tensor::from_vector<bool>({2}, {false, false}), options)
+          .passed);
+  EXPECT_TRUE(
+      compare(Tensor::from_vector<Half>({1}, {Half(1.0f)}), Tensor::from_vector<Half>({1}, {Half(1.0f)}), options)
+          .passed);
 }
 
 TEST(DataComparator, ShapeMismatchesFailUnlessShapeCheckIsOff) {

@@ -94,15 +94,15 @@ TEST(DataNpy, ReadsVersion2And3Headers) {
 }
 
 TEST(DataNpy, ReadsBigEndianFortranOrderAndVariants) {
-  const Tensor be = load_npy(npy(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }",
-                                 bytes_of({0x3f, 0x80, 0, 0})));
+  const Tensor be =
+      load_npy(npy(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", bytes_of({0x3f, 0x80, 0, 0})));
   EXPECT_EQ(be.to_doubles(), (std::vector<double>{1.0}));
   // Column-major [[1, 2, 3], [4, 5, 6]] is stored 1 4 2 5 3 6.
-  const Tensor f = load_npy(npy(1, "{'descr': '|u1', 'fortran_order': True, 'shape': (2, 3), }",
-                                bytes_of({1, 4, 2, 5, 3, 6})));
+  const Tensor f =
+      load_npy(npy(1, "{'descr': '|u1', 'fortran_order': True, 'shape': (2, 3), }", bytes_of({1, 4, 2, 5, 3, 6})));
   EXPECT_EQ(f.to_doubles(), (std::vector<double>{1, 2, 3, 4, 5, 6}));
-  const Tensor py2 = load_npy(npy(1, "{\"shape\": (2L,), \"descr\": \"=i2\", \"fortran_order\": False}",
-                                  bytes_of({7, 0, 0xff, 0xff})));
+  const Tensor py2 = load_npy(
+      npy(1, "{\"shape\": (2L,), \"descr\": \"=i2\", \"fortran_order\": False}", bytes_of({7, 0, 0xff, 0xff})));
   EXPECT_EQ(py2.dtype(), DType::Int16);
   EXPECT_EQ(py2.to_doubles(), (std::vector<double>{7, -1}));
   const Tensor flags = load_npy(npy(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", bytes_of({0, 5})));
@@ -123,9 +123,8 @@ TEST(DataNpy, RejectsMalformedData) {
                         "unsupported .npy descr '|O'");
   EXPECT_ERROR_CONTAINS(load_npy(npy(1, "{'descr': '<U3', 'fortran_order': False, 'shape': (1,), }", one)),
                         "unsupported .npy dtype '<U3'");
-  EXPECT_ERROR_CONTAINS(
-      load_npy(npy(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", one)),
-      "structured dtypes");
+  EXPECT_ERROR_CONTAINS(load_npy(npy(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", one)),
+                        "structured dtypes");
   EXPECT_ERROR_CONTAINS(load_npy(npy(1, "{'descr': '<f4', 'shape': (1,), }", one)), "must have 'descr'");
   EXPECT_ERROR_CONTAINS(load_npy(npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", one)),
                         "non-negative integer");

@@ -16,7 +16,8 @@ std::string golden(const std::string& name) { return test::data_dir() + "/" + na
 std::string read(const std::string& path) { return read_whole_file(path, "test file"); }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) s.replace(pos, from.size(), to);
+  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
+    s.replace(pos, from.size(), to);
   return s;
 }
 
@@ -212,12 +213,12 @@ TEST(DataRunResults, FilesLoadWithNumpy) {
                         " " + hex(t) + "\n";
   }
   for (const auto& [name, t] : it.to_map()) {
-    expected_inputs += "inputs[0][" + name + "] " + dtype_name(t.dtype()) + " " + numpy_shape(t.shape()) + " " +
-                       hex(t) + "\n";
+    expected_inputs +=
+        "inputs[0][" + name + "] " + dtype_name(t.dtype()) + " " + numpy_shape(t.shape()) + " " + hex(t) + "\n";
   }
   const std::string script = test::data_dir() + "/read_with_numpy.py";
-  for (const auto& [file, expected] : {std::pair{dir.file("out.json"), expected_outputs},
-                                       std::pair{dir.file("in.json"), expected_inputs}}) {
+  for (const auto& [file, expected] :
+       {std::pair{dir.file("out.json"), expected_outputs}, std::pair{dir.file("in.json"), expected_inputs}}) {
     const std::string command = "/usr/bin/python3 " + script + " " + file + " > " + file + ".txt 2>&1";
     ASSERT_EQ(std::system(command.c_str()), 0) << read(file + ".txt");
     EXPECT_EQ(read(file + ".txt"), expected);

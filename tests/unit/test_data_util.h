@@ -2,11 +2,11 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 
 #include "runtime/core/error.h"
 #include "runtime/core/tensor.h"
@@ -40,8 +40,7 @@ class TempDir {
 };
 
 // Runs `body` and returns the message of the vkg::Error it throws ("" if none).
-template <class F>
-std::string error_of(F&& body) {
+template <class F> std::string error_of(F&& body) {
   try {
     body();
   } catch (const Error& e) {
@@ -50,11 +49,11 @@ std::string error_of(F&& body) {
   return "";
 }
 
-#define EXPECT_ERROR_CONTAINS(statement, text)                          \
-  do {                                                                   \
+#define EXPECT_ERROR_CONTAINS(statement, text)                              \
+  do {                                                                      \
     const std::string vkg_msg_ = ::vkg::test::error_of([&] { statement; }); \
-    EXPECT_NE(vkg_msg_.find(text), std::string::npos)                    \
-        << "error message: '" << vkg_msg_ << "' lacks '" << (text) << "'"; \
+    EXPECT_NE(vkg_msg_.find(text), std::string::npos)                       \
+        << "error message: '" << vkg_msg_ << "' lacks '" << (text) << "'";  \
   } while (0)
 
 }  // namespace vkg::test

@@ -57,7 +57,9 @@ Tensor run(const std::string& op, std::vector<const Tensor*> inputs, Attrs attrs
   return run_all(op, std::move(inputs), std::move(attrs), opset).at(0);
 }
 
-template <class T> std::vector<T> values(const Tensor& t) { return std::vector<T>(t.data<T>(), t.data<T>() + t.size()); }
+template <class T> std::vector<T> values(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.size());
+}
 
 std::vector<float> floats(const Tensor& t) {
   std::vector<float> out;
@@ -66,14 +68,14 @@ std::vector<float> floats(const Tensor& t) {
 }
 
 // Expects the message of the Error thrown by `statement` to contain `text`.
-#define EXPECT_ERROR_WITH(statement, text)                                               \
-  do {                                                                                   \
-    try {                                                                                \
-      statement;                                                                         \
-      ADD_FAILURE() << "no Error thrown";                                                \
-    } catch (const Error& e) {                                                           \
-      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();       \
-    }                                                                                    \
+#define EXPECT_ERROR_WITH(statement, text)                                        \
+  do {                                                                            \
+    try {                                                                         \
+      statement;                                                                  \
+      ADD_FAILURE() << "no Error thrown";                                         \
+    } catch (const Error& e) {                                                    \
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what(); \
+    }                                                                             \
   } while (0)
 
 Tensor random_floats(const Shape& shape, uint32_t seed) {
@@ -103,9 +105,18 @@ float broadcast_read(const Tensor& t, const Shape& out_shape, int64_t index) {
 
 TEST(ElementwiseBroadcast, MatchesNaiveIndexingForManyShapes) {
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{2, 3, 4}, {2, 3, 4}}, {{2, 3, 4}, {}},        {{}, {2, 3, 4}},          {{2, 3, 4}, {4}},
-      {{2, 3, 4}, {3, 1}},    {{2, 1, 4}, {1, 3, 1}}, {{1, 4, 1, 6}, {3, 1, 5, 6}}, {{5, 1}, {1, 7}},
-      {{2, 1, 1, 3}, {2, 3}}, {{1}, {1}},             {{3, 1, 2}, {3, 4, 2}},   {{2, 0, 3}, {3}},
+      {{2, 3, 4}, {2, 3, 4}},
+      {{2, 3, 4}, {}},
+      {{}, {2, 3, 4}},
+      {{2, 3, 4}, {4}},
+      {{2, 3, 4}, {3, 1}},
+      {{2, 1, 4}, {1, 3, 1}},
+      {{1, 4, 1, 6}, {3, 1, 5, 6}},
+      {{5, 1}, {1, 7}},
+      {{2, 1, 1, 3}, {2, 3}},
+      {{1}, {1}},
+      {{3, 1, 2}, {3, 4, 2}},
+      {{2, 0, 3}, {3}},
   };
   uint32_t seed = 1;
   for (const auto& [sa, sb] : cases) {
@@ -139,7 +150,8 @@ TEST(ElementwiseBroadcast, PlanMergesDimensions) {
 TEST(ElementwiseArithmetic, IntegerTypes) {
   const Tensor a = Tensor::from_vector<int32_t>({4}, {7, -7, 7, std::numeric_limits<int32_t>::max()});
   const Tensor b = Tensor::from_vector<int32_t>({4}, {2, 2, 0, 1});
-  EXPECT_EQ(values<int32_t>(run("Div", {&a, &b})), (std::vector<int32_t>{3, -3, 0, std::numeric_limits<int32_t>::max()}));
+  EXPECT_EQ(values<int32_t>(run("Div", {&a, &b})),
+            (std::vector<int32_t>{3, -3, 0, std::numeric_limits<int32_t>::max()}));
   EXPECT_EQ(values<int32_t>(run("Add", {&a, &b}))[3], std::numeric_limits<int32_t>::min());  // wraps like numpy
   const Tensor u = Tensor::from_vector<uint8_t>({2}, {250, 3});
   const Tensor v = Tensor::from_vector<uint8_t>({2}, {10, 5});
@@ -167,7 +179,8 @@ TEST(ElementwiseArithmetic, LegacyBroadcastBeforeOpset7) {
   const Tensor b = Tensor::from_vector<float>({3}, {10.0f, 20.0f, 30.0f});
   const Tensor y = run("Add", {&a, &b}, {{"broadcast", int_attr(1)}, {"axis", int_attr(1)}}, 6);
   ASSERT_EQ(y.shape(), (Shape{2, 3, 4}));
-  for (int64_t i = 0; i < y.size(); ++i) EXPECT_EQ(y.data<float>()[i], a.data<float>()[i] + 10.0f * float((i / 4) % 3 + 1));
+  for (int64_t i = 0; i < y.size(); ++i)
+    EXPECT_EQ(y.data<float>()[i], a.data<float>()[i] + 10.0f * float((i / 4) % 3 + 1));
   EXPECT_ERROR_WITH(run("Add", {&a, &b}, {}, 6), "broadcast=1");
   const Tensor c = Tensor::from_vector<float>({4}, {1, 2, 3, 4});
   EXPECT_EQ(run("Mul", {&a, &c}, {{"broadcast", int_attr(1)}}, 6).shape(), (Shape{2, 3, 4}));
@@ -297,7 +310,8 @@ TEST(ElementwiseActivation, SpotValues) {
   EXPECT_FLOAT_EQ(values<float>(run("Selu", {&x}))[3], 1.05070102214813232421875f);
   EXPECT_EQ(values<float>(run("ThresholdedRelu", {&x}))[3], 0.0f);
   EXPECT_FLOAT_EQ(values<float>(run("Softsign", {&x}))[3], 0.5f);
-  EXPECT_EQ(values<float>(run("Shrink", {&x}, {{"bias", float_attr(0.5f)}})), (std::vector<float>{-99.5f, -0.5f, 0, 0.5f, 99.5f}));
+  EXPECT_EQ(values<float>(run("Shrink", {&x}, {{"bias", float_attr(0.5f)}})),
+            (std::vector<float>{-99.5f, -0.5f, 0, 0.5f, 99.5f}));
   EXPECT_EQ(values<float>(run("Sign", {&x})), (std::vector<float>{-1, -1, 0, 1, 1}));
   EXPECT_EQ(values<float>(run("Abs", {&x})), (std::vector<float>{100, 1, 0, 1, 100}));
   EXPECT_EQ(values<float>(run("Neg", {&x})), (std::vector<float>{100, 1, -0.0f, -1, -100}));

@@ -79,7 +79,9 @@ Tensor i64(Shape shape, std::vector<int64_t> v) { return Tensor::from_vector<int
 Tensor i64s(std::vector<int64_t> v) { return i64({int64_t(v.size())}, v); }
 Tensor f32(Shape shape, std::vector<float> v) { return Tensor::from_vector<float>(std::move(shape), v); }
 
-template <class T> std::vector<T> values(const Tensor& t) { return std::vector<T>(t.data<T>(), t.data<T>() + t.size()); }
+template <class T> std::vector<T> values(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.size());
+}
 
 // Expects an Error whose message names node "n1" and contains `part`.
 void expect_node_error(const Node& node, int64_t opset, const std::vector<const Tensor*>& inputs,
@@ -126,7 +128,8 @@ TEST(ShapeOps, SplitAttributeBefore13InputFrom13) {
 
 TEST(ShapeOps, SliceAttributesBefore10) {
   const Tensor x = f32({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
-  Node n = make_node("Slice", 1, 1, {{"starts", ints_attr({1})}, {"ends", ints_attr({1000})}, {"axes", ints_attr({1})}});
+  Node n =
+      make_node("Slice", 1, 1, {{"starts", ints_attr({1})}, {"ends", ints_attr({1000})}, {"axes", ints_attr({1})}});
   const Tensor out = run1(n, 9, {&x});
   EXPECT_EQ(out.shape(), (Shape{2, 3}));
   EXPECT_EQ(values<float>(out), (std::vector<float>{1, 2, 3, 5, 6, 7}));
@@ -168,8 +171,9 @@ TEST(ShapeOps, GatherElementsAndScatter) {
   const Tensor upd = f32({2, 2}, {10, 20, 30, 40});
   const Tensor scattered = run1(make_node("ScatterElements", 3, 1, {{"axis", int_attr(1)}}), 13, {&data, &idx, &upd});
   EXPECT_EQ(values<float>(scattered), (std::vector<float>{20, 2, 40, 30}));
-  const Tensor summed = run1(make_node("ScatterElements", 3, 1, {{"axis", int_attr(1)}, {"reduction", string_attr("add")}}),
-                             16, {&data, &idx, &upd});
+  const Tensor summed =
+      run1(make_node("ScatterElements", 3, 1, {{"axis", int_attr(1)}, {"reduction", string_attr("add")}}), 16,
+           {&data, &idx, &upd});
   EXPECT_EQ(values<float>(summed), (std::vector<float>{31, 2, 43, 34}));
 
   const Tensor v = i64s({1, 2, 3, 4});
@@ -275,7 +279,8 @@ TEST(ShapeOps, RangeAndNonZero) {
   const Tensor s = Tensor::scalar<int32_t>(10), l = Tensor::scalar<int32_t>(1), d = Tensor::scalar<int32_t>(-3);
   EXPECT_EQ(values<int32_t>(run1(make_node("Range", 3), 11, {&s, &l, &d})), (std::vector<int32_t>{10, 7, 4}));
   const Tensor fs = Tensor::scalar<float>(1), fl = Tensor::scalar<float>(2), fd = Tensor::scalar<float>(0.25f);
-  EXPECT_EQ(values<float>(run1(make_node("Range", 3), 11, {&fs, &fl, &fd})), (std::vector<float>{1, 1.25f, 1.5f, 1.75f}));
+  EXPECT_EQ(values<float>(run1(make_node("Range", 3), 11, {&fs, &fl, &fd})),
+            (std::vector<float>{1, 1.25f, 1.5f, 1.75f}));
   const Tensor zero = Tensor::scalar<int32_t>(0);
   expect_node_error(make_node("Range", 3), 11, {&s, &l, &zero}, "delta");
 
@@ -342,9 +347,9 @@ TEST(ResizeOp, UpsampleAttributeAndInputScales) {
 TEST(ResizeOp, SizesWithCoordinateModes) {
   const Tensor x = f32({1, 4}, {1, 2, 3, 4});
   const Tensor sizes = i64s({1, 3});
-  const Node align = make_node("Resize", 4, 1,
-                               {{"mode", string_attr("linear")},
-                                {"coordinate_transformation_mode", string_attr("align_corners")}});
+  const Node align =
+      make_node("Resize", 4, 1,
+                {{"mode", string_attr("linear")}, {"coordinate_transformation_mode", string_attr("align_corners")}});
   EXPECT_EQ(values<float>(run1(align, 13, {&x, nullptr, nullptr, &sizes})), (std::vector<float>{1, 2.5f, 4}));
 
   const Tensor half = i64s({1, 2});

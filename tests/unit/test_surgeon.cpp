@@ -100,7 +100,7 @@ TEST(SurgeonExtract, KeepsOnlyTheNodesBetweenInputsAndOutputs) {
   EXPECT_EQ(g.input(0).type().tensor_type().shape().dim(0).dim_value(), 1);
   ASSERT_EQ(g.output_size(), 1);
   EXPECT_EQ(g.output(0).name(), "add_out_4");
-  EXPECT_NO_THROW(check_model_before_saving(model, "the extracted model"));
+  EXPECT_NO_THROW(check_model_before_saving(model, "the extracted model", true));
 }
 
 TEST(SurgeonExtract, DefaultsToTheModelsInputsAndGivenShapes) {
@@ -108,7 +108,7 @@ TEST(SurgeonExtract, DefaultsToTheModelsInputsAndGivenShapes) {
   extract_subgraph(model, {parse_input_spec("X0:[1]:float32"), parse_input_spec("Y0:[1]:float32")},
                    {parse_output_spec("identity_out_6:float32")});
   EXPECT_EQ(node_names(model).size(), 4u);  // identity_out_8 is dropped
-  EXPECT_NO_THROW(check_model_before_saving(model, "the extracted model"));
+  EXPECT_NO_THROW(check_model_before_saving(model, "the extracted model", true));
 
   OnnxModel whole = load_checked("reducable.onnx");
   extract_subgraph(whole, {}, {parse_output_spec("add_out_4")});
@@ -159,7 +159,7 @@ TEST(SurgeonCleanup, RemovesDeadNodes) {
   EXPECT_EQ(remove_dead_nodes(model), 1u);  // the Concat
   EXPECT_EQ(node_names(model), (std::vector<std::string>{"Dropout:h", "Identity:i"}));
   EXPECT_EQ(model.proto->graph().input_size(), 2);  // graph inputs stay
-  EXPECT_NO_THROW(check_model_before_saving(model, "the cleaned model"));
+  EXPECT_NO_THROW(check_model_before_saving(model, "the cleaned model", true));
 }
 
 TEST(SurgeonSanitize, FoldsConstantsToOneAdd) {
@@ -173,7 +173,7 @@ TEST(SurgeonSanitize, FoldsConstantsToOneAdd) {
   ASSERT_EQ(model.proto->graph().node_size(), 1);
   EXPECT_EQ(model.proto->graph().node(0).op_type(), "Add");
   EXPECT_EQ(model.proto->graph().initializer_size(), 1);
-  EXPECT_NO_THROW(check_model_before_saving(model, "the sanitized model"));
+  EXPECT_NO_THROW(check_model_before_saving(model, "the sanitized model", true));
 }
 
 TEST(SurgeonSanitize, SizeThresholdKeepsTheTile) {
@@ -205,6 +205,24 @@ TEST(SurgeonSanitize, OverridesInputShapesAndSorts) {
   sort.toposort = true;
   sanitize_model(unsorted, sort);
   EXPECT_EQ(unsorted.proto->graph().node(0).output(0), "identity_out_0");
+}
+
+TEST(SurgeonSanitize, InfersShapesDespiteStaleDeclaredOnes) {
+  // residual_block.onnx declares its output as a scalar; strict inference over that fails.
+  OnnxModel model = load_onnx_model(fixture("residual_block.onnx"));
+  EXPECT_THROW(infer_shapes(model, /*strict=*/true), Error);
+  EXPECT_NO_THROW(infer_shapes_afresh(model, /*strict=*/true));
+  EXPECT_GT(model.proto->graph().value_info_size(), 10);
+  EXPECT_EQ(model.proto->graph().output(0).type().tensor_type().shape().dim_size(), 0);  // as declared
+
+  OnnxModel renamable = load_onnx_model(fixture("renamable.onnx"));
+  SanitizeOptions options;
+  options.cleanup = true;
+  EXPECT_NO_THROW(sanitize_model(renamable, options));
+
+  // A real shape error stays an error.
+  OnnxModel bad = load_onnx_model(fixture("bad_graph_with_parallel_invalid_nodes.onnx"));
+  EXPECT_THROW(infer_shapes_afresh(bad, /*strict=*/true), Error);
 }
 
 TEST(ModelSummary, ShowsModelLayersAndWeights) {
@@ -250,7 +268,7 @@ TEST(ModelSummary, SurvivesUnknownOpsAndWeightlessInitializers) {
 
 TEST(ModelSummary, FormatsValuesLikeNumpy) {
   const Tensor m = Tensor::from_vector<float>({2, 2}, {1.0f, 2.5f, -3.0f, 4.0f});
-  EXPECT_EQ(format_values(m), "[[   1  2.5]\n [  -3    4]]");
+  EXPECT_EQ(format_values(m), "[[ 1. 2.5]\n [-3.  4.]]");
   EXPECT_EQ(format_values(Tensor::scalar<int64_t>(7)), "7");
   EXPECT_EQ(format_values(Tensor::from_vector<bool>({2}, {true, false})), "[ True False]");
   std::vector<int32_t> big(2000);

@@ -23,22 +23,27 @@ void check_ranks(const Node& node, const Tensor& x, const Tensor& w) {
                                            << shape_to_string(x.shape()));
   VKG_CHECK(w.rank() == x.rank(), node.describe() << ": weights " << shape_to_string(w.shape())
                                                   << " must have the rank of the input " << shape_to_string(x.shape()));
+}
+
+void check_same_type(const Node& node, const Tensor& x, const Tensor& w) {
   VKG_CHECK(w.dtype() == x.dtype(), node.describe() << ": weights have type " << dtype_name(w.dtype())
                                                     << " but the input has type " << dtype_name(x.dtype()));
 }
 
-// The optional bias B: absent, or a 1-D tensor of `channels` values of X's type.
-const Tensor* bias_of(const KernelContext& ctx, int64_t channels) {
-  if (!ctx.has_input(2)) return nullptr;
-  const Tensor& b = ctx.input(2);
+}  // namespace
+
+const Tensor* conv_bias(const KernelContext& ctx, size_t index, int64_t channels, DType dtype) {
+  if (!ctx.has_input(index)) return nullptr;
+  const Tensor& b = ctx.input(index);
   VKG_CHECK(b.rank() == 1 && b.dim(0) == channels, ctx.node.describe() << ": bias " << shape_to_string(b.shape())
                                                                        << " must be 1-D with " << channels
                                                                        << " values (one per output channel)");
-  VKG_CHECK(b.dtype() == ctx.input(0).dtype(), ctx.node.describe() << ": bias has type " << dtype_name(b.dtype())
-                                                                    << " but the input has type "
-                                                                    << dtype_name(ctx.input(0).dtype()));
+  VKG_CHECK(b.dtype() == dtype, ctx.node.describe() << ": bias has type " << dtype_name(b.dtype()) << ", expected "
+                                                    << dtype_name(dtype));
   return &b;
 }
+
+namespace {
 
 // The spatial position of flat kernel offset kk.
 std::vector<int64_t> kernel_position(const Shape& kernel, int64_t kk) {
@@ -115,8 +120,25 @@ bool is_pointwise(const WindowGeometry& g) {
   return true;
 }
 
-template <class T>
-Tensor conv_typed(const Tensor& x, const Tensor& w, const Tensor* bias, int64_t group, const WindowGeometry& g) {
+}  // namespace
+
+ConvSetup conv_setup(const Node& node, const Tensor& x, const Tensor& w) {
+  check_ranks(node, x, w);
+  const int64_t group = node.attr_int("group", 1);
+  VKG_CHECK(group >= 1, node.describe() << ": group must be >= 1, got " << group);
+  VKG_CHECK(x.dim(1) % group == 0 && w.dim(0) % group == 0,
+            node.describe() << ": group " << group << " does not divide the " << x.dim(1) << " input channels and the "
+                            << w.dim(0) << " output channels");
+  VKG_CHECK(w.dim(1) * group == x.dim(1), node.describe() << ": input has " << x.dim(1)
+                                                          << " channels but the weights " << shape_to_string(w.shape())
+                                                          << " with group " << group << " expect " << w.dim(1) * group);
+  const Shape spatial(x.shape().begin() + 2, x.shape().end());
+  return {group, resolve_window(node, spatial, kernel_shape_of(node, w), false)};
+}
+
+template <class T> Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvSetup& setup) {
+  const int64_t group = setup.group;
+  const WindowGeometry& g = setup.geometry;
   const int64_t batch = x.dim(0);
   const int64_t in_channels = x.dim(1);
   const int64_t out_channels = w.dim(0);
@@ -156,6 +178,12 @@ Tensor conv_typed(const Tensor& x, const Tensor& w, const Tensor* bias, int64_t 
   }
   return out;
 }
+
+template Tensor conv_forward<float>(const Tensor&, const Tensor&, const Tensor*, const ConvSetup&);
+template Tensor conv_forward<double>(const Tensor&, const Tensor&, const Tensor*, const ConvSetup&);
+template Tensor conv_forward<int32_t>(const Tensor&, const Tensor&, const Tensor*, const ConvSetup&);
+
+namespace {
 
 // Output size and pads of a ConvTranspose along every spatial dim (see the ONNX spec:
 // output_shape, when given, fixes the size and the pads follow from it).
@@ -269,26 +297,16 @@ std::vector<Tensor> conv(const KernelContext& ctx) {
   const Node& node = ctx.node;
   const Tensor& x_in = ctx.input(0);
   const Tensor& w_in = ctx.input(1);
-  check_ranks(node, x_in, w_in);
-  const int64_t group = node.attr_int("group", 1);
-  VKG_CHECK(group >= 1, node.describe() << ": group must be >= 1, got " << group);
-  VKG_CHECK(x_in.dim(1) % group == 0 && w_in.dim(0) % group == 0,
-            node.describe() << ": group " << group << " does not divide the " << x_in.dim(1)
-                            << " input channels and the " << w_in.dim(0) << " output channels");
-  VKG_CHECK(w_in.dim(1) * group == x_in.dim(1),
-            node.describe() << ": input has " << x_in.dim(1) << " channels but the weights "
-                            << shape_to_string(w_in.shape()) << " with group " << group << " expect "
-                            << w_in.dim(1) * group);
-  const Tensor* b_in = bias_of(ctx, w_in.dim(0));
-  const Shape spatial(x_in.shape().begin() + 2, x_in.shape().end());
-  const WindowGeometry g = resolve_window(node, spatial, kernel_shape_of(node, w_in), false);
+  const ConvSetup setup = conv_setup(node, x_in, w_in);
+  check_same_type(node, x_in, w_in);
+  const Tensor* b_in = conv_bias(ctx, 2, w_in.dim(0), x_in.dtype());
 
   const DType ct = float_compute_type(node, x_in.dtype());
   Tensor x_store, w_store, b_store;
   const Tensor& x = as_type(x_in, ct, x_store);
   const Tensor& w = as_type(w_in, ct, w_store);
   const Tensor* b = b_in ? &as_type(*b_in, ct, b_store) : nullptr;
-  Tensor y = ct == DType::Float32 ? conv_typed<float>(x, w, b, group, g) : conv_typed<double>(x, w, b, group, g);
+  Tensor y = ct == DType::Float32 ? conv_forward<float>(x, w, b, setup) : conv_forward<double>(x, w, b, setup);
   return one_output(y.dtype() == x_in.dtype() ? std::move(y) : y.cast(x_in.dtype()));
 }
 
@@ -297,13 +315,14 @@ std::vector<Tensor> conv_transpose(const KernelContext& ctx) {
   const Tensor& x_in = ctx.input(0);
   const Tensor& w_in = ctx.input(1);
   check_ranks(node, x_in, w_in);
+  check_same_type(node, x_in, w_in);
   const int64_t group = node.attr_int("group", 1);
   VKG_CHECK(group >= 1, node.describe() << ": group must be >= 1, got " << group);
   VKG_CHECK(w_in.dim(0) == x_in.dim(1), node.describe() << ": input has " << x_in.dim(1) << " channels but the weights "
                                                         << shape_to_string(w_in.shape()) << " expect " << w_in.dim(0));
   VKG_CHECK(x_in.dim(1) % group == 0, node.describe() << ": group " << group << " does not divide the " << x_in.dim(1)
                                                       << " input channels");
-  const Tensor* b_in = bias_of(ctx, w_in.dim(1) * group);
+  const Tensor* b_in = conv_bias(ctx, 2, w_in.dim(1) * group, x_in.dtype());
   const Shape spatial(x_in.shape().begin() + 2, x_in.shape().end());
   const WindowGeometry g = transpose_geometry(node, spatial, kernel_shape_of(node, w_in));
 

@@ -11,25 +11,32 @@ namespace elementwise {
 
 const char* type_set_name(TypeSet s) {
   switch (s) {
-    case TypeSet::Float: return "float types";
-    case TypeSet::Signed: return "float and signed integer types";
-    case TypeSet::Numeric: return "numeric types";
-    case TypeSet::Unsigned: return "unsigned integer types";
-    case TypeSet::Bool: return "bool";
-    case TypeSet::Any: return "any type";
+    case TypeSet::Float:
+      return "float types";
+    case TypeSet::Signed:
+      return "float and signed integer types";
+    case TypeSet::Numeric:
+      return "numeric types";
+    case TypeSet::Unsigned:
+      return "unsigned integer types";
+    case TypeSet::Bool:
+      return "bool";
+    case TypeSet::Any:
+      return "any type";
   }
   return "?";
 }
 
 void throw_unsupported_type(const KernelContext& ctx, const char* what, DType dt, TypeSet accepted) {
-  VKG_THROW(ctx.node.describe() << ": " << what << " has type " << dtype_name(dt) << ", which is not supported (expects "
-                                << type_set_name(accepted) << ")");
+  VKG_THROW(ctx.node.describe() << ": " << what << " has type " << dtype_name(dt)
+                                << ", which is not supported (expects " << type_set_name(accepted) << ")");
 }
 
 void expect_inputs(const KernelContext& ctx, size_t min, size_t max) {
   const size_t n = ctx.num_inputs();
   if (n < min || n > max) {
-    if (min == max) VKG_THROW(ctx.node.describe() << ": expects " << min << (min == 1 ? " input" : " inputs") << ", got " << n);
+    if (min == max)
+      VKG_THROW(ctx.node.describe() << ": expects " << min << (min == 1 ? " input" : " inputs") << ", got " << n);
     VKG_THROW(ctx.node.describe() << ": expects " << min << " to " << max << " inputs, got " << n);
   }
 }
@@ -121,9 +128,9 @@ BroadcastPlan binary_input_plan(const KernelContext& ctx) {
   Shape b = ctx.input(1).shape();
   if (ctx.opset < 7) {
     if (ctx.node.attr_int("broadcast", 0) == 0) {
-      VKG_CHECK(a == b, ctx.node.describe() << ": input shapes " << shape_to_string(a) << " and " << shape_to_string(b)
-                                            << " differ and the node does not set broadcast=1 (opset "
-                                            << ctx.opset << ")");
+      VKG_CHECK(a == b, ctx.node.describe()
+                            << ": input shapes " << shape_to_string(a) << " and " << shape_to_string(b)
+                            << " differ and the node does not set broadcast=1 (opset " << ctx.opset << ")");
     } else if (ctx.node.has_attr("axis")) {
       const int64_t rank = int64_t(a.size());
       int64_t axis = ctx.node.attr_int("axis");

@@ -120,9 +120,9 @@ std::vector<Tensor> shrink_kernel(const KernelContext& ctx) {
 template <class T> Compute<T> clip_bound(const KernelContext& ctx, size_t index, Compute<T> fallback) {
   if (!ctx.has_input(index)) return fallback;
   const Tensor& bound = ctx.input(index);
-  VKG_CHECK(bound.dtype() == ctx.input(0).dtype(), ctx.node.describe() << ": input " << index << " has type "
-                                                                        << dtype_name(bound.dtype()) << " but input 0 has type "
-                                                                        << dtype_name(ctx.input(0).dtype()));
+  VKG_CHECK(bound.dtype() == ctx.input(0).dtype(),
+            ctx.node.describe() << ": input " << index << " has type " << dtype_name(bound.dtype())
+                                << " but input 0 has type " << dtype_name(ctx.input(0).dtype()));
   VKG_CHECK(bound.size() == 1, ctx.node.describe() << ": input " << index << " must be a scalar, got shape "
                                                    << shape_to_string(bound.shape()));
   return Compute<T>(bound.data<T>()[0]);
@@ -156,9 +156,8 @@ std::vector<Tensor> clip_kernel(const KernelContext& ctx) {
 std::vector<Tensor> is_inf_kernel(const KernelContext& ctx) {
   const bool negative = ctx.node.attr_int("detect_negative", 1) != 0;
   const bool positive = ctx.node.attr_int("detect_positive", 1) != 0;
-  return one_output(unary_predicate<TypeSet::Float>(ctx, [negative, positive](auto x) {
-    return std::isinf(x) && (x > 0 ? positive : negative);
-  }));
+  return one_output(unary_predicate<TypeSet::Float>(
+      ctx, [negative, positive](auto x) { return std::isinf(x) && (x > 0 ? positive : negative); }));
 }
 
 }  // namespace
@@ -181,9 +180,9 @@ void register_activation_ops(OpRegistry& registry) {
   registry.add("Neg", unary_kernel<TypeSet::Signed>([](auto x) { return negate(x); }));
   registry.add("Abs", unary_kernel<TypeSet::Numeric>([](auto x) { return is_negative(x) ? negate(x) : x; }));
   registry.add("Sign", unary_kernel<TypeSet::Numeric>([](auto x) {
-    using C = decltype(x);
-    return is_negative(x) ? C(-1) : x > C(0) ? C(1) : x;  // keeps 0 and NaN
-  }));
+                 using C = decltype(x);
+                 return is_negative(x) ? C(-1) : x > C(0) ? C(1) : x;  // keeps 0 and NaN
+               }));
   registry.add("Floor", float_kernel([](auto x) { return std::floor(x); }));
   registry.add("Ceil", float_kernel([](auto x) { return std::ceil(x); }));
   registry.add("Round", float_kernel([](auto x) { return std::nearbyint(x); }));  // halves to even

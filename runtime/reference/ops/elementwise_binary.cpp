@@ -175,9 +175,9 @@ std::vector<Tensor> prelu_kernel(const KernelContext& ctx) {
     slope_shape.insert(slope_shape.end(), size_t(x.rank() - 2), 1);
   }
   const BroadcastPlan plan = make_broadcast_plan(ctx, {x.shape(), slope_shape});
-  VKG_CHECK(plan.out_shape == x.shape(), ctx.node.describe() << ": slope of shape " << shape_to_string(slope.shape())
-                                                             << " cannot be broadcast to input shape "
-                                                             << shape_to_string(x.shape()));
+  VKG_CHECK(plan.out_shape == x.shape(), ctx.node.describe()
+                                             << ": slope of shape " << shape_to_string(slope.shape())
+                                             << " cannot be broadcast to input shape " << shape_to_string(x.shape()));
   return one_output(binary_op<TypeSet::Numeric>(ctx, x, slope, plan, [](auto a, auto s) {
     if constexpr (std::is_unsigned_v<decltype(a)>) {
       return a;

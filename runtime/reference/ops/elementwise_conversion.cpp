@@ -32,8 +32,8 @@ std::vector<Tensor> cast_kernel(const KernelContext& ctx) {
   }
   const int64_t to = ctx.node.attr_int("to");
   const std::optional<DType> dtype = dtype_from_onnx(int32_t(to));
-  VKG_CHECK(dtype, ctx.node.describe() << ": casting to ONNX data type " << to
-                                       << (to == 8 ? " (string)" : "") << " is not supported");
+  VKG_CHECK(dtype, ctx.node.describe() << ": casting to ONNX data type " << to << (to == 8 ? " (string)" : "")
+                                       << " is not supported");
   return one_output(ctx.input(0).cast(*dtype));
 }
 
@@ -50,8 +50,8 @@ std::vector<Tensor> identity_kernel(const KernelContext& ctx) {
 // A scalar input read as double (Dropout's ratio and training_mode).
 double scalar_value(const KernelContext& ctx, size_t index) {
   const Tensor& t = ctx.input(index);
-  VKG_CHECK(t.size() == 1, ctx.node.describe() << ": input " << index << " must be a scalar, got shape "
-                                               << shape_to_string(t.shape()));
+  VKG_CHECK(t.size() == 1, ctx.node.describe()
+                               << ": input " << index << " must be a scalar, got shape " << shape_to_string(t.shape()));
   return t.get_as_double(0);
 }
 

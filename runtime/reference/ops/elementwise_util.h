@@ -37,12 +37,18 @@ template <TypeSet S, class T> constexpr bool type_in_set() {
   constexpr bool floating = std::is_floating_point_v<Compute<T>>;
   constexpr bool boolean = std::is_same_v<T, bool>;
   switch (S) {
-    case TypeSet::Float: return floating;
-    case TypeSet::Signed: return floating || (std::is_signed_v<T> && !boolean);
-    case TypeSet::Numeric: return !boolean;
-    case TypeSet::Unsigned: return std::is_unsigned_v<T> && !boolean;
-    case TypeSet::Bool: return boolean;
-    case TypeSet::Any: return true;
+    case TypeSet::Float:
+      return floating;
+    case TypeSet::Signed:
+      return floating || (std::is_signed_v<T> && !boolean);
+    case TypeSet::Numeric:
+      return !boolean;
+    case TypeSet::Unsigned:
+      return std::is_unsigned_v<T> && !boolean;
+    case TypeSet::Bool:
+      return boolean;
+    case TypeSet::Any:
+      return true;
   }
   return false;
 }

@@ -13,8 +13,8 @@ namespace {
 
 // Validates one index against an axis of size `dim` and makes it non-negative.
 int64_t checked_index(const KernelContext& ctx, int64_t index, int64_t dim) {
-  VKG_CHECK(index >= -dim && index < dim,
-            ctx.node.describe() << ": index " << index << " is out of range for an axis of size " << dim);
+  VKG_CHECK(index >= -dim && index < dim, ctx.node.describe()
+                                              << ": index " << index << " is out of range for an axis of size " << dim);
   return index < 0 ? index + dim : index;
 }
 
@@ -76,8 +76,7 @@ std::vector<Tensor> gather_elements(const KernelContext& ctx) {
   size_t k = 0;
   for (IndexIterator it(indices.shape()); !it.done(); it.next(), ++k) {
     const int64_t i = checked_index(ctx, idx[k], data.dim(axis));
-    std::memcpy(out.raw() + k * elem, data.raw() + size_t(offset_with_axis(it.index(), strides, axis, i)) * elem,
-                elem);
+    std::memcpy(out.raw() + k * elem, data.raw() + size_t(offset_with_axis(it.index(), strides, axis, i)) * elem, elem);
   }
   return {out};
 }
@@ -103,8 +102,8 @@ NdIndexing nd_indexing(const KernelContext& ctx, const Tensor& data, const Tenso
 }
 
 // Element offset, inside one batch of data, of the slice that an index tuple points at.
-int64_t nd_offset(const KernelContext& ctx, const Tensor& data, const std::vector<int64_t>& strides,
-                  int64_t batch_dims, const int64_t* tuple, int64_t depth) {
+int64_t nd_offset(const KernelContext& ctx, const Tensor& data, const std::vector<int64_t>& strides, int64_t batch_dims,
+                  const int64_t* tuple, int64_t depth) {
   int64_t offset = 0;
   for (int64_t j = 0; j < depth; ++j) {
     const int64_t d = batch_dims + j;
@@ -135,9 +134,9 @@ std::vector<Tensor> gather_nd(const KernelContext& ctx) {
   for (int64_t b = 0; b < batches; ++b) {
     for (int64_t t = 0; t < nd.tuple_count; ++t) {
       const int64_t k = b * nd.tuple_count + t;
-      const int64_t src = b * batch_size + nd_offset(ctx, data, strides, batch_dims, &idx[size_t(k * nd.depth)], nd.depth);
-      std::memcpy(out.raw() + size_t(k * nd.slice) * elem, data.raw() + size_t(src) * elem,
-                  size_t(nd.slice) * elem);
+      const int64_t src =
+          b * batch_size + nd_offset(ctx, data, strides, batch_dims, &idx[size_t(k * nd.depth)], nd.depth);
+      std::memcpy(out.raw() + size_t(k * nd.slice) * elem, data.raw() + size_t(src) * elem, size_t(nd.slice) * elem);
     }
   }
   return {out};
@@ -153,8 +152,8 @@ std::vector<Tensor> scatter_elements(const KernelContext& ctx) {
   const ScatterReduction reduction = scatter_reduction(ctx);
   check_element_indices(ctx, data, indices, axis);
   VKG_CHECK(updates.shape() == indices.shape() && updates.dtype() == data.dtype(),
-            ctx.node.describe() << ": updates " << updates.describe() << " do not match indices "
-                                << indices.describe() << " and data " << data.describe());
+            ctx.node.describe() << ": updates " << updates.describe() << " do not match indices " << indices.describe()
+                                << " and data " << data.describe());
 
   Tensor out = data;
   const size_t elem = dtype_size(data.dtype());
@@ -178,8 +177,8 @@ std::vector<Tensor> scatter_nd(const KernelContext& ctx) {
   Shape expected(indices.shape().begin(), indices.shape().end() - 1);
   expected.insert(expected.end(), data.shape().begin() + nd.depth, data.shape().end());
   VKG_CHECK(updates.shape() == expected && updates.dtype() == data.dtype(),
-            ctx.node.describe() << ": updates " << updates.describe() << " should be "
-                                << dtype_name(data.dtype()) << shape_to_string(expected));
+            ctx.node.describe() << ": updates " << updates.describe() << " should be " << dtype_name(data.dtype())
+                                << shape_to_string(expected));
 
   Tensor out = data;
   const size_t elem = dtype_size(data.dtype());
@@ -196,16 +195,19 @@ std::vector<Tensor> non_zero(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   // Like numpy, a scalar counts as a one-element vector.
   const Shape shape = x.rank() == 0 ? Shape{1} : x.shape();
-  std::vector<std::vector<int64_t>> found;  // one multi-index per non-zero element
-  int64_t k = 0;
-  for (IndexIterator it(shape); !it.done(); it.next(), ++k)
-    if (x.get_as_double(k) != 0.0) found.push_back(it.index());
+  int64_t count = 0;
+  for (int64_t i = 0; i < x.size(); ++i)
+    if (x.get_as_double(i) != 0.0) ++count;
 
   const auto rank = int64_t(shape.size());
-  const auto count = int64_t(found.size());
   Tensor out(DType::Int64, {rank, count});
-  for (int64_t d = 0; d < rank; ++d)
-    for (int64_t i = 0; i < count; ++i) out.data<int64_t>()[d * count + i] = found[size_t(i)][size_t(d)];
+  int64_t* coords = out.data<int64_t>();
+  int64_t k = 0, found = 0;
+  for (IndexIterator it(shape); !it.done(); it.next(), ++k) {
+    if (x.get_as_double(k) == 0.0) continue;
+    for (int64_t d = 0; d < rank; ++d) coords[d * count + found] = it.index()[size_t(d)];
+    ++found;
+  }
   return {out};
 }
 

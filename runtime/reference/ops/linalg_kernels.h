@@ -113,6 +113,24 @@ void visit_window_rows(const WindowMap& map, const int64_t* kpos, Fn&& fn) {
   }
 }
 
+// A Conv-like node's group and window, after checking X and W (ranks, channel counts,
+// group, kernel_shape against W's dims). Throws Error naming the node.
+struct ConvSetup {
+  int64_t group = 1;
+  WindowGeometry geometry;
+};
+ConvSetup conv_setup(const Node& node, const Tensor& x, const Tensor& w);
+// The optional bias input `index` of a Conv-like node: nullptr when absent, else checked
+// to be 1-D with `channels` values of type `dtype`.
+const Tensor* conv_bias(const KernelContext& ctx, size_t index, int64_t channels, DType dtype);
+// Y = conv(X, W) + B, X, W and B all of type T (float, double or int32_t); B may be null.
+// Padding reads as zero.
+template <class T> Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvSetup& setup);
+// MatMul with numpy semantics (1-D promotion, broadcast batch dims) of a and b, both of
+// type T (float, double, int32_t, int64_t, uint32_t or uint64_t). Throws Error naming the
+// node on incompatible shapes.
+template <class T> Tensor matmul_forward(const Node& node, const Tensor& a, const Tensor& b);
+
 // The kernels. Each returns the node's outputs and throws Error naming the node.
 std::vector<Tensor> conv(const KernelContext& ctx);
 std::vector<Tensor> conv_transpose(const KernelContext& ctx);
@@ -124,5 +142,10 @@ std::vector<Tensor> lp_pool(const KernelContext& ctx);
 std::vector<Tensor> global_average_pool(const KernelContext& ctx);
 std::vector<Tensor> global_max_pool(const KernelContext& ctx);
 std::vector<Tensor> global_lp_pool(const KernelContext& ctx);
+std::vector<Tensor> max_unpool(const KernelContext& ctx);
+std::vector<Tensor> conv_integer(const KernelContext& ctx);
+std::vector<Tensor> matmul_integer(const KernelContext& ctx);
+std::vector<Tensor> qlinear_conv(const KernelContext& ctx);
+std::vector<Tensor> qlinear_matmul(const KernelContext& ctx);
 
 }  // namespace vkg::linalg

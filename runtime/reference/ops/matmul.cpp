@@ -1,5 +1,6 @@
 // Gemm and MatMul on the shared GEMM. Float types and 32/64-bit integers are computed
 // natively; float16 and bfloat16 in float32.
+#include <optional>
 #include <type_traits>
 
 #include "runtime/reference/ops/linalg_kernels.h"
@@ -88,24 +89,20 @@ void batched_matmul(const T* a, const Shape& a_batch, const T* b, const Shape& b
 
 }  // namespace
 
-std::vector<Tensor> matmul(const KernelContext& ctx) {
-  const Node& node = ctx.node;
-  const Tensor& a_in = ctx.input(0);
-  const Tensor& b_in = ctx.input(1);
-  const DType ct = checked_compute_type(node, a_in, b_in);
-  VKG_CHECK(a_in.rank() >= 1 && b_in.rank() >= 1, node.describe() << ": inputs must have rank >= 1, got "
-                                                                   << shape_to_string(a_in.shape()) << " and "
-                                                                   << shape_to_string(b_in.shape()));
+template <class T> Tensor matmul_forward(const Node& node, const Tensor& a, const Tensor& b) {
+  VKG_CHECK(a.rank() >= 1 && b.rank() >= 1, node.describe() << ": inputs must have rank >= 1, got "
+                                                             << shape_to_string(a.shape()) << " and "
+                                                             << shape_to_string(b.shape()));
   // 1-D operands are promoted like numpy: a to [1, K], b to [K, 1]; the dim is dropped after.
-  Shape a_shape = a_in.shape();
-  Shape b_shape = b_in.shape();
+  Shape a_shape = a.shape();
+  Shape b_shape = b.shape();
   if (a_shape.size() == 1) a_shape.insert(a_shape.begin(), 1);
   if (b_shape.size() == 1) b_shape.push_back(1);
   const int64_t m = a_shape[a_shape.size() - 2];
   const int64_t k = a_shape.back();
   const int64_t n = b_shape.back();
-  VKG_CHECK(b_shape[b_shape.size() - 2] == k, node.describe() << ": cannot multiply " << shape_to_string(a_in.shape())
-                                                              << " by " << shape_to_string(b_in.shape())
+  VKG_CHECK(b_shape[b_shape.size() - 2] == k, node.describe() << ": cannot multiply " << shape_to_string(a.shape())
+                                                              << " by " << shape_to_string(b.shape())
                                                               << " (inner dims differ)");
   const Shape a_batch(a_shape.begin(), a_shape.end() - 2);
   const Shape b_batch(b_shape.begin(), b_shape.end() - 2);
@@ -116,18 +113,28 @@ std::vector<Tensor> matmul(const KernelContext& ctx) {
     VKG_THROW(node.describe() << ": batch dims do not broadcast: " << e.what());
   }
   Shape out_shape = batch;
-  if (a_in.rank() > 1) out_shape.push_back(m);
-  if (b_in.rank() > 1) out_shape.push_back(n);
+  if (a.rank() > 1) out_shape.push_back(m);
+  if (b.rank() > 1) out_shape.push_back(n);
+  Tensor out(dtype_of<T>, out_shape);
+  if (!out.empty()) batched_matmul<T>(a.data<T>(), a_batch, b.data<T>(), b_batch, batch, m, n, k, out.data<T>());
+  return out;
+}
 
+template Tensor matmul_forward<float>(const Node&, const Tensor&, const Tensor&);
+template Tensor matmul_forward<double>(const Node&, const Tensor&, const Tensor&);
+template Tensor matmul_forward<int32_t>(const Node&, const Tensor&, const Tensor&);
+template Tensor matmul_forward<int64_t>(const Node&, const Tensor&, const Tensor&);
+template Tensor matmul_forward<uint32_t>(const Node&, const Tensor&, const Tensor&);
+template Tensor matmul_forward<uint64_t>(const Node&, const Tensor&, const Tensor&);
+
+std::vector<Tensor> matmul(const KernelContext& ctx) {
+  const Tensor& a_in = ctx.input(0);
+  const Tensor& b_in = ctx.input(1);
+  const DType ct = checked_compute_type(ctx.node, a_in, b_in);
   Tensor a_store, b_store;
   const Tensor& a = as_type(a_in, ct, a_store);
   const Tensor& b = as_type(b_in, ct, b_store);
-  Tensor out(ct, out_shape);
-  if (!out.empty()) {
-    visit_product_type(ct, [&]<class T>() {
-      batched_matmul<T>(a.data<T>(), a_batch, b.data<T>(), b_batch, batch, m, n, k, out.data<T>());
-    });
-  }
+  Tensor out = visit_product_type(ct, [&]<class T>() { return matmul_forward<T>(ctx.node, a, b); });
   return one_output(ct == a_in.dtype() ? std::move(out) : out.cast(a_in.dtype()));
 }
 

@@ -60,8 +60,8 @@ std::vector<Tensor> split(const KernelContext& ctx) {
                                                          << " cannot be split into " << n << " equal parts");
     sizes.assign(n, dim / int64_t(n));
   }
-  VKG_CHECK(sizes.size() == n, ctx.node.describe() << ": split has " << sizes.size() << " sizes for " << n
-                                                   << " outputs");
+  VKG_CHECK(sizes.size() == n, ctx.node.describe()
+                                   << ": split has " << sizes.size() << " sizes for " << n << " outputs");
   VKG_CHECK(std::all_of(sizes.begin(), sizes.end(), [](int64_t s) { return s >= 0; }) &&
                 std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) == dim,
             ctx.node.describe() << ": split sizes " << shape_to_string(sizes) << " do not add up to " << dim
@@ -162,8 +162,8 @@ std::vector<Tensor> transpose(const KernelContext& ctx) {
   std::vector<int64_t> reversed(size_t(x.rank()));
   for (int64_t d = 0; d < x.rank(); ++d) reversed[size_t(d)] = x.rank() - 1 - d;
   const std::vector<int64_t> given = ctx.node.attr_ints("perm", reversed);
-  VKG_CHECK(int64_t(given.size()) == x.rank(), ctx.node.describe() << ": perm " << shape_to_string(given)
-                                                                   << " does not match " << x.describe());
+  VKG_CHECK(int64_t(given.size()) == x.rank(),
+            ctx.node.describe() << ": perm " << shape_to_string(given) << " does not match " << x.describe());
   const std::vector<int64_t> perm = node_axes(ctx, given, x.rank());
 
   const auto in_strides = contiguous_strides(x.shape());
@@ -204,8 +204,8 @@ std::vector<Tensor> tile(const KernelContext& ctx) {
   } else {
     repeats = int_input(ctx, 1, "repeats");
   }
-  VKG_CHECK(int64_t(repeats.size()) == x.rank(), ctx.node.describe() << ": repeats " << shape_to_string(repeats)
-                                                                     << " do not match " << x.describe());
+  VKG_CHECK(int64_t(repeats.size()) == x.rank(),
+            ctx.node.describe() << ": repeats " << shape_to_string(repeats) << " do not match " << x.describe());
   for (int64_t r : repeats)
     VKG_CHECK(r >= 0, ctx.node.describe() << ": negative repeat in " << shape_to_string(repeats));
 

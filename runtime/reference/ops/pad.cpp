@@ -26,26 +26,27 @@ PadMode pad_mode(const KernelContext& ctx) {
 int64_t fold_index(PadMode mode, int64_t i, int64_t n) {
   switch (mode) {
     case PadMode::Constant:
-    case PadMode::Edge: return std::clamp<int64_t>(i, 0, n - 1);
+    case PadMode::Edge:
+      return std::clamp<int64_t>(i, 0, n - 1);
     case PadMode::Reflect: {
       if (n == 1) return 0;
       const int64_t period = 2 * (n - 1);
       const int64_t m = ((i % period) + period) % period;
       return m < n ? m : period - m;
     }
-    case PadMode::Wrap: return ((i % n) + n) % n;
+    case PadMode::Wrap:
+      return ((i % n) + n) % n;
   }
   return 0;
 }
 
 // For every output position along one axis, the input index it reads, or -1 where
 // the constant value goes.
-std::vector<int64_t> pad_axis_map(const KernelContext& ctx, PadMode mode, int64_t dim, int64_t before,
-                                  int64_t after) {
+std::vector<int64_t> pad_axis_map(const KernelContext& ctx, PadMode mode, int64_t dim, int64_t before, int64_t after) {
   const int64_t crop_lo = std::max<int64_t>(0, -before);
   const int64_t kept = dim - crop_lo - std::max<int64_t>(0, -after);
-  VKG_CHECK(kept >= 0, ctx.node.describe() << ": pads " << before << ", " << after << " crop more than the "
-                                           << dim << " elements of an axis");
+  VKG_CHECK(kept >= 0, ctx.node.describe() << ": pads " << before << ", " << after << " crop more than the " << dim
+                                           << " elements of an axis");
   const int64_t pad_lo = std::max<int64_t>(0, before);
   const int64_t out_dim = kept + pad_lo + std::max<int64_t>(0, after);
   VKG_CHECK(mode == PadMode::Constant || kept > 0 || out_dim == 0,
@@ -73,8 +74,8 @@ std::vector<Tensor> pad(const KernelContext& ctx) {
     if (ctx.has_input(2) && !ctx.input(2).empty()) {
       const Tensor& value = ctx.input(2);
       VKG_CHECK(value.size() == 1 && value.dtype() == x.dtype(),
-                ctx.node.describe() << ": constant_value must be one " << dtype_name(x.dtype())
-                                    << " element, got " << value.describe());
+                ctx.node.describe() << ": constant_value must be one " << dtype_name(x.dtype()) << " element, got "
+                                    << value.describe());
       fill = value.reshaped({});
     }
     if (ctx.has_input(3)) axes = node_axes(ctx, int_input(ctx, 3, "axes"), x.rank());
@@ -83,8 +84,8 @@ std::vector<Tensor> pad(const KernelContext& ctx) {
     axes.resize(size_t(x.rank()));
     std::iota(axes.begin(), axes.end(), int64_t(0));
   }
-  VKG_CHECK(pads.size() == 2 * axes.size(), ctx.node.describe() << ": " << pads.size() << " pads for "
-                                                                << axes.size() << " axes of " << x.describe());
+  VKG_CHECK(pads.size() == 2 * axes.size(),
+            ctx.node.describe() << ": " << pads.size() << " pads for " << axes.size() << " axes of " << x.describe());
 
   std::vector<int64_t> before(size_t(x.rank()), 0), after(size_t(x.rank()), 0);
   for (size_t k = 0; k < axes.size(); ++k) {

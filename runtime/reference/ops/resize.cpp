@@ -81,8 +81,8 @@ NearestMode parse_nearest(const KernelContext& ctx) {
 
 // Output shape from scales: floor(input * scale), times the roi extent for tf_crop_and_resize.
 void set_shape_from_scales(const KernelContext& ctx, const Tensor& x, ResizeParams& p) {
-  VKG_CHECK(int64_t(p.scales.size()) == x.rank(), ctx.node.describe() << ": " << p.scales.size()
-                                                                      << " scales for " << x.describe());
+  VKG_CHECK(int64_t(p.scales.size()) == x.rank(), ctx.node.describe()
+                                                      << ": " << p.scales.size() << " scales for " << x.describe());
   const size_t rank = p.scales.size();
   for (size_t d = 0; d < rank; ++d) {
     VKG_CHECK(p.scales[d] > 0, ctx.node.describe() << ": scale " << p.scales[d] << " must be positive");
@@ -120,8 +120,8 @@ ResizeParams resize_params(const KernelContext& ctx) {
     return p;
   }
   p.out_shape = int_input(ctx, 3, "sizes");
-  VKG_CHECK(p.out_shape.size() == rank, ctx.node.describe() << ": sizes " << shape_to_string(p.out_shape)
-                                                            << " do not match " << x.describe());
+  VKG_CHECK(p.out_shape.size() == rank,
+            ctx.node.describe() << ": sizes " << shape_to_string(p.out_shape) << " do not match " << x.describe());
   p.sizes_given = true;
   for (size_t d = 0; d < rank; ++d) {
     VKG_CHECK(p.out_shape[d] >= 0, ctx.node.describe() << ": negative size in " << shape_to_string(p.out_shape));
@@ -148,15 +148,19 @@ double source_coordinate(const ResizeParams& p, size_t axis, int64_t x, int64_t 
   const auto out_dim = double(p.out_shape[axis]);
   const double in = double(in_dim);
   switch (p.coordinates) {
-    case CoordinateMode::HalfPixel: return (double(x) + 0.5) / scale - 0.5;
-    case CoordinateMode::PytorchHalfPixel: return out_dim > 1 ? (double(x) + 0.5) / scale - 0.5 : -0.5;
+    case CoordinateMode::HalfPixel:
+      return (double(x) + 0.5) / scale - 0.5;
+    case CoordinateMode::PytorchHalfPixel:
+      return out_dim > 1 ? (double(x) + 0.5) / scale - 0.5 : 0.0;
     case CoordinateMode::AlignCorners: {
       // The conformance data divides by the unrounded resized length when scales are given.
       const double length = p.sizes_given ? out_dim : scale * in;
       return length == 1 ? 0.0 : double(x) * (in - 1) / (length - 1);
     }
-    case CoordinateMode::Asymmetric: return double(x) / scale;
-    case CoordinateMode::TfHalfPixelForNn: return (double(x) + 0.5) / scale;
+    case CoordinateMode::Asymmetric:
+      return double(x) / scale;
+    case CoordinateMode::TfHalfPixelForNn:
+      return (double(x) + 0.5) / scale;
     case CoordinateMode::TfCropAndResize: {
       const double start = p.roi[axis], end = p.roi[axis + p.scales.size()];
       if (out_dim > 1) return start * (in - 1) + double(x) * (end - start) * (in - 1) / (out_dim - 1);
@@ -173,11 +177,16 @@ int64_t nearest_index(const ResizeParams& p, size_t axis, double xo) {
   if (p.nearest == NearestMode::Legacy) return int64_t(p.scales[axis] < 1 ? std::ceil(xo) : std::trunc(xo));
   if (r == 0) return int64_t(f);
   switch (p.nearest) {
-    case NearestMode::RoundPreferFloor: return int64_t(r <= 0.5 ? f : f + 1);
-    case NearestMode::RoundPreferCeil: return int64_t(r < 0.5 ? f : f + 1);
-    case NearestMode::Floor: return int64_t(f);
-    case NearestMode::Ceil: return int64_t(f + 1);
-    case NearestMode::Legacy: break;
+    case NearestMode::RoundPreferFloor:
+      return int64_t(r <= 0.5 ? f : f + 1);
+    case NearestMode::RoundPreferCeil:
+      return int64_t(r < 0.5 ? f : f + 1);
+    case NearestMode::Floor:
+      return int64_t(f);
+    case NearestMode::Ceil:
+      return int64_t(f + 1);
+    case NearestMode::Legacy:
+      break;
   }
   return int64_t(f);
 }
@@ -302,8 +311,8 @@ std::vector<Tensor> upsample(const KernelContext& ctx) {
     for (float s : ctx.node.attr_floats("scales")) scales.push_back(s);  // Upsample-7
   } else {
     // Upsample-1: NCHW with height_scale and width_scale.
-    VKG_CHECK(x.rank() == 4, ctx.node.describe() << ": height_scale/width_scale need a 4-D input, got "
-                                                 << x.describe());
+    VKG_CHECK(x.rank() == 4, ctx.node.describe()
+                                 << ": height_scale/width_scale need a 4-D input, got " << x.describe());
     scales = {1.0, 1.0, ctx.node.attr_float("height_scale", 1.0f), ctx.node.attr_float("width_scale", 1.0f)};
   }
   return {run_resize(ctx, legacy_params(ctx, scales))};

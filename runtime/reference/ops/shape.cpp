@@ -27,19 +27,18 @@ std::vector<Tensor> reshape(const KernelContext& ctx) {
   for (size_t i = 0; i < requested.size(); ++i) {
     int64_t d = requested[i];
     if (d == 0 && !allow_zero) {
-      VKG_CHECK(int64_t(i) < data.rank(), ctx.node.describe() << ": shape " << shape_to_string(requested)
-                                                              << " copies dimension " << i << " of "
-                                                              << data.describe() << ", which does not exist");
+      VKG_CHECK(int64_t(i) < data.rank(), ctx.node.describe()
+                                              << ": shape " << shape_to_string(requested) << " copies dimension " << i
+                                              << " of " << data.describe() << ", which does not exist");
       d = data.dim(int64_t(i));
     }
     if (d == -1) {
-      VKG_CHECK(infer_axis < 0, ctx.node.describe() << ": shape " << shape_to_string(requested)
-                                                    << " has more than one -1");
+      VKG_CHECK(infer_axis < 0, ctx.node.describe()
+                                    << ": shape " << shape_to_string(requested) << " has more than one -1");
       infer_axis = int64_t(i);
       d = 1;
     }
-    VKG_CHECK(d >= 0, ctx.node.describe() << ": invalid dimension " << d << " in shape "
-                                          << shape_to_string(requested));
+    VKG_CHECK(d >= 0, ctx.node.describe() << ": invalid dimension " << d << " in shape " << shape_to_string(requested));
     shape.push_back(d);
     known *= d;
   }
@@ -82,8 +81,8 @@ std::vector<Tensor> squeeze(const KernelContext& ctx) {
   std::vector<bool> drop(size_t(x.rank()), false);
   if (given) {
     for (int64_t axis : node_axes(ctx, *given, x.rank())) {
-      VKG_CHECK(x.dim(axis) == 1, ctx.node.describe() << ": cannot squeeze axis " << axis << " of "
-                                                      << x.describe() << ", its size is not 1");
+      VKG_CHECK(x.dim(axis) == 1, ctx.node.describe() << ": cannot squeeze axis " << axis << " of " << x.describe()
+                                                      << ", its size is not 1");
       drop[size_t(axis)] = true;
     }
   } else {
@@ -136,8 +135,8 @@ std::vector<Tensor> constant(const KernelContext& ctx) {
     return {Tensor::from_vector<int64_t>({int64_t(v.size())}, v)};
   }
   VKG_CHECK(!n.has_attr("sparse_value"), n.describe() << ": sparse_value constants are not supported");
-  VKG_CHECK(!n.has_attr("value_string") && !n.has_attr("value_strings"),
-            n.describe() << ": string constants are not supported");
+  VKG_CHECK(!n.has_attr("value_string") && !n.has_attr("value_strings"), n.describe()
+                                                                             << ": string constants are not supported");
   VKG_THROW(n.describe() << ": has none of the value attributes");
 }
 
@@ -146,8 +145,8 @@ std::vector<Tensor> constant_of_shape(const KernelContext& ctx) {
   for (int64_t d : shape)
     VKG_CHECK(d >= 0, ctx.node.describe() << ": negative dimension in shape " << shape_to_string(shape));
   const Tensor value = ctx.node.has_attr("value") ? ctx.node.attr_tensor("value") : Tensor::scalar<float>(0.0f);
-  VKG_CHECK(value.size() == 1,
-            ctx.node.describe() << ": value must hold exactly one element, got " << value.describe());
+  VKG_CHECK(value.size() == 1, ctx.node.describe()
+                                   << ": value must hold exactly one element, got " << value.describe());
   Tensor out(value.dtype(), shape);
   const size_t elem = dtype_size(value.dtype());
   for (int64_t i = 0; i < out.size(); ++i) std::memcpy(out.raw() + size_t(i) * elem, value.raw(), elem);
@@ -182,11 +181,16 @@ template <class T> Tensor range_of(const KernelContext& ctx) {
 std::vector<Tensor> range(const KernelContext& ctx) {
   const DType dt = ctx.input(0).dtype();
   switch (dt) {
-    case DType::Float32: return {range_of<float>(ctx)};
-    case DType::Float64: return {range_of<double>(ctx)};
-    case DType::Int16: return {range_of<int16_t>(ctx)};
-    case DType::Int32: return {range_of<int32_t>(ctx)};
-    case DType::Int64: return {range_of<int64_t>(ctx)};
+    case DType::Float32:
+      return {range_of<float>(ctx)};
+    case DType::Float64:
+      return {range_of<double>(ctx)};
+    case DType::Int16:
+      return {range_of<int16_t>(ctx)};
+    case DType::Int32:
+      return {range_of<int32_t>(ctx)};
+    case DType::Int64:
+      return {range_of<int64_t>(ctx)};
     case DType::Float16:
     case DType::BFloat16:
     case DType::Int8:
@@ -194,7 +198,8 @@ std::vector<Tensor> range(const KernelContext& ctx) {
     case DType::UInt16:
     case DType::UInt32:
     case DType::UInt64:
-    case DType::Bool: break;
+    case DType::Bool:
+      break;
   }
   VKG_THROW(ctx.node.describe() << ": unsupported type " << dtype_name(dt));
 }

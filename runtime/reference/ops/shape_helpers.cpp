@@ -8,14 +8,14 @@ namespace vkg {
 
 std::vector<int64_t> int_input(const KernelContext& ctx, size_t index, const char* what) {
   const Tensor& t = ctx.input(index);
-  VKG_CHECK(is_integer(t.dtype()), ctx.node.describe() << ": " << what << " must be an integer tensor, got "
-                                                       << t.describe());
+  VKG_CHECK(is_integer(t.dtype()), ctx.node.describe()
+                                       << ": " << what << " must be an integer tensor, got " << t.describe());
   return t.to_int64s();
 }
 
 int64_t node_axis(const KernelContext& ctx, int64_t axis, int64_t rank) {
-  VKG_CHECK(axis >= -rank && axis < rank,
-            ctx.node.describe() << ": axis " << axis << " is out of range for rank " << rank);
+  VKG_CHECK(axis >= -rank && axis < rank, ctx.node.describe()
+                                              << ": axis " << axis << " is out of range for rank " << rank);
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -93,20 +93,30 @@ template <class T> T reduce_one(ScatterReduction reduction, T a, T b) {
     return T(reduce_one<float>(reduction, float(a), float(b)));
   } else if constexpr (std::is_same_v<T, bool>) {
     switch (reduction) {
-      case ScatterReduction::None: return b;
-      case ScatterReduction::Add: return a || b;
-      case ScatterReduction::Mul: return a && b;
-      case ScatterReduction::Max: return a || b;
-      case ScatterReduction::Min: return a && b;
+      case ScatterReduction::None:
+        return b;
+      case ScatterReduction::Add:
+        return a || b;
+      case ScatterReduction::Mul:
+        return a && b;
+      case ScatterReduction::Max:
+        return a || b;
+      case ScatterReduction::Min:
+        return a && b;
     }
     return b;
   } else {
     switch (reduction) {
-      case ScatterReduction::None: return b;
-      case ScatterReduction::Add: return T(a + b);
-      case ScatterReduction::Mul: return T(a * b);
-      case ScatterReduction::Max: return std::max(a, b);
-      case ScatterReduction::Min: return std::min(a, b);
+      case ScatterReduction::None:
+        return b;
+      case ScatterReduction::Add:
+        return T(a + b);
+      case ScatterReduction::Mul:
+        return T(a * b);
+      case ScatterReduction::Max:
+        return std::max(a, b);
+      case ScatterReduction::Min:
+        return std::min(a, b);
     }
     return b;
   }
