@@ -30,8 +30,7 @@ void ComparatorArgs::add_to(CLI::App& app) {
   group->add_flag("--fail-fast", fail_fast_, "Stop at the first output that does not match");
   group->add_flag("--validate", validate_, "Check outputs for NaNs and infinities");
   as_list(group->add_option("--load-outputs,--load-results", load_outputs_,
-                            "Outputs files (written by --save-outputs or Polygraphy) to compare against"))
-      ->check(CLI::ExistingFile);
+                            "Outputs files (written by --save-outputs or Polygraphy) to compare against"));
   group->add_option("--save-outputs,--save-results", save_outputs_, "Save the outputs of this run to this JSON file");
 }
 

@@ -22,8 +22,7 @@ void DataLoaderArgs::add_to(CLI::App& app) {
       ->check(CLI::Range(1, std::numeric_limits<int>::max()))
       ->capture_default_str();
   as_list(group->add_option("--load-inputs,--load-input-data", load_inputs_,
-                            "Inputs files (written by --save-inputs) to use instead of generated data"))
-      ->check(CLI::ExistingFile);
+                            "Inputs files (written by --save-inputs) to use instead of generated data"));
   group->add_option("--save-inputs,--save-input-data", save_inputs_, "Save the input data used to this JSON file");
 }
 

@@ -1,6 +1,5 @@
 // `vkgraphy inspect`: shows what a model or a data file holds (Polygraphy's
 // `inspect model` and `inspect data`).
-#include <filesystem>
 #include <memory>
 
 #include "runtime/core/logger.h"
@@ -33,11 +32,12 @@ struct InspectDataArgs {
   bool histogram = false;
 };
 
-ModelKind model_kind(const std::string& path, const std::string& requested) {
-  if (requested == "onnx") return ModelKind::Onnx;
-  // "auto": every file that no other kind claims is read as ONNX (the loader says
-  // clearly when it is not one).
-  (void)path;
+// The kind of model file to show: the one --model-type names, or for "auto" the
+// one the file looks like. ONNX is the only kind so far, so every file is read as
+// ONNX (the loader says clearly when it is not one); engine files will be told
+// apart by their magic bytes.
+ModelKind model_kind(const std::string& model_type) {
+  if (model_type == "onnx") return ModelKind::Onnx;
   return ModelKind::Onnx;
 }
 
@@ -64,14 +64,16 @@ void inspect_onnx_model(const InspectModelArgs& args) {
     if (s == "attrs") options.attrs = true;
     if (s == "weights") options.weights = true;
   }
-  if ((options.attrs || options.weights) && !options.layers)
-    VKG_VERBOSE("--show attrs/weights: attributes are shown with the layers (--show layers)");
+  if (options.attrs && !options.layers)
+    VKG_WARNING("--show attrs: attributes are shown with the layers; add --show layers");
   VKG_INFO(summarize_onnx_model(model, options));
 }
 
 void inspect_model(const InspectModelArgs& args) {
-  switch (model_kind(args.model.path, args.model_type)) {
-    case ModelKind::Onnx: inspect_onnx_model(args); break;
+  switch (model_kind(args.model_type)) {
+    case ModelKind::Onnx:
+      inspect_onnx_model(args);
+      break;
   }
 }
 
@@ -151,9 +153,10 @@ void add_inspect_tool(CLI::App& app) {
   model->remove_option(model->get_option("--no-fold-constants"));
   model->add_option("--model-type", model_args->model_type, "Kind of model file (default: from the file)")
       ->check(CLI::IsMember({"auto", "onnx"}));
-  model->add_option("--show", model_args->show,
-                    "What else to show: layers (every node with its inputs and outputs), attrs (node "
-                    "attributes), weights (initializer values and statistics)")
+  model
+      ->add_option("--show", model_args->show,
+                   "What else to show: layers (every node with its inputs and outputs), attrs (node "
+                   "attributes), weights (initializer values and statistics)")
       ->take_all()
       ->check(CLI::IsMember({"layers", "attrs", "weights"}));
   model->callback([model_args] { inspect_model(*model_args); });
@@ -161,8 +164,7 @@ void add_inspect_tool(CLI::App& app) {
   auto data_args = std::make_shared<InspectDataArgs>();
   CLI::App* data = inspect->add_subcommand("data", "Show the tensors of a saved outputs or inputs file");
   data->fallthrough();
-  data->add_option("path", data_args->path, "Outputs (--save-outputs) or inputs (--save-inputs) JSON file")
-      ->required();
+  data->add_option("path", data_args->path, "Outputs (--save-outputs) or inputs (--save-inputs) JSON file")->required();
   data->add_flag("--show-values", data_args->show_values, "Show the values of every tensor");
   data->add_flag("-a,--all", data_args->all, "Show every iteration, not only the first");
   data->add_flag("--histogram", data_args->histogram, "Show a histogram of every tensor's values");

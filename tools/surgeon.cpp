@@ -1,9 +1,10 @@
 // `vkgraphy surgeon`: changes ONNX models (Polygraphy's `surgeon extract` and
 // `surgeon sanitize`). The result is checked and written whole or not at all.
+#include "runtime/onnx/surgeon.h"
+
 #include <memory>
 
 #include "runtime/core/logger.h"
-#include "runtime/onnx/surgeon.h"
 #include "tools/args_model.h"
 #include "tools/tools.h"
 
@@ -73,8 +74,8 @@ void run_extract(const ExtractArgs& args) {
     clear_inferred_shapes(model);
     infer_shapes(model, /*strict=*/false);
   }
-  VKG_INFO("Extracted " << report.nodes_kept << " of " << report.nodes_before << " node(s), with "
-                        << report.inputs << " input(s) and " << report.outputs << " output(s)");
+  VKG_INFO("Extracted " << report.nodes_kept << " of " << report.nodes_before << " node(s), with " << report.inputs
+                        << " input(s) and " << report.outputs << " output(s)");
   save(model, args.output_path, "the extracted model", checker_passed);
   VKG_FINISH("PASSED | Command: vkgraphy surgeon extract " << args.model.path);
 }
@@ -118,12 +119,14 @@ void add_surgeon_tool(CLI::App& app) {
   extract->fallthrough();
   extract_args->model.add_to(*extract, "--model-input-shapes");
   extract->remove_option(extract->get_option("--no-fold-constants"));  // extract never folds
-  extract->add_option("--inputs", extract_args->inputs,
-                      "Subgraph inputs as name:shape:dtype, e.g. x:[1,3,224,224]:float32 y:auto:auto "
-                      "(default: the model's inputs)")
+  extract
+      ->add_option("--inputs", extract_args->inputs,
+                   "Subgraph inputs as name:shape:dtype, e.g. x:[1,3,224,224]:float32 y:auto:auto "
+                   "(default: the model's inputs)")
       ->take_all();
-  extract->add_option("--outputs", extract_args->outputs,
-                      "Subgraph outputs as name:dtype, e.g. y:float32 z:auto (default: the model's outputs)")
+  extract
+      ->add_option("--outputs", extract_args->outputs,
+                   "Subgraph outputs as name:dtype, e.g. y:float32 z:auto (default: the model's outputs)")
       ->take_all();
   add_output_option(*extract, extract_args->output_path);
   extract->callback([extract_args] { run_extract(*extract_args); });
@@ -135,8 +138,9 @@ void add_surgeon_tool(CLI::App& app) {
   sanitize->remove_option(sanitize->get_option("--no-fold-constants"));  // folding is opt-in here
   sanitize->add_flag("--fold-constants", sanitize_args->fold_constants,
                      "Fold nodes whose values do not depend on runtime inputs into initializers");
-  sanitize->add_option("--num-passes", sanitize_args->num_passes,
-                       "Constant folding rounds at most (default: until nothing changes)")
+  sanitize
+      ->add_option("--num-passes", sanitize_args->num_passes,
+                   "Constant folding rounds at most (default: until nothing changes)")
       ->check(CLI::NonNegativeNumber);
   sanitize->add_option("--fold-size-threshold", sanitize_args->fold_size_threshold,
                        "Do not fold nodes whose outputs take more bytes than this (suffixes K, M, G), e.g. 16M");

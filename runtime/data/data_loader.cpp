@@ -169,15 +169,16 @@ void fill_integers(Tensor& t, NumpyRandomState& rng, const std::string& name, st
       // Python's int() truncates toward zero.
       const double lo = std::trunc(range.first);
       const double hi = std::trunc(range.second);
-      const double type_min = double(std::numeric_limits<T>::min());
-      const double type_max = double(std::numeric_limits<T>::max());
+      // Bounds of T as exact doubles: [-2^(bits-1), 2^(bits-1)) or [0, 2^bits).
+      const double limit = std::ldexp(1.0, int(8 * sizeof(T)) - (std::is_signed_v<T> ? 1 : 0));
+      const double lowest = std::is_signed_v<T> ? -limit : 0.0;
       VKG_CHECK(std::isfinite(lo) && std::isfinite(hi), "input '" << name << "': value range [" << range.first << ", "
                                                                   << range.second
                                                                   << "] must be finite for integer data");
       VKG_CHECK(lo <= hi, "input '" << name << "': value range [" << range.first << ", " << range.second
                                     << "] has its minimum above its maximum");
-      VKG_CHECK(lo >= type_min && hi <= type_max, "input '" << name << "': value range [" << lo << ", " << hi
-                                                            << "] is out of bounds for " << dtype_name(t.dtype()));
+      VKG_CHECK(lo >= lowest && hi < limit, "input '" << name << "': value range [" << lo << ", " << hi
+                                                      << "] is out of bounds for " << dtype_name(t.dtype()));
       const uint64_t off = std::is_signed_v<T> ? uint64_t(int64_t(lo)) : uint64_t(lo);
       const uint64_t span = std::is_signed_v<T> ? uint64_t(int64_t(hi)) - off : uint64_t(hi) - off;
       const auto values = rng.randint(int(8 * sizeof(T)), off, span, t.size());

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
-#include <sstream>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/data/array_stats.h"
@@ -64,9 +64,12 @@ Meta meta_from_type(const onnx::TypeProto& type) {
     if (tt.has_shape()) {
       std::vector<std::string> dims;
       for (const auto& d : tt.shape().dim()) {
-        if (d.has_dim_value()) dims.push_back(std::to_string(d.dim_value()));
-        else if (d.has_dim_param()) dims.push_back(d.dim_param());
-        else dims.push_back("?");
+        if (d.has_dim_value())
+          dims.push_back(std::to_string(d.dim_value()));
+        else if (d.has_dim_param())
+          dims.push_back(d.dim_param());
+        else
+          dims.push_back("?");
       }
       meta.shape = dims;
     }
@@ -118,8 +121,10 @@ std::string format_bytes(uint64_t bytes) {
     ++unit;
   }
   char buf[48];
-  if (unit == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  else std::snprintf(buf, sizeof buf, "%.2f %s", value, units[unit]);
+  if (unit == 0)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, "%.2f %s", value, units[unit]);
   return buf;
 }
 
@@ -196,9 +201,12 @@ class GraphPrinter {
 std::string GraphPrinter::attribute_text(const onnx::AttributeProto& a, const MetaMap& tensors) const {
   std::string out;
   switch (a.type()) {
-    case onnx::AttributeProto::FLOAT: return python_float(a.f());
-    case onnx::AttributeProto::INT: return std::to_string(a.i());
-    case onnx::AttributeProto::STRING: return a.s();
+    case onnx::AttributeProto::FLOAT:
+      return python_float(a.f());
+    case onnx::AttributeProto::INT:
+      return std::to_string(a.i());
+    case onnx::AttributeProto::STRING:
+      return a.s();
     case onnx::AttributeProto::FLOATS:
       out = "[";
       for (int i = 0; i < a.floats_size(); ++i) out += (i ? ", " : "") + python_float(a.floats(i));
@@ -207,24 +215,33 @@ std::string GraphPrinter::attribute_text(const onnx::AttributeProto& a, const Me
       out = "[";
       for (int i = 0; i < a.ints_size(); ++i) out += (i ? ", " : "") + std::to_string(a.ints(i));
       return out + "]";
-    case onnx::AttributeProto::STRINGS: return quoted_list(a.strings());
+    case onnx::AttributeProto::STRINGS:
+      return quoted_list(a.strings());
     case onnx::AttributeProto::TENSOR: {
       const Meta meta = meta_from_tensor(a.t());
       out = "Tensor: [dtype=" + meta.dtype + ", shape=" + tuple_text(*meta.shape) + "]";
       if (options_.weights) out += " | " + proto_values_text(a.t());
       return out;
     }
-    case onnx::AttributeProto::GRAPH: return "\n" + indent_block(print(a.g(), tensors, false), 4);
+    case onnx::AttributeProto::GRAPH:
+      return "\n" + indent_block(print(a.g(), tensors, false), 4);
     case onnx::AttributeProto::GRAPHS:
       for (int i = 0; i < a.graphs_size(); ++i)
-        out += "\n" + indent_block("---- Graph " + std::to_string(i) + " ----\n" + print(a.graphs(i), tensors, false), 4);
+        out +=
+            "\n" + indent_block("---- Graph " + std::to_string(i) + " ----\n" + print(a.graphs(i), tensors, false), 4);
       return out;
-    case onnx::AttributeProto::TENSORS: return std::to_string(a.tensors_size()) + " tensor(s)";
-    case onnx::AttributeProto::SPARSE_TENSOR: return "sparse tensor";
-    case onnx::AttributeProto::SPARSE_TENSORS: return std::to_string(a.sparse_tensors_size()) + " sparse tensor(s)";
-    case onnx::AttributeProto::TYPE_PROTO: return "type";
-    case onnx::AttributeProto::TYPE_PROTOS: return std::to_string(a.type_protos_size()) + " type(s)";
-    case onnx::AttributeProto::UNDEFINED: return "(undefined attribute type)";
+    case onnx::AttributeProto::TENSORS:
+      return std::to_string(a.tensors_size()) + " tensor(s)";
+    case onnx::AttributeProto::SPARSE_TENSOR:
+      return "sparse tensor";
+    case onnx::AttributeProto::SPARSE_TENSORS:
+      return std::to_string(a.sparse_tensors_size()) + " sparse tensor(s)";
+    case onnx::AttributeProto::TYPE_PROTO:
+      return "type";
+    case onnx::AttributeProto::TYPE_PROTOS:
+      return std::to_string(a.type_protos_size()) + " type(s)";
+    case onnx::AttributeProto::UNDEFINED:
+      return "(undefined attribute type)";
     default:  // protobuf enums may carry values from newer ONNX versions
       return "(unknown attribute type " + std::to_string(int(a.type())) + ")";
   }
@@ -330,35 +347,70 @@ std::string float_text(double value) {
   return text;
 }
 
-// Appends the values of the sub-array at `axis` starting at flat index `offset`.
-void append_values(const Tensor& t, const std::vector<std::string>& texts, size_t width, size_t axis, int64_t offset,
-                   bool summarise, int64_t edge, std::string& out) {
-  const Shape& shape = t.shape();
-  const int64_t dim = shape[axis];
-  int64_t stride = 1;
-  for (size_t a = axis + 1; a < shape.size(); ++a) stride *= shape[a];
-  const bool last_axis = axis + 1 == shape.size();
-  const std::string separator =
-      last_axis ? " " : std::string(shape.size() - axis - 1, '\n') + std::string(axis + 1, ' ');
-  out += "[";
-  bool first = true;
-  for (int64_t i = 0; i < dim; ++i) {
-    if (summarise && dim > 2 * edge && i == edge) {
-      out += separator + "...";
-      i = dim - edge - 1;
-      continue;
-    }
-    if (!first) out += separator;
-    first = false;
-    if (last_axis) {
-      const std::string& s = texts[size_t(offset + i)];
-      out += std::string(width - std::min(width, s.size()), ' ') + s;
+std::string element_text(const Tensor& t, int64_t i) {
+  return visit_dtype(t.dtype(), [&]<typename T>() -> std::string {
+    const T value = t.data<T>()[i];
+    if constexpr (std::is_same_v<T, bool>) {
+      return value ? "True" : "False";
+    } else if constexpr (std::is_integral_v<T>) {
+      return std::to_string(value);
     } else {
-      append_values(t, texts, width, axis + 1, offset + i * stride, summarise, edge, out);
+      return float_text(double(value));
     }
-  }
-  out += "]";
+  });
 }
+
+// Prints the values of a tensor of rank >= 1 numpy-style, converting only the
+// elements that are shown.
+class ValuePrinter {
+ public:
+  ValuePrinter(const Tensor& t, bool summarise, int64_t edge) : t_(t), summarise_(summarise), edge_(edge) {}
+
+  std::string print() {
+    walk(0, 0, nullptr);  // first pass: texts of the shown elements, for the column width
+    std::string out;
+    walk(0, 0, &out);
+    return out;
+  }
+
+ private:
+  // Visits the sub-array at `axis` starting at flat index `offset`; appends it to `out` if given.
+  void walk(size_t axis, int64_t offset, std::string* out) {
+    const Shape& shape = t_.shape();
+    const int64_t dim = shape[axis];
+    int64_t stride = 1;
+    for (size_t a = axis + 1; a < shape.size(); ++a) stride *= shape[a];
+    const bool last_axis = axis + 1 == shape.size();
+    const std::string separator =
+        last_axis ? " " : std::string(shape.size() - axis - 1, '\n') + std::string(axis + 1, ' ');
+    if (out) *out += "[";
+    for (int64_t i = 0; i < dim; ++i) {
+      if (out && i > 0) *out += separator;
+      if (summarise_ && dim > 2 * edge_ && i == edge_) {
+        if (out) *out += "...";
+        i = dim - edge_ - 1;
+        continue;
+      }
+      const int64_t index = offset + i * stride;
+      if (!last_axis) {
+        walk(axis + 1, index, out);
+      } else if (!out) {
+        const std::string& text = texts_[index] = element_text(t_, index);
+        width_ = std::max(width_, text.size());
+      } else {
+        const std::string& text = texts_[index];
+        *out += std::string(width_ - text.size(), ' ') + text;
+      }
+    }
+    if (out) *out += "]";
+  }
+
+  const Tensor& t_;
+  const bool summarise_;
+  const int64_t edge_;
+  std::map<int64_t, std::string> texts_;
+  size_t width_ = 0;
+};
 
 }  // namespace
 
@@ -367,8 +419,10 @@ std::string summarize_onnx_model(const OnnxModel& model, const SummaryOptions& o
   std::string default_opset = "unknown";
   std::string others;
   for (const auto& op : m.opset_import()) {
-    if (op.domain().empty() || op.domain() == "ai.onnx") default_opset = std::to_string(op.version());
-    else others += (others.empty() ? "" : ", ") + op.domain() + ": " + std::to_string(op.version());
+    if (op.domain().empty() || op.domain() == "ai.onnx")
+      default_opset = std::to_string(op.version());
+    else
+      others += (others.empty() ? "" : ", ") + op.domain() + ": " + std::to_string(op.version());
   }
   std::string out = "==== ONNX Model ====\n";
   out += "Name: " + m.graph().name() + " | ONNX Opset: " + default_opset;
@@ -384,40 +438,9 @@ std::string summarize_onnx_model(const OnnxModel& model, const SummaryOptions& o
 }
 
 std::string format_values(const Tensor& tensor, int64_t threshold, int64_t edge_items) {
-  if (tensor.rank() == 0) {
-    if (tensor.dtype() == DType::Bool) return tensor.get_as_double(0) != 0 ? "True" : "False";
-    if (is_integer(tensor.dtype())) return std::to_string(tensor.to_int64s()[0]);
-    return float_text(tensor.get_as_double(0));
-  }
+  if (tensor.rank() == 0) return element_text(tensor, 0);
   if (tensor.size() == 0) return std::string(size_t(tensor.rank()), '[') + std::string(size_t(tensor.rank()), ']');
-  const bool summarise = tensor.size() > threshold;
-  // Texts of the elements that will be printed, so that columns line up.
-  std::vector<std::string> texts(size_t(tensor.size()));
-  const bool integral = is_integer(tensor.dtype());
-  const std::vector<int64_t> ints = integral ? tensor.to_int64s() : std::vector<int64_t>{};
-  const std::vector<double> doubles = integral ? std::vector<double>{} : tensor.to_doubles();
-  size_t width = 0;
-  const Shape& shape = tensor.shape();
-  for (int64_t i = 0; i < tensor.size(); ++i) {
-    if (summarise) {
-      bool shown = true;
-      int64_t rest = i;
-      for (size_t a = shape.size(); a-- > 0;) {
-        const int64_t idx = rest % shape[a];
-        rest /= shape[a];
-        if (shape[a] > 2 * edge_items && idx >= edge_items && idx < shape[a] - edge_items) shown = false;
-      }
-      if (!shown) continue;
-    }
-    std::string& text = texts[size_t(i)];
-    if (tensor.dtype() == DType::Bool) text = doubles[size_t(i)] != 0 ? "True" : "False";
-    else if (integral) text = std::to_string(ints[size_t(i)]);
-    else text = float_text(doubles[size_t(i)]);
-    width = std::max(width, text.size());
-  }
-  std::string out;
-  append_values(tensor, texts, width, 0, 0, summarise, edge_items, out);
-  return out;
+  return ValuePrinter(tensor, tensor.size() > threshold, edge_items).print();
 }
 
 std::string describe_tensor(const std::string& name, const Tensor& tensor) {

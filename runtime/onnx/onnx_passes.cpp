@@ -13,7 +13,7 @@
 namespace vkg {
 
 void infer_shapes(OnnxModel& model, bool strict) {
-  onnx::ShapeInferenceOptions options(/*check_type=*/true, /*error_mode=*/strict ? 1 : 0,
+  onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/strict ? 1 : 0,
                                       /*enable_data_propagation=*/true);
   // Inference replaces value_info; keep a copy so a failure leaves the model as it was.
   onnx::ModelProto copy = *model.proto;
@@ -201,11 +201,25 @@ size_t fold_constants(OnnxModel& model, const FoldOptions& options) {
   return folded_total;
 }
 
+namespace {
+
+// Every tensor name the nodes of `g` (and of their subgraphs, which may read outer-scope tensors) read.
+void collect_node_inputs(const onnx::GraphProto& g, std::set<std::string>& used) {
+  for (const auto& n : g.node()) {
+    for (const auto& in : n.input()) used.insert(in);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) collect_node_inputs(a.g(), used);
+      for (const auto& sub : a.graphs()) collect_node_inputs(sub, used);
+    }
+  }
+}
+
+}  // namespace
+
 void remove_unused_initializers(OnnxModel& model) {
   auto* g = model.proto->mutable_graph();
   std::set<std::string> used;
-  for (const auto& n : g->node())
-    for (const auto& in : n.input()) used.insert(in);
+  collect_node_inputs(*g, used);
   for (const auto& o : g->output()) used.insert(o.name());
   google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
   std::set<std::string> removed;

@@ -35,7 +35,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& p) {
   if (p.has_raw_data()) {
     VKG_CHECK(p.raw_data().size() == t.nbytes(), what << " has " << p.raw_data().size() << " bytes of raw data, "
                                                       << t.describe() << " needs " << t.nbytes());
-    std::memcpy(t.raw(), p.raw_data().data(), t.nbytes());
+    if (t.nbytes() > 0) std::memcpy(t.raw(), p.raw_data().data(), t.nbytes());
     return t;
   }
   auto check_count = [&](int count) {

@@ -117,10 +117,9 @@ std::vector<std::string> node_reads(const onnx::NodeProto& n) {
 
 // Marks the nodes needed to compute `targets`, not looking past `stop` tensors. Calls
 // `reached_input(target, input)` for every graph input (not in `stop`) a target depends on.
-template <class OnInput>
-std::vector<bool> needed_nodes(const onnx::GraphProto& g, const GraphIndex& index,
-                               const std::vector<std::string>& targets, const std::set<std::string>& stop,
-                               OnInput reached_input) {
+template <class OnInput> std::vector<bool> needed_nodes(const onnx::GraphProto& g, const GraphIndex& index,
+                                                        const std::vector<std::string>& targets,
+                                                        const std::set<std::string>& stop, OnInput reached_input) {
   std::vector<bool> needed(size_t(g.node_size()), false);
   std::set<std::string> visited;
   for (const auto& target : targets) {
@@ -178,24 +177,27 @@ void list_initializers_as_inputs(OnnxModel& model) {
 }
 
 // The tensor type of an extracted input or output: what the user gave, the rest from the model.
-onnx::TypeProto spec_type(const TensorSpec& spec, const onnx::TypeProto* known, bool with_shape,
-                          const std::string& role) {
+onnx::TypeProto spec_type(const TensorSpec& spec, const onnx::TypeProto* known, const std::string& role) {
   if (known && !known->has_tensor_type() && !spec.dtype && !spec.shape) return *known;  // e.g. a sequence
   onnx::TypeProto type;
   auto* tt = type.mutable_tensor_type();
   const bool known_tensor = known && known->has_tensor_type();
-  if (spec.dtype) tt->set_elem_type(dtype_to_onnx(*spec.dtype));
-  else if (known_tensor) tt->set_elem_type(known->tensor_type().elem_type());
-  VKG_CHECK(tt->elem_type() != 0, "the data type of " << role << " '" << spec.name
+  if (spec.dtype)
+    tt->set_elem_type(dtype_to_onnx(*spec.dtype));
+  else if (known_tensor)
+    tt->set_elem_type(known->tensor_type().elem_type());
+  VKG_CHECK(tt->elem_type() != 0, "the data type of "
+                                      << role << " '" << spec.name
                                       << "' is unknown (shape inference cannot tell it): give it explicitly, e.g. "
                                       << spec.name << (role == "input" ? ":auto:float32" : ":float32"));
-  if (!with_shape) return type;
   if (spec.shape) {
     auto* shape = tt->mutable_shape();
     for (const Dim& d : *spec.shape) {
       auto* dim = shape->add_dim();
-      if (d.known()) dim->set_dim_value(d.value);
-      else if (!d.param.empty()) dim->set_dim_param(d.param);
+      if (d.known())
+        dim->set_dim_value(d.value);
+      else if (!d.param.empty())
+        dim->set_dim_param(d.param);
     }
   } else if (known_tensor && known->tensor_type().has_shape()) {
     *tt->mutable_shape() = known->tensor_type().shape();
@@ -241,9 +243,9 @@ TensorSpec parse_input_spec(const std::string& text) {
       } else if (is_auto(tail)) {
         rest = rest.substr(0, last);
       } else {
-        VKG_CHECK(!dtype_from_name(tail),
-                  "'" << text << "': expected name:shape:dtype; give the shape before the dtype, e.g. "
-                      << rest.substr(0, last) << ":auto:" << tail);
+        VKG_CHECK(!dtype_from_name(tail), "'" << text
+                                              << "': expected name:shape:dtype; give the shape before the dtype, e.g. "
+                                              << rest.substr(0, last) << ":auto:" << tail);
       }
     }
   }
@@ -272,15 +274,23 @@ int64_t parse_byte_size(const std::string& text) {
   int64_t scale = 1;
   std::string digits = text;
   switch (std::toupper((unsigned char)text.back())) {
-    case 'K': scale = int64_t(1) << 10; break;
-    case 'M': scale = int64_t(1) << 20; break;
-    case 'G': scale = int64_t(1) << 30; break;
-    default: break;
+    case 'K':
+      scale = int64_t(1) << 10;
+      break;
+    case 'M':
+      scale = int64_t(1) << 20;
+      break;
+    case 'G':
+      scale = int64_t(1) << 30;
+      break;
+    default:
+      break;
   }
   if (scale != 1) digits.pop_back();
-  VKG_CHECK(!digits.empty() && digits.size() < 16 &&
-                std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit((unsigned char)c); }),
-            "malformed byte size '" << text << "' (expected a number of bytes with an optional K, M or G suffix, e.g. 16M)");
+  VKG_CHECK(
+      !digits.empty() && digits.size() < 16 &&
+          std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit((unsigned char)c); }),
+      "malformed byte size '" << text << "' (expected a number of bytes with an optional K, M or G suffix, e.g. 16M)");
   return std::stoll(digits) * scale;
 }
 
@@ -337,10 +347,6 @@ ExtractReport extract_subgraph(OnnxModel& model, const std::vector<TensorSpec>& 
 
   // New inputs and outputs (built before the graph changes: types point into it).
   google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> new_inputs, new_outputs;
-  auto known = [&](const std::string& name) -> const onnx::TypeProto* {
-    auto it = index.types.find(name);
-    return it == index.types.end() ? nullptr : it->second;
-  };
   std::map<std::string, onnx::TypeProto> initializer_types;
   for (const auto& t : g->initializer()) {
     onnx::TypeProto type;
@@ -348,19 +354,20 @@ ExtractReport extract_subgraph(OnnxModel& model, const std::vector<TensorSpec>& 
     for (int64_t d : t.dims()) type.mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
     initializer_types[t.name()] = type;
   }
-  auto known_or_initializer = [&](const std::string& name) -> const onnx::TypeProto* {
+  auto known = [&](const std::string& name) -> const onnx::TypeProto* {
     if (auto it = initializer_types.find(name); it != initializer_types.end()) return &it->second;
-    return known(name);
+    auto it = index.types.find(name);
+    return it == index.types.end() ? nullptr : it->second;
   };
   for (const auto& in : inputs) {
     auto* vi = new_inputs.Add();
     vi->set_name(in.name);
-    *vi->mutable_type() = spec_type(in, known_or_initializer(in.name), true, "input");
+    *vi->mutable_type() = spec_type(in, known(in.name), "input");
   }
   for (const auto& out : outputs) {
     auto* vi = new_outputs.Add();
     vi->set_name(out.name);
-    *vi->mutable_type() = spec_type(out, known_or_initializer(out.name), true, "output");
+    *vi->mutable_type() = spec_type(out, known(out.name), "output");
   }
 
   keep_nodes(g, needed);
@@ -417,7 +424,14 @@ void infer_shapes_afresh(OnnxModel& model, bool strict) {
     throw Error(message);
   }
   auto* g = model.proto->mutable_graph();
-  *g->mutable_value_info() = copy.proto->graph().value_info();
+  // Inferred entries replace recorded ones; recorded ones that inference could not
+  // find (after a failed lenient inference, or past data-dependent ops) stay.
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> value_info = copy.proto->graph().value_info();
+  std::set<std::string> inferred_names;
+  for (const auto& vi : value_info) inferred_names.insert(vi.name());
+  for (const auto& vi : g->value_info())
+    if (!inferred_names.count(vi.name())) *value_info.Add() = vi;
+  g->mutable_value_info()->Swap(&value_info);
   for (int i = 0; i < g->output_size(); ++i) {
     auto* declared = g->mutable_output(i);
     const onnx::TypeProto& inferred = copy.proto->graph().output(i).type();

@@ -62,19 +62,20 @@ void clear_inferred_shapes(OnnxModel& model);
 
 // Shape inference that ignores the shapes the model already records (exported
 // models often carry stale or contradictory ones, which strict inference would
-// refuse): infers on a sorted copy without them, then takes its value_info. Declared
-// graph outputs stay as they are; only missing output types and shapes are filled
-// in. `strict` as for infer_shapes.
+// refuse): infers on a sorted copy without them, then takes its value_info;
+// recorded entries that inference could not find stay. Declared graph outputs
+// stay as they are; only missing output types and shapes are filled in.
+// `strict` as for infer_shapes.
 void infer_shapes_afresh(OnnxModel& model, bool strict);
 
 struct SanitizeOptions {
   InputShapes input_shapes;     // --override-input-shapes
   bool shape_inference = true;  // run ONNX shape inference (and between folding passes)
   bool fold_constants = false;
-  int num_passes = -1;          // folding rounds (-1: until nothing changes)
+  int num_passes = -1;               // folding rounds (-1: until nothing changes)
   int64_t fold_size_threshold = -1;  // do not fold nodes with larger outputs (bytes; -1: no limit)
-  bool cleanup = false;         // remove dead nodes (always done after folding)
-  bool toposort = false;        // sort the nodes topologically first
+  bool cleanup = false;              // remove dead nodes (always done after folding)
+  bool toposort = false;             // sort the nodes topologically first
 };
 
 struct SanitizeReport {

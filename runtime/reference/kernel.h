@@ -31,6 +31,7 @@ using RefKernel = std::function<std::vector<Tensor>(const KernelContext&)>;
 
 class OpRegistry {
  public:
+  // Throws Error when the op already has a kernel.
   void add(const std::string& op_type, RefKernel kernel);
   // nullptr when the op has no reference kernel.
   const RefKernel* find(const std::string& op_type) const;

@@ -7,7 +7,10 @@ const Tensor& KernelContext::input(size_t i) const {
   return *inputs[i];
 }
 
-void OpRegistry::add(const std::string& op_type, RefKernel kernel) { kernels_[op_type] = std::move(kernel); }
+void OpRegistry::add(const std::string& op_type, RefKernel kernel) {
+  // Two op families registering the same op is a programming error: the later would win silently.
+  VKG_CHECK(kernels_.emplace(op_type, std::move(kernel)).second, "op '" << op_type << "' is registered twice");
+}
 
 const RefKernel* OpRegistry::find(const std::string& op_type) const {
   auto it = kernels_.find(op_type);

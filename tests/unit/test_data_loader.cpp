@@ -141,6 +141,12 @@ TEST(DataLoader, RejectsWhatItCannotGenerate) {
                         "minimum above its maximum");
   EXPECT_ERROR_CONTAINS(load_or_generate_inputs({input("u", DType::UInt8, dims({2}))}, with_range({-1, 5})),
                         "out of bounds for uint8");
+  EXPECT_ERROR_CONTAINS(load_or_generate_inputs({input("u", DType::UInt64, dims({2}))}, with_range({0, 0x1p64})),
+                        "out of bounds for uint64");
+  EXPECT_ERROR_CONTAINS(load_or_generate_inputs({input("i", DType::Int64, dims({2}))}, with_range({-0x1p63, 0x1p63})),
+                        "out of bounds for int64");
+  EXPECT_EQ(load_or_generate_inputs({input("i", DType::Int64, dims({2}))}, with_range({-0x1p63, 0}))[0].at("i").size(),
+            2);
   EXPECT_ERROR_CONTAINS(load_or_generate_inputs({input("i", DType::Int8, dims({2}))}, with_range({0, kInf})),
                         "must be finite");
   EXPECT_ERROR_CONTAINS(load_or_generate_inputs({input("b", DType::Bool, dims({2}))}, with_range({1, 0})),

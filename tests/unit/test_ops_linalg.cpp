@@ -626,6 +626,89 @@ TEST(LinalgPool, Errors) {
   expect_error(make_node("AveragePool", 1, 1, {{"kernel_shape", ints_attr({2, 2})}}), {&xi}, "int32");
 }
 
+TEST(LinalgPool, MaxUnpool) {
+  const Tensor x = Tensor::from_vector<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor idx = Tensor::from_vector<int64_t>({1, 1, 2, 2}, {5, 7, 13, 15});
+  const Node node = make_node("MaxUnpool", 2, 1, {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}});
+  const Tensor y = run1(node, {&x, &idx});
+  ASSERT_EQ(y.shape(), (Shape{1, 1, 4, 4}));
+  expect_near(y, {0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4});
+  // An explicit output_shape keeps the coordinates of the unpooled 4x4 shape.
+  const Tensor shape = Tensor::from_vector<int64_t>({4}, {1, 1, 5, 5});
+  const Tensor big = run1(make_node("MaxUnpool", 3, 1, node.attrs), {&x, &idx, &shape});
+  ASSERT_EQ(big.shape(), (Shape{1, 1, 5, 5}));
+  EXPECT_EQ(big.get_as_double(6), 1.0);
+  EXPECT_EQ(big.get_as_double(18), 4.0);
+  const Tensor bad = Tensor::from_vector<int64_t>({1, 1, 2, 2}, {5, 7, 13, 16});
+  expect_error(node, {&x, &bad}, "outside");
+}
+
+// ---------------------------------------------------------------------------------
+// Quantized forms.
+
+TEST(LinalgQuantized, ConvIntegerMatchesFloatConvOfShiftedValues) {
+  const Tensor x = Tensor::from_vector<uint8_t>({1, 2, 3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17});
+  const Tensor w = Tensor::from_vector<int8_t>({2, 2, 2, 2}, {1, -1, 2, 0, 3, 1, -2, 1, 0, 1, 1, 1, -1, 2, 2, -3});
+  const Tensor x_zp = Tensor::scalar<uint8_t>(3);
+  const Tensor w_zp = Tensor::from_vector<int8_t>({2}, {1, -1});
+  const std::map<std::string, Attribute> attrs = {{"pads", ints_attr({1, 1, 0, 0})}};
+  const Tensor y = run1(make_node("ConvInteger", 4, 1, attrs), {&x, &w, &x_zp, &w_zp});
+  EXPECT_EQ(y.dtype(), DType::Int32);
+  // Same conv in float on the shifted values; padding is zero after the shift.
+  Tensor xf(DType::Float32, x.shape()), wf(DType::Float32, w.shape());
+  for (int64_t i = 0; i < x.size(); ++i) xf.set_from_double(i, x.get_as_double(i) - 3);
+  for (int64_t i = 0; i < w.size(); ++i) wf.set_from_double(i, w.get_as_double(i) - (i < 8 ? 1 : -1));
+  const Tensor ref = run1(make_node("Conv", 2, 1, attrs), {&xf, &wf});
+  EXPECT_EQ(y.shape(), ref.shape());
+  expect_near(y, ref.to_doubles(), 0);
+}
+
+TEST(LinalgQuantized, MatMulIntegerPerRowAndColumnZeroPoints) {
+  const Tensor a = Tensor::from_vector<uint8_t>({2, 3}, {10, 20, 30, 40, 50, 60});
+  const Tensor b = Tensor::from_vector<int8_t>({3, 2}, {1, -2, 3, -4, 5, -6});
+  const Tensor a_zp = Tensor::from_vector<uint8_t>({2}, {10, 40});
+  const Tensor b_zp = Tensor::from_vector<int8_t>({2}, {0, -1});
+  const Tensor y = run1(make_node("MatMulInteger", 4, 1), {&a, &b, &a_zp, &b_zp});
+  EXPECT_EQ(y.dtype(), DType::Int32);
+  // Rows (0, 10, 20) and (0, 10, 20); columns (1, 3, 5) and (-1, -3, -5).
+  EXPECT_EQ(y.to_int64s(), (std::vector<int64_t>{130, -130, 130, -130}));
+}
+
+TEST(LinalgQuantized, QLinearMatMulRoundsHalfToEvenAndSaturates) {
+  const Tensor a = Tensor::from_vector<uint8_t>({1, 2}, {2, 4});
+  const Tensor b = Tensor::from_vector<uint8_t>({2, 3}, {1, 2, 200, 3, 6, 250});
+  const Tensor one = Tensor::scalar<float>(1.0f), half = Tensor::scalar<float>(0.5f);
+  const Tensor zero = Tensor::scalar<uint8_t>(0), b_zp = Tensor::scalar<uint8_t>(1);
+  const Tensor y_zp = Tensor::scalar<uint8_t>(10);
+  const Node node = make_node("QLinearMatMul", 8, 1);
+  // acc = (2*0 + 4*2, 2*1 + 4*5, 2*199 + 4*249) = (8, 22, 1394); * 0.5 = (4, 11, 697).
+  const Tensor y = run1(node, {&a, &one, &zero, &b, &half, &b_zp, &one, &y_zp});
+  EXPECT_EQ(y.dtype(), DType::UInt8);
+  EXPECT_EQ(y.to_int64s(), (std::vector<int64_t>{14, 21, 255}));
+  // 5 * 0.5 = 2.5 rounds to 2.
+  const Tensor a5 = Tensor::from_vector<uint8_t>({1, 1}, {5});
+  const Tensor b1 = Tensor::from_vector<uint8_t>({1, 1}, {2});
+  EXPECT_EQ(run1(node, {&a5, &one, &zero, &b1, &half, &b_zp, &one, &zero}).to_int64s(), (std::vector<int64_t>{2}));
+}
+
+TEST(LinalgQuantized, QLinearConvPerChannelScalesAndBias) {
+  const Tensor x = Tensor::from_vector<int8_t>({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor w = Tensor::from_vector<int8_t>({2, 1, 1, 1}, {2, -3});
+  const Tensor x_scale = Tensor::scalar<float>(1.0f), x_zp = Tensor::scalar<int8_t>(0);
+  const Tensor w_scale = Tensor::from_vector<float>({2}, {0.5f, 2.0f});
+  const Tensor w_zp = Tensor::from_vector<int8_t>({2}, {0, 0});
+  const Tensor y_scale = Tensor::scalar<float>(1.0f), y_zp = Tensor::scalar<int8_t>(-1);
+  const Tensor bias = Tensor::from_vector<int32_t>({2}, {1, 0});
+  const Tensor y = run1(make_node("QLinearConv", 9, 1),
+                        {&x, &x_scale, &x_zp, &w, &w_scale, &w_zp, &y_scale, &y_zp, &bias});
+  EXPECT_EQ(y.dtype(), DType::Int8);
+  // Channel 0: (2x + 1) * 0.5 = 1.5, 2.5, 3.5, 4.5 rounds (half to even) to 2, 2, 4, 4, then the
+  // zero point -1; channel 1: -3x * 2 - 1.
+  EXPECT_EQ(y.to_int64s(), (std::vector<int64_t>{1, 1, 3, 3, -7, -13, -19, -25}));
+  const Tensor xf = x.cast(DType::Float32);
+  expect_error(make_node("ConvInteger", 2, 1), {&xf, &w}, "uint8 or int8");
+}
+
 // ---------------------------------------------------------------------------------
 // Throughput, for the record (prints, never fails on speed).
 

@@ -1,6 +1,5 @@
 // Surgeon library (extract, dead-node removal, sanitize, tensor specs) and model summaries.
 #include <gtest/gtest.h>
-
 #include <onnx/onnx_pb.h>
 
 #include <string>
@@ -118,9 +117,8 @@ TEST(SurgeonExtract, DefaultsToTheModelsInputsAndGivenShapes) {
 
 TEST(SurgeonExtract, ReportsImpossibleRequests) {
   OnnxModel model = load_checked("reducable.onnx");
-  const std::string missing_input = error_of([&] {
-    extract_subgraph(model, {parse_input_spec("X0")}, {parse_output_spec("identity_out_6")});
-  });
+  const std::string missing_input =
+      error_of([&] { extract_subgraph(model, {parse_input_spec("X0")}, {parse_output_spec("identity_out_6")}); });
   EXPECT_NE(missing_input.find("depends on graph input 'Y0'"), std::string::npos) << missing_input;
   EXPECT_NE(error_of([&] { extract_subgraph(model, {parse_input_spec("nope")}, {}); }).find("no tensor 'nope'"),
             std::string::npos);
@@ -132,9 +130,8 @@ TEST(SurgeonExtract, ReportsImpossibleRequests) {
 
   // Split produces both halves: one half cannot be an input while the other is still computed.
   OnnxModel split = load_checked("multi_output.onnx");
-  const std::string producer = error_of([&] {
-    extract_subgraph(split, {parse_input_spec("split_out_0_2")}, {parse_output_spec("split_out_1_3")});
-  });
+  const std::string producer = error_of(
+      [&] { extract_subgraph(split, {parse_input_spec("split_out_0_2")}, {parse_output_spec("split_out_1_3")}); });
   EXPECT_NE(producer.find("depends on graph input 'input'"), std::string::npos) << producer;
   const std::string twice = error_of([&] {
     extract_subgraph(split, {parse_input_spec("split_out_0_2"), parse_input_spec("input")},
@@ -146,9 +143,8 @@ TEST(SurgeonExtract, ReportsImpossibleRequests) {
 TEST(SurgeonExtract, NeedsADtypeForEveryInput) {
   OnnxModel model = load_onnx_model(fixture("reducable.onnx"));
   model.proto->mutable_graph()->clear_value_info();  // nothing inferred
-  const std::string e = error_of([&] {
-    extract_subgraph(model, {parse_input_spec("add_out_4")}, {parse_output_spec("identity_out_6:float32")});
-  });
+  const std::string e = error_of(
+      [&] { extract_subgraph(model, {parse_input_spec("add_out_4")}, {parse_output_spec("identity_out_6:float32")}); });
   EXPECT_NE(e.find("data type of input 'add_out_4' is unknown"), std::string::npos) << e;
   extract_subgraph(model, {parse_input_spec("add_out_4:auto:float32")}, {parse_output_spec("identity_out_6:float32")});
   EXPECT_EQ(node_names(model), (std::vector<std::string>{"Identity:identity_out_6"}));
@@ -160,6 +156,66 @@ TEST(SurgeonCleanup, RemovesDeadNodes) {
   EXPECT_EQ(node_names(model), (std::vector<std::string>{"Dropout:h", "Identity:i"}));
   EXPECT_EQ(model.proto->graph().input_size(), 2);  // graph inputs stay
   EXPECT_NO_THROW(check_model_before_saving(model, "the cleaned model", true));
+}
+
+// x0 -> Identity -> x; y = If(cond) { then: x + outer_w } else { x }: both branches read outer tensors.
+OnnxModel make_if_model() {
+  auto proto = std::make_shared<onnx::ModelProto>();
+  proto->set_ir_version(8);
+  proto->add_opset_import()->set_version(13);
+  auto* g = proto->mutable_graph();
+  g->set_name("if_outer");
+  auto add_tensor_info = [](onnx::ValueInfoProto* vi, const std::string& name, int elem_type) {
+    vi->set_name(name);
+    vi->mutable_type()->mutable_tensor_type()->set_elem_type(elem_type);
+    vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(2);
+  };
+  add_tensor_info(g->add_input(), "x0", onnx::TensorProto::FLOAT);
+  add_tensor_info(g->add_input(), "cond", onnx::TensorProto::BOOL);
+  add_tensor_info(g->add_output(), "y", onnx::TensorProto::FLOAT);
+  tensor_to_proto(Tensor::from_vector<float>({2}, {1, 1}), "outer_w", g->add_initializer());
+  auto* identity = g->add_node();
+  identity->set_op_type("Identity");
+  identity->add_input("x0");
+  identity->add_output("x");
+  auto* node = g->add_node();
+  node->set_op_type("If");
+  node->add_input("cond");
+  node->add_output("y");
+  auto* then_branch = node->add_attribute();
+  then_branch->set_name("then_branch");
+  then_branch->set_type(onnx::AttributeProto::GRAPH);
+  auto* add = then_branch->mutable_g()->add_node();
+  add->set_op_type("Add");
+  add->add_input("x");
+  add->add_input("outer_w");
+  add->add_output("t_out");
+  add_tensor_info(then_branch->mutable_g()->add_output(), "t_out", onnx::TensorProto::FLOAT);
+  auto* else_branch = node->add_attribute();
+  else_branch->set_name("else_branch");
+  else_branch->set_type(onnx::AttributeProto::GRAPH);
+  auto* id = else_branch->mutable_g()->add_node();
+  id->set_op_type("Identity");
+  id->add_input("x");
+  id->add_output("e_out");
+  add_tensor_info(else_branch->mutable_g()->add_output(), "e_out", onnx::TensorProto::FLOAT);
+  return OnnxModel{proto, "if_outer.onnx"};
+}
+
+TEST(SurgeonCleanup, FollowsReadsFromSubgraphs) {
+  OnnxModel model = make_if_model();
+  EXPECT_EQ(remove_dead_nodes(model), 0u);
+  EXPECT_EQ(model.proto->graph().initializer_size(), 1);  // read only inside the then-branch
+
+  OnnxModel sub = make_if_model();
+  extract_subgraph(sub, {parse_input_spec("x0"), parse_input_spec("cond")}, {parse_output_spec("y")});
+  EXPECT_EQ(node_names(sub), (std::vector<std::string>{"Identity:x", "If:y"}));
+  EXPECT_EQ(sub.proto->graph().initializer_size(), 1);
+  const std::string e = error_of([] {
+    OnnxModel m = make_if_model();
+    extract_subgraph(m, {parse_input_spec("cond")}, {parse_output_spec("y")});
+  });
+  EXPECT_NE(e.find("depends on graph input 'x0'"), std::string::npos) << e;
 }
 
 TEST(SurgeonSanitize, FoldsConstantsToOneAdd) {

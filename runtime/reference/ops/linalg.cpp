@@ -1,6 +1,6 @@
 // The linalg op family: registration, and the window geometry shared by Conv,
-// ConvTranspose and the pools. The kernels live in conv.cpp, matmul.cpp and pool.cpp;
-// the GEMM they share in gemm.cpp.
+// ConvTranspose and the pools. The kernels live in conv.cpp, matmul.cpp, pool.cpp and
+// linalg_quantized.cpp; the GEMM they share in gemm.cpp.
 #include "runtime/reference/ops/linalg_kernels.h"
 
 namespace vkg {
@@ -125,6 +125,11 @@ void register_linalg_ops(OpRegistry& registry) {
   registry.add("GlobalAveragePool", linalg::global_average_pool);
   registry.add("GlobalMaxPool", linalg::global_max_pool);
   registry.add("GlobalLpPool", linalg::global_lp_pool);
+  registry.add("MaxUnpool", linalg::max_unpool);
+  registry.add("ConvInteger", linalg::conv_integer);
+  registry.add("MatMulInteger", linalg::matmul_integer);
+  registry.add("QLinearConv", linalg::qlinear_conv);
+  registry.add("QLinearMatMul", linalg::qlinear_matmul);
 }
 
 }  // namespace vkg

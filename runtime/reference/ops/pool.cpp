@@ -1,5 +1,6 @@
 // MaxPool, AveragePool, LpPool and their global forms, over any number of spatial dims.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "runtime/reference/ops/linalg_kernels.h"
@@ -285,6 +286,59 @@ std::vector<Tensor> global_max_pool(const KernelContext& ctx) {
   return one_output(float_pool(node, x, pooled_shape(x, g.out), [&]<class T>(const Tensor& xt, Tensor& y) {
     max_pool_typed<T>(xt, g, w, false, y, nullptr);
   }));
+}
+
+std::vector<Tensor> max_unpool(const KernelContext& ctx) {
+  const Node& node = ctx.node;
+  const Tensor& x = ctx.input(0);
+  const Tensor& indices = ctx.input(1);
+  const Shape spatial = spatial_dims(node, x);
+  const size_t r = spatial.size();
+  VKG_CHECK(indices.shape() == x.shape() && indices.dtype() == DType::Int64,
+            node.describe() << ": indices " << indices.describe() << " must be int64 with the shape of X "
+                            << shape_to_string(x.shape()));
+  VKG_CHECK(node.has_attr("kernel_shape"), node.describe() << ": required attribute 'kernel_shape' is missing");
+  const std::vector<int64_t> kernel = node.attr_ints("kernel_shape");
+  const std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  VKG_CHECK(kernel.size() == r && strides.size() == r && pads.size() == 2 * r,
+            node.describe() << ": kernel_shape, strides and pads must have " << r << ", " << r << " and " << 2 * r
+                            << " values for this input");
+  // The indices address the shape MaxPool's input had (the inferred shape); with an
+  // explicit output_shape the same coordinates are placed into that shape.
+  Shape inferred{x.dim(0), x.dim(1)};
+  for (size_t i = 0; i < r; ++i) inferred.push_back((spatial[i] - 1) * strides[i] + kernel[i] - pads[i] - pads[i + r]);
+  Shape out_shape = inferred;
+  if (ctx.has_input(2)) {
+    out_shape = ctx.input(2).to_int64s();
+    VKG_CHECK(out_shape.size() == inferred.size() && out_shape[0] == x.dim(0) && out_shape[1] == x.dim(1),
+              node.describe() << ": output_shape " << shape_to_string(out_shape) << " does not fit the input "
+                              << shape_to_string(x.shape()));
+  }
+  for (int64_t d : inferred)
+    VKG_CHECK(d >= 1, node.describe() << ": the unpooled shape " << shape_to_string(inferred) << " is empty");
+  Tensor y(x.dtype(), out_shape);
+  const size_t elem = dtype_size(x.dtype());
+  const int64_t* idx = indices.data<int64_t>();
+  const int64_t limit = num_elements(inferred);
+  std::vector<int64_t> coord(inferred.size());
+  for (int64_t e = 0; e < x.size(); ++e) {
+    int64_t flat = idx[e];
+    VKG_CHECK(flat >= 0 && flat < limit, node.describe() << ": index " << flat << " is outside the unpooled shape "
+                                                         << shape_to_string(inferred));
+    for (size_t d = inferred.size(); d-- > 0;) {
+      coord[d] = flat % inferred[d];
+      flat /= inferred[d];
+    }
+    int64_t target = 0;
+    for (size_t d = 0; d < out_shape.size(); ++d) {
+      VKG_CHECK(coord[d] < out_shape[d], node.describe() << ": index " << idx[e] << " falls outside output_shape "
+                                                         << shape_to_string(out_shape));
+      target = target * out_shape[d] + coord[d];
+    }
+    std::memcpy(y.raw() + size_t(target) * elem, x.raw() + size_t(e) * elem, elem);
+  }
+  return one_output(std::move(y));
 }
 
 }  // namespace vkg::linalg

@@ -88,6 +88,8 @@ void set_shape_from_scales(const KernelContext& ctx, const Tensor& x, ResizePara
     VKG_CHECK(p.scales[d] > 0, ctx.node.describe() << ": scale " << p.scales[d] << " must be positive");
     double extent = double(x.dim(int64_t(d))) * p.scales[d];
     if (p.coordinates == CoordinateMode::TfCropAndResize) extent *= p.roi[d + rank] - p.roi[d];
+    VKG_CHECK(std::isfinite(extent) && extent >= 0 && extent < 1e15,
+              ctx.node.describe() << ": scale " << p.scales[d] << " gives an invalid size for " << x.describe());
     p.out_shape.push_back(int64_t(std::floor(extent)));
   }
 }
@@ -234,6 +236,7 @@ AxisTaps taps_for(const ResizeParams& p, size_t axis, int64_t x, int64_t in_dim)
   }
   for (const Tap& t : taps)
     if (t.weight != 0) out.taps.push_back({clamp_index(t.index), t.weight});
+  if (out.taps.empty()) out.taps.push_back({clamp_index(int64_t(left)), 0.0});
   return out;
 }
 
