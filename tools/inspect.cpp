@@ -56,7 +56,7 @@ void inspect_onnx_model(const InspectModelArgs& args) {
     clear_inferred_shapes(model);
   }
   // Shape inference cannot be strict about ops it does not know.
-  if (import.shape_inference) infer_shapes_afresh(model, /*strict=*/unknown.empty());
+  if (import.shape_inference) infer_shapes(model, /*strict=*/unknown.empty());
 
   SummaryOptions options;
   for (const auto& s : args.show) {

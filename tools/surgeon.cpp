@@ -60,7 +60,7 @@ void run_extract(const ExtractArgs& args) {
     clear_inferred_shapes(model);
   }
   const bool shape_inference = !args.model.no_shape_inference;
-  if (shape_inference) infer_shapes_afresh(model, /*strict=*/true);
+  if (shape_inference) infer_shapes(model, /*strict=*/true);
 
   std::vector<TensorSpec> inputs, outputs;
   bool retype = false;  // a given shape or dtype may change what the nodes after it compute

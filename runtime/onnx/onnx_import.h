@@ -65,10 +65,18 @@ std::vector<std::string> validate_onnx_model(const OnnxModel& model);
 // Replaces declared input shapes (the whole shape, or only the dynamic dimensions).
 void override_input_shapes(OnnxModel& model, const InputShapes& shapes);
 
-// ONNX shape inference with data propagation. Strict: inference errors are Errors
-// naming the node; lenient: they are warnings and shapes stay as they were. Works on
-// IR versions the 1.12 checker refuses.
+// ONNX shape inference with data propagation. It ignores the shapes the model already
+// records (exported models often carry stale or contradictory ones, which strict
+// inference would refuse): it infers on a sorted copy without them, then takes its
+// value_info; recorded entries inference could not find stay, declared graph outputs
+// stay and only get missing types and shapes filled in. Strict: inference errors are
+// one-line Errors naming the node; lenient: they are warnings and shapes stay as they
+// were. Works on IR versions the 1.12 checker refuses.
 void infer_shapes(OnnxModel& model, bool strict = true);
+
+// Forgets inferred shapes (value_info and the shapes of graph outputs; dtypes stay),
+// so that shape inference can run after input shapes changed.
+void clear_inferred_shapes(OnnxModel& model);
 
 // Folds nodes whose inputs are all constant, and Shape/Size of statically shaped
 // tensors, into initializers (evaluated by the reference backend); repeats shape

@@ -166,7 +166,10 @@ std::vector<std::string> validate_onnx_model(const OnnxModel& model) {
     onnx::checker::CheckerContext ctx;
     ctx.set_ir_version(int(std::min<int64_t>(m.ir_version(), 8)));  // the 1.12 checker refuses IR >= 9
     ctx.set_opset_imports(opsets);
+    // Names subgraphs (If/Loop bodies) may read from the outer graph; the graph may not
+    // be sorted yet, so that is every name it defines.
     onnx::checker::LexicalScopeContext lex;
+    for (const std::string& name : defined) lex.add(name);
     for (const auto& node : g.node()) {
       const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
       auto it = opsets.find(domain);
@@ -186,7 +189,8 @@ std::vector<std::string> validate_onnx_model(const OnnxModel& model) {
         onnx::checker::check_node(node, ctx, lex);
       } catch (const std::exception& e) {
         std::string msg = e.what();
-        if (auto nl = msg.find('\n'); nl != std::string::npos) msg = msg.substr(0, nl);
+        while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+        for (size_t nl; (nl = msg.find('\n')) != std::string::npos;) msg.replace(nl, 1, " ");
         problem("node " + label + " is invalid: " + msg);
       }
     }

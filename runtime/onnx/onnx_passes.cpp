@@ -12,7 +12,10 @@
 
 namespace vkg {
 
-void infer_shapes(OnnxModel& model, bool strict) {
+namespace {
+
+// ONNX's inference on the model as it is.
+void run_shape_inference(OnnxModel& model, bool strict) {
   onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/strict ? 1 : 0,
                                       /*enable_data_propagation=*/true);
   // Inference replaces value_info; keep a copy so a failure leaves the model as it was.
@@ -28,6 +31,8 @@ void infer_shapes(OnnxModel& model, bool strict) {
   }
   *model.proto = std::move(copy);
 }
+
+}  // namespace
 
 void toposort(OnnxModel& model) {
   auto* g = model.proto->mutable_graph();
@@ -119,6 +124,63 @@ std::optional<Tensor> fold_shape_node(const onnx::GraphProto& g, const Node& nod
 }
 
 }  // namespace
+
+void clear_inferred_shapes(OnnxModel& model) {
+  auto* g = model.proto->mutable_graph();
+  g->clear_value_info();
+  for (auto& out : *g->mutable_output())
+    if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+}
+
+void infer_shapes(OnnxModel& model, bool strict) {
+  OnnxModel copy{std::make_shared<onnx::ModelProto>(*model.proto), model.path};
+  clear_inferred_shapes(copy);
+  toposort(copy);  // inference reads the nodes in order
+  try {
+    run_shape_inference(copy, strict);
+  } catch (const Error& e) {
+    // ONNX lists one problem per line; errors are one line.
+    std::string message = e.what();
+    for (size_t nl; (nl = message.find('\n')) != std::string::npos;) message.replace(nl, 1, "; ");
+    while (message.size() >= 2 && message.compare(message.size() - 2, 2, "; ") == 0) message.resize(message.size() - 2);
+    throw Error(message);
+  }
+  auto* g = model.proto->mutable_graph();
+  // Inferred entries replace recorded ones; recorded ones that inference could not
+  // find (after a failed lenient inference, or past data-dependent ops) stay.
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> value_info = copy.proto->graph().value_info();
+  std::set<std::string> inferred_names;
+  for (const auto& vi : value_info) inferred_names.insert(vi.name());
+  for (const auto& vi : g->value_info())
+    if (!inferred_names.count(vi.name())) *value_info.Add() = vi;
+  g->mutable_value_info()->Swap(&value_info);
+  for (int i = 0; i < g->output_size(); ++i) {
+    auto* declared = g->mutable_output(i);
+    const onnx::TypeProto& inferred = copy.proto->graph().output(i).type();
+    const bool typed = declared->type().has_tensor_type() && declared->type().tensor_type().elem_type() != 0;
+    if (!typed) {
+      *declared->mutable_type() = inferred;
+      continue;
+    }
+    if (!inferred.has_tensor_type() || !inferred.tensor_type().has_shape()) continue;
+    const auto& shape_in = inferred.tensor_type().shape();
+    auto* tt = declared->mutable_type()->mutable_tensor_type();
+    if (!tt->has_shape() || tt->shape().dim_size() != shape_in.dim_size()) {
+      if (tt->has_shape())
+        VKG_WARNING("model '" << model.path << "': output '" << declared->name() << "' is declared with rank "
+                              << tt->shape().dim_size() << " but has rank " << shape_in.dim_size()
+                              << "; using the inferred shape");
+      *tt->mutable_shape() = shape_in;
+      continue;
+    }
+    // Same rank: inferred values fill the dimensions the declaration leaves open.
+    for (int d = 0; d < shape_in.dim_size(); ++d) {
+      auto* dim = tt->mutable_shape()->mutable_dim(d);
+      if (!(dim->has_dim_value() && dim->dim_value() >= 0) && shape_in.dim(d).has_dim_value())
+        dim->set_dim_value(shape_in.dim(d).dim_value());
+    }
+  }
+}
 
 size_t fold_constants(OnnxModel& model, const FoldOptions& options) {
   const int64_t opset = default_opset(model);

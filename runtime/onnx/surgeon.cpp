@@ -403,47 +403,6 @@ size_t remove_dead_nodes(OnnxModel& model) {
   return removed;
 }
 
-void clear_inferred_shapes(OnnxModel& model) {
-  auto* g = model.proto->mutable_graph();
-  g->clear_value_info();
-  for (auto& out : *g->mutable_output())
-    if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
-}
-
-void infer_shapes_afresh(OnnxModel& model, bool strict) {
-  OnnxModel copy{std::make_shared<onnx::ModelProto>(*model.proto), model.path};
-  clear_inferred_shapes(copy);
-  toposort(copy);  // inference reads the nodes in order
-  try {
-    infer_shapes(copy, strict);
-  } catch (const Error& e) {
-    // ONNX lists one problem per line; errors are one line.
-    std::string message = e.what();
-    for (size_t nl; (nl = message.find('\n')) != std::string::npos;) message.replace(nl, 1, "; ");
-    while (message.size() >= 2 && message.compare(message.size() - 2, 2, "; ") == 0) message.resize(message.size() - 2);
-    throw Error(message);
-  }
-  auto* g = model.proto->mutable_graph();
-  // Inferred entries replace recorded ones; recorded ones that inference could not
-  // find (after a failed lenient inference, or past data-dependent ops) stay.
-  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> value_info = copy.proto->graph().value_info();
-  std::set<std::string> inferred_names;
-  for (const auto& vi : value_info) inferred_names.insert(vi.name());
-  for (const auto& vi : g->value_info())
-    if (!inferred_names.count(vi.name())) *value_info.Add() = vi;
-  g->mutable_value_info()->Swap(&value_info);
-  for (int i = 0; i < g->output_size(); ++i) {
-    auto* declared = g->mutable_output(i);
-    const onnx::TypeProto& inferred = copy.proto->graph().output(i).type();
-    const bool typed = declared->type().has_tensor_type() && declared->type().tensor_type().elem_type() != 0;
-    if (!typed) {
-      *declared->mutable_type() = inferred;
-    } else if (!declared->type().tensor_type().has_shape() && inferred.tensor_type().has_shape()) {
-      *declared->mutable_type()->mutable_tensor_type()->mutable_shape() = inferred.tensor_type().shape();
-    }
-  }
-}
-
 SanitizeReport sanitize_model(OnnxModel& model, const SanitizeOptions& options) {
   SanitizeReport report;
   report.nodes_before = size_t(model.proto->graph().node_size());
@@ -452,7 +411,7 @@ SanitizeReport sanitize_model(OnnxModel& model, const SanitizeOptions& options) 
     override_input_shapes(model, options.input_shapes);
     clear_inferred_shapes(model);  // old shapes would contradict the new ones
   }
-  if (options.shape_inference) infer_shapes_afresh(model, /*strict=*/true);
+  if (options.shape_inference) infer_shapes(model, /*strict=*/true);
   if (options.cleanup) report.nodes_removed += remove_dead_nodes(model);
   if (options.fold_constants) {
     FoldOptions fold;

@@ -57,16 +57,7 @@ ExtractReport extract_subgraph(OnnxModel& model, const std::vector<TensorSpec>& 
 size_t remove_dead_nodes(OnnxModel& model);
 
 // Forgets the shapes of every tensor but the graph inputs (value_info and output
-// shapes; dtypes stay), so that shape inference can run after inputs changed.
-void clear_inferred_shapes(OnnxModel& model);
 
-// Shape inference that ignores the shapes the model already records (exported
-// models often carry stale or contradictory ones, which strict inference would
-// refuse): infers on a sorted copy without them, then takes its value_info;
-// recorded entries that inference could not find stay. Declared graph outputs
-// stay as they are; only missing output types and shapes are filled in.
-// `strict` as for infer_shapes.
-void infer_shapes_afresh(OnnxModel& model, bool strict);
 
 struct SanitizeOptions {
   InputShapes input_shapes;     // --override-input-shapes

@@ -19,8 +19,8 @@ Shape kernel_shape_of(const Node& node, const Tensor& w) {
 }
 
 void check_ranks(const Node& node, const Tensor& x, const Tensor& w) {
-  VKG_CHECK(x.rank() >= 3, node.describe() << ": input X must have rank >= 3 (N x C x D1 ...), got "
-                                           << shape_to_string(x.shape()));
+  VKG_CHECK(x.rank() >= 3, node.describe()
+                               << ": input X must have rank >= 3 (N x C x D1 ...), got " << shape_to_string(x.shape()));
   VKG_CHECK(w.rank() == x.rank(), node.describe() << ": weights " << shape_to_string(w.shape())
                                                   << " must have the rank of the input " << shape_to_string(x.shape()));
 }
@@ -29,21 +29,6 @@ void check_same_type(const Node& node, const Tensor& x, const Tensor& w) {
   VKG_CHECK(w.dtype() == x.dtype(), node.describe() << ": weights have type " << dtype_name(w.dtype())
                                                     << " but the input has type " << dtype_name(x.dtype()));
 }
-
-}  // namespace
-
-const Tensor* conv_bias(const KernelContext& ctx, size_t index, int64_t channels, DType dtype) {
-  if (!ctx.has_input(index)) return nullptr;
-  const Tensor& b = ctx.input(index);
-  VKG_CHECK(b.rank() == 1 && b.dim(0) == channels, ctx.node.describe() << ": bias " << shape_to_string(b.shape())
-                                                                       << " must be 1-D with " << channels
-                                                                       << " values (one per output channel)");
-  VKG_CHECK(b.dtype() == dtype, ctx.node.describe() << ": bias has type " << dtype_name(b.dtype()) << ", expected "
-                                                    << dtype_name(dtype));
-  return &b;
-}
-
-namespace {
 
 // The spatial position of flat kernel offset kk.
 std::vector<int64_t> kernel_position(const Shape& kernel, int64_t kk) {
@@ -61,37 +46,49 @@ template <class T> void fill_channels(T* y, int64_t blocks, int64_t rows, int64_
     for (int64_t r = 0; r < rows; ++r) std::fill_n(y + (b * rows + r) * len, len, value ? value[r] : T(0));
 }
 
-// col[(c * K + kk) x out] = x[c] at the position that output o and kernel offset kk read.
-template <class T> void im2col(const T* x, int64_t channels, const WindowGeometry& g, T* col) {
+// Largest number of elements an im2col/col2im buffer may hold; bigger problems are
+// done in slices of rows, which does not change any sum.
+constexpr int64_t kMaxColumnElements = int64_t(1) << 23;
+
+// Rows of `grid` per slice when each of its positions needs `per_position` buffer elements.
+int64_t rows_per_slice(const Shape& grid, int64_t per_position) {
+  return std::max<int64_t>(1, kMaxColumnElements / std::max<int64_t>(1, per_position * grid.back()));
+}
+
+// col[c * K + kk][o] = the input of channel c that output position o (of the output rows
+// [row_begin, row_end)) reads at kernel offset kk, or 0 in the padding. The row length
+// of col is the number of positions in those rows.
+template <class T>
+void im2col(const T* x, int64_t channels, const WindowGeometry& g, int64_t row_begin, int64_t row_end, T* col) {
   const WindowMap map{g.out, g.in, g.strides, g.dilations, g.pads_begin};
   const int64_t in_size = num_elements(g.in);
-  const int64_t out_size = num_elements(g.out);
   const int64_t row_len = g.out.back();
+  const int64_t cols = (row_end - row_begin) * row_len;
   const int64_t step = g.strides.back();
   const int64_t kernel_size = num_elements(g.kernel);
   for (int64_t kk = 0; kk < kernel_size; ++kk) {
     const std::vector<int64_t> kpos = kernel_position(g.kernel, kk);
     for (int64_t c = 0; c < channels; ++c) {
       const T* xc = x + c * in_size;
-      T* dst = col + (c * kernel_size + kk) * out_size;
-      visit_window_rows(map, kpos.data(), [&](int64_t out_row, int64_t in_row, int64_t lo, int64_t hi) {
-        T* d = dst + out_row;
-        std::fill(d, d + lo, T(0));
-        const T* src = xc + in_row;
-        if (step == 1) {
-          for (int64_t j = lo; j < hi; ++j) d[j] = src[j];
-        } else {
-          for (int64_t j = lo; j < hi; ++j) d[j] = src[j * step];
-        }
-        std::fill(d + hi, d + row_len, T(0));
-      });
+      T* dst = col + (c * kernel_size + kk) * cols;
+      visit_window_rows(map, kpos.data(), row_begin, row_end,
+                        [&](int64_t out_row, int64_t in_row, int64_t lo, int64_t hi) {
+                          T* d = dst + out_row;
+                          std::fill(d, d + lo, T(0));
+                          const T* src = xc + in_row;
+                          if (step == 1) {
+                            for (int64_t j = lo; j < hi; ++j) d[j] = src[j];
+                          } else {
+                            for (int64_t j = lo; j < hi; ++j) d[j] = src[j * step];
+                          }
+                          std::fill(d + hi, d + row_len, T(0));
+                        });
     }
   }
 }
 
 // y[m] += sum over kernel offsets of w[m, kk] * x (one input channel per group).
-template <class T>
-void depthwise(const T* x, const T* w, int64_t out_channels, const WindowGeometry& g, T* y) {
+template <class T> void depthwise(const T* x, const T* w, int64_t out_channels, const WindowGeometry& g, T* y) {
   const WindowMap map{g.out, g.in, g.strides, g.dilations, g.pads_begin};
   const int64_t step = g.strides.back();
   const int64_t kernel_size = num_elements(g.kernel);
@@ -101,15 +98,16 @@ void depthwise(const T* x, const T* w, int64_t out_channels, const WindowGeometr
     for (int64_t m = 0; m < out_channels; ++m) {
       const T wv = w[m * kernel_size + kk];
       T* ym = y + m * out_size;
-      visit_window_rows(map, kpos.data(), [&](int64_t out_row, int64_t in_row, int64_t lo, int64_t hi) {
-        T* d = ym + out_row;
-        const T* src = x + in_row;
-        if (step == 1) {
-          for (int64_t j = lo; j < hi; ++j) d[j] += wv * src[j];
-        } else {
-          for (int64_t j = lo; j < hi; ++j) d[j] += wv * src[j * step];
-        }
-      });
+      visit_window_rows(map, kpos.data(), 0, grid_rows(g.out),
+                        [&](int64_t out_row, int64_t in_row, int64_t lo, int64_t hi) {
+                          T* d = ym + out_row;
+                          const T* src = x + in_row;
+                          if (step == 1) {
+                            for (int64_t j = lo; j < hi; ++j) d[j] += wv * src[j];
+                          } else {
+                            for (int64_t j = lo; j < hi; ++j) d[j] += wv * src[j * step];
+                          }
+                        });
     }
   }
 }
@@ -120,71 +118,6 @@ bool is_pointwise(const WindowGeometry& g) {
   return true;
 }
 
-}  // namespace
-
-ConvSetup conv_setup(const Node& node, const Tensor& x, const Tensor& w) {
-  check_ranks(node, x, w);
-  const int64_t group = node.attr_int("group", 1);
-  VKG_CHECK(group >= 1, node.describe() << ": group must be >= 1, got " << group);
-  VKG_CHECK(x.dim(1) % group == 0 && w.dim(0) % group == 0,
-            node.describe() << ": group " << group << " does not divide the " << x.dim(1) << " input channels and the "
-                            << w.dim(0) << " output channels");
-  VKG_CHECK(w.dim(1) * group == x.dim(1), node.describe() << ": input has " << x.dim(1)
-                                                          << " channels but the weights " << shape_to_string(w.shape())
-                                                          << " with group " << group << " expect " << w.dim(1) * group);
-  const Shape spatial(x.shape().begin() + 2, x.shape().end());
-  return {group, resolve_window(node, spatial, kernel_shape_of(node, w), false)};
-}
-
-template <class T> Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvSetup& setup) {
-  const int64_t group = setup.group;
-  const WindowGeometry& g = setup.geometry;
-  const int64_t batch = x.dim(0);
-  const int64_t in_channels = x.dim(1);
-  const int64_t out_channels = w.dim(0);
-  const int64_t cg = in_channels / group;   // input channels per group
-  const int64_t mg = out_channels / group;  // output channels per group
-  const int64_t kernel_size = num_elements(g.kernel);
-  const int64_t in_size = num_elements(g.in);
-  const int64_t out_size = num_elements(g.out);
-
-  Shape out_shape{batch, out_channels};
-  out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
-  Tensor out(x.dtype(), out_shape);
-  T* y = out.data<T>();
-  fill_channels(y, batch, out_channels, out_size, bias ? bias->data<T>() : nullptr);
-  if (out.empty()) return out;
-
-  const bool pointwise = is_pointwise(g);
-  std::vector<T> col;
-  if (!pointwise && cg > 1) col.resize(size_t(cg * kernel_size * out_size));
-  for (int64_t n = 0; n < batch; ++n) {
-    for (int64_t gi = 0; gi < group; ++gi) {
-      const T* xg = x.data<T>() + (n * in_channels + gi * cg) * in_size;
-      const T* wg = w.data<T>() + gi * mg * cg * kernel_size;
-      T* yg = y + (n * out_channels + gi * mg) * out_size;
-      if (cg == 1 && !pointwise) {
-        depthwise(xg, wg, mg, g, yg);
-        continue;
-      }
-      const T* b = xg;
-      if (!pointwise) {
-        im2col(xg, cg, g, col.data());
-        b = col.data();
-      }
-      gemm<T>(false, false, mg, out_size, cg * kernel_size, T(1), wg, cg * kernel_size, b, out_size, T(1), yg,
-              out_size);
-    }
-  }
-  return out;
-}
-
-template Tensor conv_forward<float>(const Tensor&, const Tensor&, const Tensor*, const ConvSetup&);
-template Tensor conv_forward<double>(const Tensor&, const Tensor&, const Tensor*, const ConvSetup&);
-template Tensor conv_forward<int32_t>(const Tensor&, const Tensor&, const Tensor*, const ConvSetup&);
-
-namespace {
-
 // Output size and pads of a ConvTranspose along every spatial dim (see the ONNX spec:
 // output_shape, when given, fixes the size and the pads follow from it).
 WindowGeometry transpose_geometry(const Node& node, const Shape& in, const Shape& kernel) {
@@ -192,31 +125,21 @@ WindowGeometry transpose_geometry(const Node& node, const Shape& in, const Shape
   WindowGeometry g;
   g.in = in;
   g.kernel = kernel;
-  g.strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
-  g.dilations = node.attr_ints("dilations", std::vector<int64_t>(r, 1));
-  std::vector<int64_t> out_pad = node.attr_ints("output_padding", std::vector<int64_t>(r, 0));
-  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  g.strides = per_dim_attr(node, "strides", r, 1, 1);
+  g.dilations = per_dim_attr(node, "dilations", r, 1, 1);
+  const std::vector<int64_t> out_pad = per_dim_attr(node, "output_padding", r, 0, 0);
+  const std::vector<int64_t> pads = per_dim_attr(node, "pads", 2 * r, 0, 0);
   std::vector<int64_t> out_shape = node.attr_ints("output_shape");
   // output_shape may also list N and C.
   if (out_shape.size() == r + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
-  auto check_len = [&](const std::vector<int64_t>& v, size_t n, const char* name, int64_t min_value) {
-    VKG_CHECK(v.size() == n, node.describe() << ": attribute '" << name << "' has " << v.size() << " values, expected "
-                                             << n << " for this input rank");
-    for (int64_t value : v)
-      VKG_CHECK(value >= min_value, node.describe() << ": attribute '" << name << "' = " << shape_to_string(v)
-                                                    << " has a value below " << min_value);
-  };
-  check_len(g.strides, r, "strides", 1);
-  check_len(g.dilations, r, "dilations", 1);
-  check_len(out_pad, r, "output_padding", 0);
-  check_len(pads, 2 * r, "pads", 0);
-  if (!out_shape.empty()) check_len(out_shape, r, "output_shape", 1);
+  VKG_CHECK(out_shape.empty() || out_shape.size() == r,
+            node.describe() << ": attribute 'output_shape' has " << out_shape.size() << " values, expected " << r);
 
   std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
   if (auto_pad.empty()) auto_pad = "NOTSET";
-  VKG_CHECK(auto_pad == "NOTSET" || auto_pad == "VALID" || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER",
-            node.describe() << ": unknown auto_pad '" << auto_pad
-                            << "' (expects NOTSET, SAME_UPPER, SAME_LOWER or VALID)");
+  VKG_CHECK(
+      auto_pad == "NOTSET" || auto_pad == "VALID" || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER",
+      node.describe() << ": unknown auto_pad '" << auto_pad << "' (expects NOTSET, SAME_UPPER, SAME_LOWER or VALID)");
   const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
   if (out_shape.empty() && same)
     for (size_t i = 0; i < r; ++i) out_shape.push_back(in[i] * g.strides[i]);
@@ -246,9 +169,8 @@ WindowGeometry transpose_geometry(const Node& node, const Shape& in, const Shape
 }
 
 // y[m] += w^T x scattered to the output positions (col2im).
-template <class T>
-Tensor conv_transpose_typed(const Tensor& x, const Tensor& w, const Tensor* bias, int64_t group,
-                            const WindowGeometry& g) {
+template <class T> Tensor conv_transpose_typed(const Tensor& x, const Tensor& w, const Tensor* bias, int64_t group,
+                                               const WindowGeometry& g) {
   const int64_t batch = x.dim(0);
   const int64_t in_channels = x.dim(1);
   const int64_t cg = in_channels / group;
@@ -268,22 +190,29 @@ Tensor conv_transpose_typed(const Tensor& x, const Tensor& w, const Tensor* bias
   // The "iterated" grid is X's, the target grid Y's.
   const WindowMap map{g.in, g.out, g.strides, g.dilations, g.pads_begin};
   const int64_t step = g.strides.back();
-  std::vector<T> col(size_t(mg * kernel_size * in_size));
+  const int64_t rows_k = mg * kernel_size;  // rows of the column buffer
+  const int64_t rows = grid_rows(g.in);
+  const int64_t slice_rows = rows_per_slice(g.in, rows_k);
+  const int64_t row_len = g.in.back();
+  std::vector<T> col(size_t(rows_k * std::min(rows, slice_rows) * row_len));
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t gi = 0; gi < group; ++gi) {
       const T* xg = x.data<T>() + (n * in_channels + gi * cg) * in_size;
-      const T* wg = w.data<T>() + gi * cg * mg * kernel_size;
+      const T* wg = w.data<T>() + gi * cg * rows_k;
       T* yg = y + (n * out_channels + gi * mg) * out_size;
-      gemm<T>(true, false, mg * kernel_size, in_size, cg, T(1), wg, mg * kernel_size, xg, in_size, T(0), col.data(),
-              in_size);
-      for (int64_t m = 0; m < mg; ++m) {
-        T* ym = yg + m * out_size;
-        for (int64_t kk = 0; kk < kernel_size; ++kk) {
-          const std::vector<int64_t> kpos = kernel_position(g.kernel, kk);
-          const T* src = col.data() + (m * kernel_size + kk) * in_size;
-          visit_window_rows(map, kpos.data(), [&](int64_t in_row, int64_t out_row, int64_t lo, int64_t hi) {
-            for (int64_t j = lo; j < hi; ++j) ym[out_row + j * step] += src[in_row + j];
-          });
+      for (int64_t r0 = 0; r0 < rows; r0 += slice_rows) {
+        const int64_t r1 = std::min(rows, r0 + slice_rows);
+        const int64_t cols = (r1 - r0) * row_len;
+        gemm<T>(true, false, rows_k, cols, cg, T(1), wg, rows_k, xg + r0 * row_len, in_size, T(0), col.data(), cols);
+        for (int64_t m = 0; m < mg; ++m) {
+          T* ym = yg + m * out_size;
+          for (int64_t kk = 0; kk < kernel_size; ++kk) {
+            const std::vector<int64_t> kpos = kernel_position(g.kernel, kk);
+            const T* src = col.data() + (m * kernel_size + kk) * cols;
+            visit_window_rows(map, kpos.data(), r0, r1, [&](int64_t in_row, int64_t out_row, int64_t lo, int64_t hi) {
+              for (int64_t j = lo; j < hi; ++j) ym[out_row + j * step] += src[in_row + j];
+            });
+          }
         }
       }
     }
@@ -292,6 +221,83 @@ Tensor conv_transpose_typed(const Tensor& x, const Tensor& w, const Tensor* bias
 }
 
 }  // namespace
+
+const Tensor* conv_bias(const KernelContext& ctx, size_t index, int64_t channels, DType dtype) {
+  if (!ctx.has_input(index)) return nullptr;
+  const Tensor& b = ctx.input(index);
+  VKG_CHECK(b.rank() == 1 && b.dim(0) == channels, ctx.node.describe() << ": bias " << shape_to_string(b.shape())
+                                                                       << " must be 1-D with " << channels
+                                                                       << " values (one per output channel)");
+  VKG_CHECK(b.dtype() == dtype,
+            ctx.node.describe() << ": bias has type " << dtype_name(b.dtype()) << ", expected " << dtype_name(dtype));
+  return &b;
+}
+
+ConvSetup conv_setup(const Node& node, const Tensor& x, const Tensor& w) {
+  check_ranks(node, x, w);
+  const int64_t group = node.attr_int("group", 1);
+  VKG_CHECK(group >= 1, node.describe() << ": group must be >= 1, got " << group);
+  VKG_CHECK(x.dim(1) % group == 0 && w.dim(0) % group == 0,
+            node.describe() << ": group " << group << " does not divide the " << x.dim(1) << " input channels and the "
+                            << w.dim(0) << " output channels");
+  VKG_CHECK(w.dim(1) * group == x.dim(1), node.describe() << ": input has " << x.dim(1) << " channels but the weights "
+                                                          << shape_to_string(w.shape()) << " with group " << group
+                                                          << " expect " << w.dim(1) * group);
+  const Shape spatial(x.shape().begin() + 2, x.shape().end());
+  return {group, resolve_window(node, spatial, kernel_shape_of(node, w), false)};
+}
+
+template <class T> Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvSetup& setup) {
+  const int64_t group = setup.group;
+  const WindowGeometry& g = setup.geometry;
+  const int64_t batch = x.dim(0);
+  const int64_t in_channels = x.dim(1);
+  const int64_t out_channels = w.dim(0);
+  const int64_t cg = in_channels / group;   // input channels per group
+  const int64_t mg = out_channels / group;  // output channels per group
+  const int64_t kernel_size = num_elements(g.kernel);
+  const int64_t in_size = num_elements(g.in);
+  const int64_t out_size = num_elements(g.out);
+
+  Shape out_shape{batch, out_channels};
+  out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
+  Tensor out(x.dtype(), out_shape);
+  T* y = out.data<T>();
+  fill_channels(y, batch, out_channels, out_size, bias ? bias->data<T>() : nullptr);
+  if (out.empty()) return out;
+
+  const bool pointwise = is_pointwise(g);
+  const int64_t k = cg * kernel_size;  // the GEMM's inner dim
+  const int64_t rows = grid_rows(g.out);
+  const int64_t slice_rows = rows_per_slice(g.out, k);
+  const int64_t row_len = g.out.back();
+  std::vector<T> col;
+  if (!pointwise && cg > 1) col.resize(size_t(k * std::min(rows, slice_rows) * row_len));
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const T* xg = x.data<T>() + (n * in_channels + gi * cg) * in_size;
+      const T* wg = w.data<T>() + gi * mg * k;
+      T* yg = y + (n * out_channels + gi * mg) * out_size;
+      if (pointwise) {
+        gemm<T>(false, false, mg, out_size, k, T(1), wg, k, xg, out_size, T(1), yg, out_size);
+      } else if (cg == 1) {
+        depthwise(xg, wg, mg, g, yg);
+      } else {
+        for (int64_t r0 = 0; r0 < rows; r0 += slice_rows) {
+          const int64_t r1 = std::min(rows, r0 + slice_rows);
+          const int64_t cols = (r1 - r0) * row_len;
+          im2col(xg, cg, g, r0, r1, col.data());
+          gemm<T>(false, false, mg, cols, k, T(1), wg, k, col.data(), cols, T(1), yg + r0 * row_len, out_size);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+template Tensor conv_forward<float>(const Tensor&, const Tensor&, const Tensor*, const ConvSetup&);
+template Tensor conv_forward<double>(const Tensor&, const Tensor&, const Tensor*, const ConvSetup&);
+template Tensor conv_forward<int32_t>(const Tensor&, const Tensor&, const Tensor*, const ConvSetup&);
 
 std::vector<Tensor> conv(const KernelContext& ctx) {
   const Node& node = ctx.node;
@@ -320,8 +326,8 @@ std::vector<Tensor> conv_transpose(const KernelContext& ctx) {
   VKG_CHECK(group >= 1, node.describe() << ": group must be >= 1, got " << group);
   VKG_CHECK(w_in.dim(0) == x_in.dim(1), node.describe() << ": input has " << x_in.dim(1) << " channels but the weights "
                                                         << shape_to_string(w_in.shape()) << " expect " << w_in.dim(0));
-  VKG_CHECK(x_in.dim(1) % group == 0, node.describe() << ": group " << group << " does not divide the " << x_in.dim(1)
-                                                      << " input channels");
+  VKG_CHECK(x_in.dim(1) % group == 0,
+            node.describe() << ": group " << group << " does not divide the " << x_in.dim(1) << " input channels");
   const Tensor* b_in = conv_bias(ctx, 2, w_in.dim(1) * group, x_in.dtype());
   const Shape spatial(x_in.shape().begin() + 2, x_in.shape().end());
   const WindowGeometry g = transpose_geometry(node, spatial, kernel_shape_of(node, w_in));
@@ -331,7 +337,8 @@ std::vector<Tensor> conv_transpose(const KernelContext& ctx) {
   const Tensor& x = as_type(x_in, ct, x_store);
   const Tensor& w = as_type(w_in, ct, w_store);
   const Tensor* b = b_in ? &as_type(*b_in, ct, b_store) : nullptr;
-  Tensor y = ct == DType::Float32 ? conv_transpose_typed<float>(x, w, b, group, g) : conv_transpose_typed<double>(x, w, b, group, g);
+  Tensor y = ct == DType::Float32 ? conv_transpose_typed<float>(x, w, b, group, g)
+                                  : conv_transpose_typed<double>(x, w, b, group, g);
   return one_output(y.dtype() == x_in.dtype() ? std::move(y) : y.cast(x_in.dtype()));
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 #include "runtime/reference/ops/linalg_kernels.h"
@@ -83,9 +84,8 @@ template <class T> Vec<T> load_vec(const T* p) {
 }
 
 // C[0:rows, 0:cols] = alpha * (Ap * Bp) + beta * C for one pair of packed panels.
-template <class T>
-void micro_kernel(int64_t kc, const T* ap, const T* bp, T alpha, T beta, T* c, int64_t ldc, int64_t rows,
-                  int64_t cols) {
+template <class T> void micro_kernel(int64_t kc, const T* ap, const T* bp, T alpha, T beta, T* c, int64_t ldc,
+                                     int64_t rows, int64_t cols) {
   constexpr int64_t MR = Blocking<T>::MR;
   constexpr int64_t NR = Blocking<T>::NR;
   constexpr int64_t NV = NR / kLanes<T>;
@@ -114,9 +114,8 @@ void micro_kernel(int64_t kc, const T* ap, const T* bp, T alpha, T beta, T* c, i
 }
 
 // The single-threaded blocked product on the sub-block C[0:m, 0:n].
-template <class T>
-void gemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
-                 const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+template <class T> void gemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                                    int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   using B = Blocking<T>;
   const int64_t kc_max = std::min(B::KC, k);
   const int64_t mc_max = round_up(std::min(B::MC, m), B::MR);
@@ -163,9 +162,8 @@ int reference_threads() {
   return threads;
 }
 
-template <class T>
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
-          const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+template <class T> void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                             int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
     scale_c(m, n, beta, c, ldc);
@@ -195,8 +193,17 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
       gemm_serial(trans_a, trans_b, last - first, n, k, alpha, a_slice, lda, b, ldb, beta, c + first * ldc, ldc);
     }
   };
+  // Slices whose thread cannot be started run on this one.
   std::vector<std::thread> workers;
-  for (int64_t t = 1; t < threads; ++t) workers.emplace_back(run_slice, t);
+  int64_t started = 1;
+  for (; started < threads; ++started) {
+    try {
+      workers.emplace_back(run_slice, started);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
+  for (int64_t t = started; t < threads; ++t) run_slice(t);
   run_slice(0);
   for (std::thread& w : workers) w.join();
 }
@@ -209,9 +216,9 @@ template void gemm<int32_t>(bool, bool, int64_t, int64_t, int64_t, int32_t, cons
                             int64_t, int32_t, int32_t*, int64_t);
 template void gemm<int64_t>(bool, bool, int64_t, int64_t, int64_t, int64_t, const int64_t*, int64_t, const int64_t*,
                             int64_t, int64_t, int64_t*, int64_t);
-template void gemm<uint32_t>(bool, bool, int64_t, int64_t, int64_t, uint32_t, const uint32_t*, int64_t,
-                             const uint32_t*, int64_t, uint32_t, uint32_t*, int64_t);
-template void gemm<uint64_t>(bool, bool, int64_t, int64_t, int64_t, uint64_t, const uint64_t*, int64_t,
-                             const uint64_t*, int64_t, uint64_t, uint64_t*, int64_t);
+template void gemm<uint32_t>(bool, bool, int64_t, int64_t, int64_t, uint32_t, const uint32_t*, int64_t, const uint32_t*,
+                             int64_t, uint32_t, uint32_t*, int64_t);
+template void gemm<uint64_t>(bool, bool, int64_t, int64_t, int64_t, uint64_t, const uint64_t*, int64_t, const uint64_t*,
+                             int64_t, uint64_t, uint64_t*, int64_t);
 
 }  // namespace vkg::linalg

@@ -11,27 +11,28 @@ namespace {
 
 std::string join(const std::vector<int64_t>& v) { return shape_to_string(v); }
 
-// An attribute with one value per spatial dim, or `def` repeated when absent.
-std::vector<int64_t> per_dim_attr(const Node& node, const char* name, size_t count, int64_t def, int64_t min_value) {
-  std::vector<int64_t> v = node.attr_ints(name, std::vector<int64_t>(count, def));
-  VKG_CHECK(v.size() == count, node.describe() << ": attribute '" << name << "' has " << v.size()
-                                               << " values, expected " << count << " for this input rank");
-  for (int64_t x : v)
-    VKG_CHECK(x >= min_value, node.describe() << ": attribute '" << name << "' = " << join(v) << " has a value below "
-                                              << min_value);
-  return v;
-}
-
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
+
+std::vector<int64_t> per_dim_attr(const Node& node, const char* name, size_t count, int64_t def, int64_t min_value) {
+  const std::vector<int64_t> v = node.attr_ints(name, std::vector<int64_t>(count, def));
+  VKG_CHECK(v.size() == count, node.describe() << ": attribute '" << name << "' has " << v.size()
+                                               << " values, expected " << count << " for this input rank");
+  for (int64_t x : v)
+    VKG_CHECK(x >= min_value,
+              node.describe() << ": attribute '" << name << "' = " << join(v) << " has a value below " << min_value);
+  return v;
+}
 
 DType float_compute_type(const Node& node, DType dt) {
   switch (dt) {
     case DType::Float32:
     case DType::Float16:
-    case DType::BFloat16: return DType::Float32;
-    case DType::Float64: return DType::Float64;
+    case DType::BFloat16:
+      return DType::Float32;
+    case DType::Float64:
+      return DType::Float64;
     case DType::Int8:
     case DType::Int16:
     case DType::Int32:
@@ -40,7 +41,8 @@ DType float_compute_type(const Node& node, DType dt) {
     case DType::UInt16:
     case DType::UInt32:
     case DType::UInt64:
-    case DType::Bool: break;
+    case DType::Bool:
+      break;
   }
   VKG_THROW(node.describe() << ": input type " << dtype_name(dt)
                             << " is not supported (expects float32, float16, bfloat16 or float64)");
@@ -81,18 +83,18 @@ WindowGeometry resolve_window(const Node& node, const Shape& in, const Shape& ke
       g.pads_begin[i] = pads[i];
       g.pads_end[i] = pads[i + r];
       const int64_t span = in[i] + pads[i] + pads[i + r] - g.extent(i);
-      VKG_CHECK(span >= 0, node.describe() << ": the window " << join(kernel) << " (dilations " << join(g.dilations)
-                                           << ") does not fit the padded input " << join(in) << " (pads "
-                                           << join(pads) << ")");
+      VKG_CHECK(span >= 0, node.describe()
+                               << ": the window " << join(kernel) << " (dilations " << join(g.dilations)
+                               << ") does not fit the padded input " << join(in) << " (pads " << join(pads) << ")");
       g.out[i] = (ceil_mode ? ceil_div(span, g.strides[i]) : span / g.strides[i]) + 1;
       // A last window that would start in the end padding is dropped (as ONNX Runtime and PyTorch do).
       if (ceil_mode && (g.out[i] - 1) * g.strides[i] >= in[i] + pads[i]) --g.out[i];
     }
   } else if (auto_pad == "VALID") {
     for (size_t i = 0; i < r; ++i) {
-      VKG_CHECK(in[i] >= g.extent(i), node.describe() << ": the window " << join(kernel) << " (dilations "
-                                                      << join(g.dilations) << ") is larger than the input "
-                                                      << join(in) << " with auto_pad VALID");
+      VKG_CHECK(in[i] >= g.extent(i), node.describe()
+                                          << ": the window " << join(kernel) << " (dilations " << join(g.dilations)
+                                          << ") is larger than the input " << join(in) << " with auto_pad VALID");
       g.out[i] = (in[i] - g.extent(i)) / g.strides[i] + 1;
     }
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
@@ -107,8 +109,7 @@ WindowGeometry resolve_window(const Node& node, const Shape& in, const Shape& ke
     VKG_THROW(node.describe() << ": unknown auto_pad '" << auto_pad
                               << "' (expects NOTSET, SAME_UPPER, SAME_LOWER or VALID)");
   }
-  for (int64_t o : g.out)
-    VKG_CHECK(o >= 1, node.describe() << ": output spatial shape " << join(g.out) << " is empty");
+  for (int64_t o : g.out) VKG_CHECK(o >= 1, node.describe() << ": output spatial shape " << join(g.out) << " is empty");
   return g;
 }
 

@@ -19,9 +19,8 @@ namespace vkg::linalg {
 // Cache-blocked and, for large products, split over reference_threads() threads; the
 // split never changes the order of the sums, so results do not depend on the thread
 // count. Instantiated for float, double, int32_t, int64_t, uint32_t and uint64_t.
-template <class T>
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
-          const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
+template <class T> void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                             int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
 
 // Threads the reference kernels may use: the VKGRAPHY_REF_THREADS environment variable
 // when set (>= 1), otherwise the hardware concurrency capped at 4.
@@ -35,16 +34,21 @@ const Tensor& as_type(const Tensor& t, DType to, Tensor& storage);
 // A kernel result of one tensor.
 std::vector<Tensor> one_output(Tensor t);
 
+// The attribute `name` of `node` with one value per spatial dim (`count` values), or
+// `def` repeated when absent. Throws Error naming the node when the count is wrong or a
+// value is below min_value.
+std::vector<int64_t> per_dim_attr(const Node& node, const char* name, size_t count, int64_t def, int64_t min_value);
+
 // Geometry of a sliding window (a Conv kernel or a pooling window) over the spatial
 // dims of an N x C x D1 x ... x Dr input, with every attribute resolved to r values.
 struct WindowGeometry {
-  Shape in;       // input spatial dims
-  Shape kernel;   // window size per dim (before dilation)
+  Shape in;      // input spatial dims
+  Shape kernel;  // window size per dim (before dilation)
   std::vector<int64_t> strides;
   std::vector<int64_t> dilations;
   std::vector<int64_t> pads_begin;
   std::vector<int64_t> pads_end;
-  Shape out;      // output spatial dims
+  Shape out;  // output spatial dims
 
   size_t rank() const { return in.size(); }
   // Extent of the dilated window along dim i.
@@ -70,15 +74,15 @@ struct WindowMap {
   std::vector<int64_t> pads_begin;
 };
 
-// Visits, for the kernel offset `kpos` (one index per dim), every row of the iterated
-// grid (the positions that share all but the last index) as
-//   fn(iter_row_start, target_row_start, lo, hi)
-// where iter_row_start is the flat index of the row's first position, and for
-// j in [lo, hi) position iter_row_start + j addresses the target at flat index
-// target_row_start + j * strides.back() (the positions outside [lo, hi) fall into the
-// padding). Rows that lie entirely in the padding get lo == hi.
+// Visits, for the kernel offset `kpos` (one index per dim), the rows [row_begin, row_end)
+// of the iterated grid (a row: the positions that share all but the last index) as
+//   fn(row_start, target_row_start, lo, hi)
+// where row_start is the flat index of the row's first position relative to the first
+// visited row, and for j in [lo, hi) position row_start + j addresses the target at flat
+// index target_row_start + j * strides.back() (the positions outside [lo, hi) fall into
+// the padding). Rows that lie entirely in the padding get lo == hi.
 template <class Fn>
-void visit_window_rows(const WindowMap& map, const int64_t* kpos, Fn&& fn) {
+void visit_window_rows(const WindowMap& map, const int64_t* kpos, int64_t row_begin, int64_t row_end, Fn&& fn) {
   const size_t r = map.iter.size();
   const int64_t row_len = map.iter[r - 1];
   // Range of the last index that stays inside the target.
@@ -89,10 +93,12 @@ void visit_window_rows(const WindowMap& map, const int64_t* kpos, Fn&& fn) {
   lo = std::min(lo, row_len);
   hi = std::max(lo, std::min(hi, row_len));
 
-  int64_t rows = 1;
-  for (size_t d = 0; d + 1 < r; ++d) rows *= map.iter[d];
   std::vector<int64_t> idx(r, 0);  // index of the current row over the leading dims
-  for (int64_t row = 0; row < rows; ++row) {
+  for (int64_t rest = row_begin, d = int64_t(r) - 2; d >= 0; --d) {
+    idx[size_t(d)] = rest % map.iter[size_t(d)];
+    rest /= map.iter[size_t(d)];
+  }
+  for (int64_t row = row_begin; row < row_end; ++row) {
     bool inside = true;
     int64_t target = 0;
     for (size_t d = 0; d + 1 < r; ++d) {
@@ -101,10 +107,11 @@ void visit_window_rows(const WindowMap& map, const int64_t* kpos, Fn&& fn) {
       target = target * map.target[d] + t;
     }
     target = target * map.target[r - 1] + off_last;
+    const int64_t row_start = (row - row_begin) * row_len;
     if (inside) {
-      fn(row * row_len, target, lo, hi);
+      fn(row_start, target, lo, hi);
     } else {
-      fn(row * row_len, int64_t(0), int64_t(0), int64_t(0));
+      fn(row_start, int64_t(0), int64_t(0), int64_t(0));
     }
     for (size_t d = r - 1; d-- > 0;) {
       if (++idx[d] < map.iter[d]) break;
@@ -112,6 +119,9 @@ void visit_window_rows(const WindowMap& map, const int64_t* kpos, Fn&& fn) {
     }
   }
 }
+
+// Number of rows of a grid (the product of all but its last dim).
+inline int64_t grid_rows(const Shape& grid) { return num_elements(Shape(grid.begin(), grid.end() - 1)); }
 
 // A Conv-like node's group and window, after checking X and W (ranks, channel counts,
 // group, kernel_shape against W's dims). Throws Error naming the node.

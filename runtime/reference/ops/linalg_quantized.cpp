@@ -18,13 +18,13 @@ bool is_8bit(DType dt) { return dt == DType::UInt8 || dt == DType::Int8; }
 // per row or per column).
 Tensor subtract_zero_point(const Node& node, const Tensor& t, const Tensor* zp, int64_t inner, int64_t count,
                            const char* name) {
-  VKG_CHECK(is_8bit(t.dtype()), node.describe() << ": " << name << " has type " << dtype_name(t.dtype())
-                                                << ", expected uint8 or int8");
+  VKG_CHECK(is_8bit(t.dtype()),
+            node.describe() << ": " << name << " has type " << dtype_name(t.dtype()) << ", expected uint8 or int8");
   std::vector<int64_t> zero{0};
   if (zp) {
-    VKG_CHECK(zp->dtype() == t.dtype(), node.describe() << ": the zero point of " << name << " has type "
-                                                        << dtype_name(zp->dtype()) << " but " << name << " has type "
-                                                        << dtype_name(t.dtype()));
+    VKG_CHECK(zp->dtype() == t.dtype(), node.describe()
+                                            << ": the zero point of " << name << " has type " << dtype_name(zp->dtype())
+                                            << " but " << name << " has type " << dtype_name(t.dtype()));
     VKG_CHECK(zp->size() == 1 || (zp->rank() == 1 && zp->size() == count),
               node.describe() << ": the zero point of " << name << " has shape " << shape_to_string(zp->shape())
                               << ", expected one value or " << count);
@@ -42,8 +42,8 @@ Tensor subtract_zero_point(const Node& node, const Tensor& t, const Tensor* zp, 
 
 // A float scale input: one value, or (when per_channel > 0) `per_channel` values.
 std::vector<float> scales_of(const Node& node, const Tensor& s, int64_t per_channel, const char* name) {
-  VKG_CHECK(s.dtype() == DType::Float32, node.describe() << ": " << name << " has type " << dtype_name(s.dtype())
-                                                         << ", expected float32");
+  VKG_CHECK(s.dtype() == DType::Float32,
+            node.describe() << ": " << name << " has type " << dtype_name(s.dtype()) << ", expected float32");
   VKG_CHECK(s.size() == 1 || (per_channel > 0 && s.rank() == 1 && s.size() == per_channel),
             node.describe() << ": " << name << " has shape " << shape_to_string(s.shape()) << ", expected one value"
                             << (per_channel > 0 ? " or one per output channel" : ""));
@@ -56,9 +56,9 @@ std::vector<float> scales_of(const Node& node, const Tensor& s, int64_t per_chan
 // `zero_point`, where c = (element / inner) % multiplier.size().
 Tensor requantize(const Node& node, const Tensor& acc, const std::vector<float>& multiplier, int64_t inner,
                   const Tensor& zero_point) {
-  VKG_CHECK(is_8bit(zero_point.dtype()) && zero_point.size() == 1,
-            node.describe() << ": the output zero point must be one uint8 or int8 value, got "
-                            << zero_point.describe());
+  VKG_CHECK(
+      is_8bit(zero_point.dtype()) && zero_point.size() == 1,
+      node.describe() << ": the output zero point must be one uint8 or int8 value, got " << zero_point.describe());
   const bool is_unsigned = zero_point.dtype() == DType::UInt8;
   const double lo = is_unsigned ? 0.0 : -128.0;
   const double hi = is_unsigned ? 255.0 : 127.0;

@@ -14,17 +14,20 @@ std::optional<DType> product_compute_type(DType dt) {
   switch (dt) {
     case DType::Float32:
     case DType::Float16:
-    case DType::BFloat16: return DType::Float32;
+    case DType::BFloat16:
+      return DType::Float32;
     case DType::Float64:
     case DType::Int32:
     case DType::Int64:
     case DType::UInt32:
-    case DType::UInt64: return dt;
+    case DType::UInt64:
+      return dt;
     case DType::Int8:
     case DType::Int16:
     case DType::UInt8:
     case DType::UInt16:
-    case DType::Bool: break;
+    case DType::Bool:
+      break;
   }
   return std::nullopt;
 }
@@ -32,11 +35,16 @@ std::optional<DType> product_compute_type(DType dt) {
 // Calls f.template operator()<T>() with the C++ type of a product_compute_type.
 template <class F> decltype(auto) visit_product_type(DType ct, F&& f) {
   switch (ct) {
-    case DType::Float64: return f.template operator()<double>();
-    case DType::Int32: return f.template operator()<int32_t>();
-    case DType::Int64: return f.template operator()<int64_t>();
-    case DType::UInt32: return f.template operator()<uint32_t>();
-    case DType::UInt64: return f.template operator()<uint64_t>();
+    case DType::Float64:
+      return f.template operator()<double>();
+    case DType::Int32:
+      return f.template operator()<int32_t>();
+    case DType::Int64:
+      return f.template operator()<int64_t>();
+    case DType::UInt32:
+      return f.template operator()<uint32_t>();
+    case DType::UInt64:
+      return f.template operator()<uint64_t>();
     case DType::Float32:
     case DType::Float16:
     case DType::BFloat16:
@@ -44,7 +52,8 @@ template <class F> decltype(auto) visit_product_type(DType ct, F&& f) {
     case DType::Int16:
     case DType::UInt8:
     case DType::UInt16:
-    case DType::Bool: break;
+    case DType::Bool:
+      break;
   }
   return f.template operator()<float>();
 }
@@ -60,9 +69,8 @@ DType checked_compute_type(const Node& node, const Tensor& a, const Tensor& b) {
 
 // out[batch..., m, n] = a[a_batch..., m, k] * b[b_batch..., k, n], where `batch` is
 // the numpy broadcast of a_batch and b_batch.
-template <class T>
-void batched_matmul(const T* a, const Shape& a_batch, const T* b, const Shape& b_batch, const Shape& batch, int64_t m,
-                    int64_t n, int64_t k, T* out) {
+template <class T> void batched_matmul(const T* a, const Shape& a_batch, const T* b, const Shape& b_batch,
+                                       const Shape& batch, int64_t m, int64_t n, int64_t k, T* out) {
   const int64_t batches = num_elements(batch);
   if (num_elements(b_batch) == 1) {
     // b is shared by every batch: one product over all the rows of a.
@@ -90,9 +98,9 @@ void batched_matmul(const T* a, const Shape& a_batch, const T* b, const Shape& b
 }  // namespace
 
 template <class T> Tensor matmul_forward(const Node& node, const Tensor& a, const Tensor& b) {
-  VKG_CHECK(a.rank() >= 1 && b.rank() >= 1, node.describe() << ": inputs must have rank >= 1, got "
-                                                             << shape_to_string(a.shape()) << " and "
-                                                             << shape_to_string(b.shape()));
+  VKG_CHECK(a.rank() >= 1 && b.rank() >= 1, node.describe()
+                                                << ": inputs must have rank >= 1, got " << shape_to_string(a.shape())
+                                                << " and " << shape_to_string(b.shape()));
   // 1-D operands are promoted like numpy: a to [1, K], b to [K, 1]; the dim is dropped after.
   Shape a_shape = a.shape();
   Shape b_shape = b.shape();
@@ -101,9 +109,9 @@ template <class T> Tensor matmul_forward(const Node& node, const Tensor& a, cons
   const int64_t m = a_shape[a_shape.size() - 2];
   const int64_t k = a_shape.back();
   const int64_t n = b_shape.back();
-  VKG_CHECK(b_shape[b_shape.size() - 2] == k, node.describe() << ": cannot multiply " << shape_to_string(a.shape())
-                                                              << " by " << shape_to_string(b.shape())
-                                                              << " (inner dims differ)");
+  VKG_CHECK(b_shape[b_shape.size() - 2] == k, node.describe()
+                                                  << ": cannot multiply " << shape_to_string(a.shape()) << " by "
+                                                  << shape_to_string(b.shape()) << " (inner dims differ)");
   const Shape a_batch(a_shape.begin(), a_shape.end() - 2);
   const Shape b_batch(b_shape.begin(), b_shape.end() - 2);
   Shape batch;
@@ -143,9 +151,9 @@ std::vector<Tensor> gemm_op(const KernelContext& ctx) {
   const Tensor& a_in = ctx.input(0);
   const Tensor& b_in = ctx.input(1);
   const DType ct = checked_compute_type(node, a_in, b_in);
-  VKG_CHECK(a_in.rank() == 2 && b_in.rank() == 2, node.describe() << ": A and B must be 2-D, got "
-                                                                   << shape_to_string(a_in.shape()) << " and "
-                                                                   << shape_to_string(b_in.shape()));
+  VKG_CHECK(a_in.rank() == 2 && b_in.rank() == 2, node.describe()
+                                                      << ": A and B must be 2-D, got " << shape_to_string(a_in.shape())
+                                                      << " and " << shape_to_string(b_in.shape()));
   const bool trans_a = node.attr_int("transA", 0) != 0;
   const bool trans_b = node.attr_int("transB", 0) != 0;
   const double alpha = node.attr_float("alpha", 1.0f);
@@ -155,8 +163,8 @@ std::vector<Tensor> gemm_op(const KernelContext& ctx) {
   const int64_t n = trans_b ? b_in.dim(0) : b_in.dim(1);
   const int64_t kb = trans_b ? b_in.dim(1) : b_in.dim(0);
   VKG_CHECK(k == kb, node.describe() << ": cannot multiply A " << shape_to_string(a_in.shape()) << " (transA "
-                                     << trans_a << ") by B " << shape_to_string(b_in.shape()) << " (transB "
-                                     << trans_b << ")");
+                                     << trans_a << ") by B " << shape_to_string(b_in.shape()) << " (transB " << trans_b
+                                     << ")");
   const Tensor* c_in = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   std::vector<int64_t> c_strides;
   if (c_in) {

@@ -76,8 +76,8 @@ PoolWindows pool_windows(const WindowGeometry& g) {
 }
 
 Shape spatial_dims(const Node& node, const Tensor& x) {
-  VKG_CHECK(x.rank() >= 3, node.describe() << ": input must have rank >= 3 (N x C x D1 ...), got "
-                                           << shape_to_string(x.shape()));
+  VKG_CHECK(x.rank() >= 3, node.describe()
+                               << ": input must have rank >= 3 (N x C x D1 ...), got " << shape_to_string(x.shape()));
   return Shape(x.shape().begin() + 2, x.shape().end());
 }
 
@@ -106,9 +106,8 @@ int64_t column_major_offset(int64_t offset, const Shape& dims) {
   return out;
 }
 
-template <class T>
-void max_pool_typed(const Tensor& x, const WindowGeometry& g, const PoolWindows& w, bool column_major, Tensor& y,
-                    Tensor* indices) {
+template <class T> void max_pool_typed(const Tensor& x, const WindowGeometry& g, const PoolWindows& w,
+                                       bool column_major, Tensor& y, Tensor* indices) {
   const int64_t planes = x.dim(0) * x.dim(1);
   const int64_t in_size = num_elements(g.in);
   const int64_t out_size = num_elements(g.out);
@@ -137,9 +136,8 @@ void max_pool_typed(const Tensor& x, const WindowGeometry& g, const PoolWindows&
 }
 
 // AveragePool (p == 0) and LpPool (p > 0): the mean, or the p-norm, of every window.
-template <class T>
-void mean_or_norm_pool(const Tensor& x, const WindowGeometry& g, const PoolWindows& w, bool count_include_pad,
-                       int64_t p, Tensor& y) {
+template <class T> void mean_or_norm_pool(const Tensor& x, const WindowGeometry& g, const PoolWindows& w,
+                                          bool count_include_pad, int64_t p, Tensor& y) {
   const int64_t planes = x.dim(0) * x.dim(1);
   const int64_t in_size = num_elements(g.in);
   const int64_t out_size = num_elements(g.out);
@@ -213,8 +211,8 @@ std::vector<Tensor> max_pool(const KernelContext& ctx) {
   const Tensor& x_in = ctx.input(0);
   const WindowGeometry g = pool_geometry(node, x_in);
   const int64_t storage_order = node.attr_int("storage_order", 0);
-  VKG_CHECK(storage_order == 0 || storage_order == 1,
-            node.describe() << ": storage_order must be 0 or 1, got " << storage_order);
+  VKG_CHECK(storage_order == 0 || storage_order == 1, node.describe()
+                                                          << ": storage_order must be 0 or 1, got " << storage_order);
   VKG_CHECK(x_in.dtype() != DType::Bool, node.describe() << ": input type bool is not supported");
   const bool want_indices = ctx.num_outputs() > 1 && !node.outputs[1].empty();
   const PoolWindows w = pool_windows(g);
@@ -324,8 +322,8 @@ std::vector<Tensor> max_unpool(const KernelContext& ctx) {
   std::vector<int64_t> coord(inferred.size());
   for (int64_t e = 0; e < x.size(); ++e) {
     int64_t flat = idx[e];
-    VKG_CHECK(flat >= 0 && flat < limit, node.describe() << ": index " << flat << " is outside the unpooled shape "
-                                                         << shape_to_string(inferred));
+    VKG_CHECK(flat >= 0 && flat < limit,
+              node.describe() << ": index " << flat << " is outside the unpooled shape " << shape_to_string(inferred));
     for (size_t d = inferred.size(); d-- > 0;) {
       coord[d] = flat % inferred[d];
       flat /= inferred[d];
