@@ -1,6 +1,7 @@
-// Private to the linalg op family (Conv, ConvTranspose, Gemm, MatMul, pooling):
-// the shared GEMM routine, the window geometry of convolutions and pools, and the
-// kernels that register_linalg_ops() in linalg.cpp registers.
+// Private to the linalg op family (Conv, ConvTranspose, Gemm, MatMul, the pools and
+// the 8-bit integer forms of Conv and MatMul): the shared GEMM routine, the window
+// geometry of convolutions and pools, and the kernels that register_linalg_ops() in
+// linalg.cpp registers.
 #pragma once
 
 #include <algorithm>

@@ -53,18 +53,19 @@ PoolWindows pool_windows(const WindowGeometry& g) {
       any = any && !dim_taps[d][size_t(out_idx[d])].empty();
     }
     w.padded_count.push_back(padded);
-    // Cartesian product of the per-dim taps.
+    // Cartesian product of the per-dim taps, last dim fastest.
+    auto next_tap = [&] {
+      for (size_t d = r; d-- > 0;) {
+        if (++tap_idx[d] < dim_taps[d][size_t(out_idx[d])].size()) return true;
+        tap_idx[d] = 0;
+      }
+      return false;
+    };
     std::fill(tap_idx.begin(), tap_idx.end(), 0);
-    while (any) {
+    for (bool more = any; more; more = next_tap()) {
       int64_t offset = 0;
       for (size_t d = 0; d < r; ++d) offset += dim_taps[d][size_t(out_idx[d])][tap_idx[d]] * in_strides[d];
       w.taps.push_back(offset);
-      size_t d = r;
-      while (d-- > 0) {
-        if (++tap_idx[d] < dim_taps[d][size_t(out_idx[d])].size()) break;
-        tap_idx[d] = 0;
-      }
-      if (d == size_t(-1)) break;
     }
     for (size_t d = r; d-- > 0;) {
       if (++out_idx[d] < g.out[d]) break;
