@@ -4,7 +4,7 @@
 
 #include "runtime/core/logger.h"
 #include "runtime/data/array_stats.h"
-#include "runtime/data/file_io.h"
+#include "runtime/core/file_io.h"
 #include "runtime/data/run_results.h"
 #include "runtime/onnx/model_summary.h"
 #include "runtime/onnx/surgeon.h"

@@ -4,7 +4,7 @@
 
 #include "runtime/core/logger.h"
 #include "runtime/data/base64.h"
-#include "runtime/data/file_io.h"
+#include "runtime/core/file_io.h"
 #include "runtime/data/npy.h"
 
 namespace vkg {

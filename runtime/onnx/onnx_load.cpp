@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "runtime/core/logger.h"
+#include "runtime/core/file_io.h"
 #include "runtime/onnx/onnx_import.h"
 
 namespace fs = std::filesystem;
@@ -23,18 +24,6 @@ namespace {
 
 constexpr int64_t kMaxIrVersion = 10;
 constexpr int64_t kMaxOpset = 17;
-
-std::string read_file(const std::string& path, const char* what) {
-  std::error_code ec;
-  VKG_CHECK(fs::exists(path, ec), what << " '" << path << "' does not exist");
-  VKG_CHECK(fs::is_regular_file(path, ec), what << " '" << path << "' is not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  VKG_CHECK(in, "cannot open " << what << " '" << path << "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  VKG_CHECK(!in.bad(), "cannot read " << what << " '" << path << "'");
-  return ss.str();
-}
 
 // Replaces external-data references of one tensor with its bytes.
 void load_external_tensor(onnx::TensorProto& t, const std::string& base_dir, const std::string& model_path,
@@ -64,7 +53,7 @@ void load_external_tensor(onnx::TensorProto& t, const std::string& base_dir, con
     VKG_CHECK(fs::exists(file, ec), "model '" << model_path << "': external data file '" << file << "' of tensor '"
                                               << t.name()
                                               << "' does not exist (use --external-data-dir to name its folder)");
-    it = file_cache.emplace(file, read_file(file, "external data file")).first;
+    it = file_cache.emplace(file, read_whole_file(file, "external data file")).first;
   }
   const std::string& bytes = it->second;
   if (length < 0) length = int64_t(bytes.size()) - offset;
@@ -89,7 +78,7 @@ void load_external_data(onnx::ModelProto& m, const std::string& base_dir, const 
 }  // namespace
 
 OnnxModel load_onnx_model(const std::string& path, bool load_external, const std::string& external_data_dir) {
-  const std::string bytes = read_file(path, "model file");
+  const std::string bytes = read_whole_file(path, "model file");
   VKG_CHECK(!bytes.empty(), "model file '" << path << "' is empty");
   auto proto = std::make_shared<onnx::ModelProto>();
   VKG_CHECK(proto->ParseFromString(bytes),
@@ -241,23 +230,7 @@ void save_onnx_model(const OnnxModel& model, const std::string& path) {
   VKG_CHECK(model.proto->ByteSizeLong() < (size_t(1) << 31),
             "cannot write '" << path << "': the model is larger than the 2 GiB protobuf limit");
   VKG_CHECK(model.proto->SerializeToString(&bytes), "cannot serialize the model for '" << path << "'");
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    VKG_CHECK(out, "cannot write '" << path << "': cannot create '" << tmp << "'");
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      VKG_THROW("cannot write '" << path << "': write failed");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    VKG_THROW("cannot write '" << path << "': " << ec.message());
-  }
+  write_file_atomically(path, bytes, "model");
 }
 
 }  // namespace vkg

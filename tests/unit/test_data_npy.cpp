@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/data/base64.h"
-#include "runtime/data/file_io.h"
+#include "runtime/core/file_io.h"
 #include "runtime/data/npy.h"
 #include "test_data_util.h"
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "runtime/data/file_io.h"
+#include "runtime/core/file_io.h"
 #include "runtime/data/run_results.h"
 #include "test_data_util.h"
 

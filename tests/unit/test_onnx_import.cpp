@@ -43,7 +43,9 @@ TEST(OnnxImport, ReadsIrVersionsTheCheckerRefuses) {
 }
 
 TEST(OnnxImport, ExternalDataBesideTheModel) {
-  Graph g = import_onnx(fixture("ext_weights_same_dir/ext_weights.onnx"), {.fold_constants = false});
+  ImportOptions no_folding;
+  no_folding.fold_constants = false;
+  Graph g = import_onnx(fixture("ext_weights_same_dir/ext_weights.onnx"), no_folding);
   ASSERT_EQ(g.initializers.count("a"), 1u);
   EXPECT_EQ(g.initializers.at("a").shape(), (Shape{1, 3}));
 }

@@ -4,61 +4,30 @@
 
 #include <cmath>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "op_test_util.h"
 #include "runtime/reference/ops/elementwise_util.h"
 #include "runtime/reference/reference_backend.h"
 
 namespace vkg {
 namespace {
 
-using Attrs = std::map<std::string, Attribute>;
+using namespace test;
 
-Attribute float_attr(float v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Float;
-  a.f = v;
-  return a;
-}
-
-Attribute int_attr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Int;
-  a.i = v;
-  return a;
-}
-
-Attribute string_attr(const std::string& v) {
-  Attribute a;
-  a.kind = Attribute::Kind::String;
-  a.s = v;
-  return a;
-}
-
-// A node `op` named "n" whose inputs are named in0, in1, ... (nullptr inputs: omitted).
+// A node `op` named "n" (the error-message tests below expect that name).
 Node make_node(const std::string& op, size_t num_inputs, size_t num_outputs = 1, Attrs attrs = {}) {
-  Node n;
-  n.name = "n";
-  n.op_type = op;
-  for (size_t i = 0; i < num_inputs; ++i) n.inputs.push_back("in" + std::to_string(i));
-  for (size_t i = 0; i < num_outputs; ++i) n.outputs.push_back("out" + std::to_string(i));
-  n.attrs = std::move(attrs);
-  return n;
+  return make_named_node("n", op, num_inputs, num_outputs, std::move(attrs));
 }
 
 std::vector<Tensor> run_all(const std::string& op, std::vector<const Tensor*> inputs, Attrs attrs = {},
                             int64_t opset = 17, size_t num_outputs = 1) {
-  return run_reference_node(make_node(op, inputs.size(), num_outputs, std::move(attrs)), opset, inputs);
+  return test::run(make_node(op, inputs.size(), num_outputs, std::move(attrs)), opset, inputs);
 }
 
 Tensor run(const std::string& op, std::vector<const Tensor*> inputs, Attrs attrs = {}, int64_t opset = 17) {
   return run_all(op, std::move(inputs), std::move(attrs), opset).at(0);
-}
-
-template <class T> std::vector<T> values(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.size());
 }
 
 std::vector<float> floats(const Tensor& t) {
@@ -77,14 +46,6 @@ std::vector<float> floats(const Tensor& t) {
       EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what(); \
     }                                                                             \
   } while (0)
-
-Tensor random_floats(const Shape& shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
-  Tensor t(DType::Float32, shape);
-  for (int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = dist(rng);
-  return t;
-}
 
 // Element `index` of the broadcast output read from `t` the slow, obvious way.
 float broadcast_read(const Tensor& t, const Shape& out_shape, int64_t index) {

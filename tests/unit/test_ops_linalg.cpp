@@ -12,52 +12,18 @@
 #include <string>
 #include <vector>
 
+#include "op_test_util.h"
 #include "runtime/reference/ops/linalg_kernels.h"
 #include "runtime/reference/reference_backend.h"
 
 namespace vkg {
 namespace {
 
-Attribute int_attr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Int;
-  a.i = v;
-  return a;
-}
+using namespace test;
 
-Attribute ints_attr(std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-
-Attribute float_attr(float v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Float;
-  a.f = v;
-  return a;
-}
-
-Attribute string_attr(std::string v) {
-  Attribute a;
-  a.kind = Attribute::Kind::String;
-  a.s = std::move(v);
-  return a;
-}
-
-Node make_node(const std::string& op, size_t inputs, size_t outputs, std::map<std::string, Attribute> attrs = {}) {
-  Node n;
-  n.name = op + "_node";
-  n.op_type = op;
-  for (size_t i = 0; i < inputs; ++i) n.inputs.push_back("in" + std::to_string(i));
-  for (size_t i = 0; i < outputs; ++i) n.outputs.push_back("out" + std::to_string(i));
-  n.attrs = std::move(attrs);
-  return n;
-}
-
-Tensor run1(const Node& node, const std::vector<const Tensor*>& inputs, int64_t opset = 17) {
-  return run_reference_node(node, opset, inputs).at(0);
+// A node named "<op>_node"; expect_error checks that the message names it.
+Node make_node(const std::string& op, size_t inputs, size_t outputs, Attrs attrs = {}) {
+  return make_named_node(op + "_node", op, inputs, outputs, std::move(attrs));
 }
 
 Tensor random_tensor(Shape shape, uint32_t seed, DType dt = DType::Float32) {
@@ -76,7 +42,7 @@ void expect_near(const Tensor& actual, const std::vector<double>& expected, doub
 
 void expect_error(const Node& node, const std::vector<const Tensor*>& inputs, const std::string& fragment) {
   try {
-    run1(node, inputs);
+    run1(node, 17, inputs);
     FAIL() << "expected an Error containing '" << fragment << "'";
   } catch (const Error& e) {
     const std::string msg = e.what();
@@ -215,7 +181,7 @@ void check_conv(const ConvCase& c, uint32_t seed) {
   const Tensor w = random_tensor(c.w, seed + 1);
   const Tensor b = random_tensor({c.w[0]}, seed + 2);
   const Node node = conv_node(c);
-  const Tensor y = c.bias ? run1(node, {&x, &w, &b}) : run1(node, {&x, &w});
+  const Tensor y = c.bias ? run1(node, 17, {&x, &w, &b}) : run1(node, 17, {&x, &w});
   const Shape spatial(c.x.begin() + 2, c.x.end());
   const Shape kernel(c.w.begin() + 2, c.w.end());
   const linalg::WindowGeometry g = linalg::resolve_window(node, spatial, kernel, false);
@@ -265,21 +231,21 @@ TEST(LinalgConv, HandComputed) {
   const Tensor x = Tensor::from_vector<float>({1, 1, 5, 5}, xv);
   const Tensor w = Tensor::from_vector<float>({1, 1, 3, 3}, std::vector<float>(9, 1.0f));
   const Node node = make_node("Conv", 2, 1, {{"kernel_shape", ints_attr({3, 3})}, {"pads", ints_attr({1, 1, 1, 1})}});
-  expect_near(run1(node, {&x, &w}), {12,  21, 27, 33,  24,  33,  54,  63, 72,  51,  63,  99, 108,
-                                     117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84});
+  expect_near(run1(node, 17, {&x, &w}), {12,  21, 27, 33,  24,  33,  54,  63, 72,  51,  63,  99, 108,
+                                         117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84});
 }
 
 TEST(LinalgConv, Float16AndFloat64) {
   const Tensor x = random_tensor({1, 3, 6, 6}, 3);
   const Tensor w = random_tensor({4, 3, 3, 3}, 4);
   const Node node = make_node("Conv", 2, 1, {{"pads", ints_attr({1, 1, 1, 1})}});
-  const Tensor ref = run1(node, {&x, &w});
+  const Tensor ref = run1(node, 17, {&x, &w});
   const Tensor x16 = x.cast(DType::Float16), w16 = w.cast(DType::Float16);
-  const Tensor y16 = run1(node, {&x16, &w16});
+  const Tensor y16 = run1(node, 17, {&x16, &w16});
   EXPECT_EQ(y16.dtype(), DType::Float16);
   expect_near(y16, ref.to_doubles(), 2e-2);
   const Tensor x64 = x.cast(DType::Float64), w64 = w.cast(DType::Float64);
-  const Tensor y64 = run1(node, {&x64, &w64});
+  const Tensor y64 = run1(node, 17, {&x64, &w64});
   EXPECT_EQ(y64.dtype(), DType::Float64);
   expect_near(y64, ref.to_doubles(), 1e-5);
 }
@@ -371,7 +337,7 @@ TEST(LinalgConvTranspose, MatchesDirectScatter) {
                     c.pads[i] - c.pads[i + r]);
       pads_begin.push_back(c.pads[i]);
     }
-    const Tensor y = run1(node, {&x, &w, &b});
+    const Tensor y = run1(node, 17, {&x, &w, &b});
     Shape expected_shape{c.x[0], c.w[1] * c.group};
     expected_shape.insert(expected_shape.end(), out.begin(), out.end());
     ASSERT_EQ(y.shape(), expected_shape);
@@ -384,7 +350,7 @@ TEST(LinalgConvTranspose, LargeImageIsDoneInRowSlices) {
   const Tensor x = random_tensor({1, 1, 172, 172}, 1);
   const Tensor w = random_tensor({1, 32, 3, 3}, 2);
   const Node node = make_node("ConvTranspose", 2, 1, {{"pads", ints_attr({1, 1, 1, 1})}});
-  const Tensor y = run1(node, {&x, &w});
+  const Tensor y = run1(node, 17, {&x, &w});
   ASSERT_EQ(y.shape(), (Shape{1, 32, 172, 172}));
   expect_near(y, naive_conv_transpose(x, w, nullptr, 1, {172, 172}, {1, 1}, {1, 1}, {1, 1}), 1e-4);
 }
@@ -397,19 +363,19 @@ TEST(LinalgConvTranspose, OutputShapeAndAutoPad) {
   const Tensor w = Tensor::from_vector<float>({1, 1, 3, 3}, std::vector<float>(9, 1.0f));
   const Tensor same =
       run1(make_node("ConvTranspose", 2, 1, {{"auto_pad", string_attr("SAME_UPPER")}, {"strides", ints_attr({2, 2})}}),
-           {&x, &w});
+           17, {&x, &w});
   ASSERT_EQ(same.shape(), (Shape{1, 1, 6, 6}));
   expect_near(same, naive_conv_transpose(x, w, nullptr, 1, {6, 6}, {2, 2}, {1, 1}, {0, 0}));
   // output_shape larger than the natural size extends the end (zeros there).
   const Tensor big =
-      run1(make_node("ConvTranspose", 2, 1, {{"output_shape", ints_attr({10, 8})}, {"strides", ints_attr({3, 2})}}),
+      run1(make_node("ConvTranspose", 2, 1, {{"output_shape", ints_attr({10, 8})}, {"strides", ints_attr({3, 2})}}), 17,
            {&x, &w});
   ASSERT_EQ(big.shape(), (Shape{1, 1, 10, 8}));
   expect_near(big, naive_conv_transpose(x, w, nullptr, 1, {10, 8}, {3, 2}, {1, 1}, {0, 0}));
   // output_shape may also list N and C.
   const Tensor full = run1(
       make_node("ConvTranspose", 2, 1, {{"output_shape", ints_attr({1, 1, 10, 8})}, {"strides", ints_attr({3, 2})}}),
-      {&x, &w});
+      17, {&x, &w});
   EXPECT_TRUE(full.bit_equal(big));
 }
 
@@ -439,19 +405,19 @@ TEST(LinalgMatMul, PromotesOneDimensionalOperands) {
   const Node node = make_node("MatMul", 2, 1);
   const Tensor v = Tensor::from_vector<float>({3}, {1, 2, 3});
   const Tensor m = Tensor::from_vector<float>({3, 2}, {1, 2, 3, 4, 5, 6});
-  const Tensor vm = run1(node, {&v, &m});
+  const Tensor vm = run1(node, 17, {&v, &m});
   EXPECT_EQ(vm.shape(), (Shape{2}));
   expect_near(vm, {22, 28});
   const Tensor mt = Tensor::from_vector<float>({2, 3}, {1, 3, 5, 2, 4, 6});
-  const Tensor mv = run1(node, {&mt, &v});
+  const Tensor mv = run1(node, 17, {&mt, &v});
   EXPECT_EQ(mv.shape(), (Shape{2}));
   expect_near(mv, {22, 28});
-  const Tensor vv = run1(node, {&v, &v});
+  const Tensor vv = run1(node, 17, {&v, &v});
   EXPECT_EQ(vv.shape(), Shape{});
   expect_near(vv, {14});
   // A 1-D operand against a batch: [2, 2, 3] x [3] -> [2, 2].
   const Tensor batch = random_tensor({2, 2, 3}, 5);
-  const Tensor bv = run1(node, {&batch, &v});
+  const Tensor bv = run1(node, 17, {&batch, &v});
   EXPECT_EQ(bv.shape(), (Shape{2, 2}));
 }
 
@@ -459,7 +425,7 @@ TEST(LinalgMatMul, BroadcastsBatchDims) {
   const Node node = make_node("MatMul", 2, 1);
   const Tensor a = random_tensor({2, 1, 3, 4}, 1);
   const Tensor b = random_tensor({3, 4, 5}, 2);
-  const Tensor y = run1(node, {&a, &b});
+  const Tensor y = run1(node, 17, {&a, &b});
   ASSERT_EQ(y.shape(), (Shape{2, 3, 3, 5}));
   const std::vector<double> av = a.to_doubles(), bv = b.to_doubles();
   std::vector<double> expected;
@@ -474,7 +440,7 @@ TEST(LinalgMatMul, BroadcastsBatchDims) {
   expect_near(y, expected);
   // Shared right operand: the batch folds into one product.
   const Tensor b2 = random_tensor({4, 5}, 3);
-  const Tensor y2 = run1(node, {&a, &b2});
+  const Tensor y2 = run1(node, 17, {&a, &b2});
   ASSERT_EQ(y2.shape(), (Shape{2, 1, 3, 5}));
   expect_near(y2, naive_matmul(av, b2.to_doubles(), 6, 5, 4));
 }
@@ -483,19 +449,19 @@ TEST(LinalgMatMul, IntegerAndFloatTypes) {
   const Node node = make_node("MatMul", 2, 1);
   const Tensor a = Tensor::from_vector<int64_t>({2, 2}, {int64_t(1) << 40, 2, 3, 4});
   const Tensor b = Tensor::from_vector<int64_t>({2, 1}, {3, 1});
-  const Tensor y = run1(node, {&a, &b});
+  const Tensor y = run1(node, 17, {&a, &b});
   EXPECT_EQ(y.dtype(), DType::Int64);
   EXPECT_EQ(y.data<int64_t>()[0], (int64_t(3) << 40) + 2);
   EXPECT_EQ(y.data<int64_t>()[1], 13);
   const Tensor ai = Tensor::from_vector<int32_t>({1, 2}, {-3, 7});
   const Tensor bi = Tensor::from_vector<int32_t>({2, 1}, {5, 2});
-  EXPECT_EQ(run1(node, {&ai, &bi}).data<int32_t>()[0], -1);
+  EXPECT_EQ(run1(node, 17, {&ai, &bi}).data<int32_t>()[0], -1);
   const Tensor ad = random_tensor({3, 4}, 1, DType::Float64), bd = random_tensor({4, 2}, 2, DType::Float64);
-  const Tensor yd = run1(node, {&ad, &bd});
+  const Tensor yd = run1(node, 17, {&ad, &bd});
   EXPECT_EQ(yd.dtype(), DType::Float64);
   expect_near(yd, naive_matmul(ad.to_doubles(), bd.to_doubles(), 3, 2, 4), 1e-12);
   const Tensor ah = ad.cast(DType::Float16), bh = bd.cast(DType::Float16);
-  const Tensor yh = run1(node, {&ah, &bh});
+  const Tensor yh = run1(node, 17, {&ah, &bh});
   EXPECT_EQ(yh.dtype(), DType::Float16);
   expect_near(yh, naive_matmul(ah.to_doubles(), bh.to_doubles(), 3, 2, 4), 2e-3);
 }
@@ -541,19 +507,19 @@ TEST(LinalgGemm, AttributesAndBroadcastC) {
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 5; ++j)
         expected[size_t(i * 5 + j)] = 0.25 * ab[size_t(i * 5 + j)] + 0.5 * c.get_as_double(i * cs[0] + j * cs[1]);
-    expect_near(run1(make_node("Gemm", 3, 1, attrs), {&a, &b, &c}), expected);
+    expect_near(run1(make_node("Gemm", 3, 1, attrs), 17, {&a, &b, &c}), expected);
   }
   // No C (opset 11+).
   std::vector<double> scaled(ab);
   for (double& v : scaled) v *= 0.25;
-  expect_near(run1(make_node("Gemm", 2, 1, attrs), {&a, &b}), scaled);
+  expect_near(run1(make_node("Gemm", 2, 1, attrs), 17, {&a, &b}), scaled);
 }
 
 TEST(LinalgGemm, IntegerAndErrors) {
   const Tensor a = Tensor::from_vector<int32_t>({1, 2}, {2, 3});
   const Tensor b = Tensor::from_vector<int32_t>({2, 1}, {4, 5});
   const Tensor c = Tensor::from_vector<int32_t>({1}, {-1});
-  EXPECT_EQ(run1(make_node("Gemm", 3, 1), {&a, &b, &c}).data<int32_t>()[0], 22);
+  EXPECT_EQ(run1(make_node("Gemm", 3, 1), 17, {&a, &b, &c}).data<int32_t>()[0], 22);
   const Tensor f = random_tensor({2, 3}, 1);
   const Tensor g = random_tensor({2, 3}, 2);
   expect_error(make_node("Gemm", 2, 1), {&f, &g}, "cannot multiply");
@@ -592,49 +558,49 @@ TEST(LinalgPool, MaxPoolCeilModeDilationsAndIntegers) {
   const Node ceil =
       make_node("MaxPool", 1, 1,
                 {{"kernel_shape", ints_attr({3, 3})}, {"strides", ints_attr({2, 2})}, {"ceil_mode", int_attr(1)}});
-  expect_near(run1(ceil, {&x}), {11, 12, 15, 16});
+  expect_near(run1(ceil, 17, {&x}), {11, 12, 15, 16});
   const Node dil = make_node("MaxPool", 1, 1, {{"kernel_shape", ints_attr({2, 2})}, {"dilations", ints_attr({2, 2})}});
-  expect_near(run1(dil, {&x}), {11, 12, 15, 16});
+  expect_near(run1(dil, 17, {&x}), {11, 12, 15, 16});
   const Tensor xu = x.cast(DType::UInt8);
-  const Tensor yu = run1(ceil, {&xu});
+  const Tensor yu = run1(ceil, 17, {&xu});
   EXPECT_EQ(yu.dtype(), DType::UInt8);
   expect_near(yu, {11, 12, 15, 16});
   const Tensor xn = Tensor::from_vector<int8_t>({1, 1, 1, 3}, {-5, -7, -6});
   const Node pad = make_node("MaxPool", 1, 1, {{"kernel_shape", ints_attr({1, 2})}, {"pads", ints_attr({0, 1, 0, 1})}});
   // Padding never wins, even over negative values.
-  expect_near(run1(pad, {&xn}), {-5, -5, -6, -6});
+  expect_near(run1(pad, 17, {&xn}), {-5, -5, -6, -6});
 }
 
 TEST(LinalgPool, AveragePoolPadding) {
   const Tensor x = Tensor::from_vector<float>({1, 1, 2, 2}, {1, 2, 3, 4});
   std::map<std::string, Attribute> attrs = {{"kernel_shape", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 1, 1})}};
-  expect_near(run1(make_node("AveragePool", 1, 1, attrs), {&x}), {1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4});
+  expect_near(run1(make_node("AveragePool", 1, 1, attrs), 17, {&x}), {1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4});
   attrs["count_include_pad"] = int_attr(1);
-  expect_near(run1(make_node("AveragePool", 1, 1, attrs), {&x}), {0.25, 0.75, 0.5, 1, 2.5, 1.5, 0.75, 1.75, 1});
+  expect_near(run1(make_node("AveragePool", 1, 1, attrs), 17, {&x}), {0.25, 0.75, 0.5, 1, 2.5, 1.5, 0.75, 1.75, 1});
   // SAME_UPPER without count_include_pad averages only the real values.
   const Node same =
       make_node("AveragePool", 1, 1, {{"kernel_shape", ints_attr({2, 2})}, {"auto_pad", string_attr("SAME_UPPER")}});
-  expect_near(run1(same, {&x}), {2.5, 3, 3.5, 4});
+  expect_near(run1(same, 17, {&x}), {2.5, 3, 3.5, 4});
   // 1-D and float64.
   const Tensor x1 = Tensor::from_vector<double>({1, 1, 4}, {1, 2, 3, 5});
-  const Tensor y1 = run1(make_node("AveragePool", 1, 1, {{"kernel_shape", ints_attr({2})}}), {&x1});
+  const Tensor y1 = run1(make_node("AveragePool", 1, 1, {{"kernel_shape", ints_attr({2})}}), 17, {&x1});
   EXPECT_EQ(y1.dtype(), DType::Float64);
   expect_near(y1, {1.5, 2.5, 4});
 }
 
 TEST(LinalgPool, GlobalAndLpPools) {
   const Tensor x = Tensor::from_vector<float>({1, 2, 2, 2}, {1, 2, 3, 4, -1, -2, -3, -4});
-  const Tensor avg = run1(make_node("GlobalAveragePool", 1, 1), {&x});
+  const Tensor avg = run1(make_node("GlobalAveragePool", 1, 1), 17, {&x});
   EXPECT_EQ(avg.shape(), (Shape{1, 2, 1, 1}));
   expect_near(avg, {2.5, -2.5});
-  expect_near(run1(make_node("GlobalMaxPool", 1, 1), {&x}), {4, -1});
-  expect_near(run1(make_node("GlobalLpPool", 1, 1), {&x}), {std::sqrt(30.0), std::sqrt(30.0)});
-  expect_near(run1(make_node("GlobalLpPool", 1, 1, {{"p", int_attr(1)}}), {&x}), {10, 10});
-  const Tensor lp = run1(make_node("LpPool", 1, 1, {{"kernel_shape", ints_attr({1, 2})}}), {&x});
+  expect_near(run1(make_node("GlobalMaxPool", 1, 1), 17, {&x}), {4, -1});
+  expect_near(run1(make_node("GlobalLpPool", 1, 1), 17, {&x}), {std::sqrt(30.0), std::sqrt(30.0)});
+  expect_near(run1(make_node("GlobalLpPool", 1, 1, {{"p", int_attr(1)}}), 17, {&x}), {10, 10});
+  const Tensor lp = run1(make_node("LpPool", 1, 1, {{"kernel_shape", ints_attr({1, 2})}}), 17, {&x});
   EXPECT_EQ(lp.shape(), (Shape{1, 2, 2, 1}));
   expect_near(lp, {std::sqrt(5.0), 5, std::sqrt(5.0), 5});
   const Tensor x3 = random_tensor({1, 1, 2, 3, 4}, 9);
-  const Tensor g3 = run1(make_node("GlobalAveragePool", 1, 1), {&x3});
+  const Tensor g3 = run1(make_node("GlobalAveragePool", 1, 1), 17, {&x3});
   EXPECT_EQ(g3.shape(), (Shape{1, 1, 1, 1, 1}));
   double sum = 0;
   for (double v : x3.to_doubles()) sum += v;
@@ -656,12 +622,12 @@ TEST(LinalgPool, MaxUnpool) {
   const Tensor x = Tensor::from_vector<float>({1, 1, 2, 2}, {1, 2, 3, 4});
   const Tensor idx = Tensor::from_vector<int64_t>({1, 1, 2, 2}, {5, 7, 13, 15});
   const Node node = make_node("MaxUnpool", 2, 1, {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}});
-  const Tensor y = run1(node, {&x, &idx});
+  const Tensor y = run1(node, 17, {&x, &idx});
   ASSERT_EQ(y.shape(), (Shape{1, 1, 4, 4}));
   expect_near(y, {0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4});
   // An explicit output_shape keeps the coordinates of the unpooled 4x4 shape.
   const Tensor shape = Tensor::from_vector<int64_t>({4}, {1, 1, 5, 5});
-  const Tensor big = run1(make_node("MaxUnpool", 3, 1, node.attrs), {&x, &idx, &shape});
+  const Tensor big = run1(make_node("MaxUnpool", 3, 1, node.attrs), 17, {&x, &idx, &shape});
   ASSERT_EQ(big.shape(), (Shape{1, 1, 5, 5}));
   EXPECT_EQ(big.get_as_double(6), 1.0);
   EXPECT_EQ(big.get_as_double(18), 4.0);
@@ -679,13 +645,13 @@ TEST(LinalgQuantized, ConvIntegerMatchesFloatConvOfShiftedValues) {
   const Tensor x_zp = Tensor::scalar<uint8_t>(3);
   const Tensor w_zp = Tensor::from_vector<int8_t>({2}, {1, -1});
   const std::map<std::string, Attribute> attrs = {{"pads", ints_attr({1, 1, 0, 0})}};
-  const Tensor y = run1(make_node("ConvInteger", 4, 1, attrs), {&x, &w, &x_zp, &w_zp});
+  const Tensor y = run1(make_node("ConvInteger", 4, 1, attrs), 17, {&x, &w, &x_zp, &w_zp});
   EXPECT_EQ(y.dtype(), DType::Int32);
   // Same conv in float on the shifted values; padding is zero after the shift.
   Tensor xf(DType::Float32, x.shape()), wf(DType::Float32, w.shape());
   for (int64_t i = 0; i < x.size(); ++i) xf.set_from_double(i, x.get_as_double(i) - 3);
   for (int64_t i = 0; i < w.size(); ++i) wf.set_from_double(i, w.get_as_double(i) - (i < 8 ? 1 : -1));
-  const Tensor ref = run1(make_node("Conv", 2, 1, attrs), {&xf, &wf});
+  const Tensor ref = run1(make_node("Conv", 2, 1, attrs), 17, {&xf, &wf});
   EXPECT_EQ(y.shape(), ref.shape());
   expect_near(y, ref.to_doubles(), 0);
 }
@@ -695,7 +661,7 @@ TEST(LinalgQuantized, MatMulIntegerPerRowAndColumnZeroPoints) {
   const Tensor b = Tensor::from_vector<int8_t>({3, 2}, {1, -2, 3, -4, 5, -6});
   const Tensor a_zp = Tensor::from_vector<uint8_t>({2}, {10, 40});
   const Tensor b_zp = Tensor::from_vector<int8_t>({2}, {0, -1});
-  const Tensor y = run1(make_node("MatMulInteger", 4, 1), {&a, &b, &a_zp, &b_zp});
+  const Tensor y = run1(make_node("MatMulInteger", 4, 1), 17, {&a, &b, &a_zp, &b_zp});
   EXPECT_EQ(y.dtype(), DType::Int32);
   // Rows (0, 10, 20) and (0, 10, 20); columns (1, 3, 5) and (-1, -3, -5).
   EXPECT_EQ(y.to_int64s(), (std::vector<int64_t>{130, -130, 130, -130}));
@@ -709,13 +675,13 @@ TEST(LinalgQuantized, QLinearMatMulRoundsHalfToEvenAndSaturates) {
   const Tensor y_zp = Tensor::scalar<uint8_t>(10);
   const Node node = make_node("QLinearMatMul", 8, 1);
   // acc = (2*0 + 4*2, 2*1 + 4*5, 2*199 + 4*249) = (8, 22, 1394); * 0.5 = (4, 11, 697).
-  const Tensor y = run1(node, {&a, &one, &zero, &b, &half, &b_zp, &one, &y_zp});
+  const Tensor y = run1(node, 17, {&a, &one, &zero, &b, &half, &b_zp, &one, &y_zp});
   EXPECT_EQ(y.dtype(), DType::UInt8);
   EXPECT_EQ(y.to_int64s(), (std::vector<int64_t>{14, 21, 255}));
   // 5 * 0.5 = 2.5 rounds to 2.
   const Tensor a5 = Tensor::from_vector<uint8_t>({1, 1}, {5});
   const Tensor b1 = Tensor::from_vector<uint8_t>({1, 1}, {2});
-  EXPECT_EQ(run1(node, {&a5, &one, &zero, &b1, &half, &b_zp, &one, &zero}).to_int64s(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(run1(node, 17, {&a5, &one, &zero, &b1, &half, &b_zp, &one, &zero}).to_int64s(), (std::vector<int64_t>{2}));
 }
 
 TEST(LinalgQuantized, QLinearConvPerChannelScalesAndBias) {
@@ -727,7 +693,7 @@ TEST(LinalgQuantized, QLinearConvPerChannelScalesAndBias) {
   const Tensor y_scale = Tensor::scalar<float>(1.0f), y_zp = Tensor::scalar<int8_t>(-1);
   const Tensor bias = Tensor::from_vector<int32_t>({2}, {1, 0});
   const Tensor y =
-      run1(make_node("QLinearConv", 9, 1), {&x, &x_scale, &x_zp, &w, &w_scale, &w_zp, &y_scale, &y_zp, &bias});
+      run1(make_node("QLinearConv", 9, 1), 17, {&x, &x_scale, &x_zp, &w, &w_scale, &w_zp, &y_scale, &y_zp, &bias});
   EXPECT_EQ(y.dtype(), DType::Int8);
   // Channel 0: (2x + 1) * 0.5 = 1.5, 2.5, 3.5, 4.5 rounds (half to even) to 2, 2, 4, 4, then the
   // zero point -1; channel 1: -3x * 2 - 1.
@@ -746,19 +712,19 @@ TEST(LinalgPerformance, Conv3x3AndMatMul) {
   const Tensor x = random_tensor({1, 64, 56, 56}, 1);
   const Tensor w = random_tensor({64, 64, 3, 3}, 2);
   const Node conv = make_node("Conv", 2, 1, {{"pads", ints_attr({1, 1, 1, 1})}});
-  run1(conv, {&x, &w});
+  run1(conv, 17, {&x, &w});
   auto t0 = std::chrono::steady_clock::now();
   const int reps = 5;
-  for (int i = 0; i < reps; ++i) run1(conv, {&x, &w});
+  for (int i = 0; i < reps; ++i) run1(conv, 17, {&x, &w});
   const double conv_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
   const double conv_flops = 2.0 * 64 * 64 * 9 * 56 * 56;
 
   const Tensor a = random_tensor({1024, 1024}, 3);
   const Tensor b = random_tensor({1024, 1024}, 4);
   const Node mm = make_node("MatMul", 2, 1);
-  run1(mm, {&a, &b});
+  run1(mm, 17, {&a, &b});
   t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < reps; ++i) run1(mm, {&a, &b});
+  for (int i = 0; i < reps; ++i) run1(mm, 17, {&a, &b});
   const double mm_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
   std::printf(
       "[ perf ] conv 1x64x56x56 3x3 -> 64: %.2f ms, %.1f GFLOP/s; matmul 1024^3: %.2f ms, %.1f GFLOP/s "

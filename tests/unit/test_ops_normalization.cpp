@@ -5,52 +5,20 @@
 
 #include <cmath>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "op_test_util.h"
 #include "runtime/reference/reference_backend.h"
 
 namespace vkg {
 namespace {
 
-Attribute int_attr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Int;
-  a.i = v;
-  return a;
-}
+using namespace test;
 
-Attribute ints_attr(std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-
-Attribute float_attr(float v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Float;
-  a.f = v;
-  return a;
-}
-
-Node make_node(const std::string& op, size_t inputs, size_t outputs, std::map<std::string, Attribute> attrs = {}) {
-  Node n;
-  n.name = op + "_node";
-  n.op_type = op;
-  for (size_t i = 0; i < inputs; ++i) n.inputs.push_back("in" + std::to_string(i));
-  for (size_t i = 0; i < outputs; ++i) n.outputs.push_back("out" + std::to_string(i));
-  n.attrs = std::move(attrs);
-  return n;
-}
-
-std::vector<Tensor> run(const Node& node, int64_t opset, const std::vector<const Tensor*>& inputs) {
-  return run_reference_node(node, opset, inputs);
-}
-
-Tensor run1(const Node& node, int64_t opset, const std::vector<const Tensor*>& inputs) {
-  return run(node, opset, inputs).at(0);
+// A node named "<op>_node"; the error tests below look for that name.
+Node make_node(const std::string& op, size_t inputs, size_t outputs, Attrs attrs = {}) {
+  return make_named_node(op + "_node", op, inputs, outputs, std::move(attrs));
 }
 
 void expect_near(const Tensor& actual, const std::vector<double>& expected, double tol = 1e-5) {
@@ -73,14 +41,6 @@ template <class F> void expect_node_error(F&& f, const std::string& node_name) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(node_name), std::string::npos) << e.what();
   }
-}
-
-Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -2.0f, float hi = 2.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(size_t(num_elements(shape)));
-  for (float& x : v) x = dist(rng);
-  return Tensor::from_vector<float>(shape, v);
 }
 
 // Brute force: the output index of every input element, for a reduction mask.
@@ -136,7 +96,7 @@ double fold(const std::string& op, const std::vector<double>& v) {
 
 TEST(ReduceOps, EveryReductionMatchesBruteForceOnEveryAxisSubset) {
   const Shape shape{2, 3, 4, 5};
-  const Tensor x = random_tensor(shape, 7, 0.1f, 2.0f);  // positive, so ReduceLogSum is defined
+  const Tensor x = random_floats(shape, 7, 0.1f, 2.0f);  // positive, so ReduceLogSum is defined
   const char* ops[] = {"ReduceSum",    "ReduceMean",      "ReduceSumSquare", "ReduceL1",  "ReduceL2",
                        "ReduceLogSum", "ReduceLogSumExp", "ReduceProd",      "ReduceMax", "ReduceMin"};
   for (const std::string op : ops) {
@@ -417,7 +377,7 @@ TEST(NormOps, LayerNormalizationWithStatistics) {
 }
 
 TEST(NormOps, MeanVarianceNormalizationDefaultAxes) {
-  const Tensor x = random_tensor({2, 3, 2, 2}, 3);
+  const Tensor x = random_floats({2, 3, 2, 2}, 3, -2.0f, 2.0f);
   const Tensor y = run1(make_node("MeanVarianceNormalization", 1, 1), 13, {&x});
   // Every channel has mean 0 and variance 1 over the axes [0, 2, 3].
   const auto groups = group_by_output(y, {true, false, true, true});

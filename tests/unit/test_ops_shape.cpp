@@ -7,81 +7,22 @@
 #include <string>
 #include <vector>
 
+#include "op_test_util.h"
 #include "runtime/reference/reference_backend.h"
 
 namespace vkg {
 namespace {
 
-Attribute int_attr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Int;
-  a.i = v;
-  return a;
-}
-
-Attribute ints_attr(std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-
-Attribute float_attr(float v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Float;
-  a.f = v;
-  return a;
-}
-
-Attribute floats_attr(std::vector<float> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Floats;
-  a.floats = std::move(v);
-  return a;
-}
-
-Attribute string_attr(std::string v) {
-  Attribute a;
-  a.kind = Attribute::Kind::String;
-  a.s = std::move(v);
-  return a;
-}
-
-Attribute tensor_attr(Tensor t) {
-  Attribute a;
-  a.kind = Attribute::Kind::Tensor;
-  a.t = std::move(t);
-  return a;
-}
+using namespace test;
 
 // A node named "n1" with `num_inputs` inputs and `num_outputs` outputs.
-Node make_node(const std::string& op, size_t num_inputs, size_t num_outputs = 1,
-               std::map<std::string, Attribute> attrs = {}) {
-  Node n;
-  n.name = "n1";
-  n.op_type = op;
-  for (size_t i = 0; i < num_inputs; ++i) n.inputs.push_back("in" + std::to_string(i));
-  for (size_t i = 0; i < num_outputs; ++i) n.outputs.push_back("out" + std::to_string(i));
-  n.attrs = std::move(attrs);
-  return n;
-}
-
-// Runs one node; nullptr inputs are omitted optional inputs.
-std::vector<Tensor> run(const Node& node, int64_t opset, const std::vector<const Tensor*>& inputs) {
-  return run_reference_node(node, opset, inputs);
-}
-
-Tensor run1(const Node& node, int64_t opset, const std::vector<const Tensor*>& inputs) {
-  return run(node, opset, inputs).at(0);
+Node make_node(const std::string& op, size_t num_inputs, size_t num_outputs = 1, Attrs attrs = {}) {
+  return make_named_node("n1", op, num_inputs, num_outputs, std::move(attrs));
 }
 
 Tensor i64(Shape shape, std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(std::move(shape), v); }
 Tensor i64s(std::vector<int64_t> v) { return i64({int64_t(v.size())}, v); }
 Tensor f32(Shape shape, std::vector<float> v) { return Tensor::from_vector<float>(std::move(shape), v); }
-
-template <class T> std::vector<T> values(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.size());
-}
 
 // Expects an Error whose message names node "n1" and contains `part`.
 void expect_node_error(const Node& node, int64_t opset, const std::vector<const Tensor*>& inputs,

@@ -46,6 +46,16 @@ template <class T> void fill_channels(T* y, int64_t blocks, int64_t rows, int64_
     for (int64_t r = 0; r < rows; ++r) std::fill_n(y + (b * rows + r) * len, len, value ? value[r] : T(0));
 }
 
+// A new [batch, channels, spatial...] output of x's type and batch with every channel
+// set to its `bias` value, or to zero without a bias.
+template <class T> Tensor biased_output(const Tensor& x, int64_t channels, const Shape& spatial, const Tensor* bias) {
+  Shape shape{x.dim(0), channels};
+  shape.insert(shape.end(), spatial.begin(), spatial.end());
+  Tensor out(x.dtype(), shape);
+  fill_channels(out.data<T>(), x.dim(0), channels, num_elements(spatial), bias ? bias->data<T>() : nullptr);
+  return out;
+}
+
 // Largest number of elements an im2col/col2im buffer may hold; bigger problems are
 // done in slices of rows, which does not change any sum.
 constexpr int64_t kMaxColumnElements = int64_t(1) << 23;
@@ -180,11 +190,8 @@ template <class T> Tensor conv_transpose_typed(const Tensor& x, const Tensor& w,
   const int64_t in_size = num_elements(g.in);
   const int64_t out_size = num_elements(g.out);
 
-  Shape out_shape{batch, out_channels};
-  out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
-  Tensor out(x.dtype(), out_shape);
+  Tensor out = biased_output<T>(x, out_channels, g.out, bias);
   T* y = out.data<T>();
-  fill_channels(y, batch, out_channels, out_size, bias ? bias->data<T>() : nullptr);
   if (out.empty() || in_size == 0) return out;
 
   // The "iterated" grid is X's, the target grid Y's.
@@ -259,11 +266,8 @@ template <class T> Tensor conv_forward(const Tensor& x, const Tensor& w, const T
   const int64_t in_size = num_elements(g.in);
   const int64_t out_size = num_elements(g.out);
 
-  Shape out_shape{batch, out_channels};
-  out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
-  Tensor out(x.dtype(), out_shape);
+  Tensor out = biased_output<T>(x, out_channels, g.out, bias);
   T* y = out.data<T>();
-  fill_channels(y, batch, out_channels, out_size, bias ? bias->data<T>() : nullptr);
   if (out.empty()) return out;
 
   const bool pointwise = is_pointwise(g);

@@ -26,50 +26,43 @@ template <class T> struct Blocking {
 
 int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
 
-// Copies op(A)[i0 : i0 + mc, p0 : p0 + kc] into MR-row panels (element (i, p) of a
-// panel at p * MR + i), zero-padding the last panel. Reads follow the storage order.
-template <class T>
-void pack_a(bool trans, const T* a, int64_t lda, int64_t i0, int64_t p0, int64_t mc, int64_t kc, T* out) {
-  constexpr int64_t MR = Blocking<T>::MR;
-  for (int64_t ir = 0; ir < mc; ir += MR) {
-    const int64_t rows = std::min(MR, mc - ir);
+// Copies rows r0 .. r0 + count, columns p0 .. p0 + kc of a matrix M into R-row panels
+// (element (r, p) of a panel at p * R + r), zero-padding the last panel. M is stored
+// row-major in `x` with leading dimension ld, or, when `trans`, its transpose is.
+// Reads follow the storage order.
+template <int64_t R, class T>
+void pack_panels(bool trans, const T* x, int64_t ld, int64_t r0, int64_t p0, int64_t count, int64_t kc, T* out) {
+  for (int64_t ir = 0; ir < count; ir += R) {
+    const int64_t rows = std::min(R, count - ir);
     T* panel = out + ir * kc;
-    if (rows < MR) std::fill(panel, panel + kc * MR, T(0));
+    if (rows < R) std::fill(panel, panel + kc * R, T(0));
     if (trans) {
       for (int64_t p = 0; p < kc; ++p) {
-        const T* src = a + (p0 + p) * lda + i0 + ir;
-        for (int64_t i = 0; i < rows; ++i) panel[p * MR + i] = src[i];
+        const T* src = x + (p0 + p) * ld + r0 + ir;
+        for (int64_t i = 0; i < rows; ++i) panel[p * R + i] = src[i];
       }
     } else {
       for (int64_t i = 0; i < rows; ++i) {
-        const T* src = a + (i0 + ir + i) * lda + p0;
-        for (int64_t p = 0; p < kc; ++p) panel[p * MR + i] = src[p];
+        const T* src = x + (r0 + ir + i) * ld + p0;
+        for (int64_t p = 0; p < kc; ++p) panel[p * R + i] = src[p];
       }
     }
   }
 }
 
+// Copies op(A)[i0 : i0 + mc, p0 : p0 + kc] into MR-row panels (element (i, p) of a
+// panel at p * MR + i).
+template <class T>
+void pack_a(bool trans, const T* a, int64_t lda, int64_t i0, int64_t p0, int64_t mc, int64_t kc, T* out) {
+  pack_panels<Blocking<T>::MR>(trans, a, lda, i0, p0, mc, kc, out);
+}
+
 // Copies op(B)[p0 : p0 + kc, j0 : j0 + nc] into NR-column panels (element (p, j) of a
-// panel at p * NR + j), zero-padding the last panel. Reads follow the storage order.
+// panel at p * NR + j): the rows of op(B)^T, which is stored untransposed when
+// op(B) is transposed.
 template <class T>
 void pack_b(bool trans, const T* b, int64_t ldb, int64_t p0, int64_t j0, int64_t kc, int64_t nc, T* out) {
-  constexpr int64_t NR = Blocking<T>::NR;
-  for (int64_t jr = 0; jr < nc; jr += NR) {
-    const int64_t cols = std::min(NR, nc - jr);
-    T* panel = out + jr * kc;
-    if (cols < NR) std::fill(panel, panel + kc * NR, T(0));
-    if (trans) {
-      for (int64_t j = 0; j < cols; ++j) {
-        const T* src = b + (j0 + jr + j) * ldb + p0;
-        for (int64_t p = 0; p < kc; ++p) panel[p * NR + j] = src[p];
-      }
-    } else {
-      for (int64_t p = 0; p < kc; ++p) {
-        const T* src = b + (p0 + p) * ldb + j0 + jr;
-        for (int64_t j = 0; j < cols; ++j) panel[p * NR + j] = src[j];
-      }
-    }
-  }
+  pack_panels<Blocking<T>::NR>(!trans, b, ldb, j0, p0, nc, kc, out);
 }
 
 // A 16-byte SIMD vector of T (GCC/Clang vector extension, SSE2/NEON width), which

@@ -40,6 +40,13 @@ Tensor subtract_zero_point(const Node& node, const Tensor& t, const Tensor* zp, 
   return out;
 }
 
+// int32(w) - w_zp for Conv weights, whose zero point is one value or one per output
+// channel (dim 0).
+Tensor conv_weights_minus_zero_point(const Node& node, const Tensor& w, const Tensor* w_zp) {
+  const int64_t m = w.dim(0);
+  return subtract_zero_point(node, w, w_zp, w.size() / std::max<int64_t>(m, 1), m, "w");
+}
+
 // A float scale input: one value, or (when per_channel > 0) `per_channel` values.
 std::vector<float> scales_of(const Node& node, const Tensor& s, int64_t per_channel, const char* name) {
   VKG_CHECK(s.dtype() == DType::Float32,
@@ -81,11 +88,10 @@ std::vector<Tensor> conv_integer(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
   const ConvSetup setup = conv_setup(node, x, w);
-  const int64_t m = w.dim(0);
   const Tensor* x_zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   const Tensor* w_zp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   const Tensor xi = subtract_zero_point(node, x, x_zp, x.size(), 1, "x");
-  const Tensor wi = subtract_zero_point(node, w, w_zp, w.size() / std::max<int64_t>(m, 1), m, "w");
+  const Tensor wi = conv_weights_minus_zero_point(node, w, w_zp);
   return one_output(conv_forward<int32_t>(xi, wi, nullptr, setup));
 }
 
@@ -96,7 +102,7 @@ std::vector<Tensor> qlinear_conv(const KernelContext& ctx) {
   const ConvSetup setup = conv_setup(node, x, w);
   const int64_t m = w.dim(0);
   const Tensor xi = subtract_zero_point(node, x, &ctx.input(2), x.size(), 1, "x");
-  const Tensor wi = subtract_zero_point(node, w, &ctx.input(5), w.size() / std::max<int64_t>(m, 1), m, "w");
+  const Tensor wi = conv_weights_minus_zero_point(node, w, &ctx.input(5));
   const Tensor* bias = conv_bias(ctx, 8, m, DType::Int32);
   const Tensor acc = conv_forward<int32_t>(xi, wi, bias, setup);
 

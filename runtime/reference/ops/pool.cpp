@@ -205,6 +205,15 @@ WindowGeometry global_geometry(const Node& node, const Tensor& x) {
   return g;
 }
 
+// AveragePool (p == 0) or LpPool (p > 0) over the windows of `g`, as the only output.
+std::vector<Tensor> average_or_lp_pool(const Node& node, const Tensor& x, const WindowGeometry& g,
+                                       bool count_include_pad, int64_t p) {
+  const PoolWindows w = pool_windows(g);
+  return one_output(float_pool(node, x, pooled_shape(x, g.out), [&]<class T>(const Tensor& xt, Tensor& y) {
+    mean_or_norm_pool<T>(xt, g, w, count_include_pad, p, y);
+  }));
+}
+
 }  // namespace
 
 std::vector<Tensor> max_pool(const KernelContext& ctx) {
@@ -239,10 +248,7 @@ std::vector<Tensor> average_pool(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const WindowGeometry g = pool_geometry(node, x);
   const bool count_include_pad = node.attr_int("count_include_pad", 0) != 0;
-  const PoolWindows w = pool_windows(g);
-  return one_output(float_pool(node, x, pooled_shape(x, g.out), [&]<class T>(const Tensor& xt, Tensor& y) {
-    mean_or_norm_pool<T>(xt, g, w, count_include_pad, 0, y);
-  }));
+  return average_or_lp_pool(node, x, g, count_include_pad, 0);
 }
 
 std::vector<Tensor> lp_pool(const KernelContext& ctx) {
@@ -250,20 +256,14 @@ std::vector<Tensor> lp_pool(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const WindowGeometry g = pool_geometry(node, x);
   const int64_t p = lp_norm_order(node);
-  const PoolWindows w = pool_windows(g);
-  return one_output(float_pool(node, x, pooled_shape(x, g.out), [&]<class T>(const Tensor& xt, Tensor& y) {
-    mean_or_norm_pool<T>(xt, g, w, false, p, y);
-  }));
+  return average_or_lp_pool(node, x, g, false, p);
 }
 
 std::vector<Tensor> global_average_pool(const KernelContext& ctx) {
   const Node& node = ctx.node;
   const Tensor& x = ctx.input(0);
   const WindowGeometry g = global_geometry(node, x);
-  const PoolWindows w = pool_windows(g);
-  return one_output(float_pool(node, x, pooled_shape(x, g.out), [&]<class T>(const Tensor& xt, Tensor& y) {
-    mean_or_norm_pool<T>(xt, g, w, false, 0, y);
-  }));
+  return average_or_lp_pool(node, x, g, false, 0);
 }
 
 std::vector<Tensor> global_lp_pool(const KernelContext& ctx) {
@@ -271,10 +271,7 @@ std::vector<Tensor> global_lp_pool(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const WindowGeometry g = global_geometry(node, x);
   const int64_t p = lp_norm_order(node);
-  const PoolWindows w = pool_windows(g);
-  return one_output(float_pool(node, x, pooled_shape(x, g.out), [&]<class T>(const Tensor& xt, Tensor& y) {
-    mean_or_norm_pool<T>(xt, g, w, false, p, y);
-  }));
+  return average_or_lp_pool(node, x, g, false, p);
 }
 
 std::vector<Tensor> global_max_pool(const KernelContext& ctx) {

@@ -1,4 +1,4 @@
-#include "runtime/data/file_io.h"
+#include "runtime/core/file_io.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,6 +17,7 @@ namespace vkg {
 
 std::string read_whole_file(const std::string& path, const std::string& what) {
   std::error_code ec;
+  VKG_CHECK(std::filesystem::exists(path, ec), what << " '" << path << "' does not exist");
   VKG_CHECK(!std::filesystem::is_directory(path, ec), "cannot read " << what << " '" << path << "': it is a directory");
   std::ifstream in(path, std::ios::binary);
   VKG_CHECK(in, "cannot read " << what << " '" << path << "': " << std::strerror(errno));
@@ -36,7 +37,10 @@ void write_file_atomically(const std::string& path, std::string_view contents, c
                                    << target.parent_path().string() << "': " << ec.message());
   }
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string temp = (folder / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  std::string temp_name = ".";
+  temp_name += target.filename().string();
+  temp_name += ".tmp.XXXXXX";
+  std::string temp = (folder / temp_name).string();
   const int fd = ::mkstemp(temp.data());
   VKG_CHECK(fd >= 0, "cannot write " << what << " '" << path << "': " << std::strerror(errno));
 
