@@ -144,6 +144,7 @@ void add_inspect_tool(CLI::App& app) {
   CLI::App* inspect = app.add_subcommand("inspect", "Show what a model or a data file holds");
   inspect->require_subcommand(1);
   inspect->fallthrough();
+  add_inspect_device(*inspect);
 
   auto model_args = std::make_shared<InspectModelArgs>();
   CLI::App* model = inspect->add_subcommand("model", "Show a model: inputs, outputs, weights, layers");

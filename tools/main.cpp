@@ -6,6 +6,7 @@
 #include "runtime/core/logger.h"
 #include "runtime/core/version.h"
 #include "tools/args_logging.h"
+#include "tools/args_vulkan.h"
 #include "tools/tools.h"
 
 namespace vkg::tools {
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   app.fallthrough();  // global options may follow the tool name, as in Polygraphy
   tools::LoggingArgs logging;
   logging.add_to(app);
+  tools::vulkan_args().add_to(app);
   // Logging is configured before any tool callback runs.
   app.parse_complete_callback([&] { logging.apply(); });
 

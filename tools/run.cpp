@@ -123,24 +123,8 @@ int run_tool(RunArgs& args) {
       for (const IterationResult& it : iters) ok = validate_outputs(name, it.to_map(), args.compare.validate_options()) && ok;
   }
   if (results.runs.size() >= 2) {
-    const CompareOptions copts = args.compare.options();
-    // Consecutive runners are compared, as Polygraphy does by default.
-    for (size_t i = 0; i + 1 < results.runs.size(); ++i) {
-      const auto& [name_a, iters_a] = results.runs[i];
-      const auto& [name_b, iters_b] = results.runs[i + 1];
-      const size_t n = std::max(iters_a.size(), iters_b.size());
-      VKG_CHECK(iters_a.size() == iters_b.size() || iters_a.size() == 1 || iters_b.size() == 1,
-                "cannot compare " << name_a << " (" << iters_a.size() << " iterations) with " << name_b << " ("
-                                  << iters_b.size() << " iterations)");
-      for (size_t it = 0; it < n; ++it) {
-        const IterationResult& a = iters_a[std::min(it, iters_a.size() - 1)];
-        const IterationResult& b = iters_b[std::min(it, iters_b.size() - 1)];
-        VKG_INFO("Comparing Output: " << name_a << " vs. " << name_b << " | iteration " << it);
-        const CompareResult r = compare_outputs(name_a, a.to_map(), name_b, b.to_map(), copts);
-        ok = r.passed && ok;
-        if (!ok && copts.fail_fast) break;
-      }
-    }
+    // Consecutive runners are compared, iteration by iteration, as Polygraphy does.
+    ok = compare_accuracy(results, args.compare.options()) && ok;
   } else if (results.runs.empty()) {
     VKG_THROW("nothing to run: choose a backend (--ref) or give --load-outputs");
   }

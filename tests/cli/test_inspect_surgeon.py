@@ -385,10 +385,14 @@ class SurgeonSanitizeTest(ToolTestCase):
         self.assert_clear_error("surgeon", "sanitize", model_path("empty.onnx"), "-o", out_path)
         with open(out_path, "rb") as f:
             self.assertEqual(f.read(), b"previous contents")
+        # A folder that cannot exist (its parent is a file) is a clear error.
         self.assert_clear_error("surgeon", "sanitize", model_path("identity.onnx"), "-o",
-                                self.path("no/such/dir/out.onnx"))
+                                self.path("keep.onnx/sub/out.onnx"))
         self.vkgraphy("surgeon", "sanitize", model_path("identity.onnx"), expect=2)  # -o is required
         self.assertEqual(sorted(os.listdir(self.tmp)), ["keep.onnx"])  # no temporary files left
+        # Missing folders are created, as Polygraphy does.
+        self.vkgraphy("surgeon", "sanitize", model_path("identity.onnx"), "-o", self.path("new/dir/out.onnx"))
+        self.assertTrue(os.path.exists(self.path("new/dir/out.onnx")))
 
 
 class MalformedModelTest(ToolTestCase):

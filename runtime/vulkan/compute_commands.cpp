@@ -1,0 +1,158 @@
+#include "runtime/vulkan/compute_commands.h"
+
+#include "runtime/vulkan/vk_check.h"
+
+namespace vkg::vk {
+
+ComputeCommands::ComputeCommands(Device& device, uint32_t max_timestamps)
+    : device_(device), max_timestamps_(max_timestamps) {
+  VKG_CHECK(max_timestamps == 0 || device.info().timestamps(),
+            "Vulkan device '" << device.info().name << "' has no timestamp queries on its compute queue");
+  VkDevice dev = device.handle();
+  VkCommandBufferAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  alloc.commandPool = device.command_pool();
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  VKG_VK_CHECK(vkAllocateCommandBuffers(dev, &alloc, &cmd_), "allocating a command buffer");
+  VkFenceCreateInfo fence{};
+  fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  VkResult r = vkCreateFence(dev, &fence, nullptr, &fence_);
+  if (r == VK_SUCCESS && max_timestamps > 0) {
+    VkQueryPoolCreateInfo pool{};
+    pool.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+    pool.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    pool.queryCount = max_timestamps;
+    r = vkCreateQueryPool(dev, &pool, nullptr, &queries_);
+  }
+  if (r != VK_SUCCESS) {
+    if (fence_ != VK_NULL_HANDLE) vkDestroyFence(dev, fence_, nullptr);
+    vkFreeCommandBuffers(dev, device.command_pool(), 1, &cmd_);
+    VKG_THROW("creating a fence or timestamp query pool: " << vk_result_name(r));
+  }
+}
+
+ComputeCommands::~ComputeCommands() {
+  VkDevice dev = device_.handle();
+  if (state_ == State::Pending && !device_.hung()) {
+    const uint64_t grace_ns = uint64_t(kGracePeriod.count()) * 1000000ull;
+    if (vkWaitForFences(dev, 1, &fence_, VK_TRUE, grace_ns) != VK_SUCCESS) device_.mark_hung();
+  }
+  // Work that never finished may still use these handles: leak rather than destroy them.
+  if (device_.hung()) return;
+  if (queries_ != VK_NULL_HANDLE) vkDestroyQueryPool(dev, queries_, nullptr);
+  vkDestroyFence(dev, fence_, nullptr);
+  vkFreeCommandBuffers(dev, device_.command_pool(), 1, &cmd_);
+}
+
+void ComputeCommands::begin() {
+  VKG_CHECK(!device_.timed_out(), "Vulkan device '" << device_.info().name << "' takes no new work after a timeout");
+  VKG_VK_CHECK(vkResetCommandBuffer(cmd_, 0), "resetting a command buffer");
+  VkCommandBufferBeginInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  info.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  VKG_VK_CHECK(vkBeginCommandBuffer(cmd_, &info), "beginning a command buffer");
+  if (queries_ != VK_NULL_HANDLE) vkCmdResetQueryPool(cmd_, queries_, 0, max_timestamps_);
+  timestamps_written_ = 0;
+  results_ns_.clear();
+  state_ = State::Recording;
+}
+
+void ComputeCommands::dispatch(const ComputePipeline& pipeline, const DescriptorSet& set, uint32_t groups_x,
+                               uint32_t groups_y, uint32_t groups_z, const void* push, uint32_t push_bytes) {
+  VKG_CHECK(state_ == State::Recording, "dispatch of '" << pipeline.desc().name << "' outside begin()/submit");
+  const DeviceInfo& info = device_.info();
+  const uint32_t groups[3] = {groups_x, groups_y, groups_z};
+  for (int i = 0; i < 3; ++i) {
+    VKG_CHECK(groups[i] > 0 && groups[i] <= info.max_workgroup_count[i],
+              "dispatch of '" << pipeline.desc().name << "': " << groups[i] << " workgroups in dimension " << i
+                              << " (the device allows 1.." << info.max_workgroup_count[i] << ")");
+  }
+  VKG_CHECK(push_bytes == pipeline.desc().push_constant_bytes,
+            "dispatch of '" << pipeline.desc().name << "': " << push_bytes << " bytes of push constants, the pipeline takes "
+                            << pipeline.desc().push_constant_bytes);
+  vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.handle());
+  VkDescriptorSet handle = set.handle();
+  vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, 1, &handle, 0, nullptr);
+  if (push_bytes > 0) vkCmdPushConstants(cmd_, pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+  vkCmdDispatch(cmd_, groups_x, groups_y, groups_z);
+}
+
+void ComputeCommands::barrier() {
+  VKG_CHECK(state_ == State::Recording, "barrier outside begin()/submit");
+  VkMemoryBarrier barrier{};
+  barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr,
+                       0, nullptr);
+}
+
+uint32_t ComputeCommands::write_timestamp() {
+  VKG_CHECK(state_ == State::Recording, "timestamp outside begin()/submit");
+  VKG_CHECK(timestamps_written_ < max_timestamps_,
+            "more than the " << max_timestamps_ << " timestamps this command buffer was created for");
+  vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, timestamps_written_);
+  return timestamps_written_++;
+}
+
+void ComputeCommands::submit_and_wait(std::chrono::milliseconds timeout) {
+  VKG_CHECK(state_ == State::Recording, "submit without begin()");
+  // Shader writes become visible to the host once the fence signals (host reads after the wait).
+  VkMemoryBarrier to_host{};
+  to_host.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
+                       nullptr, 0, nullptr);
+  VKG_VK_CHECK(vkEndCommandBuffer(cmd_), "ending a command buffer");
+  state_ = State::Idle;
+  VkDevice dev = device_.handle();
+  VKG_VK_CHECK(vkResetFences(dev, 1, &fence_), "resetting a fence");
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &cmd_;
+  VKG_VK_CHECK(vkQueueSubmit(device_.queue(), 1, &submit, fence_), "submitting compute work");
+  const uint64_t timeout_ns = uint64_t(timeout.count()) * 1000000ull;
+  const VkResult r = vkWaitForFences(dev, 1, &fence_, VK_TRUE, timeout_ns);
+  if (r == VK_TIMEOUT) {
+    state_ = State::Pending;
+    device_.mark_timed_out();
+    VKG_THROW("compute work on '" << device_.info().name << "' did not finish within " << timeout.count()
+                                  << " ms; the device is unusable from now on");
+  }
+  if (r == VK_ERROR_DEVICE_LOST) {
+    state_ = State::Pending;
+    device_.mark_hung();
+  }
+  VKG_VK_CHECK(r, "waiting for compute work on '" << device_.info().name << "'");
+  state_ = State::Done;
+
+  if (timestamps_written_ > 0) {
+    std::vector<uint64_t> ticks(timestamps_written_);
+    VKG_VK_CHECK(vkGetQueryPoolResults(dev, queries_, 0, timestamps_written_, ticks.size() * sizeof(uint64_t),
+                                       ticks.data(), sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+                 "reading timestamp queries");
+    const uint32_t bits = device_.info().timestamp_valid_bits;
+    const uint64_t mask = bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
+    const double period = device_.info().timestamp_period_ns;
+    for (uint64_t t : ticks) results_ns_.push_back(uint64_t(double(t & mask) * period));
+  }
+}
+
+std::vector<uint64_t> ComputeCommands::timestamps_ns() const {
+  VKG_CHECK(state_ == State::Done, "timestamps read before submit_and_wait() finished");
+  return results_ns_;
+}
+
+double ComputeCommands::elapsed_ns(uint32_t begin_query, uint32_t end_query) const {
+  VKG_CHECK(state_ == State::Done, "timestamps read before submit_and_wait() finished");
+  VKG_CHECK(begin_query < results_ns_.size() && end_query < results_ns_.size(),
+            "timestamp query " << std::max(begin_query, end_query) << " was not written (" << results_ns_.size()
+                               << " were)");
+  return double(results_ns_[end_query]) - double(results_ns_[begin_query]);
+}
+
+}  // namespace vkg::vk

@@ -1,0 +1,87 @@
+// A compute pipeline built from SPIR-V words: its shader module, a descriptor
+// set layout of storage buffers (bindings 0..N-1 of set 0), an optional push
+// constant range and specialization constants. A DescriptorSet binds buffers
+// to one pipeline's layout. Single owners: movable, not copyable.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <bit>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/vulkan/buffer.h"
+#include "runtime/vulkan/device.h"
+
+namespace vkg::vk {
+
+// One 32-bit specialization constant (`layout(constant_id = id)`); bools are 0/1.
+struct SpecConstant {
+  uint32_t id = 0;
+  uint32_t value = 0;
+
+  static SpecConstant u32(uint32_t id, uint32_t v) { return {id, v}; }
+  static SpecConstant i32(uint32_t id, int32_t v) { return {id, std::bit_cast<uint32_t>(v)}; }
+  static SpecConstant f32(uint32_t id, float v) { return {id, std::bit_cast<uint32_t>(v)}; }
+  static SpecConstant boolean(uint32_t id, bool v) { return {id, v ? 1u : 0u}; }
+};
+
+struct PipelineDesc {
+  std::string name;                        // for messages and logs, e.g. "elementwise/add.f32"
+  uint32_t storage_buffers = 0;            // bindings 0..storage_buffers-1 of set 0
+  uint32_t push_constant_bytes = 0;        // multiple of 4; 0: none
+  std::vector<SpecConstant> specialization;
+};
+
+class ComputePipeline {
+ public:
+  // Throws Error naming desc.name if the SPIR-V is empty or the driver rejects it,
+  // or if the layout exceeds the device's limits.
+  ComputePipeline(Device& device, std::span<const uint32_t> spirv, PipelineDesc desc);
+  ~ComputePipeline();
+  ComputePipeline(ComputePipeline&& other) noexcept;
+  ComputePipeline& operator=(ComputePipeline&& other) noexcept;
+  ComputePipeline(const ComputePipeline&) = delete;
+  ComputePipeline& operator=(const ComputePipeline&) = delete;
+
+  const PipelineDesc& desc() const { return desc_; }
+  VkPipeline handle() const { return pipeline_; }
+  VkPipelineLayout layout() const { return layout_; }
+  VkDescriptorSetLayout set_layout() const { return set_layout_; }
+
+ private:
+  void release();
+
+  Device* device_ = nullptr;
+  PipelineDesc desc_;
+  VkShaderModule module_ = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  VkPipeline pipeline_ = VK_NULL_HANDLE;
+};
+
+// Storage buffers bound to a pipeline's bindings 0..N-1 (whole buffers), with its own pool.
+class DescriptorSet {
+ public:
+  // `buffers` must match pipeline.desc().storage_buffers in number; each must fit
+  // the device's maxStorageBufferRange. Throws Error otherwise.
+  DescriptorSet(Device& device, const ComputePipeline& pipeline, std::span<const Buffer* const> buffers);
+  ~DescriptorSet();
+  DescriptorSet(DescriptorSet&& other) noexcept;
+  DescriptorSet& operator=(DescriptorSet&& other) noexcept;
+  DescriptorSet(const DescriptorSet&) = delete;
+  DescriptorSet& operator=(const DescriptorSet&) = delete;
+
+  VkDescriptorSet handle() const { return set_; }
+
+ private:
+  void release();
+
+  Device* device_ = nullptr;
+  VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  VkDescriptorSet set_ = VK_NULL_HANDLE;
+};
+
+}  // namespace vkg::vk

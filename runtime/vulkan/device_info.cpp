@@ -1,0 +1,171 @@
+#include "runtime/vulkan/device_info.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <ostream>
+#include <sstream>
+
+#include "runtime/core/error.h"
+
+namespace vkg::vk {
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+std::string bytes_text(uint64_t bytes) {
+  std::ostringstream os;
+  os.precision(3);
+  if (bytes >= (uint64_t(1) << 30)) {
+    os << double(bytes) / double(uint64_t(1) << 30) << " GiB";
+  } else if (bytes >= (uint64_t(1) << 20)) {
+    os << double(bytes) / double(uint64_t(1) << 20) << " MiB";
+  } else if (bytes >= 1024) {
+    os << double(bytes) / 1024.0 << " KiB";
+  } else {
+    os << bytes << " B";
+  }
+  return os.str();
+}
+
+// "[0] llvmpipe (...) (cpu)" lines for error messages.
+std::string device_list_text(const std::vector<DeviceInfo>& devices) {
+  std::ostringstream os;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    os << (i ? "; " : "") << "[" << devices[i].index << "] " << devices[i].name << " ("
+       << device_type_name(devices[i].type) << ")";
+  }
+  return os.str();
+}
+
+}  // namespace
+
+const char* device_type_name(DeviceType t) {
+  switch (t) {
+    case DeviceType::Discrete: return "discrete";
+    case DeviceType::Integrated: return "integrated";
+    case DeviceType::Virtual: return "virtual";
+    case DeviceType::Cpu: return "cpu";
+    case DeviceType::Other: return "other";
+  }
+  return "other";
+}
+
+int default_preference_rank(DeviceType t) {
+  switch (t) {
+    case DeviceType::Discrete: return 0;
+    case DeviceType::Integrated: return 1;
+    case DeviceType::Virtual: return 2;
+    case DeviceType::Cpu: return 3;
+    case DeviceType::Other: return 4;
+  }
+  return 4;
+}
+
+std::string DeviceInfo::api_version_string() const {
+  // VK_API_VERSION_MAJOR/MINOR/PATCH without the Vulkan header.
+  return std::to_string((api_version >> 22) & 0x7Fu) + "." + std::to_string((api_version >> 12) & 0x3FFu) + "." +
+         std::to_string(api_version & 0xFFFu);
+}
+
+std::string DeviceInfo::unsupported_reason() const {
+  const uint32_t major = (api_version >> 22) & 0x7Fu;
+  const uint32_t minor = (api_version >> 12) & 0x3FFu;
+  if (major < 1 || (major == 1 && minor < 2))
+    return "Vulkan " + api_version_string() + " is below the 1.2 that vkgraphy's shaders need";
+  if (!has_compute_queue) return "no compute queue";
+  return "";
+}
+
+std::string format_device_info(const DeviceInfo& d) {
+  std::ostringstream os;
+  auto yes_no = [](bool b) { return b ? "yes" : "no"; };
+  os << "[" << d.index << "] " << d.name << "\n";
+  os << "    type: " << device_type_name(d.type) << " | vendor 0x" << std::hex << d.vendor_id << ", device 0x"
+     << d.device_id << std::dec << " | Vulkan " << d.api_version_string() << "\n";
+  os << "    driver: " << (d.driver_name.empty() ? "?" : d.driver_name);
+  if (!d.driver_info.empty()) os << " (" << d.driver_info << ")";
+  os << " | pipeline cache UUID " << d.uuid << "\n";
+  os << "    fp16 arithmetic: " << yes_no(d.shader_float16) << " | 16-bit storage: " << yes_no(d.storage_buffer_16bit)
+     << " | subgroup size: " << d.subgroup_size << "\n";
+  os << "    timestamps: ";
+  if (d.timestamps()) {
+    os << "yes (queue family " << d.compute_queue_family << ", " << d.timestamp_valid_bits << " valid bits, "
+       << d.timestamp_period_ns << " ns per tick)\n";
+  } else {
+    os << "no\n";
+  }
+  os << "    limits: workgroup size [" << d.max_workgroup_size[0] << ", " << d.max_workgroup_size[1] << ", "
+     << d.max_workgroup_size[2] << "], invocations " << d.max_workgroup_invocations << ", workgroup count ["
+     << d.max_workgroup_count[0] << ", " << d.max_workgroup_count[1] << ", " << d.max_workgroup_count[2] << "]\n";
+  os << "            shared memory " << bytes_text(d.max_shared_memory_bytes) << ", storage buffer range "
+     << bytes_text(d.max_storage_buffer_range) << ", storage buffers per stage " << d.max_storage_buffers_per_stage
+     << ", push constants " << d.max_push_constants_bytes << " B, storage buffer offset alignment "
+     << d.min_storage_buffer_offset_alignment << " B\n";
+  os << "    memory heaps:";
+  for (size_t i = 0; i < d.heaps.size(); ++i) {
+    os << (i ? "," : "") << " " << bytes_text(d.heaps[i].size_bytes) << (d.heaps[i].device_local ? " (device-local)" : "");
+  }
+  os << "\n";
+  const std::string why = d.unsupported_reason();
+  if (!why.empty()) os << "    unsupported: " << why << "\n";
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const DeviceInfo& info) { return os << format_device_info(info); }
+
+bool validation_from_env() {
+  const char* value = std::getenv("VKGRAPHY_VK_VALIDATION");
+  if (value == nullptr) return false;
+  const std::string v = lower(value);
+  if (v.empty() || v == "0" || v == "false" || v == "off" || v == "no") return false;
+  if (v == "1" || v == "true" || v == "on" || v == "yes") return true;
+  VKG_THROW("VKGRAPHY_VK_VALIDATION='" << value << "': expected 1/0, true/false, on/off or yes/no");
+}
+
+size_t select_device(const std::vector<DeviceInfo>& devices, const std::string& selector) {
+  VKG_CHECK(!devices.empty(), "no Vulkan device found");
+  if (selector.empty()) {
+    size_t best = devices.size();
+    for (size_t i = 0; i < devices.size(); ++i) {
+      if (!devices[i].unsupported_reason().empty()) continue;
+      if (best == devices.size() ||
+          default_preference_rank(devices[i].type) < default_preference_rank(devices[best].type))
+        best = i;
+    }
+    VKG_CHECK(best < devices.size(), "no usable Vulkan device: " << devices[0].name << ": "
+                                         << devices[0].unsupported_reason()
+                                         << (devices.size() > 1 ? " (and the others likewise)" : ""));
+    return best;
+  }
+  size_t chosen = devices.size();
+  if (all_digits(selector)) {
+    const unsigned long index = selector.size() > 9 ? ~0ul : std::stoul(selector);
+    for (size_t i = 0; i < devices.size(); ++i) {
+      if (devices[i].index == index) chosen = i;
+    }
+    VKG_CHECK(chosen < devices.size(), "--device " << selector << ": no Vulkan device has index " << selector
+                                                   << " (devices: " << device_list_text(devices) << ")");
+  } else {
+    const std::string needle = lower(selector);
+    for (size_t i = 0; i < devices.size() && chosen == devices.size(); ++i) {
+      if (lower(devices[i].name).find(needle) != std::string::npos) chosen = i;
+    }
+    VKG_CHECK(chosen < devices.size(), "--device '" << selector << "' matches no Vulkan device name (devices: "
+                                                    << device_list_text(devices) << ")");
+  }
+  const std::string why = devices[chosen].unsupported_reason();
+  VKG_CHECK(why.empty(), "--device " << selector << " selects '" << devices[chosen].name
+                                     << "', which vkgraphy cannot use: " << why);
+  return chosen;
+}
+
+}  // namespace vkg::vk

@@ -1,0 +1,100 @@
+// What vkgraphy knows about a Vulkan device, as plain data that prints and
+// compares, and the rules that pick one (`--device`). Free of Vulkan headers,
+// so tools can list and select devices without including Vulkan.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace vkg::vk {
+
+// VkPhysicalDeviceType, in vkgraphy's terms.
+enum class DeviceType { Discrete, Integrated, Virtual, Cpu, Other };
+const char* device_type_name(DeviceType t);  // "discrete", "integrated", "virtual", "cpu", "other"
+
+// One device memory heap.
+struct MemoryHeap {
+  uint64_t size_bytes = 0;
+  bool device_local = false;
+};
+
+struct DeviceInfo {
+  uint32_t index = 0;        // position in the instance's device list: `--device INDEX`
+  std::string name;          // deviceName, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"
+  std::string driver_name;   // VkPhysicalDeviceDriverProperties::driverName, e.g. "llvmpipe"
+  std::string driver_info;   // driverInfo, e.g. "Mesa 22.3.6 (LLVM 15.0.6)"
+  DeviceType type = DeviceType::Other;
+  uint32_t vendor_id = 0;
+  uint32_t device_id = 0;
+  uint32_t api_version = 0;  // VK_MAKE_API_VERSION encoded
+  uint32_t driver_version = 0;
+  std::string uuid;          // pipelineCacheUUID as hex: identifies device + driver build
+
+  // Features vkgraphy uses.
+  bool shader_float16 = false;       // fp16 arithmetic in shaders
+  bool storage_buffer_16bit = false; // fp16/int16 elements in storage buffers
+  uint32_t subgroup_size = 0;
+
+  // Limits.
+  uint32_t max_workgroup_size[3] = {0, 0, 0};
+  uint32_t max_workgroup_invocations = 0;
+  uint32_t max_workgroup_count[3] = {0, 0, 0};
+  uint32_t max_shared_memory_bytes = 0;
+  uint64_t max_storage_buffer_range = 0;
+  uint32_t max_push_constants_bytes = 0;
+  uint32_t max_bound_descriptor_sets = 0;
+  uint32_t max_storage_buffers_per_stage = 0;
+  uint64_t min_storage_buffer_offset_alignment = 0;
+  std::vector<MemoryHeap> heaps;
+
+  // The queue family vkgraphy computes on and its timestamps.
+  uint32_t compute_queue_family = 0;
+  bool has_compute_queue = false;
+  uint32_t timestamp_valid_bits = 0;  // 0: no timestamps on the compute queue
+  float timestamp_period_ns = 0;      // nanoseconds per timestamp tick
+
+  bool timestamps() const { return has_compute_queue && timestamp_valid_bits > 0 && timestamp_period_ns > 0; }
+  bool fp16() const { return shader_float16 && storage_buffer_16bit; }
+  // vkgraphy's shaders need Vulkan 1.2 and a compute queue; empty when usable, else why not.
+  std::string unsupported_reason() const;
+  std::string api_version_string() const;  // "1.3.230"
+};
+
+// Multi-line description of a device (name, driver, type, features, limits, timestamps).
+std::string format_device_info(const DeviceInfo& info);
+std::ostream& operator<<(std::ostream& os, const DeviceInfo& info);
+
+// How a tool opens Vulkan: the `--device` selector and `--vk-validation`.
+struct DeviceOptions {
+  // "" picks the default; all digits: the device at that index; otherwise a
+  // case-insensitive substring of the device name (the first match wins).
+  std::string device;
+  // Enables the Khronos validation layer; every message it reports is an error.
+  bool validation = false;
+};
+
+// True when VKGRAPHY_VK_VALIDATION asks for validation ("1", "true", "on", "yes");
+// unset, empty, "0", "false", "off", "no" mean off; anything else is an Error.
+bool validation_from_env();
+
+// Rank of a device type in the default choice: lower is preferred
+// (discrete, then integrated, then virtual, then CPU, then other).
+int default_preference_rank(DeviceType t);
+
+// Picks a device from `devices` by `selector` (see DeviceOptions::device) and
+// returns its position in `devices`. The default skips unsupported devices and
+// prefers by default_preference_rank, then by index. Throws vkg::Error when
+// nothing matches, the match is unsupported, or `devices` is empty.
+size_t select_device(const std::vector<DeviceInfo>& devices, const std::string& selector);
+
+// Lists the Vulkan devices (creates and destroys an instance; with
+// options.validation, validation messages during the listing are an Error).
+// Throws vkg::Error when no Vulkan driver or device is present.
+std::vector<DeviceInfo> list_devices(const DeviceOptions& options);
+
+// False when no Vulkan driver is installed or none reports a device; `why` gets the reason.
+bool vulkan_available(std::string* why = nullptr);
+
+}  // namespace vkg::vk

@@ -1,0 +1,271 @@
+#include "runtime/vulkan/instance.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "runtime/core/logger.h"
+#include "runtime/vulkan/vk_check.h"
+
+namespace vkg::vk {
+
+namespace {
+
+constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+bool has_layer(const char* name) {
+  uint32_t count = 0;
+  if (vkEnumerateInstanceLayerProperties(&count, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkLayerProperties> layers(count);
+  if (vkEnumerateInstanceLayerProperties(&count, layers.data()) != VK_SUCCESS) return false;
+  for (const VkLayerProperties& l : layers) {
+    if (std::strcmp(l.layerName, name) == 0) return true;
+  }
+  return false;
+}
+
+VkDebugUtilsMessengerCreateInfoEXT messenger_info(PFN_vkDebugUtilsMessengerCallbackEXT callback, void* user) {
+  VkDebugUtilsMessengerCreateInfoEXT info{};
+  info.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
+  info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  info.pfnUserCallback = callback;
+  info.pUserData = user;
+  return info;
+}
+
+DeviceType device_type(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return DeviceType::Discrete;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return DeviceType::Integrated;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return DeviceType::Virtual;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return DeviceType::Cpu;
+    case VK_PHYSICAL_DEVICE_TYPE_OTHER: return DeviceType::Other;
+    case VK_PHYSICAL_DEVICE_TYPE_MAX_ENUM: return DeviceType::Other;
+  }
+  return DeviceType::Other;
+}
+
+std::string hex_uuid(const uint8_t* bytes, size_t n) {
+  std::string out;
+  char buf[3];
+  for (size_t i = 0; i < n; ++i) {
+    std::snprintf(buf, sizeof buf, "%02x", bytes[i]);
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace
+
+DeviceInfo query_device_info(VkPhysicalDevice device, uint32_t index) {
+  DeviceInfo info;
+  info.index = index;
+
+  VkPhysicalDeviceProperties base{};
+  vkGetPhysicalDeviceProperties(device, &base);
+  const bool v12 = base.apiVersion >= VK_API_VERSION_1_2;
+
+  VkPhysicalDeviceSubgroupProperties subgroup{};
+  subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+  VkPhysicalDeviceDriverProperties driver{};
+  driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+  VkPhysicalDeviceProperties2 props{};
+  props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+  props.pNext = &subgroup;
+  if (v12) subgroup.pNext = &driver;
+  vkGetPhysicalDeviceProperties2(device, &props);
+  const VkPhysicalDeviceProperties& p = props.properties;
+  const VkPhysicalDeviceLimits& l = p.limits;
+
+  info.name = p.deviceName;
+  info.driver_name = v12 ? driver.driverName : "";
+  info.driver_info = v12 ? driver.driverInfo : "";
+  info.type = device_type(p.deviceType);
+  info.vendor_id = p.vendorID;
+  info.device_id = p.deviceID;
+  info.api_version = p.apiVersion;
+  info.driver_version = p.driverVersion;
+  info.uuid = hex_uuid(p.pipelineCacheUUID, VK_UUID_SIZE);
+  info.subgroup_size = subgroup.subgroupSize;
+  for (int i = 0; i < 3; ++i) {
+    info.max_workgroup_size[i] = l.maxComputeWorkGroupSize[i];
+    info.max_workgroup_count[i] = l.maxComputeWorkGroupCount[i];
+  }
+  info.max_workgroup_invocations = l.maxComputeWorkGroupInvocations;
+  info.max_shared_memory_bytes = l.maxComputeSharedMemorySize;
+  info.max_storage_buffer_range = l.maxStorageBufferRange;
+  info.max_push_constants_bytes = l.maxPushConstantsSize;
+  info.max_bound_descriptor_sets = l.maxBoundDescriptorSets;
+  info.max_storage_buffers_per_stage = l.maxPerStageDescriptorStorageBuffers;
+  info.min_storage_buffer_offset_alignment = l.minStorageBufferOffsetAlignment;
+  info.timestamp_period_ns = l.timestampPeriod;
+
+  VkPhysicalDeviceVulkan11Features f11{};
+  f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+  VkPhysicalDeviceVulkan12Features f12{};
+  f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  VkPhysicalDevice16BitStorageFeatures storage16{};
+  storage16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+  VkPhysicalDeviceFeatures2 features{};
+  features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  if (v12) {
+    features.pNext = &f11;
+    f11.pNext = &f12;
+  } else {
+    features.pNext = &storage16;
+  }
+  vkGetPhysicalDeviceFeatures2(device, &features);
+  info.storage_buffer_16bit = v12 ? f11.storageBuffer16BitAccess : storage16.storageBuffer16BitAccess;
+  info.shader_float16 = v12 && f12.shaderFloat16;
+
+  VkPhysicalDeviceMemoryProperties memory{};
+  vkGetPhysicalDeviceMemoryProperties(device, &memory);
+  for (uint32_t i = 0; i < memory.memoryHeapCount; ++i) {
+    info.heaps.push_back({memory.memoryHeaps[i].size, (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0});
+  }
+
+  // The compute queue: the first family with compute, preferring one with timestamps.
+  uint32_t family_count = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(device, &family_count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(family_count);
+  vkGetPhysicalDeviceQueueFamilyProperties(device, &family_count, families.data());
+  for (uint32_t i = 0; i < family_count; ++i) {
+    if (!(families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || families[i].queueCount == 0) continue;
+    if (!info.has_compute_queue || (info.timestamp_valid_bits == 0 && families[i].timestampValidBits > 0)) {
+      info.has_compute_queue = true;
+      info.compute_queue_family = i;
+      info.timestamp_valid_bits = families[i].timestampValidBits;
+    }
+  }
+  return info;
+}
+
+Instance::Instance(bool validation) : validation_(validation) {
+  std::vector<const char*> layers;
+  std::vector<const char*> extensions;
+  if (validation_) {
+    VKG_CHECK(has_layer(kValidationLayer),
+              "--vk-validation: the Khronos validation layer (" << kValidationLayer
+                                                                << ") is not installed (Debian: vulkan-validationlayers)");
+    layers.push_back(kValidationLayer);
+    extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  }
+  VkApplicationInfo app{};
+  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  app.pApplicationName = "vkgraphy";
+  app.pEngineName = "vkgraphy";
+  app.apiVersion = VK_API_VERSION_1_2;
+  // Chained into the create info, the messenger also sees instance creation and destruction.
+  VkDebugUtilsMessengerCreateInfoEXT debug = messenger_info(&Instance::on_message, log_.get());
+  VkInstanceCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  info.pNext = validation_ ? &debug : nullptr;
+  info.pApplicationInfo = &app;
+  info.enabledLayerCount = uint32_t(layers.size());
+  info.ppEnabledLayerNames = layers.data();
+  info.enabledExtensionCount = uint32_t(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+  const VkResult r = vkCreateInstance(&info, nullptr, &instance_);
+  if (r == VK_ERROR_INCOMPATIBLE_DRIVER || r == VK_ERROR_INITIALIZATION_FAILED) {
+    VKG_THROW("no Vulkan 1.2 driver found (" << vk_result_name(r)
+                                             << "); install one, e.g. Mesa's lavapipe (Debian: mesa-vulkan-drivers)");
+  }
+  VKG_VK_CHECK(r, "creating the Vulkan instance");
+  if (validation_) {
+    auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
+    if (create == nullptr || create(instance_, &debug, nullptr, &messenger_) != VK_SUCCESS) {
+      vkDestroyInstance(instance_, nullptr);
+      VKG_THROW("--vk-validation: cannot create the validation debug messenger");
+    }
+  }
+}
+
+Instance::~Instance() {
+  if (messenger_ != VK_NULL_HANDLE) {
+    auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
+    if (destroy != nullptr) destroy(instance_, messenger_, nullptr);
+  }
+  if (instance_ != VK_NULL_HANDLE) vkDestroyInstance(instance_, nullptr);
+}
+
+VKAPI_ATTR VkBool32 VKAPI_CALL Instance::on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                    VkDebugUtilsMessageTypeFlagsEXT types,
+                                                    const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+  const std::string text = data && data->pMessage ? data->pMessage : "(no message)";
+  // Info messages come from the loader and the layer's own start-up; they are not findings.
+  if (severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
+    VKG_EXTRA_VERBOSE("Vulkan: " << text);
+    return VK_FALSE;
+  }
+  (void)types;
+  VKG_ERROR("Vulkan validation: " << text);
+  auto* log = static_cast<MessageLog*>(user);
+  std::lock_guard<std::mutex> lock(log->mutex);
+  log->messages.push_back(text);
+  return VK_FALSE;
+}
+
+std::vector<std::string> Instance::validation_messages() const {
+  std::lock_guard<std::mutex> lock(log_->mutex);
+  return log_->messages;
+}
+
+void Instance::clear_validation_messages() {
+  std::lock_guard<std::mutex> lock(log_->mutex);
+  log_->messages.clear();
+}
+
+void Instance::check_validation(const std::string& where) {
+  std::vector<std::string> messages;
+  {
+    std::lock_guard<std::mutex> lock(log_->mutex);
+    messages.swap(log_->messages);
+  }
+  if (messages.empty()) return;
+  VKG_THROW("Vulkan validation layer: " << messages.size() << " message(s) during " << where
+                                        << "; the first: " << messages.front());
+}
+
+std::vector<PhysicalDevice> Instance::physical_devices() const {
+  uint32_t count = 0;
+  VKG_VK_CHECK(vkEnumeratePhysicalDevices(instance_, &count, nullptr), "listing Vulkan devices");
+  std::vector<VkPhysicalDevice> handles(count);
+  VKG_VK_CHECK(vkEnumeratePhysicalDevices(instance_, &count, handles.data()), "listing Vulkan devices");
+  VKG_CHECK(count > 0, "no Vulkan device found: the installed Vulkan drivers report none"
+                       " (is VK_DRIVER_FILES pointing at a driver for this machine?)");
+  std::vector<PhysicalDevice> devices;
+  for (uint32_t i = 0; i < count; ++i) devices.push_back({handles[i], query_device_info(handles[i], i)});
+  return devices;
+}
+
+PhysicalDevice Instance::select(const std::string& selector) const {
+  const std::vector<PhysicalDevice> devices = physical_devices();
+  std::vector<DeviceInfo> infos;
+  for (const PhysicalDevice& d : devices) infos.push_back(d.info);
+  return devices[select_device(infos, selector)];
+}
+
+std::vector<DeviceInfo> list_devices(const DeviceOptions& options) {
+  Instance instance(options.validation);
+  std::vector<DeviceInfo> infos;
+  for (const PhysicalDevice& d : instance.physical_devices()) infos.push_back(d.info);
+  instance.check_validation("listing Vulkan devices");
+  return infos;
+}
+
+bool vulkan_available(std::string* why) {
+  try {
+    Instance instance(false);
+    instance.physical_devices();
+    return true;
+  } catch (const Error& e) {
+    if (why != nullptr) *why = e.what();
+    return false;
+  }
+}
+
+}  // namespace vkg::vk

@@ -1,0 +1,30 @@
+// The SPIR-V of every shader in shaders/, compiled and validated at build time
+// (cmake/shaders.cmake) and embedded in the library. Free of Vulkan headers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vkg::vk {
+
+// One compiled shader variant, named "<dir>/<file>.<precision>", e.g. "elementwise/add.f32".
+struct ShaderBinary {
+  const char* name;
+  const uint32_t* words;
+  size_t word_count;
+};
+
+// Every embedded shader variant, sorted by source path (defined in the generated table).
+std::span<const ShaderBinary> builtin_shaders();
+
+// The SPIR-V words of the named variant; throws vkg::Error naming the known shaders if absent.
+std::span<const uint32_t> builtin_shader(std::string_view name);
+
+// The names of every embedded variant.
+std::vector<std::string> builtin_shader_names();
+
+}  // namespace vkg::vk

@@ -1,0 +1,31 @@
+#include "tools/args_vulkan.h"
+
+namespace vkg::tools {
+
+void VulkanArgs::add_to(CLI::App& app) {
+  auto* g = "Vulkan";
+  app.add_option("--device", device,
+                 "Vulkan device to use: its index in `inspect device`, or a case-insensitive substring of its "
+                 "name (default: a discrete GPU, else integrated, else a CPU driver)")
+      ->group(g);
+  app.add_flag("--vk-validation", validation,
+               "Enable the Khronos validation layer; any validation message is an error "
+               "(also VKGRAPHY_VK_VALIDATION=1)")
+      ->group(g);
+}
+
+vk::DeviceOptions VulkanArgs::options() const {
+  vk::DeviceOptions options;
+  options.device = device;
+  options.validation = validation || vk::validation_from_env();
+  return options;
+}
+
+VulkanArgs& vulkan_args() {
+  static VulkanArgs args;
+  return args;
+}
+
+vk::DeviceOptions vulkan_device_options() { return vulkan_args().options(); }
+
+}  // namespace vkg::tools

@@ -1,0 +1,27 @@
+// Argument group: the global Vulkan options every tool takes: `--device
+// INDEX|NAME-SUBSTRING` and `--vk-validation` (also VKGRAPHY_VK_VALIDATION=1).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "runtime/vulkan/device_info.h"
+
+namespace vkg::tools {
+
+struct VulkanArgs {
+  std::string device;       // "" = default preference (discrete, integrated, virtual, cpu)
+  bool validation = false;  // --vk-validation
+
+  void add_to(CLI::App& app);
+  // The selection options: --device, and validation from the flag or the
+  // environment (throws Error on a malformed VKGRAPHY_VK_VALIDATION).
+  vk::DeviceOptions options() const;
+};
+
+// The process-wide instance main() adds to the root app.
+VulkanArgs& vulkan_args();
+// vulkan_args().options(): what every tool uses to open Vulkan.
+vk::DeviceOptions vulkan_device_options();
+
+}  // namespace vkg::tools
