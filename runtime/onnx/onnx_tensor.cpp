@@ -25,71 +25,82 @@ Tensor tensor_from_proto(const onnx::TensorProto& p) {
                         << onnx::TensorProto_DataType_Name(onnx::TensorProto_DataType(p.data_type())) << " ("
                         << p.data_type() << ")");
   Shape shape;
+  int64_t n = 1;
   for (int64_t d : p.dims()) {
     VKG_CHECK(d >= 0, what << " has a negative dimension " << d);
+    VKG_CHECK(d == 0 || n <= (int64_t(1) << 48) / d, what << " has an absurd shape");
+    n *= d;
     shape.push_back(d);
   }
-  VKG_CHECK(shape.size() <= 16 && num_elements(shape) <= (int64_t(1) << 40), what << " has an absurd shape");
-  Tensor t(*dtype, shape);
-  const int64_t n = t.size();
+  // The data must be there before anything is allocated: a corrupt shape never
+  // turns into a huge allocation.
+  const size_t nbytes = size_t(n) * dtype_size(*dtype);
   if (p.has_raw_data()) {
-    VKG_CHECK(p.raw_data().size() == t.nbytes(), what << " has " << p.raw_data().size() << " bytes of raw data, "
-                                                      << t.describe() << " needs " << t.nbytes());
-    if (t.nbytes() > 0) std::memcpy(t.raw(), p.raw_data().data(), t.nbytes());
+    VKG_CHECK(p.raw_data().size() == nbytes, what << " has " << p.raw_data().size() << " bytes of raw data, "
+                                                   << dtype_name(*dtype) << shape_to_string(shape) << " needs "
+                                                   << nbytes);
+    Tensor t(*dtype, shape);
+    if (nbytes > 0) std::memcpy(t.raw(), p.raw_data().data(), nbytes);
     return t;
   }
-  auto check_count = [&](int count) {
-    VKG_CHECK(count == n, what << " has " << count << " values, " << t.describe() << " needs " << n);
-  };
+  const int count = [&] {
+    switch (*dtype) {
+      case DType::Float32: return p.float_data_size();
+      case DType::Float64: return p.double_data_size();
+      case DType::Int64: return p.int64_data_size();
+      case DType::UInt32:
+      case DType::UInt64: return p.uint64_data_size();
+      case DType::Int32:
+      case DType::Int16:
+      case DType::Int8:
+      case DType::UInt16:
+      case DType::UInt8:
+      case DType::Bool:
+      case DType::Float16:
+      case DType::BFloat16: return p.int32_data_size();
+    }
+    return 0;
+  }();
+  VKG_CHECK(count == n, what << " has " << count << " values, " << dtype_name(*dtype) << shape_to_string(shape)
+                             << " needs " << n);
+  Tensor t(*dtype, shape);
   switch (*dtype) {
     case DType::Float32:
-      check_count(p.float_data_size());
       copy_field<float>(p.float_data(), t);
       break;
     case DType::Float64:
-      check_count(p.double_data_size());
       copy_field<double>(p.double_data(), t);
       break;
     case DType::Int64:
-      check_count(p.int64_data_size());
       copy_field<int64_t>(p.int64_data(), t);
       break;
     case DType::UInt32:
-      check_count(p.uint64_data_size());
       copy_field<uint32_t>(p.uint64_data(), t);
       break;
     case DType::UInt64:
-      check_count(p.uint64_data_size());
       copy_field<uint64_t>(p.uint64_data(), t);
       break;
     case DType::Int32:
-      check_count(p.int32_data_size());
       copy_field<int32_t>(p.int32_data(), t);
       break;
     case DType::Int16:
-      check_count(p.int32_data_size());
       copy_field<int16_t>(p.int32_data(), t);
       break;
     case DType::Int8:
-      check_count(p.int32_data_size());
       copy_field<int8_t>(p.int32_data(), t);
       break;
     case DType::UInt16:
-      check_count(p.int32_data_size());
       copy_field<uint16_t>(p.int32_data(), t);
       break;
     case DType::UInt8:
-      check_count(p.int32_data_size());
       copy_field<uint8_t>(p.int32_data(), t);
       break;
     case DType::Bool:
-      check_count(p.int32_data_size());
       copy_field<bool>(p.int32_data(), t);
       break;
     case DType::Float16:
     case DType::BFloat16: {
       // Stored as the raw 16 bits in int32_data.
-      check_count(p.int32_data_size());
       uint16_t* out = reinterpret_cast<uint16_t*>(t.raw());
       for (int64_t i = 0; i < n; ++i) out[i] = uint16_t(p.int32_data(int(i)));
       break;
