@@ -6,6 +6,8 @@
 #include <limits>
 #include <optional>
 
+#include "runtime/data/array_stats.h"
+
 namespace vkg {
 
 namespace {
@@ -14,17 +16,6 @@ constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
 constexpr size_t kArrayAlign = 64;           // numpy's ARRAY_ALIGN
 constexpr size_t kGrowthAxisMaxDigits = 21;  // numpy's GROWTH_AXIS_MAX_DIGITS
-
-// Python's repr() of a shape tuple: "()", "(3,)", "(1, 3, 224, 224)".
-std::string python_shape_repr(const Shape& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) s += ",";
-  return s + ")";
-}
 
 // Parser for the Python dict literal in a .npy header, e.g.
 // {'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }
@@ -231,7 +222,7 @@ std::string save_npy(const Tensor& tensor) {
   // Same layout as numpy's _write_array_header: sorted keys, growth padding
   // after the dict, then spaces and a newline up to a 64-byte boundary.
   std::string dict = "{'descr': '" + npy_descr(tensor.dtype()) +
-                     "', 'fortran_order': False, 'shape': " + python_shape_repr(tensor.shape()) + ", }";
+                     "', 'fortran_order': False, 'shape': " + python_tuple(tensor.shape()) + ", }";
   if (!tensor.shape().empty()) {
     const size_t digits = std::to_string(tensor.shape()[0]).size();
     if (digits < kGrowthAxisMaxDigits) dict.append(kGrowthAxisMaxDigits - digits, ' ');
