@@ -50,7 +50,8 @@ std::vector<std::string> requested_outputs(const Graph& graph, const std::vector
     for (const std::string& t : graph.node_outputs())
       if (seen.insert(t).second) names.push_back(t);
   } else if (!marked.empty()) {
-    std::set<std::string> known(graph.node_outputs().begin(), graph.node_outputs().end());
+    const std::vector<std::string> produced = graph.node_outputs();
+    std::set<std::string> known(produced.begin(), produced.end());
     for (const ValueInfo& o : graph.outputs) known.insert(o.name);
     for (const auto& [name, t] : graph.initializers) known.insert(name);
     for (const std::string& m : marked) {

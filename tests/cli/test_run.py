@@ -80,6 +80,20 @@ class RunReference(CliTestCase):
         self.assertEqual(set(iterations[0]), {"identity_out_0", "identity_out_2", "add_out_4", "identity_out_6",
                                               "identity_out_8"})
 
+    def test_named_and_excluded_outputs(self):
+        out_path = self.path("some.json")
+        self.vkgraphy("run", model("reducable.onnx"), "--ref", "--onnx-outputs", "add_out_4", "identity_out_0",
+                      "--save-outputs", out_path)
+        (iterations,) = load_polygraphy_outputs(out_path).values()
+        self.assertEqual(set(iterations[0]), {"add_out_4", "identity_out_0"})
+        self.vkgraphy("run", model("reducable.onnx"), "--ref", "--onnx-outputs", "mark", "all",
+                      "--onnx-exclude-outputs", "add_out_4", "--save-outputs", out_path)
+        (iterations,) = load_polygraphy_outputs(out_path).values()
+        self.assertNotIn("add_out_4", iterations[0])
+        self.assertIn("identity_out_0", iterations[0])
+        out = self.vkgraphy("run", model("reducable.onnx"), "--ref", "--onnx-outputs", "nope", expect=EXIT_INPUT)
+        self.assertIn("'nope'", out)
+
     def test_iterations_and_saved_inputs(self):
         self.vkgraphy("run", model("identity.onnx"), "--ref", "--iterations", "3", "--save-inputs", self.path("in.json"),
                       "--save-outputs", self.path("out.json"))
