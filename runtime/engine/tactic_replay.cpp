@@ -1,0 +1,208 @@
+#include "runtime/engine/tactic_replay.h"
+
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/core/error.h"
+#include "runtime/core/file_io.h"
+
+namespace vkg {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr char kFormat[] = "vkgraphy-tactic-replay";
+constexpr int kVersion = 1;
+constexpr char kWhat[] = "tactic replay";
+
+Json candidate_to_json(const CandidateTiming& c) {
+  Json j = Json::object();
+  j["tactic"] = c.tactic;
+  j["precision"] = precision_name(c.precision);
+  if (c.error) {
+    j["error"] = *c.error;
+  } else {
+    j["median_ns"] = c.median_ns;
+    j["samples_ns"] = c.samples_ns;
+  }
+  return j;
+}
+
+CandidateTiming candidate_from_json(const Json& j, const JsonPlace& where) {
+  CandidateTiming c;
+  c.tactic = json_string(j, "tactic", where);
+  c.precision = json_precision(j, "precision", where);
+  if (j.contains("error")) {
+    c.error = json_string(j, "error", where);
+    return c;
+  }
+  c.median_ns = json_non_negative(j, "median_ns", where);
+  const Json& samples = json_member(j, "samples_ns", where);
+  const JsonPlace samples_where = where.field("samples_ns");
+  if (!samples.is_array()) samples_where.fail(std::string("expected an array, got ") + samples.type_name());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const Json& s = samples[i];
+    if (!s.is_number() || !(s.get<double>() >= 0)) samples_where.index(i).fail("expected a number >= 0");
+    c.samples_ns.push_back(s.get<double>());
+  }
+  return c;
+}
+
+TacticChoice layer_from_json(const Json& j, const JsonPlace& where) {
+  TacticChoice layer;
+  layer.name = json_string(j, "name", where);
+  if (layer.name.empty()) where.field("name").fail("empty layer name");
+  layer.op = json_string(j, "op", where);
+  layer.signature = json_string(j, "signature", where);
+  layer.tactic = json_string(j, "tactic", where);
+  layer.precision = json_precision(j, "precision", where);
+  const Json& candidates = json_member(j, "candidates", where);
+  const JsonPlace candidates_where = where.field("candidates");
+  if (!candidates.is_array()) candidates_where.fail(std::string("expected an array, got ") + candidates.type_name());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    layer.candidates.push_back(candidate_from_json(candidates[i], candidates_where.index(i)));
+  }
+  return layer;
+}
+
+TacticReplay replay_from_json(const Json& root, const JsonPlace& where) {
+  if (!root.is_object()) where.fail(std::string("expected a JSON object, got ") + root.type_name());
+  const std::string format = json_string(root, "format", where);
+  if (format != kFormat) {
+    where.field("format").fail("not a tactic replay: format is \"" + format + "\", expected \"" + kFormat + "\"");
+  }
+  const Json& version = json_member(root, "version", where);
+  if (version != kVersion) {
+    where.field("version").fail("unsupported tactic replay version " + version.dump() + " (this vkgraphy reads version " +
+                                std::to_string(kVersion) + ")");
+  }
+  TacticReplay replay;
+  replay.device = device_identity_from_json(json_member(root, "device", where), where.file, "device");
+  const Json& layers = json_member(root, "layers", where);
+  const JsonPlace layers_where = where.field("layers");
+  if (!layers.is_array()) layers_where.fail(std::string("expected an array, got ") + layers.type_name());
+  std::set<std::string> names;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const JsonPlace layer_where = layers_where.index(i);
+    replay.layers.push_back(layer_from_json(layers[i], layer_where));
+    if (!names.insert(replay.layers.back().name).second) {
+      layer_where.field("name").fail("layer '" + replay.layers.back().name + "' appears twice");
+    }
+  }
+  return replay;
+}
+
+// Stops at the top-level "format" key and remembers its value; parses nothing else.
+class FormatSniffer : public Json::json_sax_t {
+ public:
+  std::string format;
+
+  bool null() override { return value_seen(); }
+  bool boolean(bool) override { return value_seen(); }
+  bool number_integer(number_integer_t) override { return value_seen(); }
+  bool number_unsigned(number_unsigned_t) override { return value_seen(); }
+  bool number_float(number_float_t, const string_t&) override { return value_seen(); }
+  bool string(string_t& val) override {
+    if (depth_ == 1 && at_format_) {
+      format = val;
+      return false;  // found it: stop parsing
+    }
+    return value_seen();
+  }
+  bool binary(binary_t&) override { return value_seen(); }
+  bool start_object(std::size_t) override { return enter(); }
+  bool end_object() override { return leave(); }
+  bool start_array(std::size_t) override { return depth_ > 0 && enter(); }
+  bool end_array() override { return leave(); }
+  bool key(string_t& val) override {
+    at_format_ = depth_ == 1 && val == "format";
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  // A top-level value that is not a string ends the search.
+  bool value_seen() { return depth_ > 0 && !(depth_ == 1 && at_format_); }
+  bool enter() {
+    if (depth_ == 1 && at_format_) return false;
+    ++depth_;
+    return true;
+  }
+  bool leave() {
+    --depth_;
+    return depth_ > 0;
+  }
+
+  int depth_ = 0;
+  bool at_format_ = false;
+};
+
+}  // namespace
+
+const TacticChoice* TacticReplay::find(const std::string& layer) const {
+  for (const TacticChoice& choice : layers) {
+    if (choice.name == layer) return &choice;
+  }
+  return nullptr;
+}
+
+TacticReplay load_tactic_replay(const std::string& path) {
+  const std::string text = read_whole_file(path, kWhat);
+  const JsonPlace where{path, ""};
+  Json root;
+  try {
+    root = Json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    where.fail(std::string("not a valid JSON tactic replay: ") + e.what());
+  }
+  try {
+    return replay_from_json(root, where);
+  } catch (const nlohmann::json::exception& e) {
+    where.fail(std::string("malformed tactic replay: ") + e.what());
+  }
+}
+
+std::string tactic_replay_to_json_text(const TacticReplay& replay) {
+  Json root = Json::object();
+  root["format"] = kFormat;
+  root["version"] = kVersion;
+  root["device"] = device_identity_to_json(replay.device);
+  Json layers = Json::array();
+  std::set<std::string> names;
+  for (const TacticChoice& layer : replay.layers) {
+    VKG_CHECK(names.insert(layer.name).second, "tactic replay: layer '" << layer.name << "' appears twice");
+    Json j = Json::object();
+    j["name"] = layer.name;
+    j["op"] = layer.op;
+    j["signature"] = layer.signature;
+    j["tactic"] = layer.tactic;
+    j["precision"] = precision_name(layer.precision);
+    j["candidates"] = Json::array();
+    for (const CandidateTiming& c : layer.candidates) j["candidates"].push_back(candidate_to_json(c));
+    layers.push_back(std::move(j));
+  }
+  root["layers"] = std::move(layers);
+  // Invalid UTF-8 in a name is replaced rather than failing the whole save.
+  return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+void save_tactic_replay(const std::string& path, const TacticReplay& replay) {
+  write_file_atomically(path, tactic_replay_to_json_text(replay), kWhat);
+}
+
+bool looks_like_tactic_replay(const std::string& path) {
+  try {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    FormatSniffer sniffer;
+    Json::sax_parse(in, &sniffer);
+    return sniffer.format == kFormat;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace vkg

@@ -1,0 +1,155 @@
+#include "runtime/engine/timing_cache.h"
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/core/error.h"
+#include "runtime/core/file_io.h"
+#include "runtime/core/logger.h"
+
+namespace vkg {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr char kFormat[] = "vkgraphy-timing-cache";
+constexpr int kVersion = 1;
+constexpr char kWhat[] = "timing cache";
+
+Json entry_to_json(const TimingEntry& e) {
+  Json j = Json::object();
+  j["device"] = device_identity_to_json(e.device);
+  j["signature"] = e.signature;
+  j["description"] = e.description;
+  j["tactic"] = e.tactic;
+  j["precision"] = precision_name(e.precision);
+  j["median_ns"] = e.median_ns;
+  j["samples"] = e.samples;
+  return j;
+}
+
+TimingEntry entry_from_json(const Json& j, const JsonPlace& where) {
+  TimingEntry e;
+  e.device = device_identity_from_json(json_member(j, "device", where), where.file, where.field("device").path);
+  e.signature = json_string(j, "signature", where);
+  e.description = json_string(j, "description", where);
+  e.tactic = json_string(j, "tactic", where);
+  e.precision = json_precision(j, "precision", where);
+  e.median_ns = json_non_negative(j, "median_ns", where);
+  e.samples = json_unsigned(j, "samples", UINT64_MAX, where);
+  return e;
+}
+
+// Parses the file's header and entries. Throws Error (whole file unusable);
+// malformed entries are skipped with a warning instead.
+TimingCache cache_from_text(const std::string& text, const std::string& path) {
+  const JsonPlace where{path, ""};
+  Json root;
+  try {
+    root = Json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    where.fail(std::string("not valid JSON: ") + e.what());
+  }
+  if (!root.is_object()) where.fail(std::string("expected a JSON object, got ") + root.type_name());
+  const std::string format = json_string(root, "format", where);
+  if (format != kFormat) where.field("format").fail("format is \"" + format + "\", expected \"" + kFormat + "\"");
+  const Json& version = json_member(root, "version", where);
+  if (version != kVersion) {
+    where.field("version").fail("version " + version.dump() + ", this vkgraphy reads version " +
+                                std::to_string(kVersion));
+  }
+  const Json& entries = json_member(root, "entries", where);
+  if (!entries.is_array()) where.field("entries").fail(std::string("expected an array, got ") + entries.type_name());
+  TimingCache cache;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    try {
+      cache.record(entry_from_json(entries[i], where.field("entries").index(i)));
+    } catch (const Error& e) {
+      VKG_WARNING("ignoring a timing cache entry: " << e.what());
+    }
+  }
+  return cache;
+}
+
+// Loads `path`, or nullopt with the reason in `why`. Never throws.
+std::optional<TimingCache> try_load(const std::string& path, std::string* why) {
+  try {
+    return cache_from_text(read_whole_file(path, kWhat), path);
+  } catch (const std::exception& e) {
+    *why = e.what();
+  } catch (...) {
+    *why = "'" + path + "': unknown error";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TimingCache::Key TimingCache::key_of(const DeviceIdentity& device, const std::string& signature,
+                                     const std::string& tactic) {
+  return {device_identity_to_json(device).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace), signature,
+          tactic};
+}
+
+std::optional<TimingEntry> TimingCache::lookup(const DeviceIdentity& device, const std::string& key,
+                                               const std::string& tactic) const {
+  const auto it = entries_.find(key_of(device, key, tactic));
+  if (it == entries_.end()) {
+    ++misses_;
+    return std::nullopt;
+  }
+  ++hits_;
+  return it->second;
+}
+
+void TimingCache::record(const TimingEntry& entry) {
+  entries_[key_of(entry.device, entry.signature, entry.tactic)] = entry;
+}
+
+void TimingCache::merge(const TimingCache& newer) {
+  for (const auto& [key, entry] : newer.entries_) entries_[key] = entry;
+}
+
+std::vector<TimingEntry> TimingCache::entries() const {
+  std::vector<TimingEntry> out;
+  out.reserve(entries_.size());
+  for (const auto& [key, entry] : entries_) out.push_back(entry);
+  return out;
+}
+
+TimingCache load_timing_cache(const std::string& path) {
+  std::string why;
+  if (auto cache = try_load(path, &why)) return std::move(*cache);
+  VKG_WARNING("not using timing cache: " << why << "; starting with an empty cache");
+  return TimingCache();
+}
+
+std::string timing_cache_to_json_text(const TimingCache& cache) {
+  Json root = Json::object();
+  root["format"] = kFormat;
+  root["version"] = kVersion;
+  Json entries = Json::array();
+  for (const TimingEntry& e : cache.entries()) entries.push_back(entry_to_json(e));
+  root["entries"] = std::move(entries);
+  return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+void save_timing_cache(const std::string& path, const TimingCache& cache, bool merge_existing) {
+  std::error_code ec;
+  if (!merge_existing || !std::filesystem::exists(path, ec)) {
+    write_file_atomically(path, timing_cache_to_json_text(cache), kWhat);
+    return;
+  }
+  std::string why;
+  std::optional<TimingCache> merged = try_load(path, &why);
+  if (!merged) {
+    VKG_WARNING("replacing unusable timing cache: " << why);
+    merged.emplace();
+  }
+  merged->merge(cache);
+  write_file_atomically(path, timing_cache_to_json_text(*merged), kWhat);
+}
+
+}  // namespace vkg
