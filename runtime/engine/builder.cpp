@@ -1,0 +1,631 @@
+#include "runtime/engine/builder.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "runtime/core/error.h"
+#include "runtime/core/logger.h"
+#include "runtime/core/version.h"
+#include "runtime/reference/reference_backend.h"
+#include "runtime/vulkan/shader_table.h"
+
+namespace vkg {
+
+const char* precision_constraints_name(PrecisionConstraints c) {
+  switch (c) {
+    case PrecisionConstraints::None: return "none";
+    case PrecisionConstraints::Prefer: return "prefer";
+    case PrecisionConstraints::Obey: return "obey";
+  }
+  return "?";
+}
+
+std::optional<PrecisionConstraints> parse_precision_constraints(const std::string& text) {
+  if (text == "none") return PrecisionConstraints::None;
+  if (text == "prefer") return PrecisionConstraints::Prefer;
+  if (text == "obey") return PrecisionConstraints::Obey;
+  return std::nullopt;
+}
+
+DeviceIdentity device_identity(const vk::DeviceInfo& device) {
+  DeviceIdentity id;
+  id.device_name = device.name;
+  id.vendor_id = device.vendor_id;
+  id.device_id = device.device_id;
+  id.driver_version = device.driver_info.empty() ? std::to_string(device.driver_version) : device.driver_info;
+  id.pipeline_cache_uuid = device.uuid;
+  id.vkgraphy_version = VKGRAPHY_VERSION;
+  return id;
+}
+
+std::vector<std::string> unsupported_vulkan_ops(const Graph& graph, const TacticRegistry& registry) {
+  std::map<std::string, std::vector<std::string>> missing;
+  for (const Node& n : graph.nodes) {
+    if (n.op_type == "Constant" || n.op_type == "Shape" || n.op_type == "Size") continue;  // folded
+    if (!n.domain.empty() || registry.for_op(n.op_type).empty()) {
+      missing[n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type].push_back(n.name);
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [op, names] : missing) {
+    std::string line = op + " (";
+    for (size_t i = 0; i < names.size() && i < 3; ++i) line += (i ? ", '" : "'") + names[i] + "'";
+    if (names.size() > 3) line += ", ... " + std::to_string(names.size()) + " in all";
+    out.push_back(line + ")");
+  }
+  return out;
+}
+
+namespace {
+
+constexpr uint32_t kReformatLocalSize = 64;
+
+struct Candidate {
+  const Tactic* tactic;
+  Precision precision;
+  LayerPlan plan;
+  std::vector<LayerTensor>* inputs;  // the context it was planned in (per precision)
+};
+
+std::string format_ns(double ns) {
+  std::ostringstream s;
+  s << std::fixed;
+  if (ns >= 1e6)
+    s << std::setprecision(3) << ns / 1e6 << " ms";
+  else
+    s << std::setprecision(1) << ns / 1e3 << " us";
+  return s.str();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// How many candidates (in heuristic order) and samples each optimization level times.
+size_t candidates_for_level(int level) {
+  switch (level) {
+    case 0: return 1;
+    case 1: return 2;
+    case 2: return 3;
+    case 3: return 6;
+    case 4: return 10;
+    default: return SIZE_MAX;
+  }
+}
+int samples_for_level(int level) { return level <= 1 ? 3 : level <= 3 ? 5 : 9; }
+
+bool tactic_allowed(const BuilderConfig& config, const std::string& name) {
+  if (!config.tactics_allow.empty() &&
+      std::none_of(config.tactics_allow.begin(), config.tactics_allow.end(),
+                   [&](const std::string& g) { return glob_match(g, name); }))
+    return false;
+  return std::none_of(config.tactics_deny.begin(), config.tactics_deny.end(),
+                      [&](const std::string& g) { return glob_match(g, name); });
+}
+
+// A conversion between storage forms of one tensor (also used to copy a
+// constant into an engine output): shaders/engine/reformat.comp.
+LayerPlan reformat_plan(StorageType from, StorageType to, uint64_t n, const vk::DeviceInfo& device,
+                        std::optional<Tensor> constant) {
+  LayerPlan plan;
+  Dispatch d;
+  const bool half = from == StorageType::F16 || to == StorageType::F16;
+  d.shader = half ? "engine/reformat.f16" : "engine/reformat.f32";
+  d.spec = {{0, kReformatLocalSize}, {1, uint32_t(from)}, {2, uint32_t(to)}};
+  d.bindings = {constant ? add_weight(plan, std::move(*constant)) : BindingRef::input(0), BindingRef::output(0)};
+  d.push = {uint32_t(n)};
+  d.groups = linear_groups(n, kReformatLocalSize, device);
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
+class Builder {
+ public:
+  Builder(const Graph& graph, const BuilderConfig& config, const vk::DeviceInfo& device,
+          const DeviceIdentity& identity, PlanTimer* timer, const TacticRegistry& registry)
+      : graph_(graph), config_(config), device_(device), identity_(identity), timer_(timer), registry_(registry) {}
+
+  BuildResult build();
+
+ private:
+  const Tensor* constant(const std::string& name) const {
+    auto f = folded_.find(name);
+    if (f != folded_.end()) return &f->second;
+    auto i = graph_.initializers.find(name);
+    return i == graph_.initializers.end() ? nullptr : &i->second;
+  }
+  bool try_fold(const Node& node);
+  ValueInfo info_of(const std::string& name, const Node& node) const;
+  int32_t add_tensor(const std::string& name, DType dtype, const Shape& shape, StorageType storage);
+  int32_t tensor_in(const std::string& name, StorageType storage);
+  void add_layer(const Node& node, size_t index, size_t total);
+  std::vector<Candidate> candidates(const Node& node, const std::vector<Precision>& precisions,
+                                    std::map<Precision, std::vector<LayerTensor>>& inputs,
+                                    std::map<Precision, std::vector<LayerTensor>>& outputs,
+                                    std::vector<std::string>& declined, bool ignore_filters,
+                                    const std::string& only_tactic);
+  std::vector<Precision> precisions_for(const Node& node, bool float_layer);
+  void add_constant_output(const std::string& name);
+  void progress(size_t index, size_t total, const Node& node);
+
+  const Graph& graph_;
+  const BuilderConfig& config_;
+  const vk::DeviceInfo& device_;
+  const DeviceIdentity& identity_;
+  PlanTimer* timer_;
+  const TacticRegistry& registry_;
+
+  BuildResult result_;
+  std::map<std::string, Tensor> folded_;
+  // Engine tensor of each (tensor name, storage) pair; the first entry per name is the producer's.
+  std::map<std::pair<std::string, StorageType>, int32_t> tensors_;
+  std::map<std::string, StorageType> produced_storage_;
+  std::map<std::pair<std::string, std::string>, CandidateTiming> timed_;  // (signature key, tactic)
+  std::mt19937_64 rng_;
+  bool progress_line_ = false;
+};
+
+bool Builder::try_fold(const Node& node) {
+  if (node.op_type == "Shape" || node.op_type == "Size") {
+    const ValueInfo vi = info_of(node.inputs.at(0), node);
+    const Shape shape = vi.concrete_shape();
+    if (node.op_type == "Size") {
+      folded_[node.outputs.at(0)] = Tensor::scalar<int64_t>(num_elements(shape));
+      return true;
+    }
+    const int64_t rank = int64_t(shape.size());
+    int64_t start = node.attr_int("start", 0), end = node.attr_int("end", rank);
+    if (start < 0) start += rank;
+    if (end < 0) end += rank;
+    start = std::clamp<int64_t>(start, 0, rank);
+    end = std::clamp<int64_t>(end, start, rank);
+    folded_[node.outputs.at(0)] =
+        Tensor::from_vector<int64_t>({end - start}, std::vector<int64_t>(shape.begin() + start, shape.begin() + end));
+    return true;
+  }
+  std::vector<const Tensor*> inputs;
+  for (const std::string& in : node.inputs) {
+    if (in.empty()) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    const Tensor* t = constant(in);
+    if (t == nullptr) return false;
+    inputs.push_back(t);
+  }
+  std::vector<Tensor> outs = run_reference_node(node, graph_.opset, inputs);
+  for (size_t i = 0; i < node.outputs.size() && i < outs.size(); ++i) {
+    if (!node.outputs[i].empty()) folded_[node.outputs[i]] = std::move(outs[i]);
+  }
+  return true;
+}
+
+ValueInfo Builder::info_of(const std::string& name, const Node& node) const {
+  if (const Tensor* t = constant(name)) {
+    ValueInfo v;
+    v.name = name;
+    v.dtype = t->dtype();
+    std::vector<Dim> dims;
+    for (int64_t d : t->shape()) dims.push_back(Dim{d, ""});
+    v.shape = dims;
+    return v;
+  }
+  const ValueInfo* vi = graph_.find_value_info(name);
+  VKG_CHECK(vi != nullptr && vi->dtype && vi->static_shape(),
+            node.describe() << ": tensor '" << name << "' has "
+                            << (vi == nullptr ? std::string("no known type or shape") : "type/shape " + vi->describe())
+                            << "; the Vulkan builder needs static shapes (use --input-shapes)");
+  return *vi;
+}
+
+int32_t Builder::add_tensor(const std::string& name, DType dtype, const Shape& shape, StorageType storage) {
+  EngineTensor t;
+  t.name = name;
+  t.dtype = dtype;
+  t.shape = shape;
+  t.storage = storage;
+  result_.engine.tensors.push_back(std::move(t));
+  const int32_t id = int32_t(result_.engine.tensors.size() - 1);
+  tensors_[{name, storage}] = id;
+  produced_storage_.emplace(name, storage);
+  return id;
+}
+
+// The engine tensor holding `name` in `storage`, inserting a reformat layer when
+// it exists only in another storage form.
+int32_t Builder::tensor_in(const std::string& name, StorageType storage) {
+  auto it = tensors_.find({name, storage});
+  if (it != tensors_.end()) return it->second;
+  auto produced = produced_storage_.find(name);
+  VKG_CHECK(produced != produced_storage_.end(), "tensor '" << name << "' is used before it is produced");
+  const int32_t src = tensors_.at({name, produced->second});
+  const EngineTensor source = result_.engine.tensors[size_t(src)];
+  VKG_CHECK(source.storage != StorageType::I32 && storage != StorageType::I32,
+            "tensor '" << name << "' cannot be converted between integer and float storage");
+  EngineTensor t = source;
+  t.name = name + ":" + storage_type_name(storage);
+  t.storage = storage;
+  t.slot = -1;
+  result_.engine.tensors.push_back(t);
+  const int32_t id = int32_t(result_.engine.tensors.size() - 1);
+  tensors_[{name, storage}] = id;
+
+  EngineLayer layer;
+  layer.name = name + " reformat " + storage_type_name(source.storage) + "->" + storage_type_name(storage);
+  layer.op = "Reformat";
+  layer.tactic = std::string("reformat.") + storage_type_name(source.storage) + "_to_" + storage_type_name(storage);
+  layer.precision = Precision::FP32;
+  layer.inputs = {src};
+  layer.outputs = {id};
+  layer.plan = reformat_plan(source.storage, storage, uint64_t(num_elements(source.shape)), device_, std::nullopt);
+  result_.engine.layers.push_back(std::move(layer));
+  ++result_.stats.reformats;
+  return id;
+}
+
+void Builder::add_constant_output(const std::string& name) {
+  const Tensor* value = constant(name);
+  const std::optional<StorageType> storage = storage_for(value->dtype(), Precision::FP32);
+  VKG_CHECK(storage.has_value(), "output '" << name << "' is " << dtype_name(value->dtype())
+                                            << ", which the Vulkan backend does not support");
+  const int32_t id = add_tensor(name, value->dtype(), value->shape(), *storage);
+  EngineLayer layer;
+  layer.name = name + " constant";
+  layer.op = "Constant";
+  layer.tactic = "constant.copy";
+  layer.outputs = {id};
+  layer.plan = reformat_plan(*storage, *storage, uint64_t(value->size()), device_,
+                             to_storage(*value, *storage, "constant '" + name + "'"));
+  result_.engine.layers.push_back(std::move(layer));
+}
+
+std::vector<Precision> Builder::precisions_for(const Node& node, bool float_layer) {
+  const bool fp16_ok = device_.fp16();
+  std::vector<Precision> out;
+  if (config_.fp16 && fp16_ok && float_layer) out.push_back(Precision::FP16);
+  out.push_back(Precision::FP32);
+  auto pin = config_.layer_precisions.find(node.name);
+  if (pin == config_.layer_precisions.end() || config_.constraints == PrecisionConstraints::None) return out;
+  const Precision p = pin->second;
+  std::string problem;
+  if (p == Precision::FP16 && !float_layer) problem = "it has no floating-point tensors";
+  if (p == Precision::FP16 && !fp16_ok) problem = "device '" + device_.name + "' has no fp16 support";
+  if (!problem.empty()) {
+    VKG_CHECK(config_.constraints != PrecisionConstraints::Obey,
+              node.describe() << " is pinned to " << precision_name(p) << " (obey) but " << problem);
+    VKG_WARNING(node.describe() << " is pinned to " << precision_name(p) << " but " << problem << "; ignoring the pin");
+    return out;
+  }
+  // Obey: only the pinned precision. Prefer: the pinned one; add_layer falls back when no tactic has it.
+  return {p};
+}
+
+std::vector<Candidate> Builder::candidates(const Node& node, const std::vector<Precision>& precisions,
+                                           std::map<Precision, std::vector<LayerTensor>>& inputs,
+                                           std::map<Precision, std::vector<LayerTensor>>& outputs,
+                                           std::vector<std::string>& declined, bool ignore_filters,
+                                           const std::string& only_tactic) {
+  std::vector<Candidate> out;
+  for (Precision p : precisions) {
+    LayerContext ctx{node, graph_.opset, p, Arith::F32, inputs[p], outputs[p], device_};
+    for (const Tactic* t : registry_.for_op(node.op_type)) {
+      if (t->precision() != p) continue;
+      if (!only_tactic.empty() && t->name != only_tactic) continue;
+      if (!ignore_filters && !tactic_allowed(config_, t->name)) continue;
+      ctx.arith = t->arith;
+      std::string why;
+      std::optional<LayerPlan> plan = t->plan(ctx, why);
+      if (!plan) {
+        declined.push_back(t->name + ": " + (why.empty() ? "cannot serve this layer" : why));
+        continue;
+      }
+      out.push_back(Candidate{t, p, std::move(*plan), &inputs[p]});
+    }
+  }
+  return out;
+}
+
+void Builder::progress(size_t index, size_t total, const Node& node) {
+  if (!config_.progress) return;
+  std::cerr << "\r\033[K[builder] layer " << index + 1 << "/" << total << ": " << node.name << " (" << node.op_type
+            << ")" << std::flush;
+  progress_line_ = true;
+}
+
+void Builder::add_layer(const Node& node, size_t index, size_t total) {
+  progress(index, total, node);
+  // Inputs and outputs as the tactics see them, per precision.
+  std::vector<ValueInfo> in_infos, out_infos;
+  bool float_layer = false;
+  for (const std::string& name : node.inputs) {
+    in_infos.push_back(name.empty() ? ValueInfo{} : info_of(name, node));
+    if (!name.empty() && is_float_dtype(*in_infos.back().dtype)) float_layer = true;
+  }
+  for (const std::string& name : node.outputs) {
+    out_infos.push_back(name.empty() ? ValueInfo{} : info_of(name, node));
+    if (!name.empty() && is_float_dtype(*out_infos.back().dtype)) float_layer = true;
+  }
+  const std::vector<Precision> precisions = precisions_for(node, float_layer);
+  std::map<Precision, std::vector<LayerTensor>> inputs, outputs;
+  for (Precision p : {Precision::FP32, Precision::FP16}) {
+    auto make = [&](const std::string& name, const ValueInfo& vi) {
+      LayerTensor t;
+      if (name.empty()) return t;
+      t.name = name;
+      t.dtype = *vi.dtype;
+      t.shape = vi.concrete_shape();
+      const std::optional<StorageType> s = storage_for(t.dtype, p);
+      VKG_CHECK(s.has_value(), node.describe() << ": tensor '" << name << "' is " << dtype_name(t.dtype)
+                                               << ", which the Vulkan backend does not support");
+      t.storage = *s;
+      t.constant = constant(name);
+      return t;
+    };
+    for (size_t i = 0; i < node.inputs.size(); ++i) inputs[p].push_back(make(node.inputs[i], in_infos[i]));
+    for (size_t i = 0; i < node.outputs.size(); ++i) outputs[p].push_back(make(node.outputs[i], out_infos[i]));
+  }
+
+  const TacticChoice* replayed = config_.replay ? config_.replay->find(node.name) : nullptr;
+  std::vector<std::string> declined;
+  std::vector<Candidate> cands;
+  TacticChoice choice;
+  choice.name = node.name;
+  choice.op = node.op_type;
+  size_t chosen = 0;
+
+  if (replayed != nullptr) {
+    const Tactic* t = registry_.find(replayed->tactic);
+    VKG_CHECK(t != nullptr, "tactic replay: layer '" << node.name << "' names tactic '" << replayed->tactic
+                                                     << "', which this vkgraphy does not have");
+    VKG_CHECK(std::find(t->ops.begin(), t->ops.end(), node.op_type) != t->ops.end(),
+              "tactic replay: tactic '" << replayed->tactic << "' cannot serve layer '" << node.name << "': it runs "
+                                        << t->ops.front() << ", not " << node.op_type);
+    VKG_CHECK(t->precision() == replayed->precision,
+              "tactic replay: layer '" << node.name << "' asks for tactic '" << t->name << "' in "
+                                       << precision_name(replayed->precision) << ", but that tactic is "
+                                       << precision_name(t->precision()));
+    VKG_CHECK(replayed->precision == Precision::FP32 || (float_layer && device_.fp16()),
+              "tactic replay: layer '" << node.name << "' asks for fp16, which "
+                                       << (float_layer ? "device '" + device_.name + "' does not support"
+                                                       : std::string("a layer without float tensors cannot take")));
+    cands = candidates(node, {replayed->precision}, inputs, outputs, declined, true, t->name);
+    VKG_CHECK(!cands.empty(), "tactic replay: tactic '" << t->name << "' cannot serve layer '" << node.name
+                                                        << "': " << (declined.empty() ? "" : declined.front()));
+    choice.candidates = replayed->candidates;
+  } else {
+    if (config_.replay != nullptr)
+      VKG_WARNING("tactic replay does not name layer '" << node.name << "'; choosing its tactic by timing");
+    cands = candidates(node, precisions, inputs, outputs, declined, false, "");
+    if (cands.empty() && config_.constraints == PrecisionConstraints::Prefer &&
+        config_.layer_precisions.count(node.name)) {
+      VKG_WARNING(node.describe() << ": no tactic in the preferred precision; trying the others");
+      std::vector<Precision> all = {Precision::FP32};
+      if (config_.fp16 && device_.fp16() && float_layer) all.insert(all.begin(), Precision::FP16);
+      cands = candidates(node, all, inputs, outputs, declined, false, "");
+    }
+    if (cands.empty()) {
+      std::ostringstream msg;
+      msg << "no tactic can serve " << node.describe();
+      if (config_.layer_precisions.count(node.name) && config_.constraints == PrecisionConstraints::Obey)
+        msg << " in " << precision_name(config_.layer_precisions.at(node.name)) << " (obey)";
+      if (!config_.tactics_allow.empty() || !config_.tactics_deny.empty()) msg << " with the allowed tactics";
+      for (const std::string& d : declined) msg << "\n  " << d;
+      VKG_THROW(msg.str());
+    }
+  }
+
+  // Signatures per precision: timing is shared between layers with equal signatures.
+  auto signature_of = [&](Precision p) { return make_layer_signature(node, in_infos, out_infos, p); };
+
+  const size_t level_limit = candidates_for_level(config_.optimization_level);
+  if (replayed != nullptr) {
+    chosen = 0;
+  } else if (config_.random_seed.has_value()) {
+    chosen = std::uniform_int_distribution<size_t>(0, cands.size() - 1)(rng_);
+  } else if (config_.optimization_level == 0 || cands.size() == 1) {
+    chosen = 0;
+  } else {
+    const size_t n = std::min(level_limit, cands.size());
+    const int samples = config_.timing_samples > 0 ? config_.timing_samples : samples_for_level(config_.optimization_level);
+    bool timed_here = false;
+    for (size_t i = 0; i < n; ++i) {
+      Candidate& c = cands[i];
+      const LayerSignature sig = signature_of(c.precision);
+      const std::string key = sig.key();
+      CandidateTiming timing;
+      timing.tactic = c.tactic->name;
+      timing.precision = c.precision;
+      auto reuse = timed_.find({key, c.tactic->name});
+      if (reuse != timed_.end()) {
+        timing = reuse->second;
+        ++result_.stats.signature_reuses;
+      } else if (std::optional<TimingEntry> hit =
+                     config_.timing_cache ? config_.timing_cache->lookup(identity_, key, c.tactic->name) : std::nullopt) {
+        timing.median_ns = hit->median_ns;
+        ++result_.stats.cache_hits;
+      } else {
+        if (config_.timing_cache) ++result_.stats.cache_misses;
+        VKG_CHECK(!(config_.timing_cache && config_.error_on_timing_cache_miss),
+                  "timing cache miss for layer '" << node.name << "', tactic '" << c.tactic->name
+                                                  << "' (--error-on-timing-cache-miss)");
+        VKG_CHECK(timer_ != nullptr, "the builder has no device timer");
+        std::vector<PlanTimer::Buffer> ins, outs;
+        for (const LayerTensor& t : *c.inputs)
+          ins.push_back({t.storage, t.present() && !t.is_constant() ? uint64_t(t.size()) : 0});
+        for (const LayerTensor& t : outputs[c.precision])
+          outs.push_back({t.storage, t.present() ? uint64_t(t.size()) : 0});
+        try {
+          timing.samples_ns = timer_->time(c.plan, ins, outs, config_.warmup_runs, samples);
+          timing.median_ns = median(timing.samples_ns);
+        } catch (const Error& e) {
+          timing.error = e.what();
+        }
+        ++result_.stats.candidates_timed;
+        timed_here = true;
+        if (config_.timing_cache && !timing.error) {
+          config_.timing_cache->record(TimingEntry{identity_, key, sig.canonical_text(), c.tactic->name, c.precision,
+                                                   timing.median_ns, uint64_t(timing.samples_ns.size())});
+        }
+      }
+      timed_[{key, c.tactic->name}] = timing;
+      choice.candidates.push_back(timing);
+    }
+    if (timed_here) ++result_.stats.layers_timed;
+    // The fastest by median; with --deterministic, the first in heuristic order among near-ties.
+    double best = INFINITY;
+    for (const CandidateTiming& t : choice.candidates)
+      if (!t.error) best = std::min(best, t.median_ns);
+    VKG_CHECK(std::isfinite(best), "every candidate tactic of " << node.describe() << " failed: "
+                                                                << choice.candidates.front().error.value_or(""));
+    for (size_t i = 0; i < choice.candidates.size(); ++i) {
+      const CandidateTiming& t = choice.candidates[i];
+      if (t.error) continue;
+      if (config_.deterministic ? t.median_ns <= best * (1 + config_.tie_margin) : t.median_ns == best) {
+        chosen = i;
+        break;
+      }
+    }
+  }
+
+  Candidate& c = cands[chosen];
+  const LayerSignature sig = signature_of(c.precision);
+  choice.signature = sig.key();
+  choice.tactic = c.tactic->name;
+  choice.precision = c.precision;
+
+  if (Logger::get().enabled(Severity::Verbose, __FILE__)) {
+    std::ostringstream table;
+    table << "Layer '" << node.name << "' (" << node.op_type << "): " << c.tactic->name;
+    std::vector<const CandidateTiming*> sorted;
+    for (const CandidateTiming& t : choice.candidates) sorted.push_back(&t);
+    std::stable_sort(sorted.begin(), sorted.end(), [](const CandidateTiming* a, const CandidateTiming* b) {
+      return !a->error && (b->error || a->median_ns < b->median_ns);
+    });
+    for (const CandidateTiming* t : sorted) {
+      table << "\n    " << std::left << std::setw(36) << t->tactic << " "
+            << (t->error ? "failed: " + *t->error : format_ns(t->median_ns))
+            << (t->tactic == c.tactic->name ? "  <- chosen" : "");
+    }
+    if (choice.candidates.empty()) table << " (not timed)";
+    for (const std::string& d : declined) table << "\n    " << d;
+    VKG_VERBOSE(table.str());
+  }
+
+  EngineLayer layer;
+  layer.name = node.name;
+  layer.op = node.op_type;
+  layer.tactic = c.tactic->name;
+  layer.precision = c.precision;
+  layer.signature = sig.key();
+  for (const LayerTensor& t : *c.inputs) {
+    layer.inputs.push_back(t.present() && !t.is_constant() ? tensor_in(t.name, t.storage) : -1);
+  }
+  for (const LayerTensor& t : outputs[c.precision]) {
+    layer.outputs.push_back(t.present() ? add_tensor(t.name, t.dtype, t.shape, t.storage) : -1);
+  }
+  layer.plan = std::move(c.plan);
+  result_.engine.layers.push_back(std::move(layer));
+  result_.replay.layers.push_back(std::move(choice));
+  ++result_.stats.layers;
+}
+
+BuildResult Builder::build() {
+  if (config_.random_seed) rng_.seed(*config_.random_seed);
+  VKG_CHECK(config_.optimization_level >= 0 && config_.optimization_level <= 5,
+            "--builder-optimization-level must be 0..5, not " << config_.optimization_level);
+  if (config_.fp16 && !device_.fp16())
+    VKG_WARNING("--fp16: device '" << device_.name << "' lacks fp16 arithmetic or 16-bit storage; building in fp32");
+  if (!config_.layer_precisions.empty() && config_.constraints == PrecisionConstraints::None)
+    VKG_WARNING("--layer-precisions are ignored with --precision-constraints none");
+  const std::vector<std::string> unsupported = unsupported_vulkan_ops(graph_, registry_);
+  if (!unsupported.empty()) {
+    std::string list;
+    for (const std::string& u : unsupported) list += (list.empty() ? "" : ", ") + u;
+    VKG_THROW("the Vulkan backend has no tactic for these ops: " << list);
+  }
+  for (const auto& [name, pin] : config_.layer_precisions) {
+    VKG_CHECK(std::any_of(graph_.nodes.begin(), graph_.nodes.end(), [&](const Node& n) { return n.name == name; }),
+              "--layer-precisions names layer '" << name << "', which the model does not have");
+  }
+
+  Engine& engine = result_.engine;
+  engine.vkgraphy_version = VKGRAPHY_VERSION;
+  engine.device = identity_;
+  engine.model_name = graph_.name;
+  result_.replay.device = identity_;
+
+  for (const ValueInfo& in : graph_.inputs) {
+    if (constant(in.name)) continue;
+    Node none;
+    none.name = "(model input)";
+    const ValueInfo vi = info_of(in.name, none);
+    const std::optional<StorageType> s = storage_for(*vi.dtype, Precision::FP32);
+    VKG_CHECK(s.has_value(), "model input '" << in.name << "' is " << dtype_name(*vi.dtype)
+                                             << ", which the Vulkan backend does not support");
+    engine.inputs.push_back(add_tensor(in.name, *vi.dtype, vi.concrete_shape(), *s));
+  }
+
+  std::vector<const Node*> layers;
+  for (const Node& node : graph_.nodes) {
+    if (try_fold(node)) {
+      ++result_.stats.folded;
+      continue;
+    }
+    layers.push_back(&node);
+  }
+  for (size_t i = 0; i < layers.size(); ++i) add_layer(*layers[i], i, layers.size());
+  if (progress_line_) std::cerr << "\r\033[K" << std::flush;
+
+  std::vector<std::string> outputs;
+  for (const ValueInfo& out : graph_.outputs) outputs.push_back(out.name);
+  if (config_.mark_all) {
+    for (const Node* n : layers)
+      for (const std::string& o : n->outputs)
+        if (!o.empty()) outputs.push_back(o);
+  }
+  for (const std::string& name : config_.mark_outputs) {
+    VKG_CHECK(produced_storage_.count(name) || constant(name),
+              "cannot mark tensor '" << name << "' as an output: the model has no such tensor");
+    outputs.push_back(name);
+  }
+  std::set<std::string> seen;
+  for (const std::string& name : outputs) {
+    if (!seen.insert(name).second) continue;
+    if (!produced_storage_.count(name)) {
+      VKG_CHECK(constant(name) != nullptr, "model output '" << name << "' is never produced");
+      add_constant_output(name);
+    }
+    engine.outputs.push_back(tensors_.at({name, produced_storage_.at(name)}));
+  }
+
+  plan_memory(engine);
+  for (const EngineLayer& l : engine.layers) {
+    for (const Dispatch& d : l.plan.dispatches) {
+      if (engine.spirv.count(d.shader)) continue;
+      const auto words = vk::builtin_shader(d.shader);
+      engine.spirv[d.shader] = std::vector<uint32_t>(words.begin(), words.end());
+    }
+  }
+  validate_engine(engine, "the built engine");
+  return std::move(result_);
+}
+
+}  // namespace
+
+BuildResult build_engine(const Graph& graph, const BuilderConfig& config, const vk::DeviceInfo& device,
+                         const DeviceIdentity& identity, PlanTimer* timer, const TacticRegistry& registry) {
+  Builder builder(graph, config, device, identity, timer, registry);
+  return builder.build();
+}
+
+}  // namespace vkg

@@ -1,0 +1,98 @@
+// The engine builder (DESIGN.md, "The builder"): turns an imported Graph into
+// an Engine for one device. For every layer it asks each candidate tactic for
+// a plan, times the plans on the device (or takes the choice from a replay, the
+// timing cache, a random draw or the heuristic order), keeps the fastest by
+// median and records every measurement in a tactic replay. Free of Vulkan
+// headers: device time comes through the PlanTimer interface
+// (runtime/vulkan/plan_timer.h on a real device, a fake one in tests).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/core/graph.h"
+#include "runtime/engine/engine.h"
+#include "runtime/engine/tactic.h"
+#include "runtime/engine/tactic_replay.h"
+#include "runtime/engine/timing_cache.h"
+
+namespace vkg {
+
+// Device time of a plan, measured by running it.
+class PlanTimer {
+ public:
+  virtual ~PlanTimer() = default;
+  struct Buffer {
+    StorageType storage = StorageType::F32;
+    uint64_t elements = 0;
+  };
+  // Runs `plan` with scratch inputs/outputs of the given forms: `warmup` runs,
+  // then up to `samples` timed runs (fewer when one run is slow). Returns the
+  // time of each timed run in nanoseconds. Throws Error when the plan cannot run.
+  virtual std::vector<double> time(const LayerPlan& plan, const std::vector<Buffer>& inputs,
+                                   const std::vector<Buffer>& outputs, int warmup, int samples) = 0;
+};
+
+enum class PrecisionConstraints { None, Prefer, Obey };
+const char* precision_constraints_name(PrecisionConstraints c);
+std::optional<PrecisionConstraints> parse_precision_constraints(const std::string& text);
+
+struct BuilderConfig {
+  bool fp16 = false;  // let fp16 tactics compete (needs device fp16 support)
+  std::map<std::string, Precision> layer_precisions;  // --layer-precisions
+  // How layer_precisions apply: None ignores them (a warning), Prefer uses the
+  // pinned precision when a tactic has it (else warns), Obey fails.
+  PrecisionConstraints constraints = PrecisionConstraints::Prefer;
+  int optimization_level = 3;  // 0..5: 0 times nothing (first valid tactic in heuristic order)
+  bool deterministic = false;  // break near-ties by heuristic order instead of by measured time
+  double tie_margin = 0.10;    // near-tie: within this fraction of the fastest median
+  std::optional<uint64_t> random_seed;  // --tactic-selection random[:SEED]
+  std::vector<std::string> tactics_allow;  // globs; empty: all
+  std::vector<std::string> tactics_deny;   // globs
+  const TacticReplay* replay = nullptr;    // --load-tactics
+  TimingCache* timing_cache = nullptr;     // read and filled when set
+  bool error_on_timing_cache_miss = false;
+  std::vector<std::string> mark_outputs;   // extra tensors to read back
+  bool mark_all = false;                   // every tensor a node produces
+  int warmup_runs = 2;
+  int timing_samples = 0;  // 0: by optimization level
+  bool progress = false;   // a one-line progress display on stderr
+};
+
+struct BuildStats {
+  size_t layers = 0;            // engine layers from model nodes
+  size_t reformats = 0;         // precision conversions inserted
+  size_t folded = 0;            // nodes computed at build time
+  size_t candidates_timed = 0;  // (layer, tactic) pairs run on the device
+  size_t layers_timed = 0;      // layers that ran at least one candidate
+  size_t signature_reuses = 0;  // layers whose signature was already timed in this build
+  size_t cache_hits = 0;
+  size_t cache_misses = 0;
+};
+
+struct BuildResult {
+  Engine engine;
+  TacticReplay replay;
+  BuildStats stats;
+};
+
+// Builds `graph` (shapes static and inferred, see import_onnx) for `device`.
+// `timer` may be null only when nothing needs timing (level 0, replay or random
+// selection). Throws Error naming every op without a tactic, every tensor with
+// an unknown shape, an obeyed precision that no tactic has, a replayed tactic
+// that cannot serve its layer, or a timing-cache miss when that is an error.
+BuildResult build_engine(const Graph& graph, const BuilderConfig& config, const vk::DeviceInfo& device,
+                         const DeviceIdentity& identity, PlanTimer* timer,
+                         const TacticRegistry& registry = TacticRegistry::builtin());
+
+// The identity a timing cache and an engine record for `device`.
+DeviceIdentity device_identity(const vk::DeviceInfo& device);
+
+// Node ops in `graph` that no tactic serves ("Op (node names)"), empty when all can run.
+std::vector<std::string> unsupported_vulkan_ops(const Graph& graph, const TacticRegistry& registry);
+
+}  // namespace vkg

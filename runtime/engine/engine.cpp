@@ -1,0 +1,165 @@
+#include "runtime/engine/engine.h"
+
+#include <algorithm>
+#include <set>
+
+#include "runtime/core/error.h"
+
+namespace vkg {
+
+int32_t Engine::find_tensor(const std::string& name) const {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].name == name) return int32_t(i);
+  }
+  return -1;
+}
+
+uint64_t Engine::activation_bytes() const {
+  uint64_t total = 0;
+  for (uint64_t s : slots) total += s;
+  return total;
+}
+
+uint64_t Engine::weight_bytes() const {
+  uint64_t total = 0;
+  for (const EngineLayer& l : layers) {
+    for (const Tensor& w : l.plan.weights) total += w.nbytes();
+  }
+  return total;
+}
+
+namespace {
+
+struct SlotPool {
+  std::vector<uint64_t>& sizes;
+  std::vector<bool> busy;
+
+  int32_t acquire(uint64_t bytes) {
+    bytes = std::max<uint64_t>(bytes, 4);
+    // Best fit among free slots: the smallest that holds `bytes`, else the largest (grown).
+    int32_t best = -1;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (busy[i]) continue;
+      if (best < 0) {
+        best = int32_t(i);
+        continue;
+      }
+      const bool fits_i = sizes[i] >= bytes, fits_b = sizes[size_t(best)] >= bytes;
+      if (fits_i != fits_b ? fits_i : (fits_i ? sizes[i] < sizes[size_t(best)] : sizes[i] > sizes[size_t(best)]))
+        best = int32_t(i);
+    }
+    if (best < 0) return dedicated(bytes);
+    sizes[size_t(best)] = std::max(sizes[size_t(best)], bytes);
+    busy[size_t(best)] = true;
+    return best;
+  }
+  int32_t dedicated(uint64_t bytes) {
+    sizes.push_back(std::max<uint64_t>(bytes, 4));
+    busy.push_back(true);
+    return int32_t(sizes.size() - 1);
+  }
+  void release(int32_t slot) { busy[size_t(slot)] = false; }
+};
+
+}  // namespace
+
+void plan_memory(Engine& engine) {
+  engine.slots.clear();
+  SlotPool pool{engine.slots, {}};
+  const size_t n = engine.tensors.size();
+  std::set<int32_t> pinned(engine.inputs.begin(), engine.inputs.end());
+  pinned.insert(engine.outputs.begin(), engine.outputs.end());
+
+  std::vector<int64_t> last_use(n, -1);
+  for (size_t li = 0; li < engine.layers.size(); ++li) {
+    for (int32_t t : engine.layers[li].inputs) {
+      if (t >= 0) last_use[size_t(t)] = int64_t(li);
+    }
+    for (int32_t t : engine.layers[li].outputs) {
+      if (t >= 0) last_use[size_t(t)] = std::max(last_use[size_t(t)], int64_t(li));
+    }
+  }
+  for (EngineTensor& t : engine.tensors) t.slot = -1;
+  for (int32_t t : engine.inputs) engine.tensors[size_t(t)].slot = pool.dedicated(engine.tensors[size_t(t)].bytes());
+  for (int32_t t : engine.outputs) {
+    if (engine.tensors[size_t(t)].slot < 0)
+      engine.tensors[size_t(t)].slot = pool.dedicated(engine.tensors[size_t(t)].bytes());
+  }
+  for (size_t li = 0; li < engine.layers.size(); ++li) {
+    EngineLayer& layer = engine.layers[li];
+    for (int32_t t : layer.outputs) {
+      if (t >= 0 && engine.tensors[size_t(t)].slot < 0)
+        engine.tensors[size_t(t)].slot = pool.acquire(engine.tensors[size_t(t)].bytes());
+    }
+    layer.scratch_slots.clear();
+    for (uint64_t bytes : layer.plan.scratch_bytes) layer.scratch_slots.push_back(pool.acquire(bytes));
+    for (int32_t s : layer.scratch_slots) pool.release(s);
+    // Tensors whose last use is this layer free their slots for later layers.
+    std::set<int32_t> seen;
+    for (const auto* list : {&layer.inputs, &layer.outputs}) {
+      for (int32_t t : *list) {
+        if (t < 0 || pinned.count(t) || !seen.insert(t).second) continue;
+        if (last_use[size_t(t)] == int64_t(li)) pool.release(engine.tensors[size_t(t)].slot);
+      }
+    }
+  }
+}
+
+void validate_engine(const Engine& engine, const std::string& what) {
+  const int32_t n = int32_t(engine.tensors.size());
+  auto check_tensor = [&](int32_t t, const std::string& where) {
+    VKG_CHECK(t >= -1 && t < n, what << ": " << where << " refers to tensor " << t << " of " << n);
+  };
+  for (size_t i = 0; i < engine.tensors.size(); ++i) {
+    const EngineTensor& t = engine.tensors[i];
+    VKG_CHECK(t.slot >= 0 && size_t(t.slot) < engine.slots.size(),
+              what << ": tensor '" << t.name << "' has memory slot " << t.slot << " of " << engine.slots.size());
+    VKG_CHECK(engine.slots[size_t(t.slot)] >= t.bytes(),
+              what << ": tensor '" << t.name << "' (" << t.bytes() << " bytes) does not fit its slot");
+    for (int64_t d : t.shape) VKG_CHECK(d >= 0, what << ": tensor '" << t.name << "' has a negative dimension");
+  }
+  for (int32_t t : engine.inputs) {
+    check_tensor(t, "an engine input");
+    VKG_CHECK(t >= 0, what << ": an engine input is missing");
+  }
+  for (int32_t t : engine.outputs) {
+    check_tensor(t, "an engine output");
+    VKG_CHECK(t >= 0, what << ": an engine output is missing");
+  }
+  for (const EngineLayer& l : engine.layers) {
+    const std::string where = "layer '" + l.name + "'";
+    for (int32_t t : l.inputs) check_tensor(t, where + " input");
+    for (int32_t t : l.outputs) check_tensor(t, where + " output");
+    VKG_CHECK(l.scratch_slots.size() == l.plan.scratch_bytes.size(), what << ": " << where << " scratch mismatch");
+    for (size_t s = 0; s < l.scratch_slots.size(); ++s) {
+      const int32_t slot = l.scratch_slots[s];
+      VKG_CHECK(slot >= 0 && size_t(slot) < engine.slots.size() &&
+                    engine.slots[size_t(slot)] >= std::max<uint64_t>(l.plan.scratch_bytes[s], 1),
+                what << ": " << where << " scratch " << s << " has no valid slot");
+    }
+    for (const Tensor& w : l.plan.weights) {
+      VKG_CHECK(w.dtype() == DType::Float32 || w.dtype() == DType::Float16 || w.dtype() == DType::Int32,
+                what << ": " << where << " has a weight of dtype " << dtype_name(w.dtype()));
+    }
+    VKG_CHECK(!l.plan.dispatches.empty(), what << ": " << where << " has no dispatch");
+    for (const Dispatch& d : l.plan.dispatches) {
+      VKG_CHECK(engine.spirv.count(d.shader), what << ": " << where << " uses shader '" << d.shader
+                                                   << "' whose SPIR-V is missing");
+      VKG_CHECK(d.push.size() <= 32, what << ": " << where << " pushes more than 128 bytes of constants");
+      for (uint32_t g : d.groups) VKG_CHECK(g > 0, what << ": " << where << " dispatches zero groups");
+      for (const BindingRef& b : d.bindings) {
+        bool ok = false;
+        switch (b.kind) {
+          case BindingRef::Kind::Input: ok = b.index < l.inputs.size() && l.inputs[b.index] >= 0; break;
+          case BindingRef::Kind::Output: ok = b.index < l.outputs.size() && l.outputs[b.index] >= 0; break;
+          case BindingRef::Kind::Weight: ok = b.index < l.plan.weights.size(); break;
+          case BindingRef::Kind::Scratch: ok = b.index < l.plan.scratch_bytes.size(); break;
+        }
+        VKG_CHECK(ok, what << ": " << where << " binds " << binding_kind_name(b.kind) << " " << b.index
+                           << ", which it does not have");
+      }
+    }
+  }
+}
+
+}  // namespace vkg

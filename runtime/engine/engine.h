@@ -1,0 +1,70 @@
+// An engine: a model compiled for one Vulkan device, as plain data. The
+// builder makes it, the engine file (engine_file.h) stores it, the executor
+// (runtime/vulkan/executor.h) runs it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/core/tensor.h"
+#include "runtime/engine/layer_signature.h"
+#include "runtime/engine/tactic.h"
+
+namespace vkg {
+
+// A tensor that lives in device memory while the engine runs.
+struct EngineTensor {
+  std::string name;
+  DType dtype = DType::Float32;  // the model's dtype (what the host sees)
+  Shape shape;
+  StorageType storage = StorageType::F32;  // how the device holds it
+  int32_t slot = -1;                        // memory plan: index into Engine::slots
+
+  uint64_t bytes() const { return uint64_t(num_elements(shape)) * storage_element_bytes(storage); }
+};
+
+// One layer: a node of the model (or a reformat the builder inserted between
+// precisions) with the tactic that runs it.
+struct EngineLayer {
+  std::string name;     // node name (reformats: "<tensor> reformat f32->f16")
+  std::string op;       // ONNX op type ("Reformat" for inserted conversions)
+  std::string tactic;   // "gemm.tile4x4.f32"
+  Precision precision = Precision::FP32;
+  std::string signature;            // LayerSignature::key()
+  std::vector<int32_t> inputs;      // engine tensor per node input; -1 for omitted or build-time constant
+  std::vector<int32_t> outputs;     // engine tensor per node output; -1 for omitted
+  std::vector<int32_t> scratch_slots;  // memory slot per plan.scratch_bytes entry
+  LayerPlan plan;
+};
+
+struct Engine {
+  static constexpr uint32_t kFormatVersion = 1;
+
+  std::string vkgraphy_version;
+  DeviceIdentity device;   // the device the engine was built (and timed) on
+  std::string model_name;
+  std::vector<EngineTensor> tensors;
+  std::vector<uint64_t> slots;     // memory plan: byte size of each reused device buffer
+  std::vector<EngineLayer> layers;  // in execution order
+  std::vector<int32_t> inputs;      // engine tensors fed by the host, in model input order
+  std::vector<int32_t> outputs;     // engine tensors read back (model outputs, then marked tensors)
+  std::map<std::string, std::vector<uint32_t>> spirv;  // every shader variant a dispatch names
+
+  int32_t find_tensor(const std::string& name) const;  // -1 when absent
+  uint64_t activation_bytes() const;  // sum of slots
+  uint64_t weight_bytes() const;      // sum of packed weights
+};
+
+// Assigns a memory slot to every engine tensor and scratch buffer: a slot is
+// reused by tensors whose lifetimes do not overlap; inputs and outputs get slots
+// of their own. Fills tensor.slot, layer.scratch_slots and engine.slots.
+void plan_memory(Engine& engine);
+
+// Checks internal consistency (indices in range, bindings resolvable, shaders
+// present, push constants within 128 bytes); throws Error naming `what` and the
+// first problem. The engine loader and the builder both call it.
+void validate_engine(const Engine& engine, const std::string& what);
+
+}  // namespace vkg

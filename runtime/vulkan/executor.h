@@ -1,0 +1,83 @@
+// Runs an Engine on a Vulkan device: one buffer per memory slot, packed weights
+// uploaded once, a pipeline per distinct (shader, specialization) and a
+// descriptor set per dispatch, all created up front. Each run uploads the
+// inputs, records every dispatch with a barrier after each, submits, waits and
+// reads the outputs back.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/core/tensor.h"
+#include "runtime/engine/engine.h"
+#include "runtime/vulkan/buffer.h"
+#include "runtime/vulkan/compute_pipeline.h"
+#include "runtime/vulkan/device.h"
+
+namespace vkg::vk {
+
+struct ExecutorOptions {
+  // Testing switch (VKGRAPHY_FAULTY_TACTICS): every layer running one of these
+  // tactics has its outputs overwritten with plainly wrong values after it runs.
+  std::vector<std::string> faulty_tactics;
+  // Timestamps around every layer (last_layer_ns()).
+  bool profile = false;
+};
+
+// The tactic names in VKGRAPHY_FAULTY_TACTICS (comma-separated); empty when unset.
+std::vector<std::string> faulty_tactics_from_env();
+
+class EngineExecutor {
+ public:
+  // Creates every buffer, pipeline and descriptor set. Throws Error when the
+  // engine needs fp16 and the device lacks it, or a resource cannot be created.
+  EngineExecutor(Device& device, const Engine& engine, ExecutorOptions options = {});
+  ~EngineExecutor();
+  EngineExecutor(const EngineExecutor&) = delete;
+  EngineExecutor& operator=(const EngineExecutor&) = delete;
+
+  // Runs the engine once. `inputs` must hold every engine input with the
+  // engine's dtype and shape (Error naming the input otherwise). Returns every
+  // engine output (model outputs and marked tensors) in the model's dtypes.
+  TensorMap run(const TensorMap& inputs);
+
+  // Device time of the last run in nanoseconds (0 when the device has no timestamps).
+  double last_device_ns() const { return last_device_ns_; }
+  // With options.profile: device time of each engine layer in the last run.
+  const std::vector<double>& last_layer_ns() const { return last_layer_ns_; }
+
+ private:
+  struct Step {
+    const ComputePipeline* pipeline;
+    std::unique_ptr<DescriptorSet> set;
+    const Dispatch* dispatch;
+  };
+  struct Fault {
+    const ComputePipeline* pipeline;
+    std::unique_ptr<DescriptorSet> set;
+    uint32_t elements;
+    std::array<uint32_t, 3> groups;
+  };
+  struct LayerSteps {
+    std::vector<Step> steps;
+    std::vector<Fault> faults;
+  };
+
+  const Buffer& tensor_buffer(int32_t tensor) const;
+  const ComputePipeline& pipeline_for(const std::string& shader, const std::vector<SpecValue>& spec,
+                                      uint32_t bindings, uint32_t push_words, const std::vector<uint32_t>& words);
+
+  Device& device_;
+  const Engine& engine_;
+  ExecutorOptions options_;
+  std::vector<Buffer> slots_;
+  std::vector<std::vector<Buffer>> weights_;  // per layer
+  std::map<std::string, std::unique_ptr<ComputePipeline>> pipelines_;
+  std::vector<LayerSteps> layers_;
+  double last_device_ns_ = 0;
+  std::vector<double> last_layer_ns_;
+};
+
+}  // namespace vkg::vk

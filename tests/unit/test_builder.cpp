@@ -1,0 +1,316 @@
+// The engine builder's choices, made deterministic with a fake timer and a
+// small registry of Add tactics built on shaders/elementwise/add.comp: the
+// heuristic order, timing and near-ties, replay, timing cache, random
+// selection, allow/deny globs, precision pins, marking outputs, the memory
+// plan, and (on lavapipe) running the engine and fault injection.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "runtime/core/error.h"
+#include "runtime/vulkan/executor.h"
+#include "tests/unit/vk_test_util.h"
+
+namespace vkg::test {
+namespace {
+
+// Times come from a table keyed by tactic name; counts calls.
+class FakeTimer : public PlanTimer {
+ public:
+  std::map<std::string, double> ns;  // by shader spec value 2 (tactic id)
+  int calls = 0;
+  std::vector<double> time(const LayerPlan& plan, const std::vector<Buffer>&, const std::vector<Buffer>&, int,
+                           int samples) override {
+    ++calls;
+    const uint32_t id = plan.dispatches.at(0).spec.at(2).value;
+    return std::vector<double>(size_t(samples), ns.at("t" + std::to_string(id)));
+  }
+};
+
+// Add tactics: "add.a.f32" (priority 0), "add.b.f32" (1), "add.c.f32" (2, vec4:
+// only when the size is divisible by 4), "add.a.f16" (0).
+TacticRegistry fake_registry() {
+  TacticRegistry r;
+  auto make = [](uint32_t id, uint32_t vec) {
+    return [id, vec](const LayerContext& ctx, std::string& why) -> std::optional<LayerPlan> {
+      if (vec == 4 && ctx.output(0).size() % 4 != 0) {
+        why = "size not divisible by 4";
+        return std::nullopt;
+      }
+      if (ctx.input(0).shape != ctx.input(1).shape) {
+        why = "no broadcasting";
+        return std::nullopt;
+      }
+      LayerPlan plan;
+      Dispatch d;
+      d.shader = ctx.shader("elementwise/add");
+      const uint64_t n = uint64_t(ctx.output(0).size());
+      d.spec = {{0, 64}, {1, vec}, {2, id}};
+      d.bindings = {bind_input(ctx, plan, 0), bind_input(ctx, plan, 1), BindingRef::output(0)};
+      d.push = {uint32_t(n)};
+      d.groups = linear_groups(vec == 4 ? n / 4 : n, 64, ctx.device);
+      plan.dispatches.push_back(d);
+      return plan;
+    };
+  };
+  r.add(Tactic{"add.a.f32", {"Add"}, Arith::F32, 0, make(0, 1)});
+  r.add(Tactic{"add.b.f32", {"Add"}, Arith::F32, 1, make(1, 1)});
+  r.add(Tactic{"add.c.f32", {"Add"}, Arith::F32, 2, make(2, 4)});
+  r.add(Tactic{"add.a.f16", {"Add"}, Arith::F16, 0, make(3, 1)});
+  return r;
+}
+
+// x -> Add(x, w) -> y -> Add(y, x) -> z, sizes `n`.
+Graph two_adds(int64_t n) {
+  VkCase c = make_case("two adds", "Add", {random_floats({n}, 1), random_floats({n}, 2)}, {}, 1, {1});
+  Graph g = case_graph(c);
+  g.nodes[0].name = "first";
+  g.nodes[0].outputs = {"y"};
+  g.outputs[0].name = "y";
+  g.value_info["y"] = g.outputs[0];
+  g.value_info.erase("out0");
+  Node second;
+  second.name = "second";
+  second.op_type = "Add";
+  second.inputs = {"y", "in0"};
+  second.outputs = {"z"};
+  g.nodes.push_back(second);
+  g.outputs[0].name = "z";
+  g.value_info["z"] = g.outputs[0];
+  return g;
+}
+
+vk::DeviceInfo fake_device(bool fp16) {
+  vk::DeviceInfo d;
+  d.name = "fake";
+  d.shader_float16 = d.storage_buffer_16bit = fp16;
+  d.max_workgroup_count[0] = d.max_workgroup_count[1] = d.max_workgroup_count[2] = 65535;
+  return d;
+}
+
+struct Fixture : ::testing::Test {
+  TacticRegistry registry = fake_registry();
+  FakeTimer timer;
+  vk::DeviceInfo device = fake_device(true);
+  DeviceIdentity identity = device_identity(device);
+  BuildResult build(const Graph& g, const BuilderConfig& config) {
+    return build_engine(g, config, device, identity, &timer, registry);
+  }
+};
+
+using BuilderTest = Fixture;
+
+TEST_F(BuilderTest, LevelZeroTakesTheFirstTacticAndTimesNothing) {
+  BuilderConfig config;
+  config.optimization_level = 0;
+  const BuildResult r = build(two_adds(8), config);
+  ASSERT_EQ(r.replay.layers.size(), 2u);
+  EXPECT_EQ(r.replay.layers[0].tactic, "add.a.f32");
+  EXPECT_TRUE(r.replay.layers[0].candidates.empty());
+  EXPECT_EQ(timer.calls, 0);
+}
+
+TEST_F(BuilderTest, KeepsTheFastestAndTimesEachSignatureOnce) {
+  timer.ns = {{"t0", 300}, {"t1", 100}, {"t2", 200}};
+  const BuildResult r = build(two_adds(8), BuilderConfig{});
+  EXPECT_EQ(r.replay.layers[0].tactic, "add.b.f32");
+  EXPECT_EQ(r.replay.layers[1].tactic, "add.b.f32");
+  EXPECT_EQ(r.replay.layers[0].candidates.size(), 3u);
+  // Both layers have the same signature: the second is not timed again.
+  EXPECT_EQ(timer.calls, 3);
+  EXPECT_EQ(r.stats.candidates_timed, 3u);
+  EXPECT_EQ(r.stats.signature_reuses, 3u);
+}
+
+TEST_F(BuilderTest, DeclinedTacticsAreNotCandidates) {
+  timer.ns = {{"t0", 300}, {"t1", 100}, {"t2", 50}};
+  const BuildResult r = build(two_adds(7), BuilderConfig{});
+  EXPECT_EQ(r.replay.layers[0].tactic, "add.b.f32");  // add.c (vec4) cannot serve 7 elements
+}
+
+TEST_F(BuilderTest, DeterministicBreaksNearTiesByHeuristicOrder) {
+  timer.ns = {{"t0", 105}, {"t1", 100}, {"t2", 300}};
+  BuilderConfig config;
+  EXPECT_EQ(build(two_adds(8), config).replay.layers[0].tactic, "add.b.f32");
+  config.deterministic = true;  // 105 is within 10% of 100: the first in order wins
+  EXPECT_EQ(build(two_adds(8), config).replay.layers[0].tactic, "add.a.f32");
+  config.tie_margin = 0.01;
+  EXPECT_EQ(build(two_adds(8), config).replay.layers[0].tactic, "add.b.f32");
+}
+
+TEST_F(BuilderTest, ReplayForcesChoicesAndWarnsForMissingLayers) {
+  timer.ns = {{"t0", 300}, {"t1", 100}, {"t2", 200}};
+  TacticReplay replay;
+  replay.layers.push_back(TacticChoice{"first", "Add", "", "add.c.f32", Precision::FP32, {}});
+  BuilderConfig config;
+  config.replay = &replay;
+  const BuildResult r = build(two_adds(8), config);
+  EXPECT_EQ(r.replay.layers[0].tactic, "add.c.f32");
+  EXPECT_EQ(r.replay.layers[1].tactic, "add.b.f32");  // not in the replay: timed
+  // Same replay -> same engine.
+  EXPECT_EQ(build(two_adds(8), config).engine.layers[0].plan, r.engine.layers[0].plan);
+}
+
+TEST_F(BuilderTest, ReplayNamingATacticThatCannotServeIsAnError) {
+  TacticReplay replay;
+  replay.layers.push_back(TacticChoice{"first", "Add", "", "add.c.f32", Precision::FP32, {}});
+  BuilderConfig config;
+  config.replay = &replay;
+  config.optimization_level = 0;
+  try {
+    build(two_adds(7), config);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot serve layer 'first'"), std::string::npos) << e.what();
+  }
+  replay.layers[0].tactic = "no.such.f32";
+  EXPECT_THROW(build(two_adds(8), config), Error);
+  replay.layers[0].tactic = "add.a.f32";
+  replay.layers[0].precision = Precision::FP16;
+  EXPECT_THROW(build(two_adds(8), config), Error);
+}
+
+TEST_F(BuilderTest, WarmTimingCacheTimesNothing) {
+  timer.ns = {{"t0", 300}, {"t1", 100}, {"t2", 200}};
+  TimingCache cache;
+  BuilderConfig config;
+  config.timing_cache = &cache;
+  const BuildResult cold = build(two_adds(8), config);
+  EXPECT_EQ(timer.calls, 3);
+  EXPECT_EQ(cache.size(), 3u);
+  timer.calls = 0;
+  const BuildResult warm = build(two_adds(8), config);
+  EXPECT_EQ(timer.calls, 0);
+  EXPECT_EQ(warm.stats.candidates_timed, 0u);
+  EXPECT_EQ(warm.stats.cache_hits, 3u);
+  EXPECT_EQ(warm.replay.layers[0].tactic, cold.replay.layers[0].tactic);
+  // Another device identity misses; with error_on_timing_cache_miss that is an error.
+  identity.device_name = "other";
+  config.error_on_timing_cache_miss = true;
+  EXPECT_THROW(build(two_adds(8), config), Error);
+}
+
+TEST_F(BuilderTest, RandomSelectionIsReproducibleFromItsSeed) {
+  BuilderConfig config;
+  std::set<std::string> seen;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    config.random_seed = seed;
+    const BuildResult a = build(two_adds(8), config), b = build(two_adds(8), config);
+    EXPECT_EQ(a.replay, b.replay);
+    seen.insert(a.replay.layers[0].tactic);
+  }
+  EXPECT_EQ(timer.calls, 0);
+  EXPECT_EQ(seen.size(), 3u);
+}
+
+TEST_F(BuilderTest, AllowAndDenyGlobsRestrictCandidates) {
+  timer.ns = {{"t0", 300}, {"t1", 100}, {"t2", 200}};
+  BuilderConfig config;
+  config.tactics_deny = {"add.b.*"};
+  EXPECT_EQ(build(two_adds(8), config).replay.layers[0].tactic, "add.c.f32");
+  config.tactics_deny.clear();
+  config.tactics_allow = {"add.a*"};
+  EXPECT_EQ(build(two_adds(8), config).replay.layers[0].tactic, "add.a.f32");
+  config.tactics_allow = {"nothing*"};
+  EXPECT_THROW(build(two_adds(8), config), Error);
+}
+
+TEST_F(BuilderTest, Fp16AndPrecisionConstraints) {
+  timer.ns = {{"t0", 300}, {"t1", 100}, {"t2", 200}, {"t3", 50}};
+  BuilderConfig config;
+  config.fp16 = true;
+  BuildResult r = build(two_adds(8), config);
+  EXPECT_EQ(r.replay.layers[0].tactic, "add.a.f16");
+  EXPECT_EQ(r.engine.tensors[size_t(r.engine.layers[0].outputs[0])].storage, StorageType::F16);
+  // Pin the second layer to fp32: a reformat converts y back for it.
+  config.layer_precisions["second"] = Precision::FP32;
+  config.constraints = PrecisionConstraints::Obey;
+  r = build(two_adds(8), config);
+  EXPECT_EQ(r.replay.layers[1].tactic, "add.b.f32");
+  EXPECT_EQ(r.stats.reformats, 2u);  // the model input to f16 for "first", y back to f32 for "second"
+  // Without fp16 on the device, --fp16 builds fp32; an obeyed fp16 pin fails.
+  device = fake_device(false);
+  config.layer_precisions.clear();
+  EXPECT_EQ(build(two_adds(8), config).replay.layers[0].precision, Precision::FP32);
+  config.layer_precisions["first"] = Precision::FP16;
+  EXPECT_THROW(build(two_adds(8), config), Error);
+  config.constraints = PrecisionConstraints::Prefer;
+  EXPECT_EQ(build(two_adds(8), config).replay.layers[0].precision, Precision::FP32);
+}
+
+TEST_F(BuilderTest, MarkAllAndMemoryPlan) {
+  BuilderConfig config;
+  config.optimization_level = 0;
+  BuildResult r = build(two_adds(8), config);
+  EXPECT_EQ(r.engine.outputs.size(), 1u);
+  config.mark_all = true;
+  r = build(two_adds(8), config);
+  EXPECT_EQ(r.engine.outputs.size(), 2u);
+  config.mark_outputs = {"missing"};
+  EXPECT_THROW(build(two_adds(8), config), Error);
+}
+
+TEST(MemoryPlan, ReusesSlotsOfDeadTensors) {
+  Engine e;
+  for (int i = 0; i < 5; ++i) e.tensors.push_back(EngineTensor{"t" + std::to_string(i), DType::Float32, {16}, StorageType::F32, -1});
+  // t0 -> L0 -> t1 -> L1 -> t2 -> L2 -> t3 -> L3 -> t4
+  for (int i = 0; i < 4; ++i) {
+    EngineLayer l;
+    l.inputs = {i};
+    l.outputs = {i + 1};
+    e.layers.push_back(l);
+  }
+  e.inputs = {0};
+  e.outputs = {4};
+  plan_memory(e);
+  EXPECT_EQ(e.tensors[1].slot, e.tensors[3].slot);
+  EXPECT_NE(e.tensors[1].slot, e.tensors[2].slot);
+  EXPECT_EQ(e.slots.size(), 4u);  // input, output, two alternating
+}
+
+TEST(GlobMatch, Basics) {
+  EXPECT_TRUE(glob_match("gemm.*", "gemm.reg4x4.f32"));
+  EXPECT_TRUE(glob_match("*.f16", "conv.direct.f16"));
+  EXPECT_FALSE(glob_match("*.f16", "conv.direct.f16acc32"));
+  EXPECT_TRUE(glob_match("conv.?x?.*", "conv.1x1.f32"));
+  EXPECT_FALSE(glob_match("conv", "conv.direct.f32"));
+}
+
+// The same builds on lavapipe: the engine runs and matches the reference; the
+// fault-injection switch makes the named tactic's layers plainly wrong.
+TEST_F(BuilderTest, RunsOnVulkanAndFaultInjectionBreaksTheNamedTactic) {
+  std::string why;
+  vk::Context* ctx = test_vk_context(&why);
+  if (ctx == nullptr) GTEST_SKIP() << why;
+  device = ctx->device().info();
+  identity = device_identity(device);
+  for (bool fp16 : {false, true}) {
+    const Graph g = two_adds(37);
+    BuilderConfig config;
+    config.optimization_level = 0;
+    config.fp16 = fp16;
+    config.mark_all = true;
+    const BuildResult r = build(g, config);
+    TensorMap inputs{{"in0", random_floats({37}, 1)}};
+    const Tensor& w = g.initializers.at("in1");
+    vk::EngineExecutor exec(ctx->device(), r.engine);
+    const TensorMap out = exec.run(inputs);
+    for (int64_t i = 0; i < 37; ++i) {
+      const float x = inputs["in0"].data<float>()[i], y = x + w.data<float>()[i];
+      EXPECT_NEAR(out.at("y").data<float>()[i], y, fp16 ? 1e-2 : 1e-6);
+      EXPECT_NEAR(out.at("z").data<float>()[i], y + x, fp16 ? 2e-2 : 1e-6);
+    }
+    vk::ExecutorOptions faulty;
+    faulty.faulty_tactics = {r.replay.layers[1].tactic};
+    vk::EngineExecutor broken(ctx->device(), r.engine, faulty);
+    const TensorMap bad = broken.run(inputs);
+    if (r.replay.layers[0].tactic != r.replay.layers[1].tactic) {
+      EXPECT_TRUE(bad.at("y").bit_equal(out.at("y")));
+    }
+    EXPECT_FALSE(bad.at("z").bit_equal(out.at("z")));
+  }
+  ctx->check_validation("builder tests");
+}
+
+}  // namespace
+}  // namespace vkg::test
