@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   app.parse_complete_callback([&] { logging.apply(); });
 
   tools::add_run_tool(app);
+  tools::add_convert_tool(app);
   tools::add_inspect_tool(app);
   tools::add_surgeon_tool(app);
 

@@ -1,14 +1,21 @@
 // `vkgraphy run`: runs a model on one or more backends, with generated or loaded
 // inputs, and compares the results (Polygraphy's `run`).
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
+#include <iomanip>
 #include <set>
+#include <sstream>
 
 #include "runtime/core/logger.h"
 #include "runtime/data/comparator.h"
 #include "runtime/data/data_loader.h"
 #include "runtime/data/run_results.h"
+#include "runtime/engine/engine_file.h"
 #include "runtime/reference/reference_backend.h"
+#include "runtime/vulkan/executor.h"
+#include "tools/args_builder.h"
 #include "tools/args_comparator.h"
 #include "tools/args_data_loader.h"
 #include "tools/args_model.h"
@@ -22,10 +29,17 @@ struct RunArgs {
   ModelArgs model;
   DataLoaderArgs data;
   ComparatorArgs compare;
+  BuilderArgs builder;
   bool ref = false;
+  bool vk = false;
+  bool profile = false;
   std::vector<std::string> onnx_outputs;          // names, or "mark all"
   std::vector<std::string> onnx_exclude_outputs;
+  std::vector<std::string> vk_outputs;            // names, or "mark all"
+  std::vector<std::string> vk_exclude_outputs;
 };
+
+bool is_mark_all(const std::vector<std::string>& v) { return v.size() == 2 && v[0] == "mark" && v[1] == "all"; }
 
 // "ref-runner-N0-11/21/26-14:03:07", in the style of Polygraphy's runner names.
 std::string runner_name(const std::string& prefix, int index) {
@@ -90,19 +104,153 @@ std::vector<IterationResult> run_reference(const Graph& graph, const std::vector
   return results;
 }
 
+// The value at fraction q (0..1) of sorted `v` (nearest rank).
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const size_t i = size_t(std::ceil(q * double(v.size()))) - (q > 0 ? 1 : 0);
+  return v[std::min(i, v.size() - 1)];
+}
+
+std::string latency_text(const std::vector<double>& ms) {
+  double mean = 0;
+  for (double x : ms) mean += x;
+  mean /= double(ms.size());
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(4) << "mean " << mean << " ms, median " << percentile(ms, 0.5) << " ms, p90 "
+    << percentile(ms, 0.9) << " ms, p99 " << percentile(ms, 0.99) << " ms, min " << percentile(ms, 0) << " ms, max "
+    << percentile(ms, 1) << " ms";
+  return s.str();
+}
+
+std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const Engine* loaded,
+                                        const std::vector<TensorMap>& feeds, const std::string& name) {
+  std::unique_ptr<vk::Context> ctx = open_vulkan();
+  Engine built;
+  const Engine* engine = loaded;
+  const bool mark_all = is_mark_all(args.vk_outputs);
+  if (engine == nullptr) {
+    built = args.builder.build(*graph, *ctx, mark_all ? std::vector<std::string>{} : args.vk_outputs, mark_all).engine;
+    engine = &built;
+  } else {
+    const DeviceIdentity here = device_identity(ctx->device().info());
+    if (!(engine->device == here))
+      VKG_WARNING("the engine was built for " << engine->device.describe() << " but runs on " << here.describe()
+                                              << ": its tactics were timed on the other device");
+  }
+  // The tensors returned: every engine output, or the names asked for, minus the excluded ones.
+  std::vector<std::string> outputs;
+  if (!args.vk_outputs.empty() && !mark_all) {
+    for (const std::string& o : args.vk_outputs) {
+      const int32_t t = engine->find_tensor(o);
+      VKG_CHECK(t >= 0 && std::find(engine->outputs.begin(), engine->outputs.end(), t) != engine->outputs.end(),
+                "--vk-outputs names '" << o << "', which is not an output of the engine"
+                                       << (loaded ? " (mark it when building the engine)" : ""));
+      outputs.push_back(o);
+    }
+  } else {
+    if (mark_all && loaded)
+      VKG_WARNING("--vk-outputs mark all with an engine file returns only the tensors marked when it was built");
+    for (int32_t t : engine->outputs) outputs.push_back(engine->tensors[size_t(t)].name);
+  }
+  outputs.erase(std::remove_if(outputs.begin(), outputs.end(),
+                               [&](const std::string& o) {
+                                 return std::find(args.vk_exclude_outputs.begin(), args.vk_exclude_outputs.end(), o) !=
+                                        args.vk_exclude_outputs.end();
+                               }),
+                outputs.end());
+
+  vk::ExecutorOptions options;
+  options.faulty_tactics = vk::faulty_tactics_from_env();
+  options.profile = args.profile;
+  VKG_START("RUNNING | Runner: " << name);
+  vk::EngineExecutor executor(ctx->device(), *engine, options);
+  std::vector<IterationResult> results;
+  std::vector<double> device_ms, wall_ms;
+  std::vector<std::vector<double>> layer_ns(engine->layers.size());
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    TensorMap out = executor.run(feeds[i]);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    wall_ms.push_back(secs * 1e3);
+    device_ms.push_back(executor.last_device_ns() / 1e6);
+    for (size_t l = 0; l < executor.last_layer_ns().size(); ++l) layer_ns[l].push_back(executor.last_layer_ns()[l]);
+    IterationResult r;
+    r.runner_name = name;
+    r.runtime = secs;
+    for (const std::string& o : outputs) r.outputs.emplace_back(o, std::move(out.at(o)));
+    VKG_VERBOSE(name << " | iteration " << i << " took " << wall_ms.back() << " ms (device " << device_ms.back()
+                     << " ms)");
+    results.push_back(std::move(r));
+  }
+  ctx->check_validation("the run");
+  for (const auto& [o, t] : results.front().outputs) VKG_INFO(name << " | Output: '" << o << "' " << t.describe());
+  if (args.profile && !layer_ns.empty() && !layer_ns[0].empty()) {
+    double total = 0;
+    std::vector<double> med;
+    for (const auto& v : layer_ns) total += med.emplace_back(percentile(v, 0.5));
+    std::ostringstream table;
+    table << name << " | per-layer device time (median of " << feeds.size() << " iteration(s)):\n";
+    table << "    " << std::left << std::setw(5) << "#" << std::setw(32) << "layer" << std::setw(20) << "op"
+          << std::setw(34) << "tactic" << std::setw(6) << "prec" << std::right << std::setw(12) << "time (ms)"
+          << std::setw(8) << "%";
+    for (size_t l = 0; l < engine->layers.size(); ++l) {
+      const EngineLayer& layer = engine->layers[l];
+      table << "\n    " << std::left << std::setw(5) << l << std::setw(32) << layer.name.substr(0, 31) << std::setw(20)
+            << layer.op << std::setw(34) << layer.tactic << std::setw(6) << precision_name(layer.precision)
+            << std::right << std::fixed << std::setprecision(4) << std::setw(12) << med[l] / 1e6
+            << std::setprecision(1) << std::setw(8) << (total > 0 ? 100 * med[l] / total : 0);
+    }
+    table << "\n    total " << std::fixed << std::setprecision(4) << total / 1e6 << " ms";
+    VKG_INFO(table.str());
+  }
+  if (executor.last_device_ns() > 0) VKG_INFO(name << " | Latency (device time, " << feeds.size() << " iteration(s)): "
+                                                   << latency_text(device_ms));
+  VKG_INFO(name << " | Latency (host wall time, " << feeds.size() << " iteration(s)): " << latency_text(wall_ms));
+  double total = 0;
+  for (double x : wall_ms) total += x;
+  VKG_FINISH("PASSED | Runner: " << name << " | Completed " << feeds.size() << " iteration(s) in " << total
+                                 << " ms | Average inference time: " << total / double(feeds.size()) << " ms");
+  return results;
+}
+
 int run_tool(RunArgs& args) {
-  Graph graph = import_onnx(args.model.path, args.model.import_options());
-  VKG_VERBOSE("loaded " << args.model.path << ": " << graph.nodes.size() << " nodes");
+  // An engine file runs as it is; a model is imported (and built for --vk).
+  std::optional<Engine> engine;
+  Graph graph;
+  std::vector<ValueInfo> input_infos;
+  if (looks_like_engine(args.model.path)) {
+    VKG_CHECK(!args.ref, "--ref needs an ONNX model, but '" << args.model.path << "' is a vkgraphy engine");
+    VKG_CHECK(args.vk, "'" << args.model.path << "' is a vkgraphy engine: run it with --vk");
+    engine = load_engine(args.model.path);
+    for (int32_t t : engine->inputs) {
+      const EngineTensor& et = engine->tensors[size_t(t)];
+      ValueInfo vi;
+      vi.name = et.name;
+      vi.dtype = et.dtype;
+      std::vector<Dim> dims;
+      for (int64_t d : et.shape) dims.push_back(Dim{d, ""});
+      vi.shape = dims;
+      input_infos.push_back(vi);
+    }
+  } else {
+    graph = import_onnx(args.model.path, args.model.import_options());
+    VKG_VERBOSE("loaded " << args.model.path << ": " << graph.nodes.size() << " nodes");
+    input_infos = graph.inputs;
+  }
 
   DataLoaderOptions data_opts = args.data.options();
   for (const auto& [name, shape] : args.model.shapes()) data_opts.input_shapes[name] = shape;
-  const std::vector<TensorMap> feeds = load_or_generate_inputs(graph.inputs, data_opts);
+  const std::vector<TensorMap> feeds = load_or_generate_inputs(input_infos, data_opts);
   if (!args.data.save_inputs_path().empty()) {
     save_inputs(args.data.save_inputs_path(), feeds);
     VKG_INFO("Saving inference input data to " << args.data.save_inputs_path());
   }
 
   RunResults results;
+  if (args.vk) {
+    const std::string name = runner_name("vk", int(results.runs.size()));
+    results.runs.emplace_back(name, run_vulkan(args, engine ? nullptr : &graph, engine ? &*engine : nullptr, feeds, name));
+  }
   if (args.ref) {
     const std::string name = runner_name("ref", int(results.runs.size()));
     const auto outputs = requested_outputs(graph, args.onnx_outputs, args.onnx_exclude_outputs);
@@ -127,7 +275,7 @@ int run_tool(RunArgs& args) {
     // Consecutive runners are compared, iteration by iteration, as Polygraphy does.
     ok = compare_accuracy(results, args.compare.options()) && ok;
   } else if (results.runs.empty()) {
-    VKG_THROW("nothing to run: choose a backend (--ref) or give --load-outputs");
+    VKG_THROW("nothing to run: choose a backend (--vk, --ref) or give --load-outputs");
   }
   if (ok) {
     VKG_FINISH("PASSED | Runtime: vkgraphy run " << args.model.path);
@@ -141,10 +289,18 @@ int run_tool(RunArgs& args) {
 
 void add_run_tool(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App* run = app.add_subcommand("run", "Run a model on the reference backend (and later Vulkan) and compare results");
+  CLI::App* run = app.add_subcommand(
+      "run", "Run a model (or an engine) on Vulkan and/or the CPU reference backend and compare results");
   run->fallthrough();
   args->model.add_to(*run);
+  run->add_flag("--vk", args->vk, "Run on Vulkan: builds an engine from the model in memory, or runs an engine file");
   run->add_flag("--ref", args->ref, "Run on the CPU reference backend (the trusted oracle)");
+  run->add_option("--vk-outputs", args->vk_outputs,
+                  "Tensors the Vulkan engine returns: names, or 'mark all' for every tensor")
+      ->take_all();
+  run->add_option("--vk-exclude-outputs", args->vk_exclude_outputs, "Tensors the Vulkan runner does not return")
+      ->take_all();
+  run->add_flag("--profile", args->profile, "Report the device time of every engine layer");
   run->add_option("--onnx-outputs", args->onnx_outputs,
                   "Tensors the reference backend returns: names, or 'mark all' for every tensor")
       ->take_all();
@@ -153,6 +309,7 @@ void add_run_tool(CLI::App& app) {
       ->take_all();
   args->data.add_to(*run);
   args->compare.add_to(*run);
+  args->builder.add_to(*run);
   run->callback([args] { set_exit_code(run_tool(*args)); });
 }
 

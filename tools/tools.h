@@ -11,6 +11,7 @@ namespace vkg::tools {
 void set_exit_code(int code);
 
 void add_run_tool(CLI::App& app);      // tools/run.cpp
+void add_convert_tool(CLI::App& app);  // tools/convert.cpp
 void add_inspect_tool(CLI::App& app);  // tools/inspect.cpp
 void add_surgeon_tool(CLI::App& app);  // tools/surgeon.cpp
 void add_inspect_device(CLI::App& inspect);  // tools/inspect_device.cpp: `inspect device`

@@ -1,0 +1,156 @@
+// Tactic throughput: GFLOP/s of every GEMM and Conv tactic, in each precision
+// it has, for MatMul 512^3 and 1024^3 and a 3x3 convolution, timed on the
+// Vulkan device with the builder's own timer (timestamp queries, median of the
+// samples), beside the CPU reference backend measured in the same run.
+//
+//   build/bench/vkgraphy_tactic_bench [--device SELECTOR] [--samples N] [--filter GLOB]
+//
+// Results and the commands that made them are recorded in docs/bench.md.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/core/error.h"
+#include "runtime/engine/builder.h"
+#include "runtime/reference/reference_backend.h"
+#include "runtime/vulkan/context.h"
+#include "runtime/vulkan/plan_timer.h"
+
+using namespace vkg;
+
+namespace {
+
+struct BenchCase {
+  std::string label;
+  Node node;
+  std::vector<Tensor> inputs;  // in node input order
+  std::vector<bool> constant;  // per input: a build-time constant (weights)
+  double flops;
+};
+
+Tensor random_tensor(const Shape& shape, uint32_t seed) {
+  Tensor t(DType::Float32, shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = dist(rng);
+  return t;
+}
+
+BenchCase matmul(int64_t n) {
+  BenchCase c;
+  c.label = "MatMul " + std::to_string(n) + "^3";
+  c.node.name = "matmul";
+  c.node.op_type = "MatMul";
+  c.node.inputs = {"a", "b"};
+  c.node.outputs = {"y"};
+  c.inputs = {random_tensor({n, n}, 1), random_tensor({n, n}, 2)};
+  c.constant = {false, true};
+  c.flops = 2.0 * double(n) * double(n) * double(n);
+  return c;
+}
+
+BenchCase conv3x3(int64_t channels, int64_t size) {
+  BenchCase c;
+  c.label = "Conv 3x3 " + std::to_string(channels) + "->" + std::to_string(channels) + " " + std::to_string(size) +
+            "x" + std::to_string(size);
+  c.node.name = "conv";
+  c.node.op_type = "Conv";
+  c.node.inputs = {"x", "w", "b"};
+  c.node.outputs = {"y"};
+  Attribute pads;
+  pads.kind = Attribute::Kind::Ints;
+  pads.ints = {1, 1, 1, 1};
+  c.node.attrs["pads"] = pads;
+  c.inputs = {random_tensor({1, channels, size, size}, 3), random_tensor({channels, channels, 3, 3}, 4),
+              random_tensor({channels}, 5)};
+  c.constant = {false, true, true};
+  c.flops = 2.0 * double(channels) * double(channels) * 9.0 * double(size) * double(size);
+  return c;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string device_selector, filter = "*";
+  int samples = 10;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--device" && i + 1 < argc) device_selector = argv[++i];
+    else if (a == "--samples" && i + 1 < argc) samples = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    else {
+      std::cerr << "usage: " << argv[0] << " [--device SELECTOR] [--samples N] [--filter GLOB]\n";
+      return 2;
+    }
+  }
+  try {
+    vk::DeviceOptions options;
+    options.device = device_selector;
+    vk::Context ctx(options);
+    const vk::DeviceInfo& info = ctx.device().info();
+    vk::VulkanPlanTimer timer(ctx.device());
+    std::printf("device: %s (%s), fp16: %s\n\n", info.name.c_str(), info.driver_info.c_str(),
+                info.fp16() ? "yes" : "no");
+    std::printf("%-28s %-36s %12s %10s\n", "case", "tactic", "median ms", "GFLOP/s");
+
+    for (const BenchCase& c : {matmul(512), matmul(1024), conv3x3(64, 56)}) {
+      // CPU reference baseline, same process.
+      std::vector<const Tensor*> in;
+      for (const Tensor& t : c.inputs) in.push_back(&t);
+      std::vector<double> cpu;
+      for (int r = 0; r < 3; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        (void)run_reference_node(c.node, 17, in);
+        cpu.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e9);
+      }
+      std::printf("%-28s %-36s %12.3f %10.1f\n", c.label.c_str(), "cpu reference backend", median(cpu) / 1e6,
+                  c.flops / median(cpu));
+      const std::vector<Tensor> ref_out = run_reference_node(c.node, 17, in);
+
+      for (const Tactic* t : TacticRegistry::builtin().for_op(c.node.op_type)) {
+        if (!glob_match(filter, t->name)) continue;
+        if (t->precision() == Precision::FP16 && !info.fp16()) continue;
+        std::vector<LayerTensor> inputs, outputs;
+        std::vector<PlanTimer::Buffer> in_bufs, out_bufs;
+        for (size_t i = 0; i < c.inputs.size(); ++i) {
+          LayerTensor lt{c.node.inputs[i], DType::Float32, c.inputs[i].shape(),
+                         *storage_for(DType::Float32, t->precision()), c.constant[i] ? &c.inputs[i] : nullptr};
+          in_bufs.push_back({lt.storage, c.constant[i] ? 0 : uint64_t(lt.size())});
+          inputs.push_back(lt);
+        }
+        LayerTensor out{"y", DType::Float32, ref_out[0].shape(), *storage_for(DType::Float32, t->precision()), nullptr};
+        out_bufs.push_back({out.storage, uint64_t(out.size())});
+        outputs.push_back(out);
+        LayerContext lc{c.node, 17, t->precision(), t->arith, inputs, outputs, info};
+        std::string why;
+        std::optional<LayerPlan> plan = t->plan(lc, why);
+        if (!plan) {
+          std::printf("%-28s %-36s %12s %10s   (%s)\n", c.label.c_str(), t->name.c_str(), "-", "-", why.c_str());
+          continue;
+        }
+        try {
+          const double ns = median(timer.time(*plan, in_bufs, out_bufs, 2, samples));
+          std::printf("%-28s %-36s %12.3f %10.1f\n", c.label.c_str(), t->name.c_str(), ns / 1e6, c.flops / ns);
+        } catch (const Error& e) {
+          std::printf("%-28s %-36s failed: %s\n", c.label.c_str(), t->name.c_str(), e.what());
+        }
+        std::fflush(stdout);
+      }
+      std::printf("\n");
+    }
+  } catch (const Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,144 @@
+#include "tools/args_builder.h"
+
+#include <unistd.h>
+
+#include <chrono>
+
+#include "runtime/core/error.h"
+#include "runtime/core/logger.h"
+#include "runtime/vulkan/plan_timer.h"
+#include "tools/args_vulkan.h"
+
+namespace vkg::tools {
+
+std::pair<std::string, Precision> parse_layer_precision(const std::string& text) {
+  const size_t colon = text.rfind(':');
+  VKG_CHECK(colon != std::string::npos && colon > 0,
+            "--layer-precisions: expected NAME:PRECISION (e.g. conv1:fp32), got '" << text << "'");
+  std::string p = text.substr(colon + 1);
+  if (p == "float32") p = "fp32";
+  if (p == "float16") p = "fp16";
+  const std::optional<Precision> precision = parse_precision(p);
+  VKG_CHECK(precision.has_value(), "--layer-precisions: '" << text.substr(colon + 1)
+                                                           << "' is not a precision (fp32, fp16) in '" << text << "'");
+  return {text.substr(0, colon), *precision};
+}
+
+std::unique_ptr<vk::Context> open_vulkan() {
+  auto ctx = std::make_unique<vk::Context>(vulkan_device_options());
+  VKG_INFO("Vulkan device: " << ctx->device().info().name << " (" << ctx->device().info().driver_info << ")");
+  return ctx;
+}
+
+void BuilderArgs::add_to(CLI::App& app) {
+  CLI::Option_group* g = app.add_option_group("Builder", "Options of the Vulkan engine builder");
+  g->add_flag("--fp16", fp16_, "Let the builder use fp16 tactics (fp16 storage, fp16 or fp32 accumulation)");
+  g->add_option("--layer-precisions", layer_precisions_,
+                "Pin layers to a precision: NAME:fp32 NAME2:fp16 ... (see --precision-constraints)")
+      ->take_all();
+  g->add_option("--precision-constraints", precision_constraints_,
+                "How --layer-precisions apply: none (ignored), prefer (default: pinned precision when a tactic has "
+                "it), obey (fail when none has)")
+      ->check(CLI::IsMember({"none", "prefer", "obey"}));
+  g->add_option("--builder-optimization-level", optimization_level_,
+                "0: first valid tactic in heuristic order, no timing; 1-5: time more candidates and samples "
+                "(5: every tactic)")
+      ->check(CLI::Range(0, 5));
+  g->add_flag("--deterministic", deterministic_,
+              "Break near-ties (within 10% of the fastest median) by the fixed heuristic order instead of by "
+              "measured time");
+  g->add_option("--tactic-selection", tactic_selection_,
+                "fastest (default: by measured time) or random[:SEED] (a random valid tactic per layer)");
+  g->add_option("--tactics-allow", allow_, "Only tactics matching one of these globs (e.g. 'gemm.*' '*.f32')")
+      ->take_all();
+  g->add_option("--tactics-deny", deny_, "No tactic matching one of these globs")->take_all();
+  g->add_option("--timing-samples", timing_samples_, "Timed runs per candidate (default: by optimization level)")
+      ->check(CLI::Range(1, 1000));
+  g->add_option("--save-tactics", save_tactics_, "Write the tactic replay file (choices and every measured time)");
+  g->add_option("--load-tactics", load_tactics_, "Force the choices of a tactic replay file");
+  g->add_option("--load-timing-cache", load_timing_cache_, "Take measured times from this timing cache");
+  g->add_option("--save-timing-cache", save_timing_cache_,
+                "Write measured times to this timing cache (merging into an existing file)");
+  g->add_flag("--error-on-timing-cache-miss", error_on_cache_miss_,
+              "Fail when a layer's tactic would have to be timed (needs a timing cache)");
+}
+
+BuilderConfig BuilderArgs::config() {
+  BuilderConfig c;
+  c.fp16 = fp16_;
+  for (const std::string& text : layer_precisions_) {
+    const auto [name, precision] = parse_layer_precision(text);
+    VKG_CHECK(c.layer_precisions.emplace(name, precision).second,
+              "--layer-precisions names layer '" << name << "' twice");
+  }
+  if (!precision_constraints_.empty()) c.constraints = *parse_precision_constraints(precision_constraints_);
+  c.optimization_level = optimization_level_;
+  c.deterministic = deterministic_;
+  if (tactic_selection_ == "random" || tactic_selection_.rfind("random:", 0) == 0) {
+    uint64_t seed = 1;
+    if (tactic_selection_.size() > 7) {
+      const std::string digits = tactic_selection_.substr(7);
+      VKG_CHECK(!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos && digits.size() < 20,
+                "--tactic-selection: bad seed '" << digits << "' (expected random:SEED with SEED an integer)");
+      seed = std::stoull(digits);
+    }
+    c.random_seed = seed;
+  } else {
+    VKG_CHECK(tactic_selection_ == "fastest",
+              "--tactic-selection must be 'fastest' or 'random[:SEED]', not '" << tactic_selection_ << "'");
+  }
+  c.tactics_allow = allow_;
+  c.tactics_deny = deny_;
+  c.timing_samples = timing_samples_;
+  if (!load_tactics_.empty()) {
+    replay_ = load_tactic_replay(load_tactics_);
+    VKG_INFO("Loaded tactic replay " << load_tactics_ << " (" << replay_->layers.size() << " layers)");
+    c.replay = &*replay_;
+  }
+  VKG_CHECK(!error_on_cache_miss_ || !load_timing_cache_.empty(),
+            "--error-on-timing-cache-miss needs --load-timing-cache");
+  if (!load_timing_cache_.empty() || !save_timing_cache_.empty()) {
+    cache_ = load_timing_cache_.empty() ? TimingCache{} : load_timing_cache(load_timing_cache_);
+    if (!load_timing_cache_.empty())
+      VKG_INFO("Loaded timing cache " << load_timing_cache_ << " (" << cache_->size() << " entries)");
+    c.timing_cache = &*cache_;
+  }
+  c.error_on_timing_cache_miss = error_on_cache_miss_;
+  c.progress = isatty(STDERR_FILENO) != 0 && Logger::get().enabled(Severity::Info);
+  return c;
+}
+
+BuildResult BuilderArgs::build(const Graph& graph, vk::Context& ctx, std::vector<std::string> mark_outputs,
+                               bool mark_all) {
+  BuilderConfig c = config();
+  c.mark_outputs = std::move(mark_outputs);
+  c.mark_all = mark_all;
+  const vk::DeviceInfo& info = ctx.device().info();
+  std::unique_ptr<vk::VulkanPlanTimer> timer;
+  if (info.timestamps()) timer = std::make_unique<vk::VulkanPlanTimer>(ctx.device());
+  VKG_START("Building engine for " << info.name << " | optimization level " << c.optimization_level
+                                   << (c.fp16 ? " | fp16" : "") << (c.deterministic ? " | deterministic" : "")
+                                   << (c.random_seed ? " | random tactics (seed " + std::to_string(*c.random_seed) + ")"
+                                                     : ""));
+  const auto t0 = std::chrono::steady_clock::now();
+  BuildResult r = build_engine(graph, c, info, device_identity(info), timer.get());
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ctx.check_validation("the engine build");
+  const BuildStats& s = r.stats;
+  VKG_FINISH("Built engine in " << secs << " s | " << s.layers << " layers (" << s.folded << " nodes folded, "
+                                << s.reformats << " reformats) | " << s.candidates_timed << " tactic(s) timed in "
+                                << s.layers_timed << " layer(s), " << s.signature_reuses << " reused, "
+                                << s.cache_hits << " timing-cache hit(s)"
+                                << (timer ? " | " + std::to_string(timer->pipelines_compiled()) + " pipelines" : ""));
+  if (!save_tactics_.empty()) {
+    save_tactic_replay(save_tactics_, r.replay);
+    VKG_INFO("Saved tactic replay to " << save_tactics_);
+  }
+  if (!save_timing_cache_.empty()) {
+    save_timing_cache(save_timing_cache_, *cache_);
+    VKG_INFO("Saved timing cache to " << save_timing_cache_ << " (" << cache_->size() << " entries)");
+  }
+  return r;
+}
+
+}  // namespace vkg::tools

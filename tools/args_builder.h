@@ -1,0 +1,57 @@
+// Argument group: the engine builder's options (Polygraphy's TensorRT config
+// args, in vkgraphy's terms), shared by `convert`, `run --vk` and the debug
+// tools: precision (--fp16, --layer-precisions, --precision-constraints),
+// tactic choice (--builder-optimization-level, --deterministic,
+// --tactic-selection, --tactics-allow/--tactics-deny), replay files
+// (--save-tactics/--load-tactics) and the timing cache
+// (--load-timing-cache/--save-timing-cache/--error-on-timing-cache-miss).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/engine/builder.h"
+#include "runtime/engine/engine.h"
+#include "runtime/vulkan/context.h"
+
+namespace vkg::tools {
+
+class BuilderArgs {
+ public:
+  void add_to(CLI::App& app);
+
+  // The parsed configuration. Loads the replay and the timing cache the
+  // options name (a bad replay throws; a bad cache is a warning and a miss).
+  BuilderConfig config();
+  // Builds `graph` on `ctx`'s device with this configuration, logs a summary,
+  // and writes the files asked for (--save-tactics, --save-timing-cache).
+  BuildResult build(const Graph& graph, vk::Context& ctx, std::vector<std::string> mark_outputs = {},
+                    bool mark_all = false);
+
+ private:
+  bool fp16_ = false;
+  std::vector<std::string> layer_precisions_;
+  std::string precision_constraints_;
+  std::string save_tactics_, load_tactics_;
+  std::string save_timing_cache_, load_timing_cache_;
+  bool error_on_cache_miss_ = false;
+  int optimization_level_ = 3;
+  bool deterministic_ = false;
+  std::string tactic_selection_ = "fastest";
+  std::vector<std::string> allow_, deny_;
+  int timing_samples_ = 0;
+
+  std::optional<TacticReplay> replay_;
+  std::optional<TimingCache> cache_;
+};
+
+// Parses "name:fp32" / "name:fp16" (also float32/float16); throws Error on bad text.
+std::pair<std::string, Precision> parse_layer_precision(const std::string& text);
+
+// Opens the device the global --device/--vk-validation options select.
+std::unique_ptr<vk::Context> open_vulkan();
+
+}  // namespace vkg::tools

@@ -1,0 +1,48 @@
+// `vkgraphy convert`: builds a Vulkan engine from an ONNX model and writes the
+// engine file (Polygraphy's `convert` to a TensorRT engine).
+#include "runtime/core/logger.h"
+#include "runtime/engine/engine_file.h"
+#include "tools/args_builder.h"
+#include "tools/args_model.h"
+#include "tools/tools.h"
+
+namespace vkg::tools {
+
+namespace {
+
+struct ConvertArgs {
+  ModelArgs model;
+  BuilderArgs builder;
+  std::string output;
+  std::vector<std::string> vk_outputs;  // names, or "mark all"
+};
+
+int convert_tool(ConvertArgs& args) {
+  const Graph graph = import_onnx(args.model.path, args.model.import_options());
+  const bool mark_all = args.vk_outputs.size() == 2 && args.vk_outputs[0] == "mark" && args.vk_outputs[1] == "all";
+  std::unique_ptr<vk::Context> ctx = open_vulkan();
+  const BuildResult built = args.builder.build(graph, *ctx, mark_all ? std::vector<std::string>{} : args.vk_outputs,
+                                               mark_all);
+  save_engine(args.output, built.engine);
+  VKG_INFO("Saved engine to " << args.output << " (" << built.engine.layers.size() << " layers, "
+                              << built.engine.weight_bytes() << " bytes of weights, "
+                              << built.engine.activation_bytes() << " bytes of activations)");
+  return kExitSuccess;
+}
+
+}  // namespace
+
+void add_convert_tool(CLI::App& app) {
+  auto args = std::make_shared<ConvertArgs>();
+  CLI::App* convert = app.add_subcommand("convert", "Build a Vulkan engine from an ONNX model and save it");
+  convert->fallthrough();
+  args->model.add_to(*convert);
+  convert->add_option("-o,--output", args->output, "Path of the engine file to write")->required();
+  convert->add_option("--vk-outputs", args->vk_outputs,
+                      "Extra tensors the engine returns: names, or 'mark all' for every tensor")
+      ->take_all();
+  args->builder.add_to(*convert);
+  convert->callback([args] { set_exit_code(convert_tool(*args)); });
+}
+
+}  // namespace vkg::tools
