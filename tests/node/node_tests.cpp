@@ -1,9 +1,12 @@
 // Runs ONNX's own per-operator conformance tests (Debian's libonnx-testdata:
 // <dir>/<test>/model.onnx with test_data_set_N/{input,output}_M.pb) through the
-// reference backend. A test is in scope when every op of its model has a
-// reference kernel. Known failures are listed, with reasons, in one file.
+// reference backend, or (--backend vk) through a Vulkan engine built in fp32 at
+// optimization level 0 on lavapipe (unless VK_DRIVER_FILES names another
+// driver) with the validation layer on. A test is in scope when every op of its
+// model has a reference kernel (and, for vk, a tactic). Known failures are
+// listed, with reasons, in one file per backend.
 //
-//   vkgraphy_node_tests --dir DIR [--exceptions FILE] [--filter SUBSTRING] [--verbose]
+//   vkgraphy_node_tests --dir DIR [--backend ref|vk] [--exceptions FILE] [--filter SUBSTRING] [--verbose]
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -18,7 +21,10 @@
 
 #include "runtime/core/logger.h"
 #include "runtime/onnx/onnx_import.h"
+#include "runtime/engine/builder.h"
 #include "runtime/reference/reference_backend.h"
+#include "runtime/vulkan/context.h"
+#include "runtime/vulkan/executor.h"
 
 namespace fs = std::filesystem;
 using namespace vkg;
@@ -62,11 +68,110 @@ Tensor as_declared_type(Tensor t, const ValueInfo& declared) {
   return out;
 }
 
+// Runs graphs on one backend.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual void prepare(const Graph& graph) = 0;
+  virtual TensorMap run(const TensorMap& inputs, const std::vector<std::string>& outputs) = 0;
+  // Whether inputs may be frozen to build-time values (see freeze_parameter_inputs).
+  virtual bool can_freeze() const { return false; }
+};
+
+class RefBackend : public Backend {
+ public:
+  void prepare(const Graph& graph) override { backend_ = std::make_unique<ReferenceBackend>(graph); }
+  TensorMap run(const TensorMap& inputs, const std::vector<std::string>& outputs) override {
+    return backend_->run(inputs, outputs);
+  }
+
+ private:
+  std::unique_ptr<ReferenceBackend> backend_;
+};
+
+// Thrown when a test needs something the Vulkan backend does not hold (a dtype).
+struct OutOfScope : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class VkBackend : public Backend {
+ public:
+  VkBackend() {
+    vk::DeviceOptions options;
+    options.validation = true;
+    context_ = std::make_unique<vk::Context>(options);
+  }
+  void prepare(const Graph& graph) override {
+    executor_.reset();
+    BuilderConfig config;
+    config.optimization_level = 0;
+    try {
+      const vk::DeviceInfo& info = context_->device().info();
+      engine_ = build_engine(graph, config, info, device_identity(info), nullptr).engine;
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      if (what.find("which the Vulkan backend does not support") != std::string::npos) throw OutOfScope(what);
+      throw;
+    }
+    executor_ = std::make_unique<vk::EngineExecutor>(context_->device(), engine_);
+  }
+  bool can_freeze() const override { return true; }
+  TensorMap run(const TensorMap& inputs, const std::vector<std::string>&) override {
+    TensorMap out = executor_->run(inputs);
+    context_->check_validation("the node test");
+    return out;
+  }
+
+ private:
+  std::unique_ptr<vk::Context> context_;
+  Engine engine_;
+  std::unique_ptr<vk::EngineExecutor> executor_;
+};
+
+// True when a build failed only because a layer needs the value of a model input
+// at build time (a shape, axes, repeats or scales tensor fed as an input).
+bool needs_build_time_values(const Error& e) {
+  const std::string what = e.what();
+  return what.rfind("no tactic can serve", 0) == 0 && what.find("constant") != std::string::npos;
+}
+
+// Like TensorRT with shape-tensor inputs, a Vulkan engine needs such inputs at
+// build time: they are frozen to the data set's values (an initializer each)
+// and the model is imported and built again for each data set. Frozen are the
+// integer inputs and the inputs no node reads as its first (data) input.
+Graph freeze_parameter_inputs(const fs::path& dir, const TensorMap& values, TensorMap& runtime_inputs) {
+  OnnxModel model = load_onnx_model((dir / "model.onnx").string());
+  onnx::GraphProto* g = model.proto->mutable_graph();
+  std::set<std::string> data_inputs;
+  for (const auto& n : g->node())
+    if (n.input_size() > 0 && n.op_type() != "ConstantOfShape" && n.op_type() != "Range") data_inputs.insert(n.input(0));
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
+  for (const auto& in : g->input()) {
+    auto it = values.find(in.name());
+    const bool freeze = it != values.end() && (is_integer(it->second.dtype()) || !data_inputs.count(in.name()));
+    if (!freeze) {
+      *kept.Add() = in;
+      continue;
+    }
+    tensor_to_proto(it->second, in.name(), g->add_initializer());
+    runtime_inputs.erase(in.name());
+  }
+  g->mutable_input()->Swap(&kept);
+  return import_onnx(model);
+}
+
 // Runs every data set of one test; returns "" on success or the first failure.
-std::string run_test(const fs::path& dir) {
+std::string run_test(const fs::path& dir, Backend& backend, int& frozen_tests) {
   OnnxModel model = load_onnx_model((dir / "model.onnx").string());
   Graph graph = import_onnx(model);
-  ReferenceBackend backend(graph);
+  bool freeze = false;
+  try {
+    backend.prepare(graph);
+  } catch (const Error& e) {
+    if (!backend.can_freeze() || !needs_build_time_values(e)) throw;
+    freeze = true;
+    ++frozen_tests;
+  }
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
@@ -78,6 +183,10 @@ std::string run_test(const fs::path& dir) {
       const fs::path p = set / ("input_" + std::to_string(i) + ".pb");
       if (!fs::exists(p)) return "missing " + p.string();
       inputs[graph.inputs[i].name] = as_declared_type(tensor_from_proto(read_tensor_pb(p)), graph.inputs[i]);
+    }
+    if (freeze) {
+      const TensorMap values = inputs;
+      backend.prepare(freeze_parameter_inputs(dir, values, inputs));
     }
     std::vector<std::string> names;
     for (const auto& o : graph.outputs) names.push_back(o.name);
@@ -125,19 +234,40 @@ std::map<std::string, std::string> read_exceptions(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dir = "/usr/share/libonnx-testdata/data/node", exceptions_path, filter;
+  std::string dir = "/usr/share/libonnx-testdata/data/node", exceptions_path, filter, backend_name = "ref";
   bool verbose = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--dir" && i + 1 < argc) dir = argv[++i];
     else if (a == "--exceptions" && i + 1 < argc) exceptions_path = argv[++i];
     else if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    else if (a == "--backend" && i + 1 < argc) backend_name = argv[++i];
     else if (a == "--verbose") verbose = true;
     else {
-      std::cerr << "usage: vkgraphy_node_tests [--dir DIR] [--exceptions FILE] [--filter SUBSTRING] [--verbose]\n";
+      std::cerr << "usage: vkgraphy_node_tests [--dir DIR] [--backend ref|vk] [--exceptions FILE] [--filter SUBSTRING] "
+                   "[--verbose]\n";
       return 2;
     }
   }
+  if (backend_name != "ref" && backend_name != "vk") {
+    std::cerr << "--backend must be ref or vk\n";
+    return 2;
+  }
+  const bool vk = backend_name == "vk";
+  if (vk) {
+    constexpr const char* kLavapipeIcd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+    if (std::getenv("VK_DRIVER_FILES") == nullptr && std::getenv("VK_ICD_FILENAMES") == nullptr &&
+        fs::exists(kLavapipeIcd))
+      setenv("VK_DRIVER_FILES", kLavapipeIcd, 1);
+  }
+  std::unique_ptr<Backend> backend;
+  try {
+    backend = vk ? std::unique_ptr<Backend>(new VkBackend) : std::unique_ptr<Backend>(new RefBackend);
+  } catch (const Error& e) {
+    std::cerr << "cannot open the backend: " << e.what() << "\n";
+    return 1;
+  }
+  const TacticRegistry& tactics = TacticRegistry::builtin();
   Logger::get().set_severity(Severity::Error);
   if (!fs::is_directory(dir)) {
     std::cerr << "ONNX node test directory '" << dir << "' does not exist (install libonnx-testdata)\n";
@@ -151,7 +281,7 @@ int main(int argc, char** argv) {
     if (e.is_directory() && fs::exists(e.path() / "model.onnx")) tests.push_back(e.path());
   std::sort(tests.begin(), tests.end());
 
-  int in_scope = 0, passed = 0, failed = 0, known = 0, skipped = 0;
+  int in_scope = 0, passed = 0, failed = 0, known = 0, skipped = 0, out_of_scope = 0, frozen = 0;
   std::vector<std::string> unexpected_passes;
   std::map<std::string, int> skipped_ops;
   for (const fs::path& t : tests) {
@@ -161,7 +291,7 @@ int main(int argc, char** argv) {
     bool supported = ops.has_value();
     if (ops)
       for (const auto& op : *ops)
-        if (!registry.find(op)) {
+        if (!registry.find(op) || (vk && op != "Constant" && op != "Shape" && op != "Size" && tactics.for_op(op).empty())) {
           supported = false;
           skipped_ops[op]++;
         }
@@ -172,7 +302,12 @@ int main(int argc, char** argv) {
     ++in_scope;
     std::string failure;
     try {
-      failure = run_test(t);
+      failure = run_test(t, *backend, frozen);
+    } catch (const OutOfScope& e) {
+      --in_scope;
+      ++out_of_scope;
+      if (verbose) std::cout << "[OUT OF SCOPE] " << name << ": " << e.what() << "\n";
+      continue;
     } catch (const std::exception& e) {
       failure = std::string("error: ") + e.what();
     }
@@ -192,12 +327,16 @@ int main(int argc, char** argv) {
   for (const auto& n : unexpected_passes)
     std::cout << "[NOTE] " << n << " is listed as a known exception but passes: remove it from the list\n";
   if (verbose) {
-    std::cout << "Ops without a reference kernel (tests skipped):";
+    std::cout << (vk ? "Ops without a reference kernel or a tactic (tests skipped):" : "Ops without a reference kernel (tests skipped):");
     for (const auto& [op, n] : skipped_ops) std::cout << " " << op << "(" << n << ")";
     std::cout << "\n";
   }
-  std::cout << "ONNX node tests (reference backend): " << in_scope << " in scope of " << tests.size()
-            << " (" << skipped << " use ops without a reference kernel); " << passed << " passed, " << failed
-            << " failed, " << known << " known exceptions\n";
+  std::cout << "ONNX node tests (" << (vk ? "Vulkan fp32" : "reference backend") << "): " << in_scope
+            << " in scope of " << tests.size() << " (" << skipped << " use ops without a "
+            << (vk ? "reference kernel or tactic" : "reference kernel");
+  if (vk) std::cout << ", " << out_of_scope << " use dtypes the Vulkan backend does not hold";
+  std::cout << "); " << passed << " passed, " << failed << " failed, " << known << " known exceptions";
+  if (vk) std::cout << "; " << frozen << " built per data set with shape/parameter inputs frozen";
+  std::cout << "\n";
   return failed == 0 ? 0 : 1;
 }

@@ -285,17 +285,17 @@ TEST_F(BuilderTest, RunsOnVulkanAndFaultInjectionBreaksTheNamedTactic) {
   device = ctx->device().info();
   identity = device_identity(device);
   for (bool fp16 : {false, true}) {
-    const Graph g = two_adds(37);
+    const Graph g = two_adds(1001);
     BuilderConfig config;
     config.optimization_level = 0;
     config.fp16 = fp16;
     config.mark_all = true;
     const BuildResult r = build(g, config);
-    TensorMap inputs{{"in0", random_floats({37}, 1)}};
+    TensorMap inputs{{"in0", random_floats({1001}, 1)}};
     const Tensor& w = g.initializers.at("in1");
     vk::EngineExecutor exec(ctx->device(), r.engine);
     const TensorMap out = exec.run(inputs);
-    for (int64_t i = 0; i < 37; ++i) {
+    for (int64_t i = 0; i < 1001; ++i) {
       const float x = inputs["in0"].data<float>()[i], y = x + w.data<float>()[i];
       EXPECT_NEAR(out.at("y").data<float>()[i], y, fp16 ? 1e-2 : 1e-6);
       EXPECT_NEAR(out.at("z").data<float>()[i], y + x, fp16 ? 2e-2 : 1e-6);
