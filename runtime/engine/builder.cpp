@@ -166,6 +166,7 @@ class Builder {
   const TacticRegistry& registry_;
 
   BuildResult result_;
+  std::vector<Node> nodes_;  // the graph's nodes, each with a unique name
   std::map<std::string, Tensor> folded_;
   // Engine tensor of each (tensor name, storage) pair; the first entry per name is the producer's.
   std::map<std::pair<std::string, StorageType>, int32_t> tensors_;
@@ -553,8 +554,20 @@ BuildResult Builder::build() {
     for (const std::string& u : unsupported) list += (list.empty() ? "" : ", ") + u;
     VKG_THROW("the Vulkan backend has no tactic for these ops: " << list);
   }
+  // Every layer needs a unique name (replays, --layer-precisions): unnamed nodes
+  // become "<Op>_<index in the graph>".
+  std::set<std::string> names;
+  for (const Node& n : graph_.nodes) names.insert(n.name);
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    Node n = graph_.nodes[i];
+    if (n.name.empty()) {
+      n.name = n.op_type + "_" + std::to_string(i);
+      while (!names.insert(n.name).second) n.name += "_";
+    }
+    nodes_.push_back(std::move(n));
+  }
   for (const auto& [name, pin] : config_.layer_precisions) {
-    VKG_CHECK(std::any_of(graph_.nodes.begin(), graph_.nodes.end(), [&](const Node& n) { return n.name == name; }),
+    VKG_CHECK(std::any_of(nodes_.begin(), nodes_.end(), [&](const Node& n) { return n.name == name; }),
               "--layer-precisions names layer '" << name << "', which the model does not have");
   }
 
@@ -576,7 +589,7 @@ BuildResult Builder::build() {
   }
 
   std::vector<const Node*> layers;
-  for (const Node& node : graph_.nodes) {
+  for (const Node& node : nodes_) {
     if (try_fold(node)) {
       ++result_.stats.folded;
       continue;

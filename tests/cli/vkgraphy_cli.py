@@ -7,6 +7,14 @@ import unittest
 BIN = os.environ.get("VKGRAPHY_BIN", "build/vkgraphy")
 SOURCE_DIR = os.environ.get("VKGRAPHY_SOURCE_DIR", ".")
 MODELS = os.path.join(SOURCE_DIR, "tests", "models", "polygraphy")
+VK_MODELS = os.path.join(SOURCE_DIR, "tests", "models", "vk")
+
+# Vulkan runs use lavapipe (unless the environment names a driver) with the
+# Khronos validation layer on: any validation message fails the command.
+LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+if "VK_DRIVER_FILES" not in os.environ and "VK_ICD_FILENAMES" not in os.environ and os.path.exists(LAVAPIPE_ICD):
+    os.environ["VK_DRIVER_FILES"] = LAVAPIPE_ICD
+os.environ.setdefault("VKGRAPHY_VK_VALIDATION", "1")
 
 
 def model(name):
@@ -26,8 +34,10 @@ class CliTestCase(unittest.TestCase):
     def path(self, name):
         return os.path.join(self.tmp, name)
 
-    def vkgraphy(self, *args, expect=0, timeout=300):
-        proc = subprocess.run([BIN, *map(str, args)], cwd=self.tmp, capture_output=True, text=True, timeout=timeout)
+    def vkgraphy(self, *args, expect=0, timeout=300, env=None):
+        full_env = dict(os.environ, **(env or {}))
+        proc = subprocess.run([BIN, *map(str, args)], cwd=self.tmp, capture_output=True, text=True, timeout=timeout,
+                              env=full_env)
         out = proc.stdout + proc.stderr
         self.assertGreaterEqual(proc.returncode, 0, f"vkgraphy crashed (signal {-proc.returncode}):\n{out}")
         if expect is not None:

@@ -132,7 +132,8 @@ class VkBackend : public Backend {
 // at build time (a shape, axes, repeats or scales tensor fed as an input).
 bool needs_build_time_values(const Error& e) {
   const std::string what = e.what();
-  return what.rfind("no tactic can serve", 0) == 0 && what.find("constant") != std::string::npos;
+  return (what.rfind("no tactic can serve", 0) == 0 && what.find("constant") != std::string::npos) ||
+         what.find("the Vulkan builder needs static shapes") != std::string::npos;
 }
 
 // Like TensorRT with shape-tensor inputs, a Vulkan engine needs such inputs at
