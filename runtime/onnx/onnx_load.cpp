@@ -204,11 +204,13 @@ void override_input_shapes(OnnxModel& model, const InputShapes& shapes) {
     }
     VKG_CHECK(vi, "--input-shapes names '" << name << "', but the model's inputs are: " << names);
     VKG_CHECK(vi->type().has_tensor_type(), "input '" << name << "' is not a tensor");
+    // Check the declared rank before mutable_shape() creates an empty (rank-0) shape.
+    if (vi->type().tensor_type().has_shape()) {
+      const int rank = vi->type().tensor_type().shape().dim_size();
+      VKG_CHECK(rank == int(shape.size()), "input '" << name << "' has rank " << rank << " but the given shape "
+                                                     << shape_to_string(shape) << " has rank " << shape.size());
+    }
     auto* tshape = vi->mutable_type()->mutable_tensor_type()->mutable_shape();
-    if (vi->type().tensor_type().has_shape())
-      VKG_CHECK(tshape->dim_size() == int(shape.size()),
-                "input '" << name << "' has rank " << tshape->dim_size() << " but the given shape "
-                          << shape_to_string(shape) << " has rank " << shape.size());
     for (size_t i = 0; i < shape.size(); ++i) {
       if (int(i) >= tshape->dim_size()) tshape->add_dim();
       auto* d = tshape->mutable_dim(int(i));

@@ -7,14 +7,20 @@ import unittest
 
 from vkgraphy_cli import VK_MODELS, CliTestCase, model
 
-# fp16 tolerance. fp16 keeps 11 significant bits: each stored value (inputs,
-# weights, every layer's output) is off by up to 2^-11 (4.9e-4) relative. A dot
-# product of K terms of order 1 then drifts by about sqrt(K) * 2^-11 * |x w| as
-# a random walk, more when accumulating in fp16: for conv.onnx (K = 256) that is
-# about 0.008, with worst elements near 3-4 sigma, i.e. 0.02-0.03 (measured:
-# 0.023). Outputs near zero make a relative bound alone meaningless, so an
-# element passes when within 5e-2 absolute OR 2e-2 relative (Polygraphy's rule).
-FP16_TOL = ["--atol", "5e-2", "--rtol", "2e-2"]
+# fp16 tolerances. fp16 keeps 11 significant bits: each stored value (inputs,
+# weights, every layer's output) is off by up to 2^-11 (4.9e-4) relative.
+# - fp16 storage, fp32 accumulation (the .f16acc32 tactics): a dot product of K
+#   terms of order 1 drifts by about sqrt(K) * 2^-11 * |x w| as a random walk:
+#   for conv.onnx (K = 256) about 0.008, worst elements near 3 sigma. Measured
+#   worst: 0.023 (conv.onnx); 0.011 (residual_block); below 0.004 elsewhere.
+#   Tolerance: 5e-2 absolute OR 2e-2 relative (Polygraphy's rule: outputs near
+#   zero make a relative bound alone meaningless).
+# - fp16 accumulation too (the .f16 tactics): every partial sum is rounded to
+#   fp16, whose spacing near |S| = 16 is 2^-6, so the error walks by about
+#   sqrt(K / 12) * 2^-6 = 0.072 for K = 256. Measured worst: 0.17 (conv.onnx),
+#   0.074 (residual_block). Tolerance: 0.25 absolute (3.5 sigma) OR 2e-2 relative.
+FP16_ACC32_TOL = ["--tactics-deny", "*.f16", "--atol", "5e-2", "--rtol", "2e-2"]
+FP16_TOL = ["--atol", "0.25", "--rtol", "2e-2"]
 
 MODELS = [
     (model("matmul_2layer.onnx"), []),
@@ -39,10 +45,11 @@ class TestModels(CliTestCase):
 
     def test_fp16_matches_reference_within_fp16_tolerance(self):
         for path, extra in MODELS:
-            with self.subTest(model=os.path.basename(path)):
-                out = self.vkgraphy("run", path, "--vk", "--ref", "--fp16", "--builder-optimization-level", "1",
-                                    *FP16_TOL, *extra)
-                self.assertIn("PASSED | All outputs matched", out)
+            for tolerance in (FP16_ACC32_TOL, FP16_TOL):
+                with self.subTest(model=os.path.basename(path), tolerance=tolerance):
+                    out = self.vkgraphy("run", path, "--vk", "--ref", "--fp16", "--builder-optimization-level", "1",
+                                        *tolerance, *extra)
+                    self.assertIn("PASSED | All outputs matched", out)
 
     def test_fp16_overflow_is_caught_and_pinning_fixes_it(self):
         path = vk_model("fp16_overflow.onnx")
