@@ -1,0 +1,351 @@
+// Conformance cases of the movement family (runtime/tactics/movement.cpp):
+// copies, Transpose, Concat, Split, Slice, Expand, Tile and Pad. Sizes are
+// chosen so that every tactic serves some cases and declines others: odd sizes
+// for the scalar paths, multiples of 4 for the vec4 ones, more than one
+// workgroup, empty tensors, integer data (moved exactly) and negative axes.
+// The planner tests at the end cover what the reference backend cannot show:
+// declined layers and Split-18's uneven last chunk.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "tests/unit/vk_test_util.h"
+
+namespace vkg::test {
+namespace {
+
+Tensor ints(const Shape& shape, std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(shape, v); }
+Tensor ints1(std::vector<int64_t> v) {
+  const int64_t n = int64_t(v.size());
+  return ints({n}, std::move(v));
+}
+
+// Distinct integers of `dtype` (int64, int32 or bool): large ones for int64 to show exact moves.
+Tensor int_data(const Shape& shape, DType dtype = DType::Int64) {
+  Tensor t(dtype, shape);
+  for (int64_t i = 0; i < t.size(); ++i)
+    t.set_from_double(i, dtype == DType::Bool ? double(i % 3 == 0) : double(i * 7919 - 1000003));
+  return t;
+}
+
+Tensor floats(const Shape& shape, uint32_t seed) { return random_floats(shape, seed); }
+
+void add_copies(std::vector<VkCase>& cases) {
+  cases.push_back(make_case("Identity 3x5x7", "Identity", {floats({3, 5, 7}, 1)}));
+  cases.push_back(make_case("Identity 64x1025", "Identity", {floats({64, 1025}, 2)}));
+  cases.push_back(make_case("Identity int64 4x33", "Identity", {int_data({4, 33})}));
+  cases.push_back(make_case("Identity bool 2x9", "Identity", {int_data({2, 9}, DType::Bool)}));
+  cases.push_back(make_case("Identity scalar", "Identity", {Tensor::scalar<float>(2.5f)}));
+  cases.push_back(make_case("Identity empty", "Identity", {floats({3, 0}, 3)}));
+
+  VkCase d13 =
+      make_case("Dropout-13 mask", "Dropout",
+                {floats({2, 3, 5}, 4), Tensor::scalar<float>(0.3f), Tensor::scalar<bool>(false)}, {}, 2, {1, 2});
+  d13.opset = 13;
+  cases.push_back(d13);
+  VkCase d12 = make_case("Dropout-12 training ratio 0", "Dropout",
+                         {floats({4, 8}, 5), Tensor::scalar<float>(0.0f), Tensor::scalar<bool>(true)}, {}, 2, {1, 2});
+  d12.opset = 12;
+  cases.push_back(d12);
+  VkCase d7 = make_case("Dropout-7 float mask", "Dropout", {floats({3, 7}, 6)}, {{"ratio", float_attr(0.2f)}}, 2);
+  d7.opset = 7;
+  cases.push_back(d7);
+  cases.push_back(make_case("Dropout no mask", "Dropout", {floats({17}, 7)}));
+
+  cases.push_back(make_case("Reshape 2x3x4 to 4x-1", "Reshape", {floats({2, 3, 4}, 8), ints1({4, -1})}, {}, 1, {1}));
+  cases.push_back(make_case("Reshape int32 6x7 to 0x7x1", "Reshape", {int_data({6, 7}, DType::Int32), ints1({0, 7, 1})},
+                            {}, 1, {1}));
+  cases.push_back(make_case("Flatten axis -1", "Flatten", {floats({2, 3, 5}, 9)}, {{"axis", int_attr(-1)}}));
+  cases.push_back(make_case("Flatten axis 0", "Flatten", {floats({4, 4, 4}, 10)}, {{"axis", int_attr(0)}}));
+  cases.push_back(make_case("Squeeze-13 axes", "Squeeze", {floats({1, 5, 1, 3}, 11), ints1({0, -2})}, {}, 1, {1}));
+  VkCase sq11 = make_case("Squeeze-11 attr", "Squeeze", {floats({3, 1, 4}, 12)}, {{"axes", ints_attr({1})}});
+  sq11.opset = 11;
+  cases.push_back(sq11);
+  cases.push_back(make_case("Squeeze all", "Squeeze", {floats({1, 6, 1}, 13)}));
+  cases.push_back(make_case("Unsqueeze-13 axes", "Unsqueeze", {floats({3, 4}, 14), ints1({-1, 0})}, {}, 1, {1}));
+}
+
+void add_transposes(std::vector<VkCase>& cases) {
+  cases.push_back(make_case("Transpose 2x3x4 default perm", "Transpose", {floats({2, 3, 4}, 20)}));
+  cases.push_back(make_case("Transpose 5x7", "Transpose", {floats({5, 7}, 21)}, {{"perm", ints_attr({1, 0})}}));
+  cases.push_back(
+      make_case("Transpose 8x12 blocks", "Transpose", {floats({8, 12}, 22)}, {{"perm", ints_attr({1, 0})}}));
+  cases.push_back(make_case("Transpose 2x3x16x20 batched blocks", "Transpose", {floats({2, 3, 16, 20}, 23)},
+                            {{"perm", ints_attr({0, 1, 3, 2})}}));
+  cases.push_back(make_case("Transpose 2x8x3x12 inner kept", "Transpose", {floats({2, 8, 3, 12}, 24)},
+                            {{"perm", ints_attr({0, 2, 1, 3})}}));
+  cases.push_back(
+      make_case("Transpose 4x64x96", "Transpose", {floats({4, 64, 96}, 25)}, {{"perm", ints_attr({0, 2, 1})}}));
+  cases.push_back(make_case("Transpose 3x4x5 negative perm", "Transpose", {floats({3, 4, 5}, 26)},
+                            {{"perm", ints_attr({-1, 0, -2})}}));
+  cases.push_back(make_case("Transpose 2x3x4x5x6 rank 5", "Transpose", {floats({2, 3, 4, 5, 6}, 27)},
+                            {{"perm", ints_attr({4, 0, 2, 1, 3})}}));
+  cases.push_back(make_case("Transpose int64 6x10", "Transpose", {int_data({6, 10})}, {{"perm", ints_attr({1, 0})}}));
+  cases.push_back(make_case("Transpose int32 4x8x4 blocks", "Transpose", {int_data({4, 8, 4}, DType::Int32)},
+                            {{"perm", ints_attr({2, 1, 0})}}));
+  cases.push_back(make_case("Transpose rank 1", "Transpose", {floats({7}, 28)}));
+  cases.push_back(make_case("Transpose 1x8x1x4 size-1 axes", "Transpose", {floats({1, 8, 1, 4}, 29)},
+                            {{"perm", ints_attr({2, 3, 0, 1})}}));
+  cases.push_back(make_case("Transpose empty", "Transpose", {floats({0, 4}, 30)}));
+}
+
+void add_concats(std::vector<VkCase>& cases) {
+  cases.push_back(make_case("Concat 3 inputs axis 1 one const", "Concat",
+                            {floats({2, 3, 4}, 40), floats({2, 5, 4}, 41), floats({2, 1, 4}, 42)},
+                            {{"axis", int_attr(1)}}, 1, {1}));
+  cases.push_back(
+      make_case("Concat axis -1 vec4", "Concat", {floats({3, 4}, 43), floats({3, 8}, 44)}, {{"axis", int_attr(-1)}}));
+  cases.push_back(
+      make_case("Concat int64 axis 0", "Concat", {int_data({2, 3}), int_data({5, 3})}, {{"axis", int_attr(0)}}));
+  std::vector<std::optional<Tensor>> ten;
+  for (uint32_t k = 0; k < 10; ++k) ten.push_back(floats({2, int64_t(k % 3 + 1), 3}, 45 + k));
+  cases.push_back(make_case("Concat 10 inputs", "Concat", ten, {{"axis", int_attr(-2)}}));
+  cases.push_back(make_case("Concat with empty input", "Concat", {floats({2, 0, 3}, 60), floats({2, 4, 3}, 61)},
+                            {{"axis", int_attr(1)}}));
+  cases.push_back(make_case("Concat 64x128 + 64x256", "Concat", {floats({64, 128}, 62), floats({64, 256}, 63)},
+                            {{"axis", int_attr(1)}}));
+  cases.push_back(make_case("Concat single input", "Concat", {floats({5, 3}, 64)}, {{"axis", int_attr(0)}}));
+  VkCase c1 = make_case("Concat-1 default axis", "Concat", {floats({2, 2, 3}, 65), floats({2, 3, 3}, 66)});
+  c1.opset = 1;
+  cases.push_back(c1);
+  cases.push_back(
+      make_case("Concat all empty", "Concat", {floats({0, 3}, 67), floats({0, 3}, 68)}, {{"axis", int_attr(0)}}));
+}
+
+void add_splits(std::vector<VkCase>& cases) {
+  cases.push_back(make_case("Split 6x4 axis 0 equal", "Split", {floats({6, 4}, 70)}, {{"axis", int_attr(0)}}, 3));
+  cases.push_back(make_case("Split 2x10x3 sizes input", "Split", {floats({2, 10, 3}, 71), ints1({2, 3, 5})},
+                            {{"axis", int_attr(1)}}, 3, {1}));
+  VkCase s11 = make_case("Split-11 attr axis -1", "Split", {floats({3, 4}, 72)},
+                         {{"axis", int_attr(-1)}, {"split", ints_attr({1, 3})}}, 2);
+  s11.opset = 11;
+  cases.push_back(s11);
+  VkCase s18 = make_case("Split-18 num_outputs", "Split", {floats({4, 8}, 73)},
+                         {{"axis", int_attr(1)}, {"num_outputs", int_attr(2)}}, 2);
+  s18.opset = 18;
+  cases.push_back(s18);
+  cases.push_back(make_case("Split int64", "Split", {int_data({4, 6})}, {{"axis", int_attr(1)}}, 2));
+  cases.push_back(
+      make_case("Split 4x16 vec4", "Split", {floats({4, 16}, 74), ints1({4, 12})}, {{"axis", int_attr(1)}}, 2, {1}));
+  cases.push_back(make_case("Split 9 outputs", "Split", {floats({9, 5}, 75)}, {}, 9));
+  cases.push_back(
+      make_case("Split empty part", "Split", {floats({3, 4}, 76), ints1({0, 4})}, {{"axis", int_attr(1)}}, 2, {1}));
+  cases.push_back(make_case("Split 128x300", "Split", {floats({128, 300}, 77), ints1({100, 200})},
+                            {{"axis", int_attr(1)}}, 2, {1}));
+}
+
+void add_slices(std::vector<VkCase>& cases) {
+  const std::set<size_t> consts = {1, 2, 3, 4};
+  cases.push_back(make_case("Slice 10x12 steps", "Slice",
+                            {floats({10, 12}, 80), ints1({1, 2}), ints1({8, -1}), ints1({0, 1}), ints1({2, 1})}, {}, 1,
+                            consts));
+  cases.push_back(make_case("Slice negative step", "Slice",
+                            {floats({5, 9}, 81), ints1({-1}), ints1({-1000}), ints1({1}), ints1({-2})}, {}, 1, consts));
+  cases.push_back(make_case("Slice reverse all axes", "Slice",
+                            {floats({4, 6, 8}, 82), ints1({-1, -1, -1}),
+                             ints1({std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::min(),
+                                    std::numeric_limits<int64_t>::min()}),
+                             ints1({0, 1, 2}), ints1({-1, -1, -1})},
+                            {}, 1, consts));
+  cases.push_back(make_case("Slice ends clamp INT64_MAX", "Slice",
+                            {floats({6, 7}, 83), ints1({2}), ints1({std::numeric_limits<int64_t>::max()})}, {}, 1,
+                            consts));
+  VkCase s9 = make_case("Slice-9 attrs", "Slice", {floats({5, 6, 7}, 84)},
+                        {{"starts", ints_attr({1, -3})}, {"ends", ints_attr({4, 100})}, {"axes", ints_attr({0, 2})}});
+  s9.opset = 9;
+  cases.push_back(s9);
+  cases.push_back(make_case("Slice 4x6x16 axis 1 vec4", "Slice",
+                            {floats({4, 6, 16}, 85), ints1({1}), ints1({5}), ints1({-2})}, {}, 1, consts));
+  cases.push_back(make_case("Slice empty result", "Slice", {floats({4, 5}, 86), ints1({3}), ints1({1}), ints1({0})}, {},
+                            1, consts));
+  cases.push_back(make_case("Slice int64", "Slice",
+                            {int_data({6, 8}), ints1({1, 0}), ints1({5, 8}), ints1({0, 1}), ints1({1, 3})}, {}, 1,
+                            consts));
+  cases.push_back(make_case("Slice 96x512 vec4", "Slice",
+                            {floats({96, 512}, 87), ints1({8}), ints1({264}), ints1({1}), ints1({1})}, {}, 1, consts));
+}
+
+void add_expands(std::vector<VkCase>& cases) {
+  cases.push_back(make_case("Expand 3x1 to 2x3x4", "Expand", {floats({3, 1}, 90), ints1({2, 3, 4})}, {}, 1, {1}));
+  cases.push_back(make_case("Expand 1x8 to 5x8 vec4", "Expand", {floats({1, 8}, 91), ints1({5, 8})}, {}, 1, {1}));
+  cases.push_back(
+      make_case("Expand scalar to 3x5", "Expand", {Tensor::scalar<float>(1.25f), ints1({3, 5})}, {}, 1, {1}));
+  cases.push_back(
+      make_case("Expand shape smaller than input", "Expand", {floats({2, 3, 4}, 92), ints1({3, 1})}, {}, 1, {1}));
+  cases.push_back(make_case("Expand int64 4x1 to 4x7", "Expand", {int_data({4, 1}), ints1({1, 7})}, {}, 1, {1}));
+  cases.push_back(
+      make_case("Expand 1x64x1 to 16x64x32", "Expand", {floats({1, 64, 1}, 93), ints1({16, 64, 32})}, {}, 1, {1}));
+}
+
+void add_tiles(std::vector<VkCase>& cases) {
+  cases.push_back(make_case("Tile 2x3 by 2x3", "Tile", {floats({2, 3}, 100), ints1({2, 3})}, {}, 1, {1}));
+  cases.push_back(make_case("Tile 2x8 by 3x1 vec4", "Tile", {floats({2, 8}, 101), ints1({3, 1})}, {}, 1, {1}));
+  cases.push_back(make_case("Tile 1x5x4 by 2x1x2", "Tile", {floats({1, 5, 4}, 102), ints1({2, 1, 2})}, {}, 1, {1}));
+  cases.push_back(make_case("Tile int32", "Tile", {int_data({3, 2}, DType::Int32), ints1({2, 2})}, {}, 1, {1}));
+  cases.push_back(make_case("Tile zero repeat", "Tile", {floats({2, 3}, 103), ints1({0, 2})}, {}, 1, {1}));
+  cases.push_back(make_case("Tile 32x64 by 4x8", "Tile", {floats({32, 64}, 104), ints1({4, 8})}, {}, 1, {1}));
+  VkCase t1 = make_case("Tile-1 tiles axis", "Tile",
+                        {floats({3, 4}, 105), Tensor::scalar<int64_t>(3), Tensor::scalar<int64_t>(-1)}, {}, 1, {1, 2});
+  t1.opset = 1;
+  cases.push_back(t1);
+}
+
+void add_pads(std::vector<VkCase>& cases) {
+  cases.push_back(make_case("Pad constant value", "Pad",
+                            {floats({3, 4}, 110), ints1({1, 2, 0, 1}), Tensor::scalar<float>(1.5f)}, {}, 1, {1, 2}));
+  cases.push_back(
+      make_case("Pad constant default zero", "Pad", {floats({2, 3, 5}, 111), ints1({0, 1, 2, 1, 0, 3})}, {}, 1, {1}));
+  cases.push_back(make_case("Pad reflect", "Pad", {floats({1, 2, 5, 5}, 112), ints1({0, 0, 2, 1, 0, 0, 1, 2})},
+                            {{"mode", string_attr("reflect")}}, 1, {1}));
+  cases.push_back(make_case("Pad edge", "Pad", {floats({2, 3, 4}, 113), ints1({1, 2, 3, 2, 1, 0})},
+                            {{"mode", string_attr("edge")}}, 1, {1}));
+  cases.push_back(make_case("Pad negative pads", "Pad", {floats({5, 6}, 114), ints1({-1, 2, 1, -2})}, {}, 1, {1}));
+  cases.push_back(make_case("Pad reflect negative pads", "Pad", {floats({5, 6}, 115), ints1({-1, 2, 1, -2})},
+                            {{"mode", string_attr("reflect")}}, 1, {1}));
+  VkCase axes = make_case("Pad-18 axes", "Pad", {floats({3, 4, 5}, 116), ints1({2, 3}), std::nullopt, ints1({-1})}, {},
+                          1, {1, 3});
+  axes.opset = 18;
+  cases.push_back(axes);
+  VkCase p2 = make_case("Pad-2 attrs", "Pad", {floats({3, 3}, 117)},
+                        {{"pads", ints_attr({1, 0, 0, 2})}, {"value", float_attr(-2.0f)}});
+  p2.opset = 2;
+  cases.push_back(p2);
+  cases.push_back(make_case("Pad int64 constant", "Pad",
+                            {int_data({3, 4}), ints1({1, 1, 1, 1}), Tensor::scalar<int64_t>(-7)}, {}, 1, {1, 2}));
+  VkCase wrap = make_case("Pad-19 wrap", "Pad", {floats({3, 4}, 118), ints1({2, 5, 1, 3})},
+                          {{"mode", string_attr("wrap")}}, 1, {1});
+  wrap.opset = 19;
+  cases.push_back(wrap);
+  cases.push_back(make_case("Pad runtime constant_value", "Pad",
+                            {floats({4, 3}, 119), ints1({0, 1, 0, 1}), Tensor::scalar<float>(3.0f)}, {}, 1, {1}));
+  cases.push_back(make_case("Pad reflect 8x3x64x64", "Pad",
+                            {floats({8, 3, 64, 64}, 120), ints1({0, 0, 1, 1, 0, 0, 1, 1})},
+                            {{"mode", string_attr("reflect")}}, 1, {1}));
+  cases.push_back(
+      make_case("Pad constant on empty axis", "Pad", {floats({0, 3}, 121), ints1({1, 0, 1, 0})}, {}, 1, {1}));
+}
+
+}  // namespace
+
+VKG_VK_CASES(movement) {
+  std::vector<VkCase> cases;
+  add_copies(cases);
+  add_transposes(cases);
+  add_concats(cases);
+  add_splits(cases);
+  add_slices(cases);
+  add_expands(cases);
+  add_tiles(cases);
+  add_pads(cases);
+  return cases;
+}
+
+}  // namespace vkg::test
+
+namespace vkg::test {
+namespace {
+
+// Plans one layer with a movement tactic directly, without Vulkan.
+class MovementPlanner {
+ public:
+  MovementPlanner(const std::string& op, int64_t opset, std::map<std::string, Attribute> attrs = {}) : opset_(opset) {
+    node_.name = "layer";
+    node_.op_type = op;
+    node_.attrs = std::move(attrs);
+    device_.max_workgroup_count[0] = device_.max_workgroup_count[1] = device_.max_workgroup_count[2] = 65535;
+    device_.max_storage_buffers_per_stage = 32;
+  }
+  // An input; `constant` makes it a build-time constant.
+  void input(DType dtype, Shape shape, std::optional<Tensor> constant = std::nullopt) {
+    constants_.push_back(constant ? std::make_unique<Tensor>(std::move(*constant)) : nullptr);
+    inputs_.push_back(
+        {"in" + std::to_string(inputs_.size()), dtype, std::move(shape), storage(dtype), constants_.back().get()});
+    node_.inputs.push_back(inputs_.back().name);
+  }
+  void output(DType dtype, Shape shape) {
+    outputs_.push_back({"out" + std::to_string(outputs_.size()), dtype, std::move(shape), storage(dtype), nullptr});
+    node_.outputs.push_back(outputs_.back().name);
+  }
+  std::optional<LayerPlan> plan(const std::string& tactic_name, std::string& why_not) {
+    const Tactic* tactic = TacticRegistry::builtin().find(tactic_name);
+    VKG_CHECK(tactic != nullptr, "no tactic " << tactic_name);
+    arith_ = tactic->arith;
+    std::vector<LayerTensor> ins = inputs_, outs = outputs_;
+    for (LayerTensor& t : ins) t.storage = storage(t.dtype);
+    for (LayerTensor& t : outs) t.storage = storage(t.dtype);
+    LayerContext ctx{node_, opset_, arith_precision(arith_), arith_, ins, outs, device_};
+    return tactic->plan(ctx, why_not);
+  }
+
+ private:
+  StorageType storage(DType dtype) const { return *storage_for(dtype, arith_precision(arith_)); }
+
+  Node node_;
+  int64_t opset_;
+  Arith arith_ = Arith::F32;
+  vk::DeviceInfo device_;
+  std::vector<std::unique_ptr<Tensor>> constants_;
+  std::vector<LayerTensor> inputs_, outputs_;
+};
+
+TEST(MovementTactics, DropoutTrainingWithRatioDeclines) {
+  MovementPlanner p("Dropout", 13);
+  p.input(DType::Float32, {4, 4});
+  p.input(DType::Float32, {}, Tensor::scalar<float>(0.5f));
+  p.input(DType::Bool, {}, Tensor::scalar<bool>(true));
+  p.output(DType::Float32, {4, 4});
+  std::string why;
+  EXPECT_FALSE(p.plan("copy.scalar.f32", why));
+  EXPECT_NE(why.find("training"), std::string::npos) << why;
+}
+
+TEST(MovementTactics, DropoutTrainingWithRuntimeFlagDeclines) {
+  MovementPlanner p("Dropout", 13);
+  p.input(DType::Float32, {4, 4});
+  p.input(DType::Float32, {}, Tensor::scalar<float>(0.5f));
+  p.input(DType::Bool, {});
+  p.output(DType::Float32, {4, 4});
+  std::string why;
+  EXPECT_FALSE(p.plan("copy.vec4.f32", why));
+  EXPECT_NE(why.find("not a build-time constant"), std::string::npos) << why;
+}
+
+TEST(MovementTactics, ShapeInputsMustBeConstant) {
+  MovementPlanner p("Reshape", 13);
+  p.input(DType::Float32, {2, 6});
+  p.input(DType::Int64, {2});
+  p.output(DType::Float32, {3, 4});
+  std::string why;
+  EXPECT_FALSE(p.plan("copy.scalar.f32", why));
+  EXPECT_NE(why.find("not a build-time constant"), std::string::npos) << why;
+}
+
+TEST(MovementTactics, Fp16DeclinesIntegerData) {
+  MovementPlanner p("Transpose", 13);
+  p.input(DType::Int64, {4, 8});
+  p.output(DType::Int64, {8, 4});
+  std::string why;
+  EXPECT_FALSE(p.plan("transpose.scalar.f16", why));
+  EXPECT_FALSE(why.empty());
+  EXPECT_TRUE(p.plan("transpose.scalar.f32", why)) << why;
+}
+
+// Split-18 with num_outputs: the last chunk is smaller when the axis does not divide evenly.
+TEST(MovementTactics, Split18UnevenLastChunkIsSmaller) {
+  MovementPlanner p("Split", 18, {{"axis", int_attr(1)}, {"num_outputs", int_attr(3)}});
+  p.input(DType::Float32, {2, 8});
+  p.output(DType::Float32, {2, 3});
+  p.output(DType::Float32, {2, 3});
+  p.output(DType::Float32, {2, 2});
+  std::string why;
+  const auto plan = p.plan("split.single.f32", why);
+  ASSERT_TRUE(plan) << why;
+  ASSERT_EQ(plan->dispatches.size(), 1u);
+  // n, row, then the end column of each output.
+  const std::vector<uint32_t> push = {16, 8, 3, 6, 8, 8, 8, 8, 8, 8};
+  EXPECT_EQ(plan->dispatches[0].push, push);
+}
+
+}  // namespace
+}  // namespace vkg::test
