@@ -1,8 +1,834 @@
-// Vulkan tactics of the gather family (see runtime/engine/tactic.h).
+// Vulkan tactics of the gather family (see runtime/engine/tactic.h): ops that
+// move elements by index (Gather, GatherElements, GatherND, Scatter,
+// ScatterElements, ScatterND), Resize/Upsample, and the generators Range and
+// ConstantOfShape when the builder could not fold them. Shaders: shaders/gather/.
+//
+// Indices are int32 on the device. ONNX makes an out-of-range index an error;
+// the shaders clamp every index into its axis (after wrapping negative ones) so
+// that no access leaves its buffer, and the reference backend reports the error.
+// Scatters with duplicate indices apply their updates in the reference's order
+// (one invocation owns every update that can reach an output element), so they
+// match exactly even with reduction "none".
+//
+// NonZero has no tactic: its output shape depends on the data, which a built
+// engine cannot have; the builder names it among the unsupported ops.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "runtime/core/error.h"
 #include "runtime/engine/tactic.h"
 
 namespace vkg {
 
-void register_gather_tactics(TacticRegistry& r) { (void)r; }
+namespace {
+
+constexpr uint32_t kLocalSize = 64;
+
+uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+
+uint32_t float_bits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+int64_t product(const Shape& shape, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t d = begin; d < end; ++d) p *= shape[d];
+  return p;
+}
+
+// One dispatch of `invocations` one-dimensional invocations (vkg_linear_index()).
+Dispatch linear_dispatch(const LayerContext& ctx, const std::string& shader, std::vector<BindingRef> bindings,
+                         std::vector<uint32_t> push, uint64_t invocations, std::vector<SpecValue> spec = {}) {
+  Dispatch d;
+  d.shader = ctx.shader(shader);
+  d.spec = {{0, kLocalSize}};
+  d.spec.insert(d.spec.end(), spec.begin(), spec.end());
+  d.bindings = std::move(bindings);
+  d.push = std::move(push);
+  d.groups = linear_groups(invocations, kLocalSize, ctx.device);
+  return d;
+}
+
+// An int32 weight holding `values` (one zero when empty: every binding needs a buffer).
+BindingRef add_int_table(LayerPlan& plan, std::vector<int32_t> values) {
+  if (values.empty()) values.push_back(0);
+  return add_weight(plan, Tensor::from_vector<int32_t>({int64_t(values.size())}, values));
+}
+
+BindingRef add_float_table(LayerPlan& plan, std::vector<float> values) {
+  if (values.empty()) values.push_back(0.0f);
+  return add_weight(plan, Tensor::from_vector<float>({int64_t(values.size())}, values));
+}
+
+// Every tensor of the layer has at most 2^31 - 1 elements (32-bit indexing in the shaders).
+bool sizes_fit(const LayerContext& ctx, std::string& why) {
+  auto fits = [&](const LayerTensor& t) {
+    if (!t.present() || t.size() <= std::numeric_limits<int32_t>::max()) return true;
+    why = "tensor '" + t.name + "' has more than 2^31 - 1 elements";
+    return false;
+  };
+  return std::all_of(ctx.inputs.begin(), ctx.inputs.end(), fits) &&
+         std::all_of(ctx.outputs.begin(), ctx.outputs.end(), fits);
+}
+
+// Whether a data-movement shader of ctx.arith moves `t`: the f32 variant moves
+// 32-bit words (float32 or int32 storage), the f16 variant float16 storage.
+bool movable(const LayerContext& ctx, const LayerTensor& t, std::string& why) {
+  const bool half = ctx.arith != Arith::F32;
+  if (half == (t.storage == StorageType::F16)) return true;
+  why = std::string(arith_name(ctx.arith)) + " tactics cannot move '" + t.name + "' (" + dtype_name(t.dtype) +
+        ", stored as " + storage_type_name(t.storage) + ")";
+  if (half) why += ": fp16 tactics serve float data only";
+  return false;
+}
+
+// Checks shared by every tactic: an fp16 tactic needs float data, and all sizes fit 32-bit indexing.
+bool common_checks(const LayerContext& ctx, const LayerTensor& data, std::string& why) {
+  return movable(ctx, data, why) && sizes_fit(ctx, why);
+}
+
+int64_t normalized_axis(const LayerContext& ctx, int64_t axis, int64_t rank) {
+  VKG_CHECK(axis >= -rank && axis < rank, ctx.node.describe()
+                                              << ": axis " << axis << " is out of range for rank " << rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+// ---------------------------------------------------------------------------
+// Gather, GatherElements, GatherND
+
+std::optional<LayerPlan> plan_gather(const LayerContext& ctx, std::string& why, uint32_t vec) {
+  const LayerTensor& data = ctx.input(0);
+  const LayerTensor& indices = ctx.input(1);
+  const LayerTensor& out = ctx.output(0);
+  if (!common_checks(ctx, data, why)) return std::nullopt;
+  const auto rank = int64_t(data.shape.size());
+  VKG_CHECK(rank >= 1, ctx.node.describe() << ": data must have rank >= 1");
+  const int64_t axis = normalized_axis(ctx, ctx.node.attr_int("axis", 0), rank);
+  const int64_t dim = data.shape[size_t(axis)];
+  const int64_t inner = product(data.shape, size_t(axis) + 1, data.shape.size());
+  const int64_t count = indices.size();
+  if (dim == 0 && out.size() > 0) {
+    why = "data is empty along the axis, so every index is out of range";
+    return std::nullopt;
+  }
+  if (inner % vec != 0) {
+    why = "the inner size " + std::to_string(inner) + " is not a multiple of " + std::to_string(vec);
+    return std::nullopt;
+  }
+  LayerPlan plan;
+  const BindingRef d = bind_input(ctx, plan, 0), i = bind_input(ctx, plan, 1);
+  const int64_t n = out.size() / vec;
+  plan.dispatches.push_back(linear_dispatch(ctx, "gather/gather", {d, i, BindingRef::output(0)},
+                                            {u32(n), u32(std::max<int64_t>(inner / vec, 1)),
+                                             u32(std::max<int64_t>(count, 1)), u32(std::max<int64_t>(dim, 1))},
+                                            uint64_t(n), {{1, vec}}));
+  return plan;
+}
+
+std::optional<LayerPlan> plan_gather_elements(const LayerContext& ctx, std::string& why) {
+  const LayerTensor& data = ctx.input(0);
+  const LayerTensor& indices = ctx.input(1);
+  if (!common_checks(ctx, data, why)) return std::nullopt;
+  const auto rank = int64_t(data.shape.size());
+  VKG_CHECK(rank >= 1 && int64_t(indices.shape.size()) == rank,
+            ctx.node.describe() << ": data and indices must have the same rank >= 1");
+  const int64_t axis = normalized_axis(ctx, ctx.node.attr_int("axis", 0), rank);
+  for (int64_t d = 0; d < rank; ++d)
+    VKG_CHECK(d == axis || indices.shape[size_t(d)] <= data.shape[size_t(d)],
+              ctx.node.describe() << ": indices " << shape_to_string(indices.shape) << " do not fit data "
+                                  << shape_to_string(data.shape) << " outside axis " << axis);
+  const int64_t dim = data.shape[size_t(axis)];
+  if (dim == 0 && indices.size() > 0) {
+    why = "data is empty along the axis, so every index is out of range";
+    return std::nullopt;
+  }
+  std::vector<int32_t> meta;
+  for (int64_t s : indices.shape) meta.push_back(int32_t(s));
+  for (int64_t s : contiguous_strides(data.shape)) meta.push_back(int32_t(s));
+  LayerPlan plan;
+  const BindingRef d = bind_input(ctx, plan, 0), i = bind_input(ctx, plan, 1);
+  const BindingRef m = add_int_table(plan, std::move(meta));
+  plan.dispatches.push_back(linear_dispatch(ctx, "gather/gather_elements", {d, i, BindingRef::output(0), m},
+                                            {u32(indices.size()), u32(rank), u32(axis), u32(std::max<int64_t>(dim, 1))},
+                                            uint64_t(indices.size())));
+  return plan;
+}
+
+// How ND index tuples (GatherND, ScatterND) address data: `depth` coordinates
+// for axes batch_dims.. of data, each tuple selecting a slice of `slice` elements.
+struct NdIndexing {
+  int64_t depth = 0;
+  int64_t slice = 0;
+  std::vector<int32_t> meta;  // [depth] sizes of the indexed axes, [depth] their strides
+  bool empty_axis = false;    // an indexed axis has size 0
+};
+
+NdIndexing nd_indexing(const LayerContext& ctx, const Shape& data, const Shape& indices, int64_t batch_dims) {
+  VKG_CHECK(!indices.empty(), ctx.node.describe() << ": indices must have rank >= 1");
+  NdIndexing nd;
+  nd.depth = indices.back();
+  VKG_CHECK(nd.depth >= 1 && nd.depth <= int64_t(data.size()) - batch_dims,
+            ctx.node.describe() << ": indices " << shape_to_string(indices) << " cannot index data "
+                                << shape_to_string(data));
+  nd.slice = product(data, size_t(batch_dims + nd.depth), data.size());
+  const std::vector<int64_t> strides = contiguous_strides(data);
+  for (int64_t j = 0; j < nd.depth; ++j) {
+    const int64_t size = data[size_t(batch_dims + j)];
+    nd.meta.push_back(int32_t(std::max<int64_t>(size, 1)));
+    nd.empty_axis = nd.empty_axis || size == 0;
+  }
+  for (int64_t j = 0; j < nd.depth; ++j) nd.meta.push_back(int32_t(strides[size_t(batch_dims + j)]));
+  return nd;
+}
+
+std::optional<LayerPlan> plan_gather_nd(const LayerContext& ctx, std::string& why) {
+  const LayerTensor& data = ctx.input(0);
+  const LayerTensor& indices = ctx.input(1);
+  const LayerTensor& out = ctx.output(0);
+  if (!common_checks(ctx, data, why)) return std::nullopt;
+  const int64_t batch_dims = ctx.node.attr_int("batch_dims", 0);
+  VKG_CHECK(batch_dims >= 0 && batch_dims < int64_t(std::min(data.shape.size(), indices.shape.size())),
+            ctx.node.describe() << ": batch_dims " << batch_dims << " is out of range");
+  for (int64_t d = 0; d < batch_dims; ++d)
+    VKG_CHECK(data.shape[size_t(d)] == indices.shape[size_t(d)],
+              ctx.node.describe() << ": batch dimensions of data and indices differ");
+  NdIndexing nd = nd_indexing(ctx, data.shape, indices.shape, batch_dims);
+  if (nd.empty_axis && out.size() > 0) {
+    why = "data is empty along an indexed axis, so every index is out of range";
+    return std::nullopt;
+  }
+  const int64_t tuples = product(indices.shape, size_t(batch_dims), indices.shape.size() - 1);
+  const int64_t batch_size = product(data.shape, size_t(batch_dims), data.shape.size());
+  LayerPlan plan;
+  const BindingRef d = bind_input(ctx, plan, 0), i = bind_input(ctx, plan, 1);
+  const BindingRef m = add_int_table(plan, std::move(nd.meta));
+  plan.dispatches.push_back(linear_dispatch(ctx, "gather/gather_nd", {d, i, BindingRef::output(0), m},
+                                            {u32(out.size()), u32(std::max<int64_t>(nd.slice, 1)),
+                                             u32(std::max<int64_t>(tuples, 1)), u32(batch_size), u32(nd.depth)},
+                                            uint64_t(out.size())));
+  return plan;
+}
+
+// ---------------------------------------------------------------------------
+// Scatter, ScatterElements, ScatterND: copy data to the output, then apply the updates.
+
+// kReduction of shaders/gather/scatter.glsl.
+uint32_t scatter_reduction(const LayerContext& ctx) {
+  const std::string r = ctx.node.attr_string("reduction", "none");
+  if (r == "none") return 0;
+  if (r == "add") return 1;
+  if (r == "mul") return 2;
+  if (r == "max") return 3;
+  if (r == "min") return 4;
+  VKG_THROW(ctx.node.describe() << ": unknown reduction '" << r << "'");
+}
+
+// kKind of shaders/gather/scatter.glsl.
+uint32_t scatter_kind(const LayerTensor& data) {
+  if (data.dtype == DType::Bool) return 2;
+  return data.storage == StorageType::I32 ? 1 : 0;
+}
+
+// The first dispatch of a scatter: out = data.
+Dispatch copy_dispatch(const LayerContext& ctx, BindingRef from, int64_t n) {
+  return linear_dispatch(ctx, "gather/copy", {from, BindingRef::output(0)}, {u32(n)}, uint64_t(n / 4 + n % 4),
+                         {{1, 4}});
+}
+
+std::optional<LayerPlan> plan_scatter_elements(const LayerContext& ctx, std::string& why) {
+  const LayerTensor& data = ctx.input(0);
+  const LayerTensor& indices = ctx.input(1);
+  const LayerTensor& updates = ctx.input(2);
+  if (!common_checks(ctx, data, why)) return std::nullopt;
+  const auto rank = int64_t(data.shape.size());
+  VKG_CHECK(rank >= 1 && int64_t(indices.shape.size()) == rank && updates.shape == indices.shape,
+            ctx.node.describe() << ": data, indices and updates must have the same rank >= 1, updates the shape "
+                                   "of indices");
+  const int64_t axis = normalized_axis(ctx, ctx.node.attr_int("axis", 0), rank);
+  for (int64_t d = 0; d < rank; ++d)
+    VKG_CHECK(d == axis || indices.shape[size_t(d)] <= data.shape[size_t(d)],
+              ctx.node.describe() << ": indices " << shape_to_string(indices.shape) << " do not fit data "
+                                  << shape_to_string(data.shape) << " outside axis " << axis);
+  const uint32_t reduction = scatter_reduction(ctx);
+  const int64_t dim = data.shape[size_t(axis)];
+  if (dim == 0 && indices.size() > 0) {
+    why = "data is empty along the axis, so every index is out of range";
+    return std::nullopt;
+  }
+  const int64_t count = indices.shape[size_t(axis)];
+  const int64_t lines = count == 0 ? 0 : indices.size() / count;
+  std::vector<int32_t> meta;
+  for (int64_t s : indices.shape) meta.push_back(int32_t(s));
+  for (int64_t s : contiguous_strides(data.shape)) meta.push_back(int32_t(s));
+
+  LayerPlan plan;
+  const BindingRef d = bind_input(ctx, plan, 0), i = bind_input(ctx, plan, 1), u = bind_input(ctx, plan, 2);
+  const BindingRef m = add_int_table(plan, std::move(meta));
+  plan.dispatches.push_back(copy_dispatch(ctx, d, data.size()));
+  plan.dispatches.push_back(linear_dispatch(ctx, "gather/scatter_elements", {BindingRef::output(0), i, u, m},
+                                            {u32(lines), u32(rank), u32(axis), u32(std::max<int64_t>(dim, 1))},
+                                            uint64_t(lines), {{1, reduction}, {2, scatter_kind(data)}}));
+  return plan;
+}
+
+std::optional<LayerPlan> plan_scatter_nd(const LayerContext& ctx, std::string& why) {
+  const LayerTensor& data = ctx.input(0);
+  const LayerTensor& indices = ctx.input(1);
+  const LayerTensor& updates = ctx.input(2);
+  if (!common_checks(ctx, data, why)) return std::nullopt;
+  NdIndexing nd = nd_indexing(ctx, data.shape, indices.shape, 0);
+  Shape expected(indices.shape.begin(), indices.shape.end() - 1);
+  expected.insert(expected.end(), data.shape.begin() + nd.depth, data.shape.end());
+  VKG_CHECK(updates.shape == expected, ctx.node.describe() << ": updates " << shape_to_string(updates.shape)
+                                                           << " should be " << shape_to_string(expected));
+  const uint32_t reduction = scatter_reduction(ctx);
+  const int64_t tuples = indices.size() / nd.depth;
+  if (nd.empty_axis && tuples > 0 && nd.slice > 0) {
+    why = "data is empty along an indexed axis, so every index is out of range";
+    return std::nullopt;
+  }
+  LayerPlan plan;
+  const BindingRef d = bind_input(ctx, plan, 0), i = bind_input(ctx, plan, 1), u = bind_input(ctx, plan, 2);
+  const BindingRef m = add_int_table(plan, std::move(nd.meta));
+  plan.dispatches.push_back(copy_dispatch(ctx, d, data.size()));
+  const int64_t slice = tuples == 0 ? 0 : nd.slice;
+  plan.dispatches.push_back(linear_dispatch(ctx, "gather/scatter_nd", {BindingRef::output(0), i, u, m},
+                                            {u32(slice), u32(tuples), u32(nd.depth)}, uint64_t(slice),
+                                            {{1, reduction}, {2, scatter_kind(data)}}));
+  return plan;
+}
+
+// ---------------------------------------------------------------------------
+// Resize and Upsample. The coordinate rules mirror the reference
+// (runtime/reference/ops/resize.cpp); here they fill per-axis tap tables at
+// build time, so one shader serves every mode.
+
+enum class ResizeMode { Nearest, Linear, Cubic };
+enum class CoordinateMode { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNn, TfCropAndResize };
+// Legacy is Resize-10/Upsample's rule: truncate when upsampling, round up when downsampling.
+enum class NearestMode { RoundPreferFloor, RoundPreferCeil, Floor, Ceil, Legacy };
+
+struct ResizeParams {
+  ResizeMode mode = ResizeMode::Nearest;
+  CoordinateMode coordinates = CoordinateMode::HalfPixel;
+  NearestMode nearest = NearestMode::RoundPreferFloor;
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation_value = 0.0;
+  std::vector<double> scales;  // per axis
+  std::vector<double> roi;     // starts then ends (tf_crop_and_resize)
+  Shape out_shape;
+  bool sizes_given = false;
+};
+
+struct Tap {
+  int64_t index = 0;
+  double weight = 1.0;
+};
+
+// The taps of one output coordinate along one axis; `outside`: the extrapolation value.
+struct AxisTaps {
+  bool outside = false;
+  std::vector<Tap> taps;
+};
+
+// A Resize/Upsample layer resolved at build time.
+struct ResizeLayer {
+  ResizeParams params;
+  Shape in_shape;
+  std::vector<std::vector<AxisTaps>> taps;  // [axis][output coordinate]; empty when the output is empty
+};
+
+std::optional<ResizeMode> parse_resize_mode(const std::string& mode) {
+  if (mode == "nearest") return ResizeMode::Nearest;
+  if (mode == "linear" || mode == "bilinear") return ResizeMode::Linear;
+  if (mode == "cubic") return ResizeMode::Cubic;
+  return std::nullopt;
+}
+
+std::optional<CoordinateMode> parse_coordinates(const std::string& mode) {
+  if (mode == "half_pixel") return CoordinateMode::HalfPixel;
+  if (mode == "pytorch_half_pixel") return CoordinateMode::PytorchHalfPixel;
+  if (mode == "align_corners") return CoordinateMode::AlignCorners;
+  if (mode == "asymmetric") return CoordinateMode::Asymmetric;
+  if (mode == "tf_half_pixel_for_nn") return CoordinateMode::TfHalfPixelForNn;
+  if (mode == "tf_crop_and_resize") return CoordinateMode::TfCropAndResize;
+  return std::nullopt;
+}
+
+std::optional<NearestMode> parse_nearest(const std::string& mode) {
+  if (mode == "round_prefer_floor") return NearestMode::RoundPreferFloor;
+  if (mode == "round_prefer_ceil") return NearestMode::RoundPreferCeil;
+  if (mode == "floor") return NearestMode::Floor;
+  if (mode == "ceil") return NearestMode::Ceil;
+  return std::nullopt;
+}
+
+// Input i when it is given and not empty (Resize's optional roi/scales/sizes).
+bool has_nonempty_input(const LayerContext& ctx, size_t i) { return ctx.has_input(i) && ctx.inputs[i].size() > 0; }
+
+// The value of input i when it is a build-time constant; else nullopt with `why` filled.
+std::optional<std::vector<double>> constant_values(const LayerContext& ctx, size_t i, const char* what,
+                                                   std::string& why) {
+  const LayerTensor& t = ctx.input(i);
+  if (!t.is_constant()) {
+    why = std::string(what) + " ('" + t.name + "') must be a build-time constant";
+    return std::nullopt;
+  }
+  return t.constant->to_doubles();
+}
+
+// Output shape from scales: floor(input * scale), times the roi extent for tf_crop_and_resize.
+void set_shape_from_scales(const LayerContext& ctx, ResizeParams& p, const Shape& in_shape) {
+  VKG_CHECK(p.scales.size() == in_shape.size(),
+            ctx.node.describe() << ": " << p.scales.size() << " scales for an input of rank " << in_shape.size());
+  const size_t rank = in_shape.size();
+  for (size_t d = 0; d < rank; ++d) {
+    VKG_CHECK(p.scales[d] > 0, ctx.node.describe() << ": scale " << p.scales[d] << " must be positive");
+    double extent = double(in_shape[d]) * p.scales[d];
+    if (p.coordinates == CoordinateMode::TfCropAndResize) extent *= p.roi[d + rank] - p.roi[d];
+    VKG_CHECK(std::isfinite(extent) && extent >= 0 && extent < 1e15,
+              ctx.node.describe() << ": scale " << p.scales[d] << " gives an invalid size");
+    p.out_shape.push_back(int64_t(std::floor(extent)));
+  }
+}
+
+// Resize-11 and later: X, roi, scales, sizes.
+std::optional<ResizeParams> resize_params(const LayerContext& ctx, std::string& why) {
+  const Shape& in_shape = ctx.input(0).shape;
+  const size_t rank = in_shape.size();
+  ResizeParams p;
+  const std::string mode = ctx.node.attr_string("mode", "nearest");
+  const std::string coordinates = ctx.node.attr_string("coordinate_transformation_mode", "half_pixel");
+  const std::string nearest = ctx.node.attr_string("nearest_mode", "round_prefer_floor");
+  const auto m = parse_resize_mode(mode);
+  const auto c = parse_coordinates(coordinates);
+  const auto n = parse_nearest(nearest);
+  if (!m || !c || !n) {
+    why = "mode '" + mode + "', coordinate_transformation_mode '" + coordinates + "' or nearest_mode '" + nearest +
+          "' is not supported";
+    return std::nullopt;
+  }
+  if (ctx.node.attr_int("antialias", 0) != 0 || ctx.node.has_attr("axes") ||
+      ctx.node.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch") {
+    why = "the opset-18 attributes antialias, axes and keep_aspect_ratio_policy are not supported";
+    return std::nullopt;
+  }
+  p.mode = *m;
+  p.coordinates = *c;
+  p.nearest = *n;
+  p.cubic_a = ctx.node.attr_float("cubic_coeff_a", -0.75f);
+  p.exclude_outside = ctx.node.attr_int("exclude_outside", 0) != 0;
+  p.extrapolation_value = ctx.node.attr_float("extrapolation_value", 0.0f);
+
+  p.roi.assign(rank, 0.0);
+  p.roi.resize(2 * rank, 1.0);
+  if (has_nonempty_input(ctx, 1) && p.coordinates == CoordinateMode::TfCropAndResize) {
+    auto roi = constant_values(ctx, 1, "roi", why);
+    if (!roi) return std::nullopt;
+    VKG_CHECK(roi->size() == 2 * rank,
+              ctx.node.describe() << ": roi has " << roi->size() << " values, rank " << rank << " needs " << 2 * rank);
+    p.roi = *roi;
+  }
+  const bool has_scales = has_nonempty_input(ctx, 2), has_sizes = has_nonempty_input(ctx, 3);
+  VKG_CHECK(has_scales != has_sizes, ctx.node.describe() << ": exactly one of scales and sizes must be given");
+  if (has_scales) {
+    auto scales = constant_values(ctx, 2, "scales", why);
+    if (!scales) return std::nullopt;
+    p.scales = *scales;
+    set_shape_from_scales(ctx, p, in_shape);
+    return p;
+  }
+  // Sizes computed at run time still equal the output shape, which the builder knows.
+  if (ctx.input(3).is_constant()) {
+    p.out_shape = ctx.input(3).constant->to_int64s();
+  } else {
+    p.out_shape = ctx.output(0).shape;
+  }
+  VKG_CHECK(p.out_shape.size() == rank, ctx.node.describe() << ": sizes " << shape_to_string(p.out_shape)
+                                                            << " do not match the input rank " << rank);
+  p.sizes_given = true;
+  for (size_t d = 0; d < rank; ++d) {
+    VKG_CHECK(p.out_shape[d] >= 0, ctx.node.describe() << ": negative size in " << shape_to_string(p.out_shape));
+    p.scales.push_back(double(p.out_shape[d]) / double(in_shape[d]));
+  }
+  return p;
+}
+
+// Resize-10 and Upsample: scales only, asymmetric coordinates, legacy nearest rounding.
+std::optional<ResizeParams> legacy_params(const LayerContext& ctx, std::string& why) {
+  ResizeParams p;
+  const std::string mode = ctx.node.attr_string("mode", "nearest");
+  const auto m = parse_resize_mode(mode);
+  VKG_CHECK(m.has_value(), ctx.node.describe() << ": unknown mode '" << mode << "'");
+  VKG_CHECK(*m != ResizeMode::Cubic, ctx.node.describe() << ": cubic mode needs opset 11 or later");
+  p.mode = *m;
+  p.coordinates = CoordinateMode::Asymmetric;
+  p.nearest = NearestMode::Legacy;
+  const Shape& in_shape = ctx.input(0).shape;
+  if (ctx.has_input(1)) {
+    auto scales = constant_values(ctx, 1, "scales", why);  // Resize-10, Upsample-9
+    if (!scales) return std::nullopt;
+    p.scales = *scales;
+  } else if (ctx.node.has_attr("scales")) {
+    for (float s : ctx.node.attr_floats("scales")) p.scales.push_back(s);  // Upsample-7
+  } else {
+    VKG_CHECK(in_shape.size() == 4, ctx.node.describe() << ": height_scale/width_scale need a 4-D input");
+    p.scales = {1.0, 1.0, ctx.node.attr_float("height_scale", 1.0f), ctx.node.attr_float("width_scale", 1.0f)};
+  }
+  set_shape_from_scales(ctx, p, in_shape);
+  return p;
+}
+
+double source_coordinate(const ResizeParams& p, size_t axis, int64_t x, int64_t in_dim) {
+  const double scale = p.scales[axis];
+  const auto out_dim = double(p.out_shape[axis]);
+  const auto in = double(in_dim);
+  switch (p.coordinates) {
+    case CoordinateMode::HalfPixel:
+      return (double(x) + 0.5) / scale - 0.5;
+    case CoordinateMode::PytorchHalfPixel:
+      return out_dim > 1 ? (double(x) + 0.5) / scale - 0.5 : 0.0;
+    case CoordinateMode::AlignCorners: {
+      const double length = p.sizes_given ? out_dim : scale * in;
+      return length == 1 ? 0.0 : double(x) * (in - 1) / (length - 1);
+    }
+    case CoordinateMode::Asymmetric:
+      return double(x) / scale;
+    case CoordinateMode::TfHalfPixelForNn:
+      return (double(x) + 0.5) / scale;
+    case CoordinateMode::TfCropAndResize: {
+      const double start = p.roi[axis], end = p.roi[axis + p.scales.size()];
+      if (out_dim > 1) return start * (in - 1) + double(x) * (end - start) * (in - 1) / (out_dim - 1);
+      return 0.5 * (start + end) * (in - 1);
+    }
+  }
+  return 0.0;
+}
+
+int64_t nearest_index(const ResizeParams& p, size_t axis, double xo) {
+  const double f = std::floor(xo);
+  const double r = xo - f;
+  if (p.nearest == NearestMode::Legacy) return int64_t(p.scales[axis] < 1 ? std::ceil(xo) : std::trunc(xo));
+  if (r == 0) return int64_t(f);
+  switch (p.nearest) {
+    case NearestMode::RoundPreferFloor:
+      return int64_t(r <= 0.5 ? f : f + 1);
+    case NearestMode::RoundPreferCeil:
+      return int64_t(r < 0.5 ? f : f + 1);
+    case NearestMode::Floor:
+      return int64_t(f);
+    case NearestMode::Ceil:
+      return int64_t(f + 1);
+    case NearestMode::Legacy:
+      break;
+  }
+  return int64_t(f);
+}
+
+AxisTaps taps_for(const ResizeParams& p, size_t axis, int64_t x, int64_t in_dim) {
+  const double xo = source_coordinate(p, axis, x, in_dim);
+  AxisTaps out;
+  if (p.coordinates == CoordinateMode::TfCropAndResize && (xo < 0 || xo > double(in_dim - 1))) {
+    out.outside = true;
+    return out;
+  }
+  auto clamp_index = [in_dim](int64_t i) { return std::clamp<int64_t>(i, 0, in_dim - 1); };
+  if (p.mode == ResizeMode::Nearest) {
+    out.taps.push_back({clamp_index(nearest_index(p, axis, xo)), 1.0});
+    return out;
+  }
+  // The left neighbour is preferred: a whole-number coordinate k is ratio 1 past k - 1.
+  double left = std::floor(xo);
+  double ratio = xo - left;
+  if (ratio == 0) {
+    left -= 1;
+    ratio = 1;
+  }
+  std::vector<Tap> taps;
+  if (p.mode == ResizeMode::Linear) {
+    taps = {{int64_t(left), 1 - ratio}, {int64_t(left) + 1, ratio}};
+  } else {
+    const double a = p.cubic_a, t0 = ratio + 1, t1 = ratio, t2 = 1 - ratio, t3 = 2 - ratio;
+    const double w[4] = {((a * t0 - 5 * a) * t0 + 8 * a) * t0 - 4 * a, ((a + 2) * t1 - (a + 3)) * t1 * t1 + 1,
+                         ((a + 2) * t2 - (a + 3)) * t2 * t2 + 1, ((a * t3 - 5 * a) * t3 + 8 * a) * t3 - 4 * a};
+    for (int64_t k = 0; k < 4; ++k) taps.push_back({int64_t(left) - 1 + k, w[k]});
+  }
+  if (p.exclude_outside) {
+    double sum = 0;
+    for (Tap& t : taps) {
+      if (t.index < 0 || t.index >= in_dim) t.weight = 0;
+      sum += t.weight;
+    }
+    for (Tap& t : taps) t.weight /= sum;
+  }
+  for (const Tap& t : taps)
+    if (t.weight != 0) out.taps.push_back({clamp_index(t.index), t.weight});
+  if (out.taps.empty()) out.taps.push_back({clamp_index(int64_t(left)), 0.0});
+  return out;
+}
+
+// Resolves a Resize/Upsample layer; nullopt (why filled) when it cannot run on Vulkan.
+std::optional<ResizeLayer> resize_layer(const LayerContext& ctx, std::string& why) {
+  const LayerTensor& x = ctx.input(0);
+  const LayerTensor& out = ctx.output(0);
+  if (!common_checks(ctx, x, why)) return std::nullopt;
+  const bool legacy = ctx.node.op_type == "Upsample" || ctx.opset < 11;
+  std::optional<ResizeParams> p = legacy ? legacy_params(ctx, why) : resize_params(ctx, why);
+  if (!p) return std::nullopt;
+  if (p->out_shape != out.shape) {
+    why = "the output shape " + shape_to_string(out.shape) + " differs from " + shape_to_string(p->out_shape) +
+          ", the one the scales give";
+    return std::nullopt;
+  }
+  if (p->mode != ResizeMode::Nearest && !is_float_dtype(x.dtype)) {
+    why = "interpolating " + std::string(dtype_name(x.dtype)) + " data is not supported (nearest mode is)";
+    return std::nullopt;
+  }
+  if (x.size() == 0 && out.size() > 0) {
+    why = "cannot resize an empty tensor to a non-empty one";
+    return std::nullopt;
+  }
+  ResizeLayer layer;
+  layer.in_shape = x.shape;
+  if (out.size() > 0) {
+    layer.taps.resize(x.shape.size());
+    for (size_t d = 0; d < x.shape.size(); ++d)
+      for (int64_t o = 0; o < out.shape[d]; ++o) layer.taps[d].push_back(taps_for(*p, d, o, x.shape[d]));
+  }
+  layer.params = std::move(*p);
+  return layer;
+}
+
+// The extrapolation value as the shaders take it: its bits in out's storage
+// for the f32 variant, else the float32 bits of its float16 value.
+uint32_t extrapolation_bits(const LayerContext& ctx, double value) {
+  const LayerTensor& out = ctx.output(0);
+  Tensor t(out.dtype, {});
+  t.set_from_double(0, value);  // rounded to the output's dtype, as the reference stores it
+  switch (out.storage) {
+    case StorageType::F32:
+      return float_bits(t.cast(DType::Float32).data<float>()[0]);
+    case StorageType::F16:
+      return float_bits(t.cast(DType::Float16).cast(DType::Float32).data<float>()[0]);
+    case StorageType::I32:
+      return uint32_t(to_storage(t, StorageType::I32, ctx.node.describe() + " extrapolation_value").data<int32_t>()[0]);
+  }
+  return 0;
+}
+
+std::optional<LayerPlan> plan_resize_scalar(const LayerContext& ctx, std::string& why) {
+  std::optional<ResizeLayer> layer = resize_layer(ctx, why);
+  if (!layer) return std::nullopt;
+  const ResizeParams& p = layer->params;
+  const bool nearest = p.mode == ResizeMode::Nearest;
+  if (nearest && ctx.arith == Arith::F16Acc32) {
+    why = "nearest mode moves values without arithmetic: the f16 variant serves it";
+    return std::nullopt;
+  }
+  const size_t rank = layer->in_shape.size();
+  if (rank > 8) {
+    why = "rank " + std::to_string(rank) + " is above 8";
+    return std::nullopt;
+  }
+  const uint32_t taps_per_entry = nearest ? 1 : p.mode == ResizeMode::Linear ? 2 : 4;
+  const std::vector<int64_t> in_strides = contiguous_strides(layer->in_shape);
+  std::vector<int32_t> table;
+  std::vector<float> weights;
+  for (size_t d = 0; d < rank; ++d) table.push_back(int32_t(p.out_shape[d]));
+  int32_t first = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    table.push_back(first);
+    first += int32_t(p.out_shape[d]);
+  }
+  for (size_t d = 0; d < layer->taps.size(); ++d) {
+    for (const AxisTaps& a : layer->taps[d]) {
+      table.push_back(a.outside ? 0 : int32_t(a.taps.size()));
+      for (uint32_t k = 0; k < taps_per_entry; ++k) {
+        const Tap t = a.taps.empty() ? Tap{0, 0.0} : k < a.taps.size() ? a.taps[k] : Tap{a.taps[0].index, 0.0};
+        table.push_back(int32_t(t.index * in_strides[d]));
+        weights.push_back(float(t.weight));
+      }
+    }
+  }
+  LayerPlan plan;
+  const BindingRef x = bind_input(ctx, plan, 0);
+  const BindingRef tt = add_int_table(plan, std::move(table)), wt = add_float_table(plan, std::move(weights));
+  const int64_t n = ctx.output(0).size();
+  plan.dispatches.push_back(linear_dispatch(ctx, "gather/resize", {x, BindingRef::output(0), tt, wt},
+                                            {u32(n), u32(rank), extrapolation_bits(ctx, p.extrapolation_value)},
+                                            uint64_t(n), {{1, taps_per_entry}, {2, nearest ? 1u : 0u}}));
+  return plan;
+}
+
+// Whether every output coordinate of an axis reads input coordinate o * in / out with one full-weight tap.
+bool identity_axis(const ResizeLayer& layer, size_t d) {
+  if (layer.params.out_shape[d] != layer.in_shape[d]) return false;
+  for (size_t o = 0; o < layer.taps[d].size(); ++o) {
+    const AxisTaps& a = layer.taps[d][o];
+    if (a.outside || a.taps.size() != 1 || a.taps[0].index != int64_t(o) || a.taps[0].weight != 1.0) return false;
+  }
+  return true;
+}
+
+std::optional<LayerPlan> plan_resize_bilinear(const LayerContext& ctx, std::string& why) {
+  std::optional<ResizeLayer> layer = resize_layer(ctx, why);
+  if (!layer) return std::nullopt;
+  const ResizeParams& p = layer->params;
+  const size_t rank = layer->in_shape.size();
+  if (p.mode != ResizeMode::Linear || rank < 2) {
+    why = "serves linear mode on inputs of rank >= 2 only";
+    return std::nullopt;
+  }
+  const int64_t n = ctx.output(0).size();
+  for (size_t d = 0; n > 0 && d + 2 < rank; ++d) {
+    if (!identity_axis(*layer, d)) {
+      why = "axis " + std::to_string(d) + " is resized: only the last two axes may be";
+      return std::nullopt;
+    }
+  }
+  const int64_t in_w = layer->in_shape[rank - 1];
+  std::vector<int32_t> table;
+  std::vector<float> weights;
+  for (size_t d = rank - 2; n > 0 && d < rank; ++d) {
+    const int64_t stride = d == rank - 2 ? in_w : 1;
+    for (const AxisTaps& a : layer->taps[d]) {
+      table.push_back(a.outside ? 0 : int32_t(a.taps.size()));
+      const Tap t0 = a.taps.empty() ? Tap{0, 0.0} : a.taps[0];
+      const Tap t1 = a.taps.size() > 1 ? a.taps[1] : Tap{t0.index, 0.0};
+      table.push_back(int32_t(t0.index * stride));
+      table.push_back(int32_t(t1.index * stride));
+      weights.push_back(float(t0.weight));
+      weights.push_back(float(t1.weight));
+    }
+  }
+  LayerPlan plan;
+  const BindingRef x = bind_input(ctx, plan, 0);
+  const BindingRef tt = add_int_table(plan, std::move(table)), wt = add_float_table(plan, std::move(weights));
+  plan.dispatches.push_back(linear_dispatch(
+      ctx, "gather/resize_bilinear", {x, BindingRef::output(0), tt, wt},
+      {u32(n), u32(std::max<int64_t>(p.out_shape[rank - 2], 1)), u32(std::max<int64_t>(p.out_shape[rank - 1], 1)),
+       u32(layer->in_shape[rank - 2] * in_w), extrapolation_bits(ctx, p.extrapolation_value)},
+      uint64_t(n)));
+  return plan;
+}
+
+std::optional<LayerPlan> plan_resize_nearest_int(const LayerContext& ctx, std::string& why) {
+  std::optional<ResizeLayer> layer = resize_layer(ctx, why);
+  if (!layer) return std::nullopt;
+  const ResizeParams& p = layer->params;
+  const size_t rank = layer->in_shape.size();
+  if (p.mode != ResizeMode::Nearest || rank < 1 || ctx.output(0).size() == 0) {
+    why = "serves nearest mode on non-empty outputs of rank >= 1 only";
+    return std::nullopt;
+  }
+  std::vector<int32_t> runs, factors;
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t in = layer->in_shape[d], out = p.out_shape[d];
+    const int64_t f = out / in;
+    bool whole = out % in == 0;
+    for (size_t o = 0; whole && o < layer->taps[d].size(); ++o) {
+      const AxisTaps& a = layer->taps[d][o];
+      whole = !a.outside && a.taps[0].index == int64_t(o) / f;
+    }
+    if (!whole) {
+      why = "axis " + std::to_string(d) + " is not upsampled by a whole factor reading o / factor";
+      return std::nullopt;
+    }
+    runs.push_back(int32_t(d + 1 == rank ? in : out));
+    factors.push_back(int32_t(f));
+  }
+  std::vector<int32_t> meta = runs;
+  meta.insert(meta.end(), factors.begin(), factors.end());
+  for (int64_t s : contiguous_strides(layer->in_shape)) meta.push_back(int32_t(s));
+  for (int64_t s : contiguous_strides(p.out_shape)) meta.push_back(int32_t(s));
+  const int64_t fw = factors.back();
+  const int64_t n = ctx.output(0).size() / fw;
+  LayerPlan plan;
+  const BindingRef x = bind_input(ctx, plan, 0);
+  const BindingRef m = add_int_table(plan, std::move(meta));
+  plan.dispatches.push_back(linear_dispatch(ctx, "gather/resize_nearest_int", {x, BindingRef::output(0), m},
+                                            {u32(n), u32(rank), u32(fw)}, uint64_t(n)));
+  return plan;
+}
+
+// ---------------------------------------------------------------------------
+// Range and ConstantOfShape with runtime inputs: the output shape is static
+// (the builder knows every shape), so only the values are computed on the device.
+
+bool static_shape(const LayerTensor& t, std::string& why) {
+  if (std::all_of(t.shape.begin(), t.shape.end(), [](int64_t d) { return d >= 0; })) return true;
+  why = "the output shape " + shape_to_string(t.shape) + " is not known at build time";
+  return false;
+}
+
+std::optional<LayerPlan> plan_range(const LayerContext& ctx, std::string& why) {
+  const LayerTensor& out = ctx.output(0);
+  if (!common_checks(ctx, out, why) || !static_shape(out, why)) return std::nullopt;
+  for (size_t i = 0; i < 3; ++i)
+    VKG_CHECK(ctx.input(i).size() == 1 && ctx.input(i).dtype == out.dtype,
+              ctx.node.describe() << ": start, limit and delta must be scalars of the output's type");
+  if (out.dtype != DType::Float32 && out.dtype != DType::Int16 && out.dtype != DType::Int32 &&
+      out.dtype != DType::Int64) {
+    why = std::string("Range of ") + dtype_name(out.dtype) + " is not supported";
+    return std::nullopt;
+  }
+  LayerPlan plan;
+  const BindingRef start = bind_input(ctx, plan, 0), delta = bind_input(ctx, plan, 2);
+  plan.dispatches.push_back(linear_dispatch(ctx, "gather/range", {start, delta, BindingRef::output(0)},
+                                            {u32(out.size())}, uint64_t(out.size()),
+                                            {{1, out.storage == StorageType::I32 ? 1u : 0u}}));
+  return plan;
+}
+
+std::optional<LayerPlan> plan_constant_of_shape(const LayerContext& ctx, std::string& why) {
+  const LayerTensor& out = ctx.output(0);
+  if (!common_checks(ctx, out, why) || !static_shape(out, why)) return std::nullopt;
+  const Tensor value = ctx.node.has_attr("value") ? ctx.node.attr_tensor("value") : Tensor::scalar<float>(0.0f);
+  VKG_CHECK(value.size() == 1, ctx.node.describe() << ": value must hold exactly one element");
+  uint32_t bits = 0;
+  switch (out.storage) {
+    case StorageType::F32:
+      bits = float_bits(value.cast(DType::Float32).data<float>()[0]);
+      break;
+    case StorageType::F16:
+      bits = float_bits(value.cast(DType::Float16).cast(DType::Float32).data<float>()[0]);
+      break;
+    case StorageType::I32: {
+      const int64_t v = value.to_int64s()[0];
+      if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+        why = "value " + std::to_string(v) + " does not fit in int32";
+        return std::nullopt;
+      }
+      bits = uint32_t(int32_t(v));
+      break;
+    }
+  }
+  LayerPlan plan;
+  plan.dispatches.push_back(
+      linear_dispatch(ctx, "gather/fill", {BindingRef::output(0)}, {u32(out.size()), bits}, uint64_t(out.size())));
+  return plan;
+}
+
+}  // namespace
+
+void register_gather_tactics(TacticRegistry& r) {
+  constexpr auto F32 = Arith::F32, F16 = Arith::F16, F16Acc32 = Arith::F16Acc32;
+  r.add_variants("gather.vec4", {"Gather"}, 0, {F32, F16}, [](auto& c, auto& w) { return plan_gather(c, w, 4); });
+  r.add_variants("gather.scalar", {"Gather"}, 10, {F32, F16}, [](auto& c, auto& w) { return plan_gather(c, w, 1); });
+  r.add_variants("gather_elements.scalar", {"GatherElements"}, 0, {F32, F16}, plan_gather_elements);
+  r.add_variants("gather_nd.scalar", {"GatherND"}, 0, {F32, F16}, plan_gather_nd);
+  r.add_variants("scatter_elements.scalar", {"ScatterElements", "Scatter"}, 0, {F32, F16}, plan_scatter_elements);
+  r.add_variants("scatter_nd.scalar", {"ScatterND"}, 0, {F32, F16}, plan_scatter_nd);
+  r.add_variants("resize.nearest_int", {"Resize", "Upsample"}, 0, {F32, F16}, plan_resize_nearest_int);
+  r.add_variants("resize.bilinear", {"Resize", "Upsample"}, 1, {F32, F16, F16Acc32}, plan_resize_bilinear);
+  r.add_variants("resize.scalar", {"Resize", "Upsample"}, 10, {F32, F16, F16Acc32}, plan_resize_scalar);
+  r.add_variants("range.scalar", {"Range"}, 0, {F32, F16}, plan_range);
+  r.add_variants("constant_of_shape.scalar", {"ConstantOfShape"}, 0, {F32, F16}, plan_constant_of_shape);
+}
 
 }  // namespace vkg
