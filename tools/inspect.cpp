@@ -1,13 +1,17 @@
-// `vkgraphy inspect`: shows what a model or a data file holds (Polygraphy's
-// `inspect model` and `inspect data`).
+// `vkgraphy inspect`: shows what a model, an engine or a data file holds
+// (Polygraphy's `inspect model` and `inspect data`).
+#include <algorithm>
+#include <cstdio>
 #include <memory>
 
+#include "runtime/core/file_io.h"
 #include "runtime/core/logger.h"
 #include "runtime/data/array_stats.h"
-#include "runtime/core/file_io.h"
 #include "runtime/data/run_results.h"
+#include "runtime/engine/engine_file.h"
 #include "runtime/onnx/model_summary.h"
 #include "runtime/onnx/surgeon.h"
+#include "runtime/vulkan/spirv_disassembly.h"
 #include "tools/args_model.h"
 #include "tools/tools.h"
 
@@ -15,14 +19,16 @@ namespace vkg::tools {
 
 namespace {
 
-// The kinds of file `inspect model` can show. A new kind (engine, tactic replay)
+// The kinds of file `inspect model` can show. A new kind (a tactic replay, say)
 // adds a value here, a case in model_kind() and its own inspect function.
-enum class ModelKind { Onnx };
+enum class ModelKind { Onnx, Engine };
 
 struct InspectModelArgs {
   ModelArgs model;
   std::string model_type = "auto";
-  std::vector<std::string> show;  // "layers", "attrs", "weights"
+  std::vector<std::string> show;  // "layers", "attrs", "weights", "spirv"
+
+  bool shows(const std::string& what) const { return std::find(show.begin(), show.end(), what) != show.end(); }
 };
 
 struct InspectDataArgs {
@@ -33,12 +39,12 @@ struct InspectDataArgs {
 };
 
 // The kind of model file to show: the one --model-type names, or for "auto" the
-// one the file looks like. ONNX is the only kind so far, so every file is read as
-// ONNX (the loader says clearly when it is not one); engine files will be told
-// apart by their magic bytes.
-ModelKind model_kind(const std::string& model_type) {
-  if (model_type == "onnx") return ModelKind::Onnx;
-  return ModelKind::Onnx;
+// one the file looks like: an engine by its magic bytes, anything else is read
+// as ONNX (the loader says clearly when it is not one).
+ModelKind model_kind(const InspectModelArgs& args) {
+  if (args.model_type == "onnx") return ModelKind::Onnx;
+  if (args.model_type == "engine") return ModelKind::Engine;
+  return looks_like_engine(args.model.path) ? ModelKind::Engine : ModelKind::Onnx;
 }
 
 void inspect_onnx_model(const InspectModelArgs& args) {
@@ -64,15 +70,179 @@ void inspect_onnx_model(const InspectModelArgs& args) {
     if (s == "attrs") options.attrs = true;
     if (s == "weights") options.weights = true;
   }
+  if (args.shows("spirv")) VKG_WARNING("--show spirv: an ONNX model has no SPIR-V; build an engine with `convert`");
   if (options.attrs && !options.layers)
     VKG_WARNING("--show attrs: attributes are shown with the layers; add --show layers");
   VKG_INFO(summarize_onnx_model(model, options));
 }
 
+// "(1, 3)", "(5,)", "()": shapes as Polygraphy prints them.
+std::string shape_tuple(const Shape& shape) {
+  std::string out = "(";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + (shape.size() == 1 ? ",)" : ")");
+}
+
+std::string bytes_text(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = double(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char buf[48];
+  if (unit == 0)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, "%.2f %s", value, units[unit]);
+  return buf;
+}
+
+// "x [dtype=float32, shape=(1, 3), storage=f32]"
+std::string engine_tensor_text(const EngineTensor& t) {
+  return t.name + " [dtype=" + dtype_name(t.dtype) + ", shape=" + shape_tuple(t.shape) +
+         ", storage=" + storage_type_name(t.storage) + "]";
+}
+
+// "{a [...],\n b [...]}" of the engine tensors `ids` (omitted ones, -1, are left out).
+std::string engine_tensor_list(const Engine& e, const std::vector<int32_t>& ids, const std::string& indent) {
+  std::string out = "{";
+  bool first = true;
+  for (int32_t id : ids) {
+    if (id < 0) continue;
+    out += (first ? "" : ",\n" + indent + " ") + engine_tensor_text(e.tensors[size_t(id)]);
+    first = false;
+  }
+  return out + "}";
+}
+
+std::string binding_text(const EngineLayer& layer, const Engine& e, const BindingRef& b) {
+  std::string out = std::string(binding_kind_name(b.kind)) + " " + std::to_string(b.index);
+  switch (b.kind) {
+    case BindingRef::Kind::Input:
+      return out + " (" + e.tensors[size_t(layer.inputs[b.index])].name + ")";
+    case BindingRef::Kind::Output:
+      return out + " (" + e.tensors[size_t(layer.outputs[b.index])].name + ")";
+    case BindingRef::Kind::Weight:
+      return out;
+    case BindingRef::Kind::Scratch:
+      return out + " (slot " + std::to_string(layer.scratch_slots[b.index]) + ")";
+  }
+  return out;
+}
+
+std::string dispatch_text(const EngineLayer& layer, const Engine& e, size_t index) {
+  const Dispatch& d = layer.plan.dispatches[index];
+  std::string out = "Dispatch " + std::to_string(index) + " | " + d.shader + " | Groups: (" +
+                    std::to_string(d.groups[0]) + ", " + std::to_string(d.groups[1]) + ", " +
+                    std::to_string(d.groups[2]) + ")";
+  out += "\n    Spec constants: {";
+  for (size_t i = 0; i < d.spec.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(d.spec[i].id) + ": " + std::to_string(d.spec[i].value);
+  out += "}\n    Push constants: [";
+  for (size_t i = 0; i < d.push.size(); ++i) out += (i ? ", " : "") + std::to_string(d.push[i]);
+  out += "]\n    Bindings: [";
+  for (size_t i = 0; i < d.bindings.size(); ++i) out += (i ? ", " : "") + binding_text(layer, e, d.bindings[i]);
+  return out + "]";
+}
+
+std::string layer_text(const Engine& e, size_t index, bool details) {
+  const EngineLayer& l = e.layers[index];
+  char number[32];
+  std::snprintf(number, sizeof number, "Layer %-4zu | ", index);
+  const size_t dispatches = l.plan.dispatches.size();
+  std::string out = number + l.name + " [Op: " + l.op + "] | Tactic: " + l.tactic +
+                    " | Precision: " + precision_name(l.precision) + " | " + std::to_string(dispatches) +
+                    (dispatches == 1 ? " dispatch" : " dispatches");
+  out += "\n    " + engine_tensor_list(e, l.inputs, "    ");
+  out += "\n     -> " + engine_tensor_list(e, l.outputs, "        ");
+  if (!details) return out;
+  for (size_t s = 0; s < l.plan.scratch_bytes.size(); ++s)
+    out += "\n    Scratch " + std::to_string(s) + ": " + bytes_text(l.plan.scratch_bytes[s]) + " (slot " +
+           std::to_string(l.scratch_slots[s]) + ")";
+  for (size_t i = 0; i < dispatches; ++i) {
+    std::string text = dispatch_text(l, e, i);
+    for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1))
+      text.insert(at + 1, "    ");
+    out += "\n    " + text;
+  }
+  return out;
+}
+
+// The summary of an engine, laid out like Polygraphy's summary of a TensorRT engine.
+std::string summarize_engine(const Engine& e, const std::string& path, const InspectModelArgs& args) {
+  std::string out = "==== vkgraphy Engine ====\n";
+  out += "Name: " + (e.model_name.empty() ? std::string("(unnamed)") : e.model_name) +
+         " | Engine format version: " + std::to_string(Engine::kFormatVersion) +
+         " | vkgraphy version: " + e.vkgraphy_version + "\n";
+  out += "Built on: " + e.device.describe() + "\n\n";
+
+  out += "---- " + std::to_string(e.inputs.size()) + " Engine Input(s) ----\n";
+  out += engine_tensor_list(e, e.inputs, "") + "\n\n";
+  out += "---- " + std::to_string(e.outputs.size()) + " Engine Output(s) ----\n";
+  out += engine_tensor_list(e, e.outputs, "") + "\n\n";
+
+  uint64_t spirv_words = 0;
+  for (const auto& [name, words] : e.spirv) spirv_words += words.size();
+  out += "---- Memory ----\n";
+  out += "Memory slots: " + std::to_string(e.slots.size()) +
+         " | Activation memory: " + bytes_text(e.activation_bytes()) +
+         " | Weight memory: " + bytes_text(e.weight_bytes()) + "\n";
+  out += "Shaders: " + std::to_string(e.spirv.size()) + " (" + bytes_text(spirv_words * 4) + " of SPIR-V)\n\n";
+
+  out += "---- " + std::to_string(e.layers.size()) + " Layer(s) ----";
+  for (size_t i = 0; i < e.layers.size(); ++i) out += "\n" + layer_text(e, i, args.shows("layers"));
+
+  if (args.shows("weights")) {
+    size_t count = 0;
+    for (const EngineLayer& l : e.layers) count += l.plan.weights.size();
+    out += "\n\n---- " + std::to_string(count) + " Weight(s), " + bytes_text(e.weight_bytes()) + " ----";
+    for (const EngineLayer& l : e.layers) {
+      for (size_t w = 0; w < l.plan.weights.size(); ++w) {
+        const Tensor& t = l.plan.weights[w];
+        out += "\n" + l.name + " weight " + std::to_string(w) + " [dtype=" + dtype_name(t.dtype()) +
+               ", shape=" + shape_tuple(t.shape()) + "] | " + bytes_text(t.nbytes());
+      }
+    }
+  }
+  if (args.shows("spirv")) {
+    out += "\n\n---- " + std::to_string(e.spirv.size()) + " Shader(s) ----";
+    for (const auto& [name, words] : e.spirv) {
+      std::string text;
+      try {
+        text = vk::disassemble_spirv(words);
+      } catch (const Error& err) {
+        VKG_THROW("'" << path << "': shader '" << name << "': " << err.what());
+      }
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      out += "\nShader: " + name + " (" + std::to_string(words.size()) + " words)\n";
+      for (size_t at = 0; at <= text.size();) {
+        const size_t end = std::min(text.find('\n', at), text.size());
+        out += "    " + text.substr(at, end - at) + "\n";
+        at = end + 1;
+      }
+      out.pop_back();
+    }
+  }
+  return out;
+}
+
+void inspect_engine(const InspectModelArgs& args) {
+  if (!args.model.input_shapes.empty())
+    VKG_WARNING("--input-shapes: an engine has fixed shapes; the option is ignored");
+  if (args.shows("attrs")) VKG_WARNING("--show attrs: an engine keeps no node attributes");
+  const Engine engine = load_engine(args.model.path);
+  VKG_INFO(summarize_engine(engine, args.model.path, args));
+}
+
 void inspect_model(const InspectModelArgs& args) {
-  switch (model_kind(args.model_type)) {
+  switch (model_kind(args)) {
     case ModelKind::Onnx:
       inspect_onnx_model(args);
+      break;
+    case ModelKind::Engine:
+      inspect_engine(args);
       break;
   }
 }
@@ -147,19 +317,21 @@ void add_inspect_tool(CLI::App& app) {
   add_inspect_device(*inspect);
 
   auto model_args = std::make_shared<InspectModelArgs>();
-  CLI::App* model = inspect->add_subcommand("model", "Show a model: inputs, outputs, weights, layers");
+  CLI::App* model =
+      inspect->add_subcommand("model", "Show an ONNX model or an engine: inputs, outputs, weights, layers");
   model->fallthrough();
   model_args->model.add_to(*model);
   // inspect shows the model as stored: nothing is folded.
   model->remove_option(model->get_option("--no-fold-constants"));
   model->add_option("--model-type", model_args->model_type, "Kind of model file (default: from the file)")
-      ->check(CLI::IsMember({"auto", "onnx"}));
+      ->check(CLI::IsMember({"auto", "onnx", "engine"}));
   model
       ->add_option("--show", model_args->show,
-                   "What else to show: layers (every node with its inputs and outputs), attrs (node "
-                   "attributes), weights (initializer values and statistics)")
+                   "What else to show: layers (every node with its inputs and outputs; for an engine, every "
+                   "dispatch), attrs (node attributes), weights (initializer values and statistics; for an engine, "
+                   "packed weight shapes and sizes), spirv (an engine's shaders, disassembled)")
       ->take_all()
-      ->check(CLI::IsMember({"layers", "attrs", "weights"}));
+      ->check(CLI::IsMember({"layers", "attrs", "weights", "spirv"}));
   model->callback([model_args] { inspect_model(*model_args); });
 
   auto data_args = std::make_shared<InspectDataArgs>();
