@@ -37,7 +37,7 @@ InputShapes parse_input_shapes(const std::vector<std::string>& texts) {
 }
 
 void ModelArgs::add_to(CLI::App& app, const std::string& shapes_flag) {
-  app.add_option("model", path, "Path to the ONNX model")->required();
+  app.add_option("model", path, "Path to the ONNX model (or, where the tool takes one, a vkgraphy engine)")->required();
   app.add_option(shapes_flag, input_shapes,
                  "Input shapes, e.g. input0:[1,3,224,224] input1:[1,10]; fixes dynamic dimensions")
       ->take_all();
