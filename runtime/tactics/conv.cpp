@@ -1,8 +1,835 @@
-// Vulkan tactics of the conv family (see runtime/engine/tactic.h).
+// Vulkan tactics of the conv family (see runtime/engine/tactic.h): Conv,
+// ConvTranspose, ConvInteger and QLinearConv.
+//
+//   conv.direct              any Conv (N-D, groups, runtime weights): 4 or 8 output
+//                            channels x 4 positions per invocation
+//   conv.im2col_gemm.<MxP>   im2col into scratch + a GEMM blocked M output channels x
+//                            P positions per invocation (1-3 spatial dims)
+//   conv.1x1.<MxP>           pointwise Conv as the same GEMM straight on the input (any rank)
+//   conv.depthwise           group == C_in (any channel multiplier), 1-3 spatial dims
+//   conv.winograd_f23        F(2x2, 3x3): 2-D, 3x3, stride 1, dilation 1, group 1; input
+//                            transform, 16 GEMMs (the same GEMM), output transform
+//   conv.transpose_gather    ConvTranspose in gather form (N-D, groups, runtime weights)
+//   conv.integer_direct.i32  ConvInteger, exact int32
+//   conv.qlinear_direct.i32  QLinearConv, exact int32 sums, requantized as the reference does
+//
+// Float tactics come in f32, f16 and f16acc32. Shapes of 1 to 3 spatial dims
+// are given to the shaders as 3-D (leading dims of size 1); the window geometry
+// comes from the reference backend's own resolve_window (and ConvTranspose's
+// follows its transpose_geometry) so that the attributes mean exactly what the
+// oracle says. Constant weights are packed at plan time; runtime weights are
+// bound as they are (conv.direct, conv.depthwise, conv.transpose_gather and
+// the integer tactics).
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+
+#include "runtime/core/error.h"
 #include "runtime/engine/tactic.h"
+#include "runtime/reference/ops/linalg_kernels.h"
 
 namespace vkg {
 
-void register_conv_tactics(TacticRegistry& r) { (void)r; }
+namespace {
+
+constexpr uint32_t kLocalSize = 64;
+// Largest scratch buffer (im2col columns, Winograd tiles) a tactic asks for.
+constexpr uint64_t kMaxScratchBytes = uint64_t(64) << 20;
+// Output positions per invocation along the last spatial dim (direct, depthwise, integer).
+constexpr uint32_t kPixels = 4;
+
+// The geometry of a Conv-like layer. For ConvTranspose the window maps the
+// other way: output o gathers input (o + pads_begin - k * dilation) / stride.
+struct ConvShape {
+  int64_t batch = 0;
+  int64_t in_channels = 0;
+  int64_t out_channels = 0;
+  int64_t group = 1;
+  linalg::WindowGeometry window;  // in, kernel, out, strides, dilations, pads_begin (spatial dims)
+
+  int64_t cg() const { return in_channels / group; }   // input channels per group
+  int64_t mg() const { return out_channels / group; }  // output channels per group
+  size_t rank() const { return window.in.size(); }
+  int64_t kernel_size() const { return num_elements(window.kernel); }
+  int64_t in_size() const { return num_elements(window.in); }
+  int64_t out_size() const { return num_elements(window.out); }
+};
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// W's spatial dims, checked against the kernel_shape attribute.
+Shape kernel_of(const Node& node, const Shape& w) {
+  const Shape kernel(w.begin() + 2, w.end());
+  if (node.has_attr("kernel_shape")) {
+    VKG_CHECK(node.attr_ints("kernel_shape") == kernel,
+              node.describe() << ": attribute kernel_shape " << shape_to_string(node.attr_ints("kernel_shape"))
+                              << " does not match the weights " << shape_to_string(w));
+  }
+  return kernel;
+}
+
+void check_ranks(const Node& node, const Shape& x, const Shape& w) {
+  VKG_CHECK(x.size() >= 3, node.describe()
+                               << ": input X must have rank >= 3 (N x C x D1 ...), got " << shape_to_string(x));
+  VKG_CHECK(w.size() == x.size(), node.describe() << ": weights " << shape_to_string(w)
+                                                  << " must have the rank of the input " << shape_to_string(x));
+}
+
+// Conv, ConvInteger, QLinearConv: X is input x_index, W input w_index.
+ConvShape conv_shape(const LayerContext& ctx, size_t x_index, size_t w_index) {
+  const Node& node = ctx.node;
+  const Shape& x = ctx.input(x_index).shape;
+  const Shape& w = ctx.input(w_index).shape;
+  check_ranks(node, x, w);
+  ConvShape s;
+  s.batch = x[0];
+  s.in_channels = x[1];
+  s.out_channels = w[0];
+  s.group = node.attr_int("group", 1);
+  VKG_CHECK(s.group >= 1, node.describe() << ": group must be >= 1, got " << s.group);
+  VKG_CHECK(x[1] % s.group == 0 && w[0] % s.group == 0 && w[1] * s.group == x[1],
+            node.describe() << ": input " << shape_to_string(x) << " and weights " << shape_to_string(w)
+                            << " do not match group " << s.group);
+  s.window = linalg::resolve_window(node, Shape(x.begin() + 2, x.end()), kernel_of(node, w), false);
+  return s;
+}
+
+// ConvTranspose: output size and pads along every spatial dim, as the reference
+// computes them (output_shape, when given, fixes the size and the pads follow).
+ConvShape conv_transpose_shape(const LayerContext& ctx) {
+  const Node& node = ctx.node;
+  const Shape& x = ctx.input(0).shape;
+  const Shape& w = ctx.input(1).shape;
+  check_ranks(node, x, w);
+  ConvShape s;
+  s.batch = x[0];
+  s.in_channels = x[1];
+  s.group = node.attr_int("group", 1);
+  VKG_CHECK(s.group >= 1, node.describe() << ": group must be >= 1, got " << s.group);
+  VKG_CHECK(w[0] == x[1] && x[1] % s.group == 0, node.describe()
+                                                     << ": input " << shape_to_string(x) << " and weights "
+                                                     << shape_to_string(w) << " do not match group " << s.group);
+  s.out_channels = w[1] * s.group;
+
+  const size_t r = x.size() - 2;
+  linalg::WindowGeometry& g = s.window;
+  g.in = Shape(x.begin() + 2, x.end());
+  g.kernel = kernel_of(node, w);
+  g.strides = linalg::per_dim_attr(node, "strides", r, 1, 1);
+  g.dilations = linalg::per_dim_attr(node, "dilations", r, 1, 1);
+  const std::vector<int64_t> out_pad = linalg::per_dim_attr(node, "output_padding", r, 0, 0);
+  const std::vector<int64_t> pads = linalg::per_dim_attr(node, "pads", 2 * r, 0, 0);
+  std::vector<int64_t> out_shape = node.attr_ints("output_shape");
+  if (out_shape.size() == r + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+  VKG_CHECK(out_shape.empty() || out_shape.size() == r,
+            node.describe() << ": attribute 'output_shape' has " << out_shape.size() << " values, expected " << r);
+  std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  if (auto_pad.empty()) auto_pad = "NOTSET";
+  VKG_CHECK(auto_pad == "NOTSET" || auto_pad == "VALID" || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER",
+            node.describe() << ": unknown auto_pad '" << auto_pad << "'");
+  if (out_shape.empty() && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")) {
+    for (size_t i = 0; i < r; ++i) out_shape.push_back(g.in[i] * g.strides[i]);
+  }
+  g.pads_begin.assign(r, 0);
+  g.pads_end.assign(r, 0);
+  g.out.assign(r, 0);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t full = g.strides[i] * (g.in[i] - 1) + out_pad[i] + g.extent(i);
+    if (!out_shape.empty()) {
+      const int64_t total = full - out_shape[i];
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      g.pads_begin[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+      g.pads_end[i] = total - g.pads_begin[i];
+      g.out[i] = out_shape[i];
+    } else if (auto_pad == "NOTSET") {
+      g.pads_begin[i] = pads[i];
+      g.pads_end[i] = pads[i + r];
+      g.out[i] = full - pads[i] - pads[i + r];
+    } else {  // VALID
+      g.out[i] = full;
+    }
+    VKG_CHECK(g.out[i] >= 1, node.describe() << ": output spatial shape " << shape_to_string(g.out) << " is empty");
+  }
+  return s;
+}
+
+void check_output(const LayerContext& ctx, const ConvShape& s) {
+  Shape expected{s.batch, s.out_channels};
+  expected.insert(expected.end(), s.window.out.begin(), s.window.out.end());
+  VKG_CHECK(ctx.output(0).shape == expected, ctx.node.describe()
+                                                 << ": output shape " << shape_to_string(ctx.output(0).shape)
+                                                 << " differs from the computed " << shape_to_string(expected));
+}
+
+// Declines (false, why_not set) when a tensor of `bytes` does not fit one
+// storage buffer binding or its elements do not fit 32-bit shader indices.
+bool fits_binding(const LayerContext& ctx, uint64_t bytes, uint64_t elements, const std::string& what,
+                  std::string& why_not) {
+  const uint64_t range = ctx.device.max_storage_buffer_range;
+  if (range != 0 && bytes > range) {
+    why_not = what + " needs " + std::to_string(bytes) + " bytes, more than the device's storage buffer range of " +
+              std::to_string(range);
+    return false;
+  }
+  if (elements > uint64_t(std::numeric_limits<int32_t>::max())) {
+    why_not = what + " has more elements than 32-bit shader indices address";
+    return false;
+  }
+  return true;
+}
+
+bool fits_tensors(const LayerContext& ctx, std::string& why_not) {
+  for (const LayerTensor& t : ctx.inputs) {
+    if (t.present() && !fits_binding(ctx, uint64_t(t.size()) * storage_element_bytes(t.storage), uint64_t(t.size()),
+                                     "input '" + t.name + "'", why_not))
+      return false;
+  }
+  for (const LayerTensor& t : ctx.outputs) {
+    if (t.present() && !fits_binding(ctx, uint64_t(t.size()) * storage_element_bytes(t.storage), uint64_t(t.size()),
+                                     "output '" + t.name + "'", why_not))
+      return false;
+  }
+  return true;
+}
+
+bool fits_scratch(const LayerContext& ctx, uint64_t bytes, const char* what, std::string& why_not) {
+  uint64_t limit = kMaxScratchBytes;
+  if (ctx.device.max_storage_buffer_range != 0) limit = std::min<uint64_t>(limit, ctx.device.max_storage_buffer_range);
+  if (bytes > limit) {
+    why_not = std::string(what) + " would need " + std::to_string(bytes) + " bytes of scratch, more than the " +
+              std::to_string(limit) + " allowed";
+    return false;
+  }
+  return true;
+}
+
+// The storage of a float Conv-like layer when this tactic's arithmetic can
+// serve it; nullopt (why_not set) otherwise.
+std::optional<StorageType> float_storage(const LayerContext& ctx, std::string& why_not) {
+  for (const LayerTensor& t : ctx.inputs) {
+    if (t.present() && t.dtype == DType::Float64) {
+      why_not = "float64 is not supported on Vulkan";
+      return std::nullopt;
+    }
+  }
+  const LayerTensor& x = ctx.input(0);
+  if (!is_float_dtype(x.dtype)) {
+    why_not = std::string("input X has type ") + dtype_name(x.dtype) + ", expected a float type";
+    return std::nullopt;
+  }
+  const StorageType want = ctx.arith == Arith::F32 ? StorageType::F32 : StorageType::F16;
+  if (x.storage != want || ctx.output(0).storage != want) {
+    why_not = std::string("the layer is stored as ") + storage_type_name(x.storage) + ", this tactic computes on " +
+              storage_type_name(want);
+    return std::nullopt;
+  }
+  if (want == StorageType::F16 && !ctx.device.fp16()) {
+    why_not = "the device has no fp16 arithmetic and storage";
+    return std::nullopt;
+  }
+  if (!fits_tensors(ctx, why_not)) return std::nullopt;
+  return want;
+}
+
+// A packed weight in storage form: float32 or float16 values (never empty).
+Tensor float_weight(std::vector<float> values, StorageType s) {
+  if (values.empty()) values.push_back(0.0f);
+  Tensor t = Tensor::from_vector<float>({int64_t(values.size())}, values);
+  return s == StorageType::F16 ? t.cast(DType::Float16) : t;
+}
+
+Tensor int_weight(std::vector<int32_t> values) {
+  if (values.empty()) values.push_back(0);
+  return Tensor::from_vector<int32_t>({int64_t(values.size())}, values);
+}
+
+std::vector<float> float_values(const Tensor& t) {
+  const Tensor f = t.dtype() == DType::Float32 ? t : t.cast(DType::Float32);
+  return std::vector<float>(f.data<float>(), f.data<float>() + f.size());
+}
+
+std::vector<int32_t> int_values(const Tensor& t) {
+  std::vector<int32_t> out;
+  for (int64_t v : t.to_int64s()) out.push_back(int32_t(v));
+  return out;
+}
+
+// The binding of optional input `index` (a bias or zero point) and whether it is
+// present; an absent one binds a one-element zero weight, as every binding must exist.
+std::pair<BindingRef, bool> bind_optional(const LayerContext& ctx, LayerPlan& plan, std::optional<size_t> index,
+                                          StorageType s) {
+  if (index && ctx.has_input(*index)) return {bind_input(ctx, plan, *index), true};
+  if (s == StorageType::I32) return {add_weight(plan, int_weight({})), false};
+  return {add_weight(plan, float_weight({}, s)), false};
+}
+
+// Weights of a Conv (ONNX [M][cg][K]) or ConvTranspose ([C][mg][K]) as
+// [group][blocks][cg][K][block]: `block` output channels of a group side by
+// side (vec4 loads), zero past mg.
+template <class T>
+std::vector<T> pack_channel_blocks(const std::vector<T>& w, const ConvShape& s, bool transpose, int64_t block) {
+  const int64_t cg = s.cg(), mg = s.mg(), k = s.kernel_size(), blocks = (mg + block - 1) / block;
+  std::vector<T> out(size_t(s.group * blocks * cg * k * block), T(0));
+  for (int64_t g = 0; g < s.group; ++g)
+    for (int64_t m = 0; m < mg; ++m)
+      for (int64_t ci = 0; ci < cg; ++ci)
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const int64_t src = transpose ? ((g * cg + ci) * mg + m) * k + kk : ((g * mg + m) * cg + ci) * k + kk;
+          out[size_t((((g * blocks + m / block) * cg + ci) * k + kk) * block + m % block)] = w[size_t(src)];
+        }
+  return out;
+}
+
+// The 3-D form of a window of 1 to 3 spatial dims (size-1 leading dims).
+struct Window3 {
+  std::array<uint32_t, 3> in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1};
+  std::array<int32_t, 3> strides{1, 1, 1}, dilations{1, 1, 1}, pads{0, 0, 0};
+};
+
+Window3 window3(const linalg::WindowGeometry& g) {
+  Window3 w;
+  const size_t r = g.in.size(), off = 3 - r;
+  for (size_t i = 0; i < r; ++i) {
+    w.in[off + i] = uint32_t(g.in[i]);
+    w.out[off + i] = uint32_t(g.out[i]);
+    w.kernel[off + i] = uint32_t(g.kernel[i]);
+    w.strides[off + i] = int32_t(g.strides[i]);
+    w.dilations[off + i] = int32_t(g.dilations[i]);
+    w.pads[off + i] = int32_t(g.pads_begin[i]);
+  }
+  return w;
+}
+
+uint32_t word(int32_t v) {
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof u);
+  return u;
+}
+
+// Appends the 18 geometry words in, out, kernel, strides, dilations, pads.
+void push_window(std::vector<uint32_t>& push, const Window3& w) {
+  push.insert(push.end(), w.in.begin(), w.in.end());
+  push.insert(push.end(), w.out.begin(), w.out.end());
+  push.insert(push.end(), w.kernel.begin(), w.kernel.end());
+  for (const auto* a : {&w.strides, &w.dilations, &w.pads})
+    for (int32_t v : *a) push.push_back(word(v));
+}
+
+Dispatch dispatch(const LayerContext& ctx, std::string shader, std::vector<SpecValue> spec,
+                  std::vector<BindingRef> bindings, std::vector<uint32_t> push, uint64_t invocations) {
+  Dispatch d;
+  d.shader = std::move(shader);
+  d.spec = {{0, kLocalSize}};
+  d.spec.insert(d.spec.end(), spec.begin(), spec.end());
+  d.bindings = std::move(bindings);
+  d.push = std::move(push);
+  d.groups = linear_groups(invocations, kLocalSize, ctx.device);
+  return d;
+}
+
+bool fits_invocations(uint64_t invocations, std::string& why_not) {
+  if (invocations > uint64_t(std::numeric_limits<int32_t>::max())) {
+    why_not = "too many invocations for 32-bit shader indices";
+    return false;
+  }
+  return true;
+}
+
+bool within_3d(const ConvShape& s, std::string& why_not) {
+  if (s.rank() > 3) {
+    why_not = "serves 1 to 3 spatial dims, the layer has " + std::to_string(s.rank());
+    return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// conv.direct and conv.transpose_gather
+
+// The any-rank fallback (conv/direct_nd.comp): raw weights, geometry in an int table.
+std::optional<LayerPlan> plan_direct_nd(const LayerContext& ctx, const ConvShape& s, bool transpose,
+                                        std::string& why_not) {
+  LayerPlan plan;
+  const StorageType st = ctx.input(0).storage;
+  const BindingRef w = bind_input(ctx, plan, 1);
+  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, st);
+  std::vector<int32_t> geo{int32_t(s.rank())};
+  const linalg::WindowGeometry& g = s.window;
+  for (size_t d = 0; d < s.rank(); ++d) {
+    for (int64_t v : {g.in[d], g.out[d], g.kernel[d], g.strides[d], g.dilations[d], g.pads_begin[d]})
+      geo.push_back(int32_t(v));
+  }
+  const BindingRef geometry = add_weight(plan, int_weight(geo));
+  const int64_t k = s.kernel_size();
+  const uint32_t w_stride_m = uint32_t(transpose ? k : s.cg() * k);
+  const uint32_t w_stride_c = uint32_t(transpose ? s.mg() * k : k);
+  const uint64_t invocations = uint64_t(s.batch * s.out_channels * s.out_size());
+  if (!fits_invocations(invocations, why_not)) return std::nullopt;
+  plan.dispatches.push_back(
+      dispatch(ctx, ctx.shader("conv/direct_nd"), {{1, has_bias}, {2, transpose}},
+               {BindingRef::input(0), w, bias, geometry, BindingRef::output(0)},
+               {uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(s.out_channels), uint32_t(s.group), w_stride_m,
+                w_stride_c, uint32_t(s.in_size()), uint32_t(s.out_size()), uint32_t(k)},
+               invocations));
+  return plan;
+}
+
+std::optional<LayerPlan> plan_direct(const LayerContext& ctx, const ConvShape& s, bool transpose,
+                                     std::string& why_not) {
+  if (s.rank() > 3) return plan_direct_nd(ctx, s, transpose, why_not);
+  LayerPlan plan;
+  const StorageType st = ctx.input(0).storage;
+  const LayerTensor& w_in = ctx.input(1);
+  const uint32_t out_channels = s.mg() >= 8 ? 8 : 4;  // per invocation
+  const bool packed = w_in.is_constant();
+  BindingRef w;
+  if (packed) {
+    w = add_weight(plan,
+                   float_weight(pack_channel_blocks(float_values(*w_in.constant), s, transpose, out_channels), st));
+    if (!fits_binding(ctx, plan.weights.back().nbytes(), uint64_t(plan.weights.back().size()), "packed weights",
+                      why_not))
+      return std::nullopt;
+  } else {
+    w = BindingRef::input(1);
+  }
+  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, st);
+  const Window3 win = window3(s.window);
+  const int64_t k = s.kernel_size();
+  std::vector<uint32_t> push{uint32_t(s.batch),
+                             uint32_t(s.in_channels),
+                             uint32_t(s.out_channels),
+                             uint32_t(s.group),
+                             uint32_t(transpose ? k : s.cg() * k),
+                             uint32_t(transpose ? s.mg() * k : k)};
+  push_window(push, win);
+  // Positions per invocation along the last dim: for ConvTranspose, of one residue class of the stride.
+  const uint64_t stride = uint64_t(win.strides[2]);
+  const uint64_t row = transpose ? (win.out[2] + stride - 1) / stride : win.out[2];
+  const uint32_t pixels = uint32_t(std::min<uint64_t>(kPixels, row));
+  const uint64_t row_blocks = transpose ? stride * ((row + pixels - 1) / pixels) : (row + pixels - 1) / pixels;
+  const uint64_t invocations =
+      uint64_t(s.batch * s.group * ((s.mg() + out_channels - 1) / out_channels)) * win.out[0] * win.out[1] * row_blocks;
+  if (!fits_invocations(invocations, why_not)) return std::nullopt;
+  plan.dispatches.push_back(dispatch(ctx, ctx.shader("conv/direct"),
+                                     {{1, pixels}, {2, packed}, {3, has_bias}, {4, transpose}, {5, out_channels}},
+                                     {BindingRef::input(0), w, bias, BindingRef::output(0)}, push, invocations));
+  return plan;
+}
+
+std::optional<LayerPlan> plan_conv_direct(const LayerContext& ctx, std::string& why_not) {
+  if (!float_storage(ctx, why_not)) return std::nullopt;
+  const ConvShape s = conv_shape(ctx, 0, 1);
+  check_output(ctx, s);
+  return plan_direct(ctx, s, false, why_not);
+}
+
+std::optional<LayerPlan> plan_transpose_gather(const LayerContext& ctx, std::string& why_not) {
+  if (!float_storage(ctx, why_not)) return std::nullopt;
+  const ConvShape s = conv_transpose_shape(ctx);
+  check_output(ctx, s);
+  return plan_direct(ctx, s, true, why_not);
+}
+
+// ---------------------------------------------------------------------------
+// conv.im2col_gemm and conv.1x1: the GEMM of conv/gemm.comp
+
+struct GemmBlocking {
+  uint32_t tile_m = 8;  // output channels per invocation
+  uint32_t tile_p = 8;  // positions per invocation
+};
+
+// Weights [M][cg][K] as the GEMM's A: [group][cg * K][mg_pad].
+std::vector<float> pack_gemm_weights(const std::vector<float>& w, const ConvShape& s, int64_t mg_pad) {
+  const int64_t kdim = s.cg() * s.kernel_size(), mg = s.mg();
+  std::vector<float> out(size_t(s.group * kdim * mg_pad), 0.0f);
+  for (int64_t g = 0; g < s.group; ++g)
+    for (int64_t m = 0; m < mg; ++m)
+      for (int64_t k = 0; k < kdim; ++k) out[size_t((g * kdim + k) * mg_pad + m)] = w[size_t((g * mg + m) * kdim + k)];
+  return out;
+}
+
+// One conv/gemm.comp dispatch: per batch n and group g,
+//   Y[n][g * mg + m][pos] = bias + sum over k < kdim of A[g][k][m] * B(n, g, k, pos)
+// with B's element at n * b_batch + g * b_group + k * ldb + pos.
+struct GemmShape {
+  int64_t batch = 1, group = 1, mg = 0, mg_pad = 0, positions = 0, kdim = 0;
+  int64_t ldb = 0, b_group = 0, b_batch = 0;
+  bool aligned_b = false;  // ldb, b_group and b_batch multiples of 4; rows readable up to positions rounded up to 4
+};
+
+std::optional<Dispatch> gemm_dispatch(const LayerContext& ctx, const GemmShape& g, GemmBlocking blocking, BindingRef a,
+                                      BindingRef b, BindingRef bias, bool has_bias, BindingRef y,
+                                      std::string& why_not) {
+  const uint64_t invocations = uint64_t(g.batch * g.group * (g.mg_pad / blocking.tile_m)) *
+                               uint64_t((g.positions + blocking.tile_p - 1) / blocking.tile_p);
+  if (!fits_invocations(invocations, why_not)) return std::nullopt;
+  return dispatch(ctx, ctx.shader("conv/gemm"),
+                  {{1, blocking.tile_m}, {2, blocking.tile_p}, {3, g.aligned_b}, {4, has_bias}}, {a, b, bias, y},
+                  {uint32_t(g.batch), uint32_t(g.group), uint32_t(g.mg), uint32_t(g.mg_pad), uint32_t(g.positions),
+                   uint32_t(g.kdim), uint32_t(g.ldb), uint32_t(g.b_group), uint32_t(g.b_batch)},
+                  invocations);
+}
+
+// The GEMM of a Conv over B: packs the constant weights as A, binds the bias
+// and writes the layer output.
+std::optional<Dispatch> conv_gemm_dispatch(const LayerContext& ctx, LayerPlan& plan, const ConvShape& s,
+                                           GemmBlocking blocking, BindingRef b, GemmShape shape, std::string& why_not) {
+  const StorageType st = ctx.input(0).storage;
+  const LayerTensor& w_in = ctx.input(1);
+  if (!w_in.is_constant()) {
+    why_not = "needs constant weights to pack (conv.direct serves runtime weights)";
+    return std::nullopt;
+  }
+  shape.batch = s.batch;
+  shape.group = s.group;
+  shape.mg = s.mg();
+  shape.mg_pad = round_up(s.mg(), blocking.tile_m);
+  shape.positions = s.out_size();
+  shape.kdim = s.cg() * s.kernel_size();
+  const BindingRef a =
+      add_weight(plan, float_weight(pack_gemm_weights(float_values(*w_in.constant), s, shape.mg_pad), st));
+  if (!fits_binding(ctx, plan.weights.back().nbytes(), uint64_t(plan.weights.back().size()), "packed weights", why_not))
+    return std::nullopt;
+  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, st);
+  return gemm_dispatch(ctx, shape, blocking, a, b, bias, has_bias, BindingRef::output(0), why_not);
+}
+
+std::optional<LayerPlan> plan_im2col_gemm(const LayerContext& ctx, GemmBlocking blocking, std::string& why_not) {
+  const std::optional<StorageType> st = float_storage(ctx, why_not);
+  if (!st) return std::nullopt;
+  const ConvShape s = conv_shape(ctx, 0, 1);
+  check_output(ctx, s);
+  if (!within_3d(s, why_not)) return std::nullopt;
+  const int64_t p4 = round_up(s.out_size(), 4);
+  const int64_t col_rows = s.in_channels * s.kernel_size();  // over all groups
+  const uint64_t col_elements = uint64_t(s.batch) * uint64_t(col_rows) * uint64_t(p4);
+  if (!fits_scratch(ctx, col_elements * storage_element_bytes(*st), "the im2col buffer", why_not)) return std::nullopt;
+  if (!fits_invocations(col_elements / 4, why_not)) return std::nullopt;
+
+  LayerPlan plan;
+  plan.scratch_bytes.push_back(std::max<uint64_t>(16, col_elements * storage_element_bytes(*st)));
+  const Window3 win = window3(s.window);
+  std::vector<uint32_t> push{uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(s.group)};
+  push_window(push, win);
+  // im2col moves bits: the fp16 variant serves both fp16 arithmetics.
+  const std::string im2col = *st == StorageType::F16 ? "conv/im2col.f16" : "conv/im2col.f32";
+  plan.dispatches.push_back(
+      dispatch(ctx, im2col, {}, {BindingRef::input(0), BindingRef::scratch(0)}, push, col_elements / 4));
+  GemmShape shape;
+  shape.ldb = p4;
+  shape.b_group = s.cg() * s.kernel_size() * p4;
+  shape.b_batch = col_rows * p4;
+  shape.aligned_b = true;
+  std::optional<Dispatch> gemm = conv_gemm_dispatch(ctx, plan, s, blocking, BindingRef::scratch(0), shape, why_not);
+  if (!gemm) return std::nullopt;
+  plan.dispatches.push_back(std::move(*gemm));
+  return plan;
+}
+
+bool is_pointwise(const linalg::WindowGeometry& g) {
+  for (size_t i = 0; i < g.in.size(); ++i) {
+    if (g.kernel[i] != 1 || g.strides[i] != 1 || g.pads_begin[i] != 0 || g.pads_end[i] != 0) return false;
+  }
+  return true;
+}
+
+std::optional<LayerPlan> plan_pointwise(const LayerContext& ctx, GemmBlocking blocking, std::string& why_not) {
+  if (!float_storage(ctx, why_not)) return std::nullopt;
+  const ConvShape s = conv_shape(ctx, 0, 1);
+  check_output(ctx, s);
+  if (!is_pointwise(s.window)) {
+    why_not = "serves 1x1 kernels with stride 1 and no padding only";
+    return std::nullopt;
+  }
+  LayerPlan plan;
+  const int64_t positions = s.out_size();
+  GemmShape shape;
+  shape.ldb = positions;
+  shape.b_group = s.cg() * positions;
+  shape.b_batch = s.in_channels * positions;
+  shape.aligned_b = positions % 4 == 0;
+  std::optional<Dispatch> gemm = conv_gemm_dispatch(ctx, plan, s, blocking, BindingRef::input(0), shape, why_not);
+  if (!gemm) return std::nullopt;
+  plan.dispatches.push_back(std::move(*gemm));
+  return plan;
+}
+
+// ---------------------------------------------------------------------------
+// conv.depthwise
+
+std::optional<LayerPlan> plan_depthwise(const LayerContext& ctx, std::string& why_not) {
+  const std::optional<StorageType> st = float_storage(ctx, why_not);
+  if (!st) return std::nullopt;
+  const ConvShape s = conv_shape(ctx, 0, 1);
+  check_output(ctx, s);
+  if (s.group != s.in_channels) {
+    why_not = "serves group == input channels only (group " + std::to_string(s.group) + ", " +
+              std::to_string(s.in_channels) + " channels)";
+    return std::nullopt;
+  }
+  if (!within_3d(s, why_not)) return std::nullopt;
+  LayerPlan plan;
+  const BindingRef w = bind_input(ctx, plan, 1);  // [M][1][K] is already the shader's [M][K]
+  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, *st);
+  const Window3 win = window3(s.window);
+  std::vector<uint32_t> push{uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(s.out_channels)};
+  push_window(push, win);
+  const uint32_t pixels = std::min<uint32_t>(kPixels, win.out[2]);
+  const uint64_t invocations =
+      uint64_t(s.batch * s.out_channels) * win.out[0] * win.out[1] * ((win.out[2] + pixels - 1) / pixels);
+  if (!fits_invocations(invocations, why_not)) return std::nullopt;
+  plan.dispatches.push_back(dispatch(ctx, ctx.shader("conv/depthwise"), {{1, pixels}, {2, has_bias}},
+                                     {BindingRef::input(0), w, bias, BindingRef::output(0)}, push, invocations));
+  return plan;
+}
+
+// ---------------------------------------------------------------------------
+// conv.winograd_f23
+
+// U = G g G^T for every (m, c), as the GEMM's A of each of the 16 elements xi
+// of U: [16][C][m_pad].
+std::vector<float> winograd_weights(const std::vector<float>& w, int64_t m_count, int64_t c_count, int64_t m_pad) {
+  static const double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  std::vector<float> out(size_t(16 * c_count * m_pad), 0.0f);
+  for (int64_t m = 0; m < m_count; ++m)
+    for (int64_t c = 0; c < c_count; ++c) {
+      const float* g = w.data() + (m * c_count + c) * 9;
+      double gg[4][3];  // G g
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 3; ++j) gg[i][j] = kG[i][0] * g[j] + kG[i][1] * g[3 + j] + kG[i][2] * g[6 + j];
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) {
+          const double u = gg[i][0] * kG[j][0] + gg[i][1] * kG[j][1] + gg[i][2] * kG[j][2];
+          out[size_t(((i * 4 + j) * c_count + c) * m_pad + m)] = float(u);
+        }
+    }
+  return out;
+}
+
+// Input transform (conv/winograd_input.comp) -> 16 GEMMs over the input
+// channels (conv/gemm.comp with the 16 elements as its groups) -> output
+// transform (conv/winograd_output.comp).
+std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blocking, std::string& why_not) {
+  const std::optional<StorageType> st = float_storage(ctx, why_not);
+  if (!st) return std::nullopt;
+  const ConvShape s = conv_shape(ctx, 0, 1);
+  check_output(ctx, s);
+  const linalg::WindowGeometry& g = s.window;
+  if (s.rank() != 2 || g.kernel != Shape{3, 3} || g.strides != std::vector<int64_t>{1, 1} ||
+      g.dilations != std::vector<int64_t>{1, 1} || s.group != 1) {
+    why_not = "serves 2-D 3x3 kernels with stride 1, dilation 1 and group 1 only";
+    return std::nullopt;
+  }
+  const LayerTensor& w_in = ctx.input(1);
+  if (!w_in.is_constant()) {
+    why_not = "needs constant weights to transform";
+    return std::nullopt;
+  }
+  const int64_t tiles_h = (g.out[0] + 1) / 2, tiles_w = (g.out[1] + 1) / 2;
+  const int64_t positions = s.batch * tiles_h * tiles_w, p_pad = round_up(positions, 4);
+  const size_t bytes = storage_element_bytes(*st);
+  const uint64_t v_elements = uint64_t(16 * s.in_channels * p_pad),
+                 m_elements = uint64_t(16 * s.out_channels * positions);
+  if (!fits_scratch(ctx, v_elements * bytes, "the Winograd input tiles", why_not) ||
+      !fits_scratch(ctx, m_elements * bytes, "the Winograd products", why_not) ||
+      !fits_invocations(v_elements / 16, why_not) || !fits_invocations(m_elements / 16, why_not))
+    return std::nullopt;
+
+  LayerPlan plan;
+  plan.scratch_bytes.push_back(std::max<uint64_t>(16, v_elements * bytes));
+  plan.scratch_bytes.push_back(std::max<uint64_t>(16, m_elements * bytes));
+  GemmShape shape;
+  shape.group = 16;
+  shape.mg = s.out_channels;
+  shape.mg_pad = round_up(s.out_channels, blocking.tile_m);
+  shape.positions = positions;
+  shape.kdim = s.in_channels;
+  shape.ldb = p_pad;
+  shape.b_group = s.in_channels * p_pad;
+  shape.aligned_b = true;
+  const BindingRef u = add_weight(
+      plan,
+      float_weight(winograd_weights(float_values(*w_in.constant), s.out_channels, s.in_channels, shape.mg_pad), *st));
+  if (!fits_binding(ctx, plan.weights.back().nbytes(), uint64_t(plan.weights.back().size()), "transformed weights",
+                    why_not))
+    return std::nullopt;
+  const BindingRef no_bias = add_weight(plan, float_weight({}, *st));
+  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, *st);
+
+  plan.dispatches.push_back(
+      dispatch(ctx, ctx.shader("conv/winograd_input"), {}, {BindingRef::input(0), BindingRef::scratch(0)},
+               {uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(g.in[0]), uint32_t(g.in[1]), uint32_t(tiles_h),
+                uint32_t(tiles_w), word(int32_t(g.pads_begin[0])), word(int32_t(g.pads_begin[1]))},
+               v_elements / 16));
+  std::optional<Dispatch> gemm =
+      gemm_dispatch(ctx, shape, blocking, u, BindingRef::scratch(0), no_bias, false, BindingRef::scratch(1), why_not);
+  if (!gemm) return std::nullopt;
+  plan.dispatches.push_back(std::move(*gemm));
+  plan.dispatches.push_back(dispatch(ctx, ctx.shader("conv/winograd_output"), {{1, has_bias}},
+                                     {BindingRef::scratch(1), bias, BindingRef::output(0)},
+                                     {uint32_t(s.batch), uint32_t(s.out_channels), uint32_t(g.out[0]),
+                                      uint32_t(g.out[1]), uint32_t(tiles_h), uint32_t(tiles_w)},
+                                     m_elements / 16));
+  return plan;
+}
+
+// ---------------------------------------------------------------------------
+// conv.integer_direct and conv.qlinear_direct (conv/integer.comp)
+
+bool is_8bit(DType d) { return d == DType::UInt8 || d == DType::Int8; }
+
+// The plan of conv/integer.comp. Inputs: x, w and the zero points at x_zp/w_zp;
+// with requantize, multiplier (one or M values), bias at bias_index and y_zp at y_zp_index.
+struct IntegerInputs {
+  size_t x = 0, w = 1, x_zp = 2, w_zp = 3;
+  std::optional<size_t> bias, y_zp;
+  std::vector<float> multiplier;  // empty: no requantization
+};
+
+std::optional<LayerPlan> plan_integer(const LayerContext& ctx, const IntegerInputs& in, std::string& why_not) {
+  const Node& node = ctx.node;
+  const ConvShape s = conv_shape(ctx, in.x, in.w);
+  check_output(ctx, s);
+  if (!within_3d(s, why_not) || !fits_tensors(ctx, why_not)) return std::nullopt;
+  const LayerTensor& x = ctx.input(in.x);
+  const LayerTensor& w = ctx.input(in.w);
+  VKG_CHECK(is_8bit(x.dtype) && is_8bit(w.dtype), node.describe()
+                                                      << ": x and w must be uint8 or int8, got " << dtype_name(x.dtype)
+                                                      << " and " << dtype_name(w.dtype));
+  if (ctx.has_input(in.x_zp)) {
+    VKG_CHECK(ctx.input(in.x_zp).size() == 1, node.describe() << ": the zero point of x must be one value, got "
+                                                              << shape_to_string(ctx.input(in.x_zp).shape));
+  }
+  int64_t w_zp_count = 1;
+  if (ctx.has_input(in.w_zp)) {
+    w_zp_count = ctx.input(in.w_zp).size();
+    VKG_CHECK(w_zp_count == 1 || w_zp_count == s.out_channels, node.describe()
+                                                                   << ": the zero point of w has " << w_zp_count
+                                                                   << " values, expected 1 or " << s.out_channels);
+  }
+
+  LayerPlan plan;
+  // Constant weights (and zero point) are packed with the zero point subtracted.
+  const bool packed = w.is_constant() && (!ctx.has_input(in.w_zp) || ctx.input(in.w_zp).is_constant());
+  BindingRef w_bind;
+  if (packed) {
+    std::vector<int32_t> values = int_values(*w.constant);
+    if (ctx.has_input(in.w_zp)) {
+      const std::vector<int32_t> zp = int_values(*ctx.input(in.w_zp).constant);
+      const int64_t per_channel = s.cg() * s.kernel_size();
+      for (size_t e = 0; e < values.size(); ++e) values[e] -= zp[zp.size() == 1 ? 0 : e / size_t(per_channel)];
+    }
+    w_bind = add_weight(plan, int_weight(pack_channel_blocks(values, s, false, 4)));
+    if (!fits_binding(ctx, plan.weights.back().nbytes(), uint64_t(plan.weights.back().size()), "packed weights",
+                      why_not))
+      return std::nullopt;
+  } else {
+    w_bind = BindingRef::input(uint32_t(in.w));
+  }
+  const BindingRef x_zp = bind_optional(ctx, plan, in.x_zp, StorageType::I32).first;
+  const BindingRef w_zp = bind_optional(ctx, plan, in.w_zp, StorageType::I32).first;
+  const auto [bias, has_bias] = bind_optional(ctx, plan, in.bias, StorageType::I32);
+  const bool requantize = !in.multiplier.empty();
+  const BindingRef mult = add_weight(plan, float_weight(in.multiplier, StorageType::F32));
+  const BindingRef y_zp = in.y_zp ? bind_input(ctx, plan, *in.y_zp) : add_weight(plan, int_weight({}));
+  int32_t y_lo = std::numeric_limits<int32_t>::min(), y_hi = std::numeric_limits<int32_t>::max();
+  if (requantize) {
+    const bool is_unsigned = ctx.output(0).dtype == DType::UInt8;
+    y_lo = is_unsigned ? 0 : -128;
+    y_hi = is_unsigned ? 255 : 127;
+  }
+
+  const Window3 win = window3(s.window);
+  std::vector<uint32_t> push{uint32_t(s.batch),        uint32_t(s.in_channels),
+                             uint32_t(s.out_channels), uint32_t(s.group),
+                             uint32_t(w_zp_count),     uint32_t(std::max<size_t>(1, in.multiplier.size()))};
+  push_window(push, win);
+  push.push_back(word(y_lo));
+  push.push_back(word(y_hi));
+  const uint32_t pixels = std::min<uint32_t>(kPixels, win.out[2]);
+  const uint64_t invocations =
+      uint64_t(s.batch * s.group * ((s.mg() + 3) / 4)) * win.out[0] * win.out[1] * ((win.out[2] + pixels - 1) / pixels);
+  if (!fits_invocations(invocations, why_not)) return std::nullopt;
+  plan.dispatches.push_back(
+      dispatch(ctx, "conv/integer.f32", {{1, pixels}, {2, packed}, {3, has_bias}, {4, requantize}},
+               {BindingRef::input(uint32_t(in.x)), w_bind, x_zp, w_zp, bias, mult, y_zp, BindingRef::output(0)}, push,
+               invocations));
+  return plan;
+}
+
+std::optional<LayerPlan> plan_conv_integer(const LayerContext& ctx, std::string& why_not) {
+  return plan_integer(ctx, IntegerInputs{}, why_not);
+}
+
+// A float scale input that must be a build-time constant: one value, or
+// `per_channel` values when per_channel > 0.
+std::optional<std::vector<float>> constant_scales(const LayerContext& ctx, size_t index, int64_t per_channel,
+                                                  std::string& why_not) {
+  const LayerTensor& t = ctx.input(index);
+  if (!t.is_constant()) {
+    why_not = "scale input '" + t.name + "' must be a build-time constant (the multiplier is folded on the host)";
+    return std::nullopt;
+  }
+  VKG_CHECK(t.constant->dtype() == DType::Float32, ctx.node.describe()
+                                                       << ": scale '" << t.name << "' has type "
+                                                       << dtype_name(t.constant->dtype()) << ", expected float32");
+  VKG_CHECK(t.size() == 1 || (per_channel > 0 && t.size() == per_channel),
+            ctx.node.describe() << ": scale '" << t.name << "' has shape " << shape_to_string(t.shape)
+                                << ", expected one value" << (per_channel > 0 ? " or one per output channel" : ""));
+  return float_values(*t.constant);
+}
+
+std::optional<LayerPlan> plan_qlinear_conv(const LayerContext& ctx, std::string& why_not) {
+  IntegerInputs in;
+  in.x = 0;
+  in.x_zp = 2;
+  in.w = 3;
+  in.w_zp = 5;
+  in.bias = 8;
+  in.y_zp = 7;
+  VKG_CHECK(!ctx.input(3).shape.empty(), ctx.node.describe() << ": weights must have rank >= 3");
+  const int64_t m = ctx.input(3).shape[0];
+  const std::optional<std::vector<float>> x_scale = constant_scales(ctx, 1, 0, why_not);
+  if (!x_scale) return std::nullopt;
+  const std::optional<std::vector<float>> w_scale = constant_scales(ctx, 4, m, why_not);
+  if (!w_scale) return std::nullopt;
+  const std::optional<std::vector<float>> y_scale = constant_scales(ctx, 6, 0, why_not);
+  if (!y_scale) return std::nullopt;
+  // Exactly the reference's float arithmetic: x_scale * w_scale / y_scale.
+  for (float ws : *w_scale) in.multiplier.push_back((*x_scale)[0] * ws / (*y_scale)[0]);
+  VKG_CHECK(ctx.input(7).size() == 1 && is_8bit(ctx.input(7).dtype),
+            ctx.node.describe() << ": the output zero point must be one uint8 or int8 value");
+  return plan_integer(ctx, in, why_not);
+}
+
+}  // namespace
+
+void register_conv_tactics(TacticRegistry& r) {
+  constexpr auto kF32 = Arith::F32, kF16 = Arith::F16, kF16Acc32 = Arith::F16Acc32;
+  const std::vector<std::string> conv{"Conv"};
+  // Specialised tactics first (each declines what it cannot serve); conv.direct serves every Conv.
+  r.add_variants("conv.depthwise", conv, 10, {kF32, kF16, kF16Acc32}, plan_depthwise);
+  r.add_variants("conv.winograd_f23", conv, 20, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
+    return plan_winograd(c, {8, 8}, w);
+  });
+  r.add_variants("conv.1x1.8x8", conv, 30, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
+    return plan_pointwise(c, {8, 8}, w);
+  });
+  r.add_variants("conv.im2col_gemm.8x8", conv, 40, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
+    return plan_im2col_gemm(c, {8, 8}, w);
+  });
+  r.add_variants("conv.1x1.4x8", conv, 45, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
+    return plan_pointwise(c, {4, 8}, w);
+  });
+  r.add_variants("conv.im2col_gemm.4x8", conv, 46, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
+    return plan_im2col_gemm(c, {4, 8}, w);
+  });
+  r.add_variants("conv.direct", conv, 50, {kF32, kF16, kF16Acc32}, plan_conv_direct);
+  r.add_variants("conv.transpose_gather", {"ConvTranspose"}, 50, {kF32, kF16, kF16Acc32}, plan_transpose_gather);
+  // Exact integer tactics: int32 arithmetic whatever the layer's precision, named by it.
+  r.add(Tactic{"conv.integer_direct.i32", {"ConvInteger"}, kF32, 50, plan_conv_integer});
+  r.add(Tactic{"conv.qlinear_direct.i32", {"QLinearConv"}, kF32, 50, plan_qlinear_conv});
+}
 
 }  // namespace vkg

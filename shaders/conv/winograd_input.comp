@@ -1,0 +1,71 @@
+// vkgraphy-variants: f32 f16 f16acc32
+// Winograd F(2x2, 3x3), step 1 of 3: the input transform. For every input
+// channel c and 2x2 output tile p (over the batch: p = n * tiles + ty * tiles_w
+// + tx), reads the 4x4 input patch d whose top-left corner is
+// (2 * ty - pad_top, 2 * tx - pad_left) (zero outside the input) and writes
+// V = B^T d B as 16 GEMM operands:
+//   V[xi][c][p] for xi < 16 (row-major 4x4), rows of p_pad = tile count rounded
+//   up to 4 (the tail is zero), read by conv/gemm.comp as its B.
+//
+// Bindings: 0 X [N][C][H][W]; 1 V (scratch) [16][C][p_pad].
+// Push constants: n, c, h, w, tiles_h, tiles_w, pad_top, pad_left.
+// Specialization constants: 0 (local_size_x_id) workgroup size.
+// Dispatch C * p_pad invocations (vkg_linear_index).
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common/precision.glsl"
+#include "common/index.glsl"
+
+layout(local_size_x_id = 0) in;
+
+layout(push_constant) uniform Params {
+  uint n, c, h, w, tiles_h, tiles_w;
+  int pad_top, pad_left;
+} p;
+
+layout(binding = 0) readonly buffer X { sfp x[]; };
+layout(binding = 1) writeonly buffer V { sfp v[]; };
+
+// B^T applied to four rows (or, on transposed data, columns) of a patch.
+afp4 row_transform(afp4 t) { return afp4(t.x - t.z, t.y + t.z, t.z - t.y, t.y - t.w); }
+
+void main() {
+  const uint tiles = p.tiles_h * p.tiles_w;
+  const uint positions = p.n * tiles;
+  const uint p_pad = (positions + 3) & ~3u;
+  const uint idx = vkg_linear_index();
+  if (idx >= p.c * p_pad) return;
+  const uint pos = idx % p_pad;
+  const uint c = idx / p_pad;
+  const uint xi_stride = p.c * p_pad;
+  const uint dst = c * p_pad + pos;
+  if (pos >= positions) {
+    for (uint xi = 0; xi < 16; ++xi) v[xi * xi_stride + dst] = sfp(0);
+    return;
+  }
+  const uint n = pos / tiles;
+  const uint t = pos % tiles;
+  const int y0 = int(t / p.tiles_w) * 2 - p.pad_top;
+  const int x0 = int(t % p.tiles_w) * 2 - p.pad_left;
+  const uint plane = (n * p.c + c) * p.h * p.w;
+
+  afp4 d[4];
+  for (int i = 0; i < 4; ++i) {
+    d[i] = afp4(0);
+    const int yy = y0 + i;
+    if (yy < 0 || yy >= int(p.h)) continue;
+    for (int j = 0; j < 4; ++j) {
+      const int xx = x0 + j;
+      if (xx >= 0 && xx < int(p.w)) d[i][j] = sfp2afp(x[plane + uint(yy) * p.w + uint(xx)]);
+    }
+  }
+  // B^T d: combine rows; then (B^T d) B: combine the columns of each row.
+  afp4 r[4];
+  r[0] = row_transform(d[0] - d[2]);
+  r[1] = row_transform(d[1] + d[2]);
+  r[2] = row_transform(d[2] - d[1]);
+  r[3] = row_transform(d[1] - d[3]);
+  for (uint i = 0; i < 4; ++i) {
+    for (uint j = 0; j < 4; ++j) v[(4 * i + j) * xi_stride + dst] = afp2sfp(r[i][j]);
+  }
+}
