@@ -1,8 +1,464 @@
-// Vulkan tactics of the pool family (see runtime/engine/tactic.h).
+// Vulkan tactics of the pool family (see runtime/engine/tactic.h): windowed
+// pooling (MaxPool, AveragePool, LpPool), global pooling (GlobalMaxPool,
+// GlobalAveragePool, GlobalLpPool) and MaxUnpool. Window geometry (pads,
+// auto_pad, ceil_mode, dilations) comes from the reference's resolve_window, so
+// both backends agree on every attribute path.
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <limits>
+
+#include "runtime/core/error.h"
 #include "runtime/engine/tactic.h"
+#include "runtime/reference/ops/linalg_kernels.h"
 
 namespace vkg {
 
-void register_pool_tactics(TacticRegistry& r) { (void)r; }
+namespace {
+
+constexpr uint32_t kLocalSize = 64;        // thread-per-output shaders
+constexpr uint32_t kWindowGroupSize = 32;  // pool/window_workgroup.comp (at most 64)
+constexpr int64_t kMinWorkgroupTaps = 16;  // pool.workgroup's smallest window
+constexpr uint32_t kGlobalGroupSize = 64;  // pool/global_workgroup.comp (at most 64)
+constexpr size_t kMaxSpatialRank = 3;      // the shaders' spatial dims
+constexpr int64_t kMaxSegment = 64;        // pool/window_w4.comp's input row segment
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+enum class PoolMode : uint32_t { Max = 0, Average = 1, Lp = 2 };  // the shaders' kMode
+
+// A pooling layer resolved to the shaders' terms: 3 spatial dims (fewer are
+// given leading dims of size 1), every attribute as a number.
+struct PoolLayer {
+  PoolMode mode = PoolMode::Max;
+  int64_t p = 2;              // Lp norm order
+  bool integer = false;       // X and Y are int32 on the device (max only)
+  bool indices = false;       // MaxPool's Indices output is wanted
+  bool column_major = false;  // storage_order 1
+  bool count_include_pad = false;
+  uint32_t empty_bits = 0;  // max: the value of a window that lies entirely in the padding
+  int64_t planes = 0;       // N * C
+  std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1}, strides{1, 1, 1}, dilations{1, 1, 1},
+      pads_begin{0, 0, 0}, pads_end{0, 0, 0};
+
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+  int64_t total() const { return planes * out_size(); }
+};
+
+bool is_global_op(const std::string& op) {
+  return op == "GlobalMaxPool" || op == "GlobalAveragePool" || op == "GlobalLpPool";
+}
+
+PoolMode pool_mode(const std::string& op) {
+  if (op == "MaxPool" || op == "GlobalMaxPool") return PoolMode::Max;
+  if (op == "AveragePool" || op == "GlobalAveragePool") return PoolMode::Average;
+  return PoolMode::Lp;
+}
+
+// LpPool's p as the reference reads it: a float in LpPool-1, an int later.
+int64_t lp_norm_order(const Node& node) {
+  int64_t p = 2;
+  if (node.has_attr("p")) {
+    const Attribute& a = node.attrs.at("p");
+    p = a.kind == Attribute::Kind::Float ? int64_t(a.f) : node.attr_int("p");
+  }
+  VKG_CHECK(p >= 1, node.describe() << ": p must be >= 1, got " << p);
+  return p;
+}
+
+// Whether some output position of `g` has a window with no tap inside the input.
+bool has_empty_window(const linalg::WindowGeometry& g) {
+  for (size_t d = 0; d < g.rank(); ++d) {
+    for (int64_t o = 0; o < g.out[d]; ++o) {
+      bool any = false;
+      for (int64_t k = 0; k < g.kernel[d] && !any; ++k) {
+        const int64_t pos = o * g.strides[d] + k * g.dilations[d] - g.pads_begin[d];
+        any = pos >= 0 && pos < g.in[d];
+      }
+      if (!any) return true;
+    }
+  }
+  return false;
+}
+
+// What an empty max window holds on the device: the lowest value of X's dtype
+// (what the reference starts its maximum from); nullopt when the device cannot
+// hold it.
+std::optional<uint32_t> empty_max_bits(DType dtype, StorageType storage) {
+  switch (storage) {
+    case StorageType::F32:
+      return std::bit_cast<uint32_t>(std::numeric_limits<float>::lowest());
+    case StorageType::F16:
+      return std::nullopt;  // -FLT_MAX has no fp16 form
+    case StorageType::I32:
+      break;
+  }
+  switch (dtype) {
+    case DType::Int8:
+      return uint32_t(int32_t(std::numeric_limits<int8_t>::lowest()));
+    case DType::Int16:
+      return uint32_t(int32_t(std::numeric_limits<int16_t>::lowest()));
+    case DType::Int32:
+      return uint32_t(std::numeric_limits<int32_t>::lowest());
+    case DType::UInt8:
+    case DType::UInt16:
+    case DType::UInt32:
+      return 0u;
+    case DType::Int64:
+    case DType::UInt64:
+    case DType::Bool:
+    case DType::Float32:
+    case DType::Float16:
+    case DType::BFloat16:
+    case DType::Float64:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// Checks the storage of X against the tactic's arithmetic; the reason when it does not fit.
+std::optional<std::string> storage_mismatch(const LayerContext& ctx, StorageType x) {
+  switch (ctx.arith) {
+    case Arith::F32:
+      if (x == StorageType::F16) return "fp16 storage needs an fp16 variant";
+      return std::nullopt;
+    case Arith::F16:
+    case Arith::F16Acc32:
+      if (x != StorageType::F16) return "the layer has no float tensors: fp16 variants do not apply";
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// Resolves a pooling layer (windowed or global) for the pooling shaders;
+// nullopt with `why_not` when they cannot serve it.
+std::optional<PoolLayer> resolve_pool(const LayerContext& ctx, std::string& why_not) {
+  const Node& node = ctx.node;
+  const LayerTensor& x = ctx.input(0);
+  VKG_CHECK(x.shape.size() >= 3,
+            node.describe() << ": input must have rank >= 3 (N x C x D1 ...), got " << shape_to_string(x.shape));
+  const Shape spatial(x.shape.begin() + 2, x.shape.end());
+  if (spatial.size() > kMaxSpatialRank) {
+    why_not = "more than 3 spatial dims";
+    return std::nullopt;
+  }
+  if (x.dtype == DType::Float64) {
+    why_not = "float64 is not supported on Vulkan";
+    return std::nullopt;
+  }
+  if (auto reason = storage_mismatch(ctx, x.storage)) {
+    why_not = *reason;
+    return std::nullopt;
+  }
+
+  PoolLayer l;
+  l.mode = pool_mode(node.op_type);
+  l.integer = x.storage == StorageType::I32;
+  if (l.integer && (l.mode != PoolMode::Max || is_global_op(node.op_type) || x.dtype == DType::Bool)) {
+    why_not = "only MaxPool takes integer inputs";
+    return std::nullopt;
+  }
+  if (l.mode == PoolMode::Max && ctx.arith == Arith::F16Acc32) {
+    why_not = "max pooling accumulates nothing: the f16 variant serves it";
+    return std::nullopt;
+  }
+  if (l.mode == PoolMode::Lp) l.p = lp_norm_order(node);
+  l.planes = x.shape[0] * x.shape[1];
+
+  linalg::WindowGeometry g;
+  if (is_global_op(node.op_type)) {
+    g.in = spatial;
+    g.kernel = spatial;
+    g.out.assign(spatial.size(), 1);
+    g.strides.assign(spatial.size(), 1);
+    g.dilations.assign(spatial.size(), 1);
+    g.pads_begin.assign(spatial.size(), 0);
+    g.pads_end.assign(spatial.size(), 0);
+  } else {
+    VKG_CHECK(node.has_attr("kernel_shape"), node.describe() << ": required attribute 'kernel_shape' is missing");
+    g = linalg::resolve_window(node, spatial, node.attr_ints("kernel_shape"), node.attr_int("ceil_mode", 0) != 0);
+  }
+  const size_t lead = kMaxSpatialRank - spatial.size();
+  for (size_t d = 0; d < spatial.size(); ++d) {
+    l.in[lead + d] = g.in[d];
+    l.out[lead + d] = g.out[d];
+    l.kernel[lead + d] = g.kernel[d];
+    l.strides[lead + d] = g.strides[d];
+    l.dilations[lead + d] = g.dilations[d];
+    l.pads_begin[lead + d] = g.pads_begin[d];
+    l.pads_end[lead + d] = g.pads_end[d];
+  }
+
+  if (l.mode == PoolMode::Max && has_empty_window(g)) {
+    const std::optional<uint32_t> bits = empty_max_bits(x.dtype, x.storage);
+    if (!bits) {
+      why_not = "a window lies entirely in the padding and the lowest " + std::string(dtype_name(x.dtype)) +
+                " has no " + storage_type_name(x.storage) + " form on the device";
+      return std::nullopt;
+    }
+    l.empty_bits = *bits;
+  }
+  if (l.mode == PoolMode::Average) l.count_include_pad = node.attr_int("count_include_pad", 0) != 0;
+  if (node.op_type == "MaxPool") {
+    const int64_t storage_order = node.attr_int("storage_order", 0);
+    VKG_CHECK(storage_order == 0 || storage_order == 1, node.describe()
+                                                            << ": storage_order must be 0 or 1, got " << storage_order);
+    l.column_major = storage_order == 1;
+    l.indices = ctx.outputs.size() > 1 && ctx.outputs[1].present();
+  }
+  // Every offset and index the shaders form is an int32.
+  for (const auto* dims : {&l.kernel, &l.strides, &l.dilations, &l.pads_begin, &l.pads_end}) {
+    for (int64_t v : *dims) {
+      if (v > kInt32Max / 4) {
+        why_not = "a window attribute is too large for int32 offsets";
+        return std::nullopt;
+      }
+    }
+  }
+  if (x.size() > kInt32Max || l.total() > kInt32Max) {
+    why_not = "more than 2^31 - 1 elements";
+    return std::nullopt;
+  }
+  return l;
+}
+
+// pool/window*.comp push constants (pool/pool_common.glsl).
+std::vector<uint32_t> window_push(const PoolLayer& l) {
+  std::vector<uint32_t> push{uint32_t(l.total()), l.empty_bits};
+  for (const auto* dims : {&l.in, &l.out, &l.kernel, &l.strides, &l.dilations, &l.pads_begin, &l.pads_end}) {
+    for (int64_t v : *dims) push.push_back(uint32_t(int32_t(v)));
+  }
+  return push;
+}
+
+// Specialization constants 1-6 of pool/window*.comp.
+std::vector<SpecValue> window_spec(uint32_t local_size, const PoolLayer& l) {
+  return {{0, local_size},
+          {1, uint32_t(l.mode)},
+          {2, uint32_t(l.p)},
+          {3, l.integer ? 1u : 0u},
+          {4, l.indices ? 1u : 0u},
+          {5, l.column_major ? 1u : 0u},
+          {6, l.count_include_pad ? 1u : 0u}};
+}
+
+// X, Y and Indices (Y again when the layer has no Indices output).
+std::vector<BindingRef> window_bindings(const LayerContext& ctx, LayerPlan& plan, const PoolLayer& l) {
+  return {bind_input(ctx, plan, 0), BindingRef::output(0), l.indices ? BindingRef::output(1) : BindingRef::output(0)};
+}
+
+std::optional<PoolLayer> resolve_windowed(const LayerContext& ctx, std::string& why_not) {
+  if (is_global_op(ctx.node.op_type)) {
+    why_not = "global pooling is served by the global_pool tactics";
+    return std::nullopt;
+  }
+  return resolve_pool(ctx, why_not);
+}
+
+// pool.direct: one invocation per output.
+std::optional<LayerPlan> plan_direct(const LayerContext& ctx, std::string& why_not) {
+  const std::optional<PoolLayer> l = resolve_windowed(ctx, why_not);
+  if (!l) return std::nullopt;
+  LayerPlan plan;
+  Dispatch d;
+  d.shader = ctx.shader("pool/window");
+  d.spec = window_spec(kLocalSize, *l);
+  d.bindings = window_bindings(ctx, plan, *l);
+  d.push = window_push(*l);
+  d.groups = linear_groups(uint64_t(l->total()), kLocalSize, ctx.device);
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
+// pool.direct.w4: one invocation per 4 outputs along the innermost dim.
+std::optional<LayerPlan> plan_direct_w4(const LayerContext& ctx, std::string& why_not) {
+  const std::optional<PoolLayer> l = resolve_windowed(ctx, why_not);
+  if (!l) return std::nullopt;
+  const int64_t segment = 3 * l->strides[2] + (l->kernel[2] - 1) * l->dilations[2] + 1;
+  if (segment > kMaxSegment) {
+    why_not = "the innermost window span of 4 outputs (" + std::to_string(segment) + " inputs) exceeds " +
+              std::to_string(kMaxSegment);
+    return std::nullopt;
+  }
+  const int64_t quads = (l->out[2] + 3) / 4;
+  LayerPlan plan;
+  Dispatch d;
+  d.shader = ctx.shader("pool/window_w4");
+  d.spec = window_spec(kLocalSize, *l);
+  d.spec.push_back({7, uint32_t(l->kernel[2])});
+  d.spec.push_back({8, uint32_t(l->strides[2])});
+  d.spec.push_back({9, uint32_t(l->dilations[2])});
+  d.spec.push_back({10, l->out[2] % 4 == 0 ? 1u : 0u});
+  d.bindings = window_bindings(ctx, plan, *l);
+  d.push = window_push(*l);
+  d.groups = linear_groups(uint64_t(l->total() / l->out[2] * quads), kLocalSize, ctx.device);
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
+// pool.workgroup: one workgroup per output, the window's taps split among its
+// invocations. Only for windows of at least kMinWorkgroupTaps taps: below that
+// most invocations would idle.
+std::optional<LayerPlan> plan_window_workgroup(const LayerContext& ctx, std::string& why_not) {
+  const std::optional<PoolLayer> l = resolve_windowed(ctx, why_not);
+  if (!l) return std::nullopt;
+  const int64_t taps = l->kernel[0] * l->kernel[1] * l->kernel[2];
+  if (taps < kMinWorkgroupTaps) {
+    why_not = "a window of " + std::to_string(taps) + " taps is too small for a workgroup per output (needs " +
+              std::to_string(kMinWorkgroupTaps) + ")";
+    return std::nullopt;
+  }
+  LayerPlan plan;
+  Dispatch d;
+  d.shader = ctx.shader("pool/window_workgroup");
+  d.spec = window_spec(kWindowGroupSize, *l);
+  d.bindings = window_bindings(ctx, plan, *l);
+  d.push = window_push(*l);
+  d.groups = linear_groups(uint64_t(l->total()) * kWindowGroupSize, kWindowGroupSize, ctx.device);
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
+std::optional<PoolLayer> resolve_global(const LayerContext& ctx, std::string& why_not) {
+  if (!is_global_op(ctx.node.op_type)) {
+    why_not = "only global pooling";
+    return std::nullopt;
+  }
+  return resolve_pool(ctx, why_not);
+}
+
+// Dispatch of pool/global_*.comp with `local_size` invocations per workgroup
+// and `invocations` in all.
+std::optional<LayerPlan> plan_global(const LayerContext& ctx, std::string& why_not, const std::string& shader,
+                                     uint32_t local_size, bool workgroup_per_plane) {
+  const std::optional<PoolLayer> l = resolve_global(ctx, why_not);
+  if (!l) return std::nullopt;
+  const int64_t plane_size = l->in_size();
+  if (plane_size < 1) {
+    why_not = "the planes are empty";  // the reference rejects an empty window as well
+    return std::nullopt;
+  }
+  LayerPlan plan;
+  Dispatch d;
+  d.shader = ctx.shader(shader);
+  d.spec = {{0, local_size}, {1, uint32_t(l->mode)}, {2, uint32_t(l->p)}, {3, plane_size % 4 == 0 ? 1u : 0u}};
+  d.bindings = {bind_input(ctx, plan, 0), BindingRef::output(0)};
+  d.push = {uint32_t(l->planes), uint32_t(plane_size)};
+  const uint64_t invocations = uint64_t(l->planes) * (workgroup_per_plane ? local_size : 1);
+  d.groups = linear_groups(invocations, local_size, ctx.device);
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
+// unpool.scatter: MaxUnpool as claim (-1), atomicMax of the X element per output
+// position, then gather (pool/unpool.comp).
+std::optional<LayerPlan> plan_unpool(const LayerContext& ctx, std::string& why_not) {
+  const Node& node = ctx.node;
+  const LayerTensor& x = ctx.input(0);
+  const LayerTensor& ind = ctx.input(1);
+  VKG_CHECK(x.shape.size() >= 3,
+            node.describe() << ": input must have rank >= 3 (N x C x D1 ...), got " << shape_to_string(x.shape));
+  const size_t r = x.shape.size() - 2;
+  VKG_CHECK(ind.shape == x.shape, node.describe() << ": indices " << shape_to_string(ind.shape)
+                                                  << " must have the shape of X " << shape_to_string(x.shape));
+  if (r > kMaxSpatialRank) {
+    why_not = "more than 3 spatial dims";
+    return std::nullopt;
+  }
+  switch (ctx.arith) {
+    case Arith::F32:
+      if (x.storage == StorageType::F16) {
+        why_not = "fp16 storage needs the f16 variant";
+        return std::nullopt;
+      }
+      break;
+    case Arith::F16:
+      if (x.storage != StorageType::F16) {
+        why_not = "X is not a float tensor: fp16 variants do not apply";
+        return std::nullopt;
+      }
+      break;
+    case Arith::F16Acc32:
+      why_not = "MaxUnpool moves data: no f16acc32 variant";
+      return std::nullopt;
+  }
+  if (x.dtype == DType::Float64) {
+    why_not = "float64 is not supported on Vulkan";
+    return std::nullopt;
+  }
+
+  VKG_CHECK(node.has_attr("kernel_shape"), node.describe() << ": required attribute 'kernel_shape' is missing");
+  const std::vector<int64_t> kernel = node.attr_ints("kernel_shape");
+  const std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  VKG_CHECK(kernel.size() == r && strides.size() == r && pads.size() == 2 * r,
+            node.describe() << ": kernel_shape, strides and pads must have " << r << ", " << r << " and " << 2 * r
+                            << " values for this input");
+  Shape inferred{x.shape[0], x.shape[1]};
+  for (size_t i = 0; i < r; ++i)
+    inferred.push_back((x.shape[2 + i] - 1) * strides[i] + kernel[i] - pads[i] - pads[i + r]);
+  for (int64_t d : inferred)
+    VKG_CHECK(d >= 1, node.describe() << ": the unpooled shape " << shape_to_string(inferred) << " is empty");
+  Shape out_shape = inferred;
+  if (ctx.has_input(2)) {
+    if (!ctx.input(2).is_constant()) {
+      why_not = "output_shape must be a build-time constant";
+      return std::nullopt;
+    }
+    out_shape = ctx.constant_input(2).to_int64s();
+    VKG_CHECK(out_shape.size() == inferred.size() && out_shape[0] == x.shape[0] && out_shape[1] == x.shape[1],
+              node.describe() << ": output_shape " << shape_to_string(out_shape) << " does not fit the input "
+                              << shape_to_string(x.shape));
+  }
+  if (num_elements(inferred) > kInt32Max || num_elements(out_shape) > kInt32Max || x.size() > kInt32Max) {
+    why_not = "more than 2^31 - 1 elements";
+    return std::nullopt;
+  }
+
+  // Both shapes as N, C, D0, D1, D2 (leading spatial dims of size 1).
+  std::vector<uint32_t> push{uint32_t(x.size()), uint32_t(num_elements(out_shape))};
+  for (const Shape* s : {&inferred, &out_shape}) {
+    push.push_back(uint32_t((*s)[0]));
+    push.push_back(uint32_t((*s)[1]));
+    for (size_t i = r; i < kMaxSpatialRank; ++i) push.push_back(1);
+    for (size_t i = 0; i < r; ++i) push.push_back(uint32_t((*s)[2 + i]));
+  }
+
+  LayerPlan plan;
+  plan.scratch_bytes.push_back(std::max<uint64_t>(4, 4 * uint64_t(num_elements(out_shape))));
+  const std::vector<BindingRef> bindings{bind_input(ctx, plan, 0), bind_input(ctx, plan, 1), BindingRef::output(0),
+                                         BindingRef::scratch(0)};
+  const uint64_t steps[3] = {uint64_t(num_elements(out_shape)), uint64_t(x.size()), uint64_t(num_elements(out_shape))};
+  for (uint32_t step = 0; step < 3; ++step) {
+    Dispatch d;
+    d.shader = ctx.shader("pool/unpool");
+    d.spec = {{0, kLocalSize}, {1, step}};
+    d.bindings = bindings;
+    d.push = push;
+    d.groups = linear_groups(steps[step], kLocalSize, ctx.device);
+    plan.dispatches.push_back(std::move(d));
+  }
+  return plan;
+}
+
+}  // namespace
+
+void register_pool_tactics(TacticRegistry& r) {
+  const std::vector<std::string> windowed{"MaxPool", "AveragePool", "LpPool"};
+  const std::vector<std::string> global{"GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool"};
+  const auto all = {Arith::F32, Arith::F16, Arith::F16Acc32};
+  // On lavapipe pool.direct.w4 ran 2-20x faster than pool.direct; it declines
+  // only windows too wide for its register segment, which pool.direct serves.
+  r.add_variants("pool.direct.w4", windowed, 0, all, plan_direct_w4);
+  r.add_variants("pool.direct", windowed, 10, all, plan_direct);
+  r.add_variants("pool.workgroup", windowed, 20, all, plan_window_workgroup);
+  r.add_variants("global_pool.row", global, 0, all, [](const LayerContext& ctx, std::string& why_not) {
+    return plan_global(ctx, why_not, "pool/global_row", kLocalSize, false);
+  });
+  r.add_variants("global_pool.workgroup", global, 10, all, [](const LayerContext& ctx, std::string& why_not) {
+    return plan_global(ctx, why_not, "pool/global_workgroup", kGlobalGroupSize, true);
+  });
+  r.add_variants("unpool.scatter", {"MaxUnpool"}, 0, {Arith::F32, Arith::F16}, plan_unpool);
+}
 
 }  // namespace vkg
