@@ -1,0 +1,283 @@
+// vkgraphy-variants: f32 f16 f16acc32
+// C = op(A, B) with numpy broadcasting: arithmetic, comparison, logic, shifts,
+// PRelu, and the steps of the variadic Sum/Mean/Max/Min.
+// Bindings: 0 = A, 1 = B, 2 = C. Each is float storage (sfp) or int32 (ints
+// and bools), as kAInt / kBInt / kOutInt say.
+// Push constants (27 words):
+//   n         output elements
+//   rank      merged broadcast dimensions (1..8)
+//   count     Mean: the number of inputs its last step divides by
+//   dims[8]   merged output dimensions, outermost first
+//   stride_a[8], stride_b[8]  element strides of A and B per merged dimension;
+//             the last one is 0 (broadcast along rows) or 1 (contiguous rows)
+// Specialization constants:
+//   0 (local_size_x_id)  workgroup size
+//   1 kVec       1: one element per invocation; 4: four contiguous output
+//                elements per invocation (needs dims[rank-1] % 4 == 0, or rank 1,
+//                where the n % 4 tail elements take one invocation each after
+//                the n / 4 vector ones). Dispatch n / 4 + n % 4 invocations.
+//   2 kOp        OP_* below (runtime/tactics/elementwise.cpp: BinaryOp)
+//   3 kAInt, 4 kBInt, 5 kOutInt  1: that binding holds int32
+//   6 kIntMath   1: integer arithmetic (A and B int), 0: afp arithmetic
+//   7 kIntKind   KIND_* (math.glsl) of the integer operands: wrapping of integer
+//                results, unsigned comparisons; of the output when float
+//                arithmetic produces an integer (Pow of an int base)
+//   8 kALayout, 9 kBLayout  LAYOUT_* below: how A / B are indexed (the strided
+//                form is general; the others let lavapipe load contiguously)
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common/precision.glsl"
+#include "common/index.glsl"
+#include "elementwise/math.glsl"
+
+#define OP_ADD 0
+#define OP_SUB 1
+#define OP_MUL 2
+#define OP_DIV 3
+#define OP_POW 4
+#define OP_MOD 5    // integers: the sign of the divisor (Python)
+#define OP_FMOD 6   // the sign of the dividend (C)
+#define OP_MAX 7
+#define OP_MIN 8
+#define OP_MEAN 9   // (A + B) / count: the last step of Mean
+#define OP_FIRST 10 // A: Sum/Mean/Max/Min of one input
+#define OP_PRELU 11
+#define OP_SHL 12
+#define OP_SHR 13
+#define OP_EQUAL 14
+#define OP_LESS 15
+#define OP_LESS_EQUAL 16
+#define OP_GREATER 17
+#define OP_GREATER_EQUAL 18
+#define OP_AND 19
+#define OP_OR 20
+#define OP_XOR 21
+
+#define LAYOUT_STRIDED 0   // through dims and strides
+#define LAYOUT_IDENTITY 1  // the output's shape: element e is at e
+#define LAYOUT_SINGLE 2    // one element, at 0
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint kVec = 1;
+layout(constant_id = 2) const uint kOp = 0;
+layout(constant_id = 3) const uint kAInt = 0;
+layout(constant_id = 4) const uint kBInt = 0;
+layout(constant_id = 5) const uint kOutInt = 0;
+layout(constant_id = 6) const uint kIntMath = 0;
+layout(constant_id = 7) const uint kIntKind = 0;
+layout(constant_id = 8) const uint kALayout = LAYOUT_STRIDED;
+layout(constant_id = 9) const uint kBLayout = LAYOUT_STRIDED;
+
+layout(push_constant) uniform Params {
+  uint n;
+  uint rank;
+  uint count;
+  uint dims[8];
+  uint stride_a[8];
+  uint stride_b[8];
+} params;
+
+layout(binding = 0) readonly buffer A { sfp a[]; };
+layout(binding = 0) readonly buffer A4 { sfp4 a4[]; };
+layout(binding = 0) readonly buffer AI { int ai[]; };
+layout(binding = 0) readonly buffer AI4 { ivec4 ai4[]; };
+layout(binding = 1) readonly buffer B { sfp b[]; };
+layout(binding = 1) readonly buffer B4 { sfp4 b4[]; };
+layout(binding = 1) readonly buffer BI { int bi[]; };
+layout(binding = 1) readonly buffer BI4 { ivec4 bi4[]; };
+layout(binding = 2) writeonly buffer C { sfp c[]; };
+layout(binding = 2) writeonly buffer C4 { sfp4 c4[]; };
+layout(binding = 2) writeonly buffer CI { int ci[]; };
+layout(binding = 2) writeonly buffer CI4 { ivec4 ci4[]; };
+
+const bool kCompare = kOp >= OP_EQUAL && kOp <= OP_GREATER_EQUAL;
+const bool kUnsigned32 = kIntKind == KIND_U32;
+
+// Offsets into A and B of output element e.
+void offsets(uint e, out uint oa, out uint ob) {
+  const bool strided = kALayout == LAYOUT_STRIDED || kBLayout == LAYOUT_STRIDED;
+  uint sa = 0, sb = 0;
+  uint rest = e;
+  if (strided) {
+    for (int d = int(params.rank) - 1; d > 0; --d) {
+      const uint dim = params.dims[d];
+      const uint idx = rest % dim;
+      rest /= dim;
+      sa += idx * params.stride_a[d];
+      sb += idx * params.stride_b[d];
+    }
+    sa += rest * params.stride_a[0];
+    sb += rest * params.stride_b[0];
+  }
+  oa = kALayout == LAYOUT_IDENTITY ? e : kALayout == LAYOUT_SINGLE ? 0 : sa;
+  ob = kBLayout == LAYOUT_IDENTITY ? e : kBLayout == LAYOUT_SINGLE ? 0 : sb;
+}
+
+bool int_less(int x, int y) { return kUnsigned32 ? uint(x) < uint(y) : x < y; }
+
+int int_div(int x, int y) {
+  if (y == 0) return 0;
+  if (kUnsigned32) return int(uint(x) / uint(y));
+  if (y == -1) return -x;  // wraps for the lowest value, like the reference
+  return x / y;
+}
+
+// Remainder with the sign of the dividend (C), or of the divisor when `python`.
+int int_mod(int x, int y, bool python) {
+  if (y == 0) return 0;
+  if (kUnsigned32) return int(uint(x) % uint(y));
+  if (y == -1) return 0;
+  int r = x - (x / y) * y;
+  if (python && r != 0 && ((r < 0) != (y < 0))) r += y;
+  return r;
+}
+
+int int_pow(int base, int e) {
+  if (e < 0) {
+    if (base == 1) return 1;
+    if (base == -1 && !vkg_is_unsigned_kind(kIntKind)) return (e & 1) == 0 ? 1 : -1;
+    return 0;
+  }
+  uint r = 1u, f = uint(base), ue = uint(e);
+  while (ue != 0u) {
+    if ((ue & 1u) != 0u) r *= f;
+    f *= f;
+    ue >>= 1;
+  }
+  return int(r);
+}
+
+int int_shift(int x, int s, bool left) {
+  const uint bits = kIntKind == KIND_U8 ? 8u : kIntKind == KIND_U16 ? 16u : 32u;
+  if (uint(s) >= bits) return 0;
+  return left ? int(uint(x) << uint(s)) : int(uint(x) >> uint(s));
+}
+
+// Integer arithmetic, comparison and logic; comparisons and logic give 0 or 1.
+int int_op(int x, int y) {
+  switch (kOp) {
+    case OP_ADD: return vkg_wrap_int(x + y, kIntKind);
+    case OP_SUB: return vkg_wrap_int(x - y, kIntKind);
+    case OP_MUL: return vkg_wrap_int(x * y, kIntKind);
+    case OP_DIV: return vkg_wrap_int(int_div(x, y), kIntKind);
+    case OP_POW: return vkg_wrap_int(int_pow(x, y), kIntKind);
+    case OP_MOD: return int_mod(x, y, true);
+    case OP_FMOD: return int_mod(x, y, false);
+    case OP_MAX: return int_less(x, y) ? y : x;
+    case OP_MIN: return int_less(y, x) ? y : x;
+    case OP_MEAN: return vkg_wrap_int(int_div(vkg_wrap_int(x + y, kIntKind), int(params.count)), kIntKind);
+    case OP_FIRST: return x;
+    case OP_PRELU: return (!kUnsigned32 && x < 0) ? vkg_wrap_int(y * x, kIntKind) : x;
+    case OP_SHL: return vkg_wrap_int(int_shift(x, y, true), kIntKind);
+    case OP_SHR: return int_shift(x, y, false);
+    case OP_EQUAL: return x == y ? 1 : 0;
+    case OP_LESS: return int_less(x, y) ? 1 : 0;
+    case OP_LESS_EQUAL: return int_less(y, x) ? 0 : 1;
+    case OP_GREATER: return int_less(y, x) ? 1 : 0;
+    case OP_GREATER_EQUAL: return int_less(x, y) ? 0 : 1;
+    case OP_AND: return (x != 0 && y != 0) ? 1 : 0;
+    case OP_OR: return (x != 0 || y != 0) ? 1 : 0;
+    case OP_XOR: return ((x != 0) != (y != 0)) ? 1 : 0;
+    default: return 0;
+  }
+}
+
+bool float_compare(afp x, afp y) {
+  switch (kOp) {
+    case OP_EQUAL: return x == y;
+    case OP_LESS: return x < y;
+    case OP_LESS_EQUAL: return x <= y;
+    case OP_GREATER: return x > y;
+    case OP_GREATER_EQUAL: return x >= y;
+    default: return false;
+  }
+}
+
+afp float_op(afp x, afp y) {
+  switch (kOp) {
+    case OP_ADD: return x + y;
+    case OP_SUB: return x - y;
+    case OP_MUL: return x * y;
+    case OP_DIV: return x / y;
+    case OP_POW: return vkg_pow(x, y);
+    case OP_MOD:
+    case OP_FMOD: return vkg_fmod(x, y);
+    case OP_MAX: return isnan(x) ? x : isnan(y) ? y : (x < y ? y : x);
+    case OP_MIN: return isnan(x) ? x : isnan(y) ? y : (y < x ? y : x);
+    case OP_MEAN: return (x + y) / afp(params.count);
+    case OP_FIRST: return x;
+    case OP_PRELU: return x < afp(0) ? y * x : x;
+    default: return afp(0);
+  }
+}
+
+// The output element of one pair of operands, as an int (int output) or afp.
+int result_int(afp xf, afp yf, int xi, int yi) {
+  if (kIntMath != 0) return int_op(xi, yi);
+  if (kCompare) return float_compare(xf, yf) ? 1 : 0;
+  return vkg_float_to_int(float(float_op(xf, yf)), kIntKind);
+}
+
+afp a_float(uint o) { return kAInt != 0 ? afp(vkg_int_to_float(ai[o], kIntKind)) : sfp2afp(a[o]); }
+afp b_float(uint o) { return kBInt != 0 ? afp(float(bi[o])) : sfp2afp(b[o]); }
+int a_int(uint o) { return kAInt != 0 ? ai[o] : 0; }
+int b_int(uint o) { return kBInt != 0 ? bi[o] : 0; }
+
+void element(uint e) {
+  uint oa, ob;
+  offsets(e, oa, ob);
+  if (kOutInt != 0) {
+    ci[e] = result_int(kIntMath != 0 ? afp(0) : a_float(oa), kIntMath != 0 ? afp(0) : b_float(ob), a_int(oa),
+                       b_int(ob));
+  } else {
+    c[e] = afp2sfp(float_op(a_float(oa), b_float(ob)));
+  }
+}
+
+// Output elements e .. e + 3 (e % 4 == 0, all in one row).
+void vector4(uint e) {
+  uint oa, ob;
+  offsets(e, oa, ob);
+  const bool a_row = kALayout == LAYOUT_IDENTITY || (kALayout == LAYOUT_STRIDED && params.stride_a[params.rank - 1] == 1);
+  const bool b_row = kBLayout == LAYOUT_IDENTITY || (kBLayout == LAYOUT_STRIDED && params.stride_b[params.rank - 1] == 1);
+  ivec4 xi = ivec4(0), yi = ivec4(0);
+  afp4 xf = afp4(0), yf = afp4(0);
+  if (kAInt != 0) {
+    xi = a_row ? ai4[oa / 4] : ivec4(ai[oa]);
+    if (kIntMath == 0) {
+      for (int k = 0; k < 4; ++k) xf[k] = afp(vkg_int_to_float(xi[k], kIntKind));
+    }
+  } else {
+    xf = a_row ? sfp2afp4(a4[oa / 4]) : afp4(sfp2afp(a[oa]));
+  }
+  if (kBInt != 0) {
+    yi = b_row ? bi4[ob / 4] : ivec4(bi[ob]);
+    if (kIntMath == 0) yf = afp4(yi);
+  } else {
+    yf = b_row ? sfp2afp4(b4[ob / 4]) : afp4(sfp2afp(b[ob]));
+  }
+  if (kOutInt != 0) {
+    ivec4 r;
+    for (int k = 0; k < 4; ++k) r[k] = result_int(xf[k], yf[k], xi[k], yi[k]);
+    ci4[e / 4] = r;
+  } else {
+    afp4 r;
+    for (int k = 0; k < 4; ++k) r[k] = float_op(xf[k], yf[k]);
+    c4[e / 4] = afp2sfp4(r);
+  }
+}
+
+void main() {
+  const uint i = vkg_linear_index();
+  if (kVec == 4) {
+    const uint n4 = params.n / 4;
+    if (i < n4) {
+      vector4(i * 4);
+      return;
+    }
+    const uint e = n4 * 4 + (i - n4);
+    if (e < params.n) element(e);
+  } else if (i < params.n) {
+    element(i);
+  }
+}
