@@ -1,8 +1,562 @@
-// Vulkan tactics of the gemm family (see runtime/engine/tactic.h).
+// Vulkan tactics of the gemm family (see runtime/engine/tactic.h): MatMul,
+// Gemm, MatMulInteger and QLinearMatMul.
+//
+// Every layer is first described as one strided, batched product (Product:
+// the push constants of shaders/gemm/common.glsl), then planned with one of
+//   gemm.naive         one output per invocation, any layout
+//   gemm.tiled<T>x<T>  shared-memory tiles of T x T (spec constant)
+//   gemm.reg<R>x<C>    R x C outputs per invocation (C = 4 or 8) in vec4
+//                      registers; a constant B is packed at plan time into
+//                      vec4 rows
+//   gemm.sgreg<R>x<C>  the same, the lanes of a subgroup sharing A's loads
+//                      (subgroup broadcasts)
+//   gemm.gemv1x4       the 1 x 4 register block, for products with M == 1
+// Integer layers (MatMulInteger, QLinearMatMul, and MatMul/Gemm on int32,
+// int64 or uint32 tensors) run the exact int32 shader gemm/integer.
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/core/error.h"
 #include "runtime/engine/tactic.h"
 
 namespace vkg {
 
-void register_gemm_tactics(TacticRegistry& r) { (void)r; }
+namespace {
+
+constexpr uint32_t kLocalSize = 64;
+
+// Flags of GemmParams / IntParams (shaders/gemm/common.glsl, integer.comp).
+constexpr uint32_t kFlagHasC = 1;
+constexpr uint32_t kFlagBatchTable = 2;
+constexpr uint32_t kFlagRequantize = 4;
+
+int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+int64_t ceil_div(int64_t x, int64_t d) { return (x + d - 1) / d; }
+
+// One layer as Y[b, m, n] = sum_k A(b, m, k) * B(b, k, n) with the addressing
+// of shaders/gemm/common.glsl. Batch strides are per batch index of A and B.
+struct Product {
+  size_t a_input = 0, b_input = 1;  // layer input positions of A and B
+  int64_t M = 0, N = 0, K = 0, batches = 1;
+  int64_t a_bs = 0, a_sm = 0, a_sk = 0;
+  int64_t b_bs = 0, b_sk = 0, b_sn = 0;
+  int64_t b_batches = 1;  // batches stored in B
+  // Per output batch, the batch index of A and of B; empty when A's batch
+  // index is b * (a_bs != 0) and B's is b * (b_bs != 0).
+  std::vector<int64_t> a_index, b_index;
+};
+
+// A and B of MatMul-like ops with numpy semantics (1-D promotion, broadcast
+// batch dims); throws Error naming the node on shapes that do not multiply.
+Product matmul_product(const LayerContext& ctx, size_t a_input, size_t b_input, bool fold_batches) {
+  const Shape& a_in = ctx.input(a_input).shape;
+  const Shape& b_in = ctx.input(b_input).shape;
+  VKG_CHECK(!a_in.empty() && !b_in.empty(), ctx.node.describe()
+                                                << ": inputs must have rank >= 1, got " << shape_to_string(a_in)
+                                                << " and " << shape_to_string(b_in));
+  Shape a_shape = a_in, b_shape = b_in;
+  if (a_shape.size() == 1) a_shape.insert(a_shape.begin(), 1);
+  if (b_shape.size() == 1) b_shape.push_back(1);
+  Product p;
+  p.a_input = a_input;
+  p.b_input = b_input;
+  p.M = a_shape[a_shape.size() - 2];
+  p.K = a_shape.back();
+  p.N = b_shape.back();
+  VKG_CHECK(b_shape[b_shape.size() - 2] == p.K,
+            ctx.node.describe() << ": cannot multiply " << shape_to_string(a_in) << " by " << shape_to_string(b_in));
+  const Shape a_batch(a_shape.begin(), a_shape.end() - 2);
+  const Shape b_batch(b_shape.begin(), b_shape.end() - 2);
+  Shape batch;
+  try {
+    batch = broadcast_shapes(a_batch, b_batch);
+  } catch (const Error& e) {
+    VKG_THROW(ctx.node.describe() << ": batch dims do not broadcast: " << e.what());
+  }
+  p.batches = num_elements(batch);
+  const int64_t a_batches = num_elements(a_batch);
+  p.b_batches = num_elements(b_batch);
+  p.a_sm = p.K, p.a_sk = 1, p.a_bs = p.M * p.K;
+  p.b_sk = p.N, p.b_sn = 1, p.b_bs = p.K * p.N;
+  if (fold_batches && p.b_batches == 1 && a_batches == p.batches) {
+    // B is shared: the batches of A are just more rows.
+    p.M *= p.batches;
+    p.batches = 1;
+    p.a_bs = p.b_bs = 0;
+    return p;
+  }
+  // A batch shape whose size equals the output's broadcasts without expanding.
+  const bool a_simple = a_batches == 1 || a_batches == p.batches;
+  const bool b_simple = p.b_batches == 1 || p.b_batches == p.batches;
+  if (a_simple && b_simple) {
+    if (a_batches == 1) p.a_bs = 0;
+    if (p.b_batches == 1) p.b_bs = 0;
+    return p;
+  }
+  const std::vector<int64_t> a_strides = broadcast_strides(a_batch, batch);
+  const std::vector<int64_t> b_strides = broadcast_strides(b_batch, batch);
+  std::vector<int64_t> idx(batch.size(), 0);
+  for (int64_t i = 0; i < p.batches; ++i) {
+    int64_t ai = 0, bi = 0;
+    for (size_t d = 0; d < batch.size(); ++d) ai += idx[d] * a_strides[d], bi += idx[d] * b_strides[d];
+    p.a_index.push_back(ai);
+    p.b_index.push_back(bi);
+    for (size_t d = batch.size(); d-- > 0;) {
+      if (++idx[d] < batch[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return p;
+}
+
+// A and B of Gemm (2-D, transA/transB); throws Error on shapes that do not multiply.
+Product gemm_product(const LayerContext& ctx) {
+  const Shape& a = ctx.input(0).shape;
+  const Shape& b = ctx.input(1).shape;
+  VKG_CHECK(a.size() == 2 && b.size() == 2, ctx.node.describe() << ": A and B must be 2-D, got " << shape_to_string(a)
+                                                                << " and " << shape_to_string(b));
+  const bool trans_a = ctx.node.attr_int("transA", 0) != 0;
+  const bool trans_b = ctx.node.attr_int("transB", 0) != 0;
+  Product p;
+  p.M = trans_a ? a[1] : a[0];
+  p.K = trans_a ? a[0] : a[1];
+  p.N = trans_b ? b[0] : b[1];
+  VKG_CHECK((trans_b ? b[1] : b[0]) == p.K, ctx.node.describe() << ": cannot multiply A " << shape_to_string(a)
+                                                                << " (transA " << trans_a << ") by B "
+                                                                << shape_to_string(b) << " (transB " << trans_b << ")");
+  p.a_sm = trans_a ? 1 : p.K;
+  p.a_sk = trans_a ? p.M : 1;
+  p.b_sk = trans_b ? 1 : p.N;
+  p.b_sn = trans_b ? p.K : 1;
+  return p;
+}
+
+// Broadcast strides {row, column} of Gemm's C over [M, N]; throws Error when C does not broadcast.
+std::array<int64_t, 2> gemm_c_strides(const LayerContext& ctx, int64_t m, int64_t n) {
+  const Shape& c = ctx.input(2).shape;
+  VKG_CHECK(c.size() <= 2, ctx.node.describe() << ": C " << shape_to_string(c) << " has rank > 2");
+  std::vector<int64_t> s;
+  try {
+    s = broadcast_strides(c, {m, n});
+    VKG_CHECK(broadcast_shapes(c, {m, n}) == Shape({m, n}), "");
+  } catch (const Error&) {
+    VKG_THROW(ctx.node.describe() << ": C " << shape_to_string(c) << " does not broadcast to the output [" << m << ", "
+                                  << n << "]");
+  }
+  return {s[0], s[1]};
+}
+
+bool is_8bit(DType d) { return d == DType::UInt8 || d == DType::Int8; }
+
+// Declines (false, why_not) when a tensor of the layer cannot live on the device.
+bool dtypes_supported(const LayerContext& ctx, std::string& why_not) {
+  auto check = [&](const LayerTensor& t) {
+    if (!t.present() || storage_for(t.dtype, Precision::FP32)) return true;
+    why_not = std::string("tensor '") + t.name + "' has type " + dtype_name(t.dtype) +
+              ", which the Vulkan backend does not support";
+    return false;
+  };
+  return std::all_of(ctx.inputs.begin(), ctx.inputs.end(), check) &&
+         std::all_of(ctx.outputs.begin(), ctx.outputs.end(), check);
+}
+
+// Declines when a buffer of the plan exceeds the device's storage buffer range.
+bool buffers_fit(const LayerContext& ctx, const LayerPlan& plan, std::string& why_not) {
+  const uint64_t range = ctx.device.max_storage_buffer_range;
+  if (range == 0) return true;
+  auto fits = [&](uint64_t bytes, const std::string& what) {
+    if (bytes <= range) return true;
+    why_not = what + " needs " + std::to_string(bytes) + " bytes, more than the device's storage buffer range of " +
+              std::to_string(range);
+    return false;
+  };
+  for (const LayerTensor& t : ctx.inputs) {
+    if (t.present() && !fits(uint64_t(t.size()) * storage_element_bytes(t.storage), "input '" + t.name + "'"))
+      return false;
+  }
+  for (const LayerTensor& t : ctx.outputs) {
+    if (t.present() && !fits(uint64_t(t.size()) * storage_element_bytes(t.storage), "output '" + t.name + "'"))
+      return false;
+  }
+  for (const Tensor& w : plan.weights) {
+    if (!fits(w.nbytes(), "a packed weight")) return false;
+  }
+  return true;
+}
+
+uint32_t float_bits(float f) { return std::bit_cast<uint32_t>(f); }
+
+// The batch table weight ({A offset, B offset} per batch) or the `zero` weight.
+BindingRef batch_table(const Product& p, LayerPlan& plan, BindingRef zero) {
+  if (p.a_index.empty()) return zero;
+  std::vector<int32_t> table;
+  for (size_t i = 0; i < p.a_index.size(); ++i) {
+    table.push_back(int32_t(p.a_index[i] * p.a_bs));
+    table.push_back(int32_t(p.b_index[i] * p.b_bs));
+  }
+  return add_weight(plan, Tensor::from_vector<int32_t>({int64_t(table.size())}, table));
+}
+
+// The 13 words shared by GemmParams and IntParams: sizes, strides, C strides, flags.
+std::vector<uint32_t> common_push(const Product& p, int64_t c_sm, int64_t c_sn, uint32_t flags) {
+  if (!p.a_index.empty()) flags |= kFlagBatchTable;
+  const bool table = !p.a_index.empty();
+  return {uint32_t(p.M),
+          uint32_t(p.N),
+          uint32_t(p.K),
+          uint32_t(p.batches),
+          uint32_t(table ? 0 : p.a_bs),
+          uint32_t(p.a_sm),
+          uint32_t(p.a_sk),
+          uint32_t(table ? 0 : p.b_bs),
+          uint32_t(p.b_sk),
+          uint32_t(p.b_sn),
+          uint32_t(c_sm),
+          uint32_t(c_sn),
+          flags};
+}
+
+// Group counts {x: ceil(columns / local), y: rows, z: batches}, y and z capped
+// at the device limits (the shaders loop over the rest); nullopt when x exceeds its limit.
+std::optional<std::array<uint32_t, 3>> grid_groups(int64_t columns, uint32_t local, int64_t rows, int64_t batches,
+                                                   const vk::DeviceInfo& device) {
+  auto limit = [](uint32_t l) { return l ? int64_t(l) : int64_t(65535); };
+  const int64_t x = std::max<int64_t>(1, ceil_div(columns, local));
+  if (x > limit(device.max_workgroup_count[0])) return std::nullopt;
+  return std::array<uint32_t, 3>{uint32_t(x),
+                                 uint32_t(std::clamp<int64_t>(rows, 1, limit(device.max_workgroup_count[1]))),
+                                 uint32_t(std::clamp<int64_t>(batches, 1, limit(device.max_workgroup_count[2])))};
+}
+
+BindingRef zero_weight(LayerPlan& plan) { return add_weight(plan, Tensor::from_vector<int32_t>({1}, {0})); }
+
+// ---------------------------------------------------------------------------
+// Integer layers: the exact int32 shader gemm/integer.
+
+struct IntegerExtras {
+  std::optional<size_t> a_zp, b_zp;  // zero point inputs
+  int64_t a_zp_sm = 0, b_zp_sn = 0;
+  bool requantize = false;
+  float multiplier = 1;
+  int32_t y_zero_point = 0, y_lo = 0, y_hi = 0;
+  std::optional<size_t> c;  // Gemm's C
+  int64_t c_sm = 0, c_sn = 0;
+};
+
+// Checks a zero point input of an 8-bit operand: one value, or `count` values (1-D).
+void check_zero_point(const LayerContext& ctx, size_t zp, size_t operand, int64_t count, const char* name) {
+  const LayerTensor& z = ctx.input(zp);
+  VKG_CHECK(z.dtype == ctx.input(operand).dtype,
+            ctx.node.describe() << ": the zero point of " << name << " has type " << dtype_name(z.dtype) << " but "
+                                << name << " has type " << dtype_name(ctx.input(operand).dtype));
+  VKG_CHECK(z.size() == 1 || (z.shape.size() == 1 && z.size() == count),
+            ctx.node.describe() << ": the zero point of " << name << " has shape " << shape_to_string(z.shape)
+                                << ", expected one value or " << count);
+}
+
+// A float32 scale input holding one value, which must be a build-time constant.
+std::optional<float> constant_scale(const LayerContext& ctx, size_t i, const char* name, std::string& why_not) {
+  const LayerTensor& s = ctx.input(i);
+  VKG_CHECK(s.dtype == DType::Float32 && s.size() == 1, ctx.node.describe()
+                                                            << ": " << name << " must be one float32 value, got "
+                                                            << dtype_name(s.dtype) << shape_to_string(s.shape));
+  if (!s.is_constant()) {
+    why_not = std::string(name) + " must be a build-time constant";
+    return std::nullopt;
+  }
+  return float(s.constant->get_as_double(0));
+}
+
+LayerPlan integer_plan(const LayerContext& ctx, const Product& p, const IntegerExtras& x) {
+  LayerPlan plan;
+  const BindingRef zero = zero_weight(plan);
+  const BindingRef a = bind_input(ctx, plan, p.a_input);
+  const BindingRef b = bind_input(ctx, plan, p.b_input);
+  const BindingRef c = x.c ? bind_input(ctx, plan, *x.c) : zero;
+  const BindingRef a_zp = x.a_zp ? bind_input(ctx, plan, *x.a_zp) : zero;
+  const BindingRef b_zp = x.b_zp ? bind_input(ctx, plan, *x.b_zp) : zero;
+  const BindingRef table = batch_table(p, plan, zero);
+  uint32_t flags = (x.c ? kFlagHasC : 0) | (x.requantize ? kFlagRequantize : 0);
+  Dispatch d;
+  d.shader = "gemm/integer.f32";
+  d.spec = {{0, kLocalSize}};
+  d.bindings = {a, b, c, a_zp, b_zp, BindingRef::output(0), table};
+  d.push = common_push(p, x.c_sm, x.c_sn, flags);
+  d.push.insert(d.push.end(), {uint32_t(x.a_zp_sm), uint32_t(x.b_zp_sn), float_bits(x.multiplier),
+                               uint32_t(x.y_zero_point), uint32_t(x.y_lo), uint32_t(x.y_hi), 0u});
+  d.groups = linear_groups(uint64_t(p.batches * p.M * p.N), kLocalSize, ctx.device);
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
+std::optional<LayerPlan> plan_matmul_integer(const LayerContext& ctx, std::string& why_not) {
+  if (!dtypes_supported(ctx, why_not)) return std::nullopt;
+  for (size_t i : {0, 1}) {
+    VKG_CHECK(is_8bit(ctx.input(i).dtype), ctx.node.describe()
+                                               << ": input " << i << " has type " << dtype_name(ctx.input(i).dtype)
+                                               << ", expected uint8 or int8");
+  }
+  const Product p = matmul_product(ctx, 0, 1, false);
+  IntegerExtras x;
+  // A's zero point may be one per row, B's one per column.
+  const Shape& a = ctx.input(0).shape;
+  const Shape& b = ctx.input(1).shape;
+  if (ctx.has_input(2)) {
+    check_zero_point(ctx, 2, 0, a.size() >= 2 ? a[a.size() - 2] : 1, "A");
+    x.a_zp = 2;
+    x.a_zp_sm = ctx.input(2).size() == 1 ? 0 : 1;
+  }
+  if (ctx.has_input(3)) {
+    check_zero_point(ctx, 3, 1, b.size() >= 2 ? b.back() : 1, "B");
+    x.b_zp = 3;
+    x.b_zp_sn = ctx.input(3).size() == 1 ? 0 : 1;
+  }
+  LayerPlan plan = integer_plan(ctx, p, x);
+  if (!buffers_fit(ctx, plan, why_not)) return std::nullopt;
+  return plan;
+}
+
+std::optional<LayerPlan> plan_qlinear_matmul(const LayerContext& ctx, std::string& why_not) {
+  if (!dtypes_supported(ctx, why_not)) return std::nullopt;
+  for (size_t i : {0, 3}) {
+    VKG_CHECK(is_8bit(ctx.input(i).dtype), ctx.node.describe()
+                                               << ": input " << i << " has type " << dtype_name(ctx.input(i).dtype)
+                                               << ", expected uint8 or int8");
+  }
+  const Product p = matmul_product(ctx, 0, 3, false);
+  IntegerExtras x;
+  check_zero_point(ctx, 2, 0, 1, "a");
+  check_zero_point(ctx, 5, 3, 1, "b");
+  x.a_zp = 2;
+  x.b_zp = 5;
+  const std::optional<float> a_scale = constant_scale(ctx, 1, "a_scale", why_not);
+  const std::optional<float> b_scale = constant_scale(ctx, 4, "b_scale", why_not);
+  const std::optional<float> y_scale = constant_scale(ctx, 6, "y_scale", why_not);
+  if (!a_scale || !b_scale || !y_scale) return std::nullopt;
+  const LayerTensor& y_zp = ctx.input(7);
+  VKG_CHECK(is_8bit(y_zp.dtype) && y_zp.size() == 1,
+            ctx.node.describe() << ": the output zero point must be one uint8 or int8 value, got "
+                                << dtype_name(y_zp.dtype) << shape_to_string(y_zp.shape));
+  if (!y_zp.is_constant()) {
+    why_not = "y_zero_point must be a build-time constant";
+    return std::nullopt;
+  }
+  x.requantize = true;
+  x.multiplier = *a_scale * *b_scale / *y_scale;  // in float, as the reference
+  x.y_zero_point = int32_t(y_zp.constant->get_as_double(0));
+  x.y_lo = y_zp.dtype == DType::UInt8 ? 0 : -128;
+  x.y_hi = y_zp.dtype == DType::UInt8 ? 255 : 127;
+  LayerPlan plan = integer_plan(ctx, p, x);
+  if (!buffers_fit(ctx, plan, why_not)) return std::nullopt;
+  return plan;
+}
+
+// MatMul and Gemm on int32/int64/uint32 tensors (computed in wrapping int32,
+// exact whenever the results fit the int32 device storage).
+std::optional<LayerPlan> plan_integer_product(const LayerContext& ctx, std::string& why_not) {
+  const bool gemm = ctx.node.op_type == "Gemm";
+  const Product p = gemm ? gemm_product(ctx) : matmul_product(ctx, 0, 1, false);
+  IntegerExtras x;
+  if (gemm) {
+    const bool has_c = ctx.has_input(2);
+    if (ctx.node.attr_float("alpha", 1.0f) != 1.0f || (has_c && ctx.node.attr_float("beta", 1.0f) != 1.0f)) {
+      why_not = "integer Gemm with alpha or beta other than 1 (computed in float64 by ONNX) is not supported";
+      return std::nullopt;
+    }
+    if (has_c) {
+      x.c = 2;
+      const auto [c_sm, c_sn] = gemm_c_strides(ctx, p.M, p.N);
+      x.c_sm = c_sm, x.c_sn = c_sn;
+    }
+  }
+  LayerPlan plan = integer_plan(ctx, p, x);
+  if (!buffers_fit(ctx, plan, why_not)) return std::nullopt;
+  return plan;
+}
+
+// ---------------------------------------------------------------------------
+// Float layers: gemm/naive, gemm/tiled, gemm/reg.
+
+enum class Algorithm { Naive, Tiled, Reg };
+
+struct FloatTactic {
+  Algorithm algorithm = Algorithm::Naive;
+  uint32_t block = 1;     // tile edge (Tiled) or rows per invocation (Reg)
+  uint32_t col_vecs = 1;  // Reg: vec4 column vectors per invocation (1 or 2)
+  bool only_m1 = false;   // the GEMV form: products with M == 1 only
+  bool share_a = false;   // Reg: lanes of a subgroup load A once and broadcast it
+};
+
+// B of a product in the vec4-row layout gemm/reg needs: [b_batches][K][round_up(N, 4)],
+// zero-padded, in the input's storage form.
+Tensor pack_b(const LayerContext& ctx, const Product& p) {
+  const LayerTensor& in = ctx.input(p.b_input);
+  const std::vector<double> src = in.constant->to_doubles();
+  const int64_t ldb = round_up(p.N, 4);
+  std::vector<float> packed(size_t(std::max<int64_t>(4, p.b_batches * p.K * ldb)), 0.0f);
+  const int64_t stored_bs = p.K * p.N;  // B's own batch stride, whatever p.b_bs says
+  for (int64_t bb = 0; bb < p.b_batches; ++bb)
+    for (int64_t k = 0; k < p.K; ++k)
+      for (int64_t n = 0; n < p.N; ++n)
+        packed[size_t((bb * p.K + k) * ldb + n)] = float(src[size_t(bb * stored_bs + k * p.b_sk + n * p.b_sn)]);
+  const Tensor t = Tensor::from_vector<float>({int64_t(packed.size())}, packed);
+  return to_storage(t, in.storage, ctx.node.describe() + " packed B");
+}
+
+std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContext& ctx, std::string& why_not) {
+  if (!dtypes_supported(ctx, why_not)) return std::nullopt;
+  const bool gemm = ctx.node.op_type == "Gemm";
+  const DType dtype = ctx.input(0).dtype;
+  VKG_CHECK(ctx.input(1).dtype == dtype, ctx.node.describe() << ": inputs have different types " << dtype_name(dtype)
+                                                             << " and " << dtype_name(ctx.input(1).dtype));
+  if (!is_float_dtype(dtype)) {
+    VKG_CHECK(dtype == DType::Int32 || dtype == DType::Int64 || dtype == DType::UInt32,
+              ctx.node.describe() << ": input type " << dtype_name(dtype)
+                                  << " is not supported (expects a float type or a 32/64-bit integer type)");
+    if (tactic.algorithm == Algorithm::Naive && ctx.arith == Arith::F32) return plan_integer_product(ctx, why_not);
+    why_not = std::string("integer ") + ctx.node.op_type + " runs on gemm.naive.f32 only";
+    return std::nullopt;
+  }
+  if (ctx.arith != Arith::F32 && !ctx.device.fp16()) {
+    why_not = "the device has no fp16 arithmetic and storage";
+    return std::nullopt;
+  }
+
+  Product p = gemm ? gemm_product(ctx) : matmul_product(ctx, 0, 1, true);
+  if (tactic.share_a && ctx.device.subgroup_size == 1) {
+    why_not = "subgroups of one invocation have nothing to share";
+    return std::nullopt;
+  }
+  if (tactic.only_m1 && p.M != 1) {
+    why_not = "GEMV needs M == 1, got M = " + std::to_string(p.M);
+    return std::nullopt;
+  }
+
+  LayerPlan plan;
+  const BindingRef zero = zero_weight(plan);
+  const BindingRef a = bind_input(ctx, plan, 0);
+  BindingRef b;
+  const LayerTensor& b_in = ctx.input(1);
+  if (tactic.algorithm == Algorithm::Reg && b_in.is_constant()) {
+    b = add_weight(plan, pack_b(ctx, p));
+    const int64_t ldb = round_up(p.N, 4);
+    p.b_sk = ldb;
+    p.b_sn = 1;
+    if (p.b_bs != 0 || !p.b_index.empty()) p.b_bs = p.K * ldb;
+  } else {
+    if (tactic.algorithm == Algorithm::Reg && (p.b_sn != 1 || p.N % 4 != 0)) {
+      why_not = "a runtime B must be untransposed with N % 4 == 0 for vec4 rows (N = " + std::to_string(p.N) +
+                "); a constant B is packed";
+      return std::nullopt;
+    }
+    b = bind_input(ctx, plan, 1);
+  }
+
+  // Gemm's C: beta folded into a constant C.
+  uint32_t flags = 0;
+  int64_t c_sm = 0, c_sn = 0;
+  float beta = gemm ? ctx.node.attr_float("beta", 1.0f) : 1.0f;
+  const float alpha = gemm ? ctx.node.attr_float("alpha", 1.0f) : 1.0f;
+  BindingRef c = zero;
+  if (gemm && ctx.has_input(2)) {
+    const LayerTensor& c_in = ctx.input(2);
+    VKG_CHECK(c_in.dtype == dtype, ctx.node.describe() << ": C has type " << dtype_name(c_in.dtype)
+                                                       << " but A has type " << dtype_name(dtype));
+    const std::array<int64_t, 2> c_strides = gemm_c_strides(ctx, p.M, p.N);
+    c_sm = c_strides[0];
+    c_sn = c_strides[1];
+    flags |= kFlagHasC;
+    if (c_in.is_constant()) {
+      std::vector<float> scaled;
+      for (double v : c_in.constant->to_doubles()) scaled.push_back(beta * float(v));
+      if (scaled.empty()) scaled.push_back(0.0f);
+      const Tensor t = Tensor::from_vector<float>({int64_t(scaled.size())}, scaled);
+      c = add_weight(plan, to_storage(t, c_in.storage, ctx.node.describe() + " C"));
+      beta = 1.0f;
+    } else {
+      c = bind_input(ctx, plan, 2);
+    }
+  }
+
+  Dispatch d;
+  d.bindings = {a, b, c, BindingRef::output(0), batch_table(p, plan, zero)};
+  d.push = common_push(p, c_sm, c_sn, flags);
+  d.push.insert(d.push.end(), {float_bits(alpha), float_bits(beta), 0u});
+  const uint64_t outputs = uint64_t(p.batches * p.M * p.N);
+  switch (tactic.algorithm) {
+    case Algorithm::Naive:
+      d.shader = ctx.shader("gemm/naive");
+      d.spec = {{0, kLocalSize}};
+      d.groups = linear_groups(outputs, kLocalSize, ctx.device);
+      break;
+    case Algorithm::Tiled: {
+      const uint32_t t = tactic.block;
+      const uint32_t invocations = t * t;
+      const uint64_t shared = 2ull * invocations * (ctx.arith == Arith::F16 ? 2 : 4);
+      if ((ctx.device.max_workgroup_invocations && invocations > ctx.device.max_workgroup_invocations) ||
+          (ctx.device.max_workgroup_size[0] && invocations > ctx.device.max_workgroup_size[0]) ||
+          (ctx.device.max_shared_memory_bytes && shared > ctx.device.max_shared_memory_bytes)) {
+        why_not = "the device cannot run workgroups of " + std::to_string(invocations) + " invocations with " +
+                  std::to_string(shared) + " bytes of shared memory";
+        return std::nullopt;
+      }
+      d.shader = ctx.shader("gemm/tiled");
+      d.spec = {{0, invocations}, {1, t}};
+      const uint64_t tiles = uint64_t(p.batches * ceil_div(p.M, t) * ceil_div(p.N, t));
+      d.groups = linear_groups(tiles * invocations, invocations, ctx.device);
+      break;
+    }
+    case Algorithm::Reg: {
+      // A as vec4 runs along k: untransposed with K % 4 == 0 (so every row and batch base is aligned).
+      const bool a_vec4 = p.a_sk == 1 && p.a_sm % 4 == 0 && p.a_bs % 4 == 0;
+      // A workgroup owns one row block (uniform A addresses) and kLocalSize column blocks.
+      const int64_t columns = ceil_div(ceil_div(p.N, 4), tactic.col_vecs);
+      d.shader = ctx.shader("gemm/reg");
+      d.spec = {{0, kLocalSize},       {1, tactic.block},
+                {2, a_vec4 ? 1u : 0u}, {3, p.N % 4 == 0 ? 1u : 0u},
+                {4, tactic.col_vecs},  {5, tactic.share_a ? 1u : 0u}};
+      const auto groups = grid_groups(columns, kLocalSize, ceil_div(p.M, tactic.block), p.batches, ctx.device);
+      if (!groups) {
+        why_not = std::to_string(p.N) + " columns need more workgroups than the device allows";
+        return std::nullopt;
+      }
+      d.groups = *groups;
+      break;
+    }
+  }
+  plan.dispatches.push_back(std::move(d));
+  if (!buffers_fit(ctx, plan, why_not)) return std::nullopt;
+  return plan;
+}
+
+void add_float(TacticRegistry& r, const std::string& base, int priority, FloatTactic tactic) {
+  r.add_variants(base, {"MatMul", "Gemm"}, priority, {Arith::F32, Arith::F16, Arith::F16Acc32},
+                 [tactic](const LayerContext& ctx, std::string& why_not) { return plan_float(tactic, ctx, why_not); });
+}
+
+}  // namespace
+
+void register_gemm_tactics(TacticRegistry& r) {
+  // Register blocks (rows x columns per invocation). On lavapipe every element
+  // load is costly and arithmetic is cheap, so larger blocks (more reuse per
+  // load) and A loads shared over a subgroup win, at the price of longer
+  // shader compiles.
+  add_float(r, "gemm.gemv1x4", 5, {Algorithm::Reg, 1, 1, true, false});
+  add_float(r, "gemm.sgreg16x4", 8, {Algorithm::Reg, 16, 1, false, true});
+  add_float(r, "gemm.sgreg16x8", 9, {Algorithm::Reg, 16, 2, false, true});
+  add_float(r, "gemm.reg16x8", 10, {Algorithm::Reg, 16, 2, false, false});
+  add_float(r, "gemm.reg16x4", 11, {Algorithm::Reg, 16, 1, false, false});
+  add_float(r, "gemm.reg4x4", 12, {Algorithm::Reg, 4, 1, false, false});
+  add_float(r, "gemm.naive", 20, {Algorithm::Naive, 1, 1, false, false});
+  add_float(r, "gemm.tiled16x16", 30, {Algorithm::Tiled, 16, 1, false, false});
+  add_float(r, "gemm.tiled8x8", 31, {Algorithm::Tiled, 8, 1, false, false});
+  r.add_variants("matmul_integer.naive", {"MatMulInteger"}, 20, {Arith::F32}, plan_matmul_integer);
+  r.add_variants("qlinear_matmul.naive", {"QLinearMatMul"}, 20, {Arith::F32}, plan_qlinear_matmul);
+}
 
 }  // namespace vkg
