@@ -73,8 +73,10 @@ class TestEngineFiles(CliTestCase):
 
     def test_truncated_engine_is_a_clear_error(self):
         self.vkgraphy("convert", model("matmul_2layer.onnx"), "-o", "m.engine", "--builder-optimization-level", "0")
-        data = open(self.path("m.engine"), "rb").read()
-        open(self.path("cut.engine"), "wb").write(data[: len(data) // 2])
+        with open(self.path("m.engine"), "rb") as f:
+            data = f.read()
+        with open(self.path("cut.engine"), "wb") as f:
+            f.write(data[: len(data) // 2])
         out = self.vkgraphy("run", "cut.engine", "--vk", expect=3)
         self.assertEqual(out.count("[E]"), 1, out)
 
@@ -86,9 +88,9 @@ class TestReplayAndCache(CliTestCase):
         for run in ("1", "2"):
             self.vkgraphy("run", path, "--vk", "--load-tactics", "replay.json", "--save-tactics", f"again{run}.json",
                           "--save-outputs", f"out{run}.json")
-        first = json.load(open(self.path("replay.json")))
+        first = self.read_json("replay.json")
         for run in ("1", "2"):
-            again = json.load(open(self.path(f"again{run}.json")))
+            again = self.read_json(f"again{run}.json")
             self.assertEqual([(l["name"], l["tactic"], l["precision"]) for l in first["layers"]],
                              [(l["name"], l["tactic"], l["precision"]) for l in again["layers"]])
         # Bit-identical: compare the two saved results with zero tolerance.
@@ -96,14 +98,14 @@ class TestReplayAndCache(CliTestCase):
                             "--atol", "0", "--rtol", "0")
         self.assertIn("PASSED", out)
         def outputs(name):
-            return [it["outputs"] for _, iterations in json.load(open(self.path(name)))["lst"] for it in iterations]
+            return [it["outputs"] for _, iterations in self.read_json(name)["lst"] for it in iterations]
 
         self.assertEqual(outputs("out1.json"), outputs("out2.json"))
 
     def test_replay_layers_record_every_candidate(self):
         self.vkgraphy("convert", model("matmul_2layer.onnx"), "-o", "m.engine", "--save-tactics", "r.json",
                       "--builder-optimization-level", "5")
-        replay = json.load(open(self.path("r.json")))
+        replay = self.read_json("r.json")
         for layer in replay["layers"]:
             self.assertGreater(len(layer["candidates"]), 2)
             self.assertIn(layer["tactic"], [c["tactic"] for c in layer["candidates"]])
@@ -111,16 +113,16 @@ class TestReplayAndCache(CliTestCase):
     def test_bad_replays_are_clear_errors(self):
         path = model("matmul_2layer.onnx")
         self.vkgraphy("convert", path, "-o", "m.engine", "--save-tactics", "r.json", "--builder-optimization-level", "0")
-        replay = json.load(open(self.path("r.json")))
+        replay = self.read_json("r.json")
         replay["layers"][0]["tactic"] = "no.such.tactic.f32"
-        json.dump(replay, open(self.path("bad.json"), "w"))
+        self.write_json("bad.json", replay)
         out = self.vkgraphy("convert", path, "-o", "x.engine", "--load-tactics", "bad.json", expect=3)
         self.assertIn("no.such.tactic.f32", out)
         self.assertFalse(os.path.exists(self.path("x.engine")))
         # A replay that does not name a layer: a warning, and the layer is timed.
-        replay = json.load(open(self.path("r.json")))
+        replay = self.read_json("r.json")
         missing = replay["layers"].pop(0)["name"]
-        json.dump(replay, open(self.path("partial.json"), "w"))
+        self.write_json("partial.json", replay)
         out = self.vkgraphy("convert", path, "-o", "y.engine", "--load-tactics", "partial.json")
         self.assertIn(f"does not name layer '{missing}'", out)
 
@@ -132,7 +134,8 @@ class TestReplayAndCache(CliTestCase):
                             "--error-on-timing-cache-miss")
         self.assertIn(" 0 tactic(s) timed", out)
         # A corrupt cache is a warning and a miss, never an error.
-        open(self.path("bad.json"), "w").write("{ not json")
+        with open(self.path("bad.json"), "w") as f:
+            f.write("{ not json")
         out = self.vkgraphy("convert", path, "-o", "c.engine", "--load-timing-cache", "bad.json")
         self.assertIn("[W]", out)
         self.vkgraphy("convert", path, "-o", "d.engine", "--load-timing-cache", "bad.json",
@@ -145,14 +148,14 @@ class TestSelection(CliTestCase):
         for name in ("a", "b"):
             self.vkgraphy("convert", path, "-o", f"{name}.engine", "--tactic-selection", "random:7",
                           "--save-tactics", f"{name}.json")
-        a, b = json.load(open(self.path("a.json"))), json.load(open(self.path("b.json")))
+        a, b = self.read_json("a.json"), self.read_json("b.json")
         self.assertEqual([l["tactic"] for l in a["layers"]], [l["tactic"] for l in b["layers"]])
         self.vkgraphy("run", path, "--vk", "--ref", "--load-tactics", "a.json")
 
     def test_allow_and_deny_globs(self):
         path = model("matmul_2layer.onnx")
         self.vkgraphy("convert", path, "-o", "a.engine", "--tactics-allow", "gemm.naive.*", "--save-tactics", "a.json")
-        self.assertEqual({l["tactic"] for l in json.load(open(self.path("a.json")))["layers"]}, {"gemm.naive.f32"})
+        self.assertEqual({l["tactic"] for l in self.read_json("a.json")["layers"]}, {"gemm.naive.f32"})
         out = self.vkgraphy("convert", path, "-o", "b.engine", "--tactics-deny", "gemm.*", expect=3)
         self.assertIn("no tactic can serve", out)
 
@@ -168,7 +171,7 @@ class TestCompareAndMeasure(CliTestCase):
     def test_faulty_tactic_shows_the_first_diverging_layer(self):
         path = vk_model("cnn.onnx")
         self.vkgraphy("convert", path, "-o", "a.engine", "--save-tactics", "r.json", "--builder-optimization-level", "0")
-        layers = json.load(open(self.path("r.json")))["layers"]
+        layers = self.read_json("r.json")["layers"]
         pool = next(l for l in layers if l["name"] == "pool")
         env = {"VKGRAPHY_FAULTY_TACTICS": pool["tactic"]}
         out = self.vkgraphy("run", path, "--vk", "--ref", "--load-tactics", "r.json", "--vk-outputs", "mark", "all",

@@ -1,4 +1,5 @@
 """Shared helpers for the command-line scenario tests (run by ctest, see tests/CMakeLists.txt)."""
+import json
 import os
 import subprocess
 import tempfile
@@ -33,6 +34,14 @@ class CliTestCase(unittest.TestCase):
 
     def path(self, name):
         return os.path.join(self.tmp, name)
+
+    def read_json(self, name):
+        with open(self.path(name)) as f:
+            return json.load(f)
+
+    def write_json(self, name, value):
+        with open(self.path(name), "w") as f:
+            json.dump(value, f)
 
     def vkgraphy(self, *args, expect=0, timeout=300, env=None):
         full_env = dict(os.environ, **(env or {}))

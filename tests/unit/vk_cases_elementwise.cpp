@@ -34,13 +34,6 @@ template <class T> Tensor integers(const Shape& shape, uint32_t seed, int64_t lo
   return Tensor::from_vector<T>(shape, v);
 }
 
-Tensor bools(const Shape& shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  Tensor t(DType::Bool, shape);
-  for (int64_t i = 0; i < t.size(); ++i) t.data<bool>()[i] = (rng() & 1) != 0;
-  return t;
-}
-
 Tensor floats(const Shape& shape, std::vector<float> v) { return Tensor::from_vector<float>(shape, v); }
 
 VkCase with_opset(VkCase c, int64_t opset) {

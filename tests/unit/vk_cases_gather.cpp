@@ -22,23 +22,6 @@ template <class T = int64_t> Tensor indices(const Shape& shape, int64_t dim, uin
   return Tensor::from_vector<T>(shape, v);
 }
 
-template <class T> Tensor integers(const Shape& shape, uint32_t seed, int lo, int hi) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(lo, hi);
-  std::vector<T> v(size_t(num_elements(shape)));
-  for (T& x : v) x = T(dist(rng));
-  return Tensor::from_vector<T>(shape, v);
-}
-
-Tensor bools(const Shape& shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<uint8_t> raw(size_t(num_elements(shape)));
-  for (uint8_t& b : raw) b = uint8_t(rng() & 1);
-  Tensor t(DType::Bool, shape);
-  for (size_t i = 0; i < raw.size(); ++i) t.data<bool>()[i] = raw[i] != 0;
-  return t;
-}
-
 Tensor i64s(const std::vector<int64_t>& v) { return Tensor::from_vector<int64_t>({int64_t(v.size())}, v); }
 Tensor f32s(const std::vector<float>& v) { return Tensor::from_vector<float>({int64_t(v.size())}, v); }
 

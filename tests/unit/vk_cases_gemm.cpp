@@ -13,14 +13,6 @@ namespace {
 // Inputs in [-1, 1): products stay O(sqrt(K)).
 Tensor floats(const Shape& shape, uint32_t seed) { return random_floats(shape, seed, -1.0f, 1.0f); }
 
-template <class T> Tensor integers(const Shape& shape, uint32_t seed, int lo, int hi) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(lo, hi);
-  std::vector<T> v(size_t(num_elements(shape)));
-  for (T& x : v) x = T(dist(rng));
-  return Tensor::from_vector<T>(shape, v);
-}
-
 template <class T> Tensor one(T v) { return Tensor::scalar<T>(v); }
 
 // fp16 tolerance for a float product with inner size k of values in [-1, 1):

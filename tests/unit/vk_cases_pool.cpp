@@ -25,14 +25,6 @@ Tensor tied_floats(const Shape& shape, uint32_t seed, int lo = -20, int hi = 20)
   return Tensor::from_vector<float>(shape, v);
 }
 
-template <class T> Tensor integers(const Shape& shape, uint32_t seed, int lo, int hi) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(lo, hi);
-  std::vector<T> v(size_t(num_elements(shape)));
-  for (T& x : v) x = T(dist(rng));
-  return Tensor::from_vector<T>(shape, v);
-}
-
 Tensor int64s(const Shape& shape, std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(shape, v); }
 
 Attrs window(std::vector<int64_t> kernel, std::vector<int64_t> strides = {}, std::vector<int64_t> pads = {}) {

@@ -35,14 +35,6 @@ Tensor tied_floats(const Shape& shape, uint32_t seed, int lo = -20, int hi = 20)
   return Tensor::from_vector<float>(shape, v);
 }
 
-template <class T> Tensor integers(const Shape& shape, uint32_t seed, int lo, int hi) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(lo, hi);
-  std::vector<T> v(size_t(num_elements(shape)));
-  for (T& x : v) x = T(dist(rng));
-  return Tensor::from_vector<T>(shape, v);
-}
-
 Tensor axes_tensor(std::vector<int64_t> axes) {
   const int64_t n = int64_t(axes.size());
   return Tensor::from_vector<int64_t>({n}, axes);

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <utility>
@@ -69,6 +70,23 @@ VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic);
 // Empty when every output of `run` matches within the case's tolerances for
 // `precision`; otherwise a description of the first mismatches.
 std::string compare_case_outputs(const VkCase& c, const VkCaseRun& run, Precision precision);
+
+// Uniform random integers in [lo, hi] as a tensor of T, reproducible from `seed`.
+template <class T> Tensor integers(const Shape& shape, uint32_t seed, int lo, int hi) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> dist(lo, hi);
+  std::vector<T> v(size_t(num_elements(shape)));
+  for (T& x : v) x = T(dist(rng));
+  return Tensor::from_vector<T>(shape, v);
+}
+
+// Random booleans, reproducible from `seed`.
+inline Tensor bools(const Shape& shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Tensor t(DType::Bool, shape);
+  for (int64_t i = 0; i < t.size(); ++i) t.data<bool>()[i] = (rng() & 1) != 0;
+  return t;
+}
 
 // Convenience for family tests: a case from one node whose inputs are named in0..
 // and outputs out0.., given the input values (nullopt: omitted).
