@@ -1,6 +1,7 @@
 #include "runtime/vulkan/plan_timer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <sstream>
 
@@ -14,6 +15,7 @@ namespace vkg::vk {
 namespace {
 
 constexpr double kSlowRunNs = 20e6;
+constexpr std::chrono::milliseconds kProbeTimeout{120000};
 
 // Deterministic, harmless contents for timing: small floats, zero integers.
 std::vector<std::byte> fill_pattern(StorageType s, uint64_t elements) {
@@ -113,16 +115,20 @@ std::vector<double> VulkanPlanTimer::time(const LayerPlan& plan, const std::vect
     }
   };
 
-  // One probe run decides how many samples fit in the budget.
+  // One probe run decides how many samples fit in the budget. A timeout poisons
+  // the device for the rest of the build, so the probe (which also pays the
+  // driver's pipeline compilation on lavapipe) gets a generous limit and the
+  // sampled runs a limit scaled from the probe.
   std::vector<std::pair<uint32_t, uint32_t>> marks;
+  double probe_ns = 0;
   {
     ComputeCommands probe(device_, 2);
     probe.begin();
     record_runs(probe, 1, true, marks);
-    probe.submit_and_wait();
-    const double ns = probe.elapsed_ns(marks[0].first, marks[0].second);
-    if (ns > kSlowRunNs) {
-      samples = std::clamp(int(4 * kSlowRunNs / ns), 1, samples);
+    probe.submit_and_wait(kProbeTimeout);
+    probe_ns = probe.elapsed_ns(marks[0].first, marks[0].second);
+    if (probe_ns > kSlowRunNs) {
+      samples = std::clamp(int(4 * kSlowRunNs / probe_ns), 1, samples);
       warmup = 0;
     }
   }
@@ -131,7 +137,8 @@ std::vector<double> VulkanPlanTimer::time(const LayerPlan& plan, const std::vect
   cmd.begin();
   record_runs(cmd, warmup, false, marks);
   record_runs(cmd, samples, true, marks);
-  cmd.submit_and_wait();
+  const auto expected = std::chrono::milliseconds(int64_t(4 * probe_ns * (warmup + samples) / 1e6));
+  cmd.submit_and_wait(std::max(ComputeCommands::kDefaultTimeout, expected));
   std::vector<double> out;
   for (const auto& [a, b] : marks) out.push_back(cmd.elapsed_ns(a, b));
   return out;

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
+
+#include "runtime/reference/kernel.h"
 
 #include "runtime/core/error.h"
 #include "tests/unit/vk_test_util.h"
@@ -61,6 +64,24 @@ INSTANTIATE_TEST_SUITE_P(Vulkan, TacticConformance, ::testing::ValuesIn(tactic_n
                            return name;
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TacticConformance);
+
+}  // namespace
+}  // namespace vkg::test
+
+namespace vkg::test {
+namespace {
+
+// Every op the reference backend runs also runs on Vulkan: it has a tactic, or
+// the builder computes it at build time (its result follows from constants and
+// static shapes). NonZero's output shape depends on its data: only a constant
+// NonZero (folded at build time) can be part of an engine.
+TEST(TacticCoverage, EveryReferenceOpRunsOnVulkan) {
+  const std::set<std::string> folded = {"Constant", "Shape", "Size", "NonZero"};
+  for (const std::string& op : OpRegistry::reference().op_types()) {
+    if (folded.count(op)) continue;
+    EXPECT_FALSE(TacticRegistry::builtin().for_op(op).empty()) << op << " has a reference kernel but no tactic";
+  }
+}
 
 }  // namespace
 }  // namespace vkg::test
