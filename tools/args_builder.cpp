@@ -113,6 +113,10 @@ BuildResult BuilderArgs::build(const Graph& graph, vk::Context& ctx, std::vector
   BuilderConfig c = config();
   c.mark_outputs = std::move(mark_outputs);
   c.mark_all = mark_all;
+  return build_with(graph, ctx, std::move(c));
+}
+
+BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, BuilderConfig c) {
   const vk::DeviceInfo& info = ctx.device().info();
   std::unique_ptr<vk::VulkanPlanTimer> timer;
   if (info.timestamps()) timer = std::make_unique<vk::VulkanPlanTimer>(ctx.device());

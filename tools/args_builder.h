@@ -30,6 +30,12 @@ class BuilderArgs {
   // and writes the files asked for (--save-tactics, --save-timing-cache).
   BuildResult build(const Graph& graph, vk::Context& ctx, std::vector<std::string> mark_outputs = {},
                     bool mark_all = false);
+  // The same with a configuration the caller adjusted (the debug tools pin layers per iteration).
+  BuildResult build_with(const Graph& graph, vk::Context& ctx, BuilderConfig config);
+
+  bool fp16() const { return fp16_; }
+  // Whether --precision-constraints was given (tools with another default use theirs otherwise).
+  bool precision_constraints_given() const { return !precision_constraints_.empty(); }
 
  private:
   bool fp16_ = false;

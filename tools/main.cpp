@@ -5,6 +5,7 @@
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
 #include "runtime/core/version.h"
+#include "tools/args_debug.h"
 #include "tools/args_logging.h"
 #include "tools/args_vulkan.h"
 #include "tools/tools.h"
@@ -32,8 +33,10 @@ int main(int argc, char** argv) {
   tools::add_convert_tool(app);
   tools::add_inspect_tool(app);
   tools::add_surgeon_tool(app);
+  tools::add_debug_tool(app);
 
   try {
+    argc = tools::split_check_command(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);

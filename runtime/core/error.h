@@ -21,6 +21,13 @@ enum ExitCode : int {
   kExitUsage = 2,         // bad command line
   kExitInvalidInput = 3,  // a model, data or other input file is missing, malformed or unsupported
   kExitInternal = 4,      // an unexpected internal failure
+  // The debug tools say what they found (docs/debug.md, "Exit codes"):
+  kExitDebugMixed = 5,        // build/repeat: some iterations passed and some failed
+  kExitDebugAllFailed = 6,    // build/repeat: every iteration failed
+  kExitDebugNoFailure = 7,    // reduce: the original model passes the check, so there is nothing to reduce
+  kExitDebugNotFound = 8,     // reduce: no failing subgraph; precision: no configuration passes;
+                              // diff-tactics: cannot tell which tactic is to blame
+  kExitInterrupted = 130,     // stopped by Ctrl-C (SIGINT) or by the end of interactive input
 };
 
 }  // namespace vkg

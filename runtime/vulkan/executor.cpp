@@ -6,6 +6,7 @@
 
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
+#include "runtime/engine/tactic.h"
 #include "runtime/vulkan/compute_commands.h"
 #include "runtime/vulkan/shader_table.h"
 
@@ -91,8 +92,8 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
           pipeline_for(d.shader, d.spec, uint32_t(d.bindings.size()), uint32_t(d.push.size()), words->second);
       layers_[li].steps.push_back({&p, std::make_unique<DescriptorSet>(device, p, buffers), &d});
     }
-    const bool faulty = std::find(options_.faulty_tactics.begin(), options_.faulty_tactics.end(), layer.tactic) !=
-                        options_.faulty_tactics.end();
+    const bool faulty = std::any_of(options_.faulty_tactics.begin(), options_.faulty_tactics.end(),
+                                    [&](const std::string& pattern) { return glob_match(pattern, layer.tactic); });
     if (!faulty) continue;
     VKG_WARNING("VKGRAPHY_FAULTY_TACTICS: layer '" << layer.name << "' (tactic " << layer.tactic
                                                    << ") will produce wrong results on purpose");

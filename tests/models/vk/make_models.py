@@ -10,6 +10,9 @@
                      MatMul/Softmax), residuals, a GELU (Erf) feed-forward block.
   fp16_overflow.onnx A MatMul whose outputs exceed the fp16 range (about 1e5)
                      followed by a scale back down: correct in fp32, inf in fp16.
+  branchy.onnx       Four branches from one input (MatMul+Relu, Softmax, Sigmoid,
+                     Tanh) joined by Add and Mul, two outputs: the model the
+                     `debug reduce` workflow reduces to its Softmax.
   near_tie.onnx      Eight independent elementwise/MatMul branches whose tactics
                      run within a few percent of each other (for the replay bench).
 """
@@ -157,8 +160,25 @@ def near_tie(branches=8):
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "near_tie.onnx")
 
 
+def branchy():
+    r = np.random.default_rng(1)
+    inits = [numpy_helper.from_array((r.standard_normal([32, 32]) * 0.2).astype(np.float32), "w")]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"], name="mm"),
+             helper.make_node("Relu", ["mm"], ["mm_relu"], name="mm_relu"),
+             helper.make_node("Softmax", ["x"], ["soft"], name="soft", axis=1),
+             helper.make_node("Sigmoid", ["x"], ["gate"], name="gate"),
+             helper.make_node("Add", ["mm_relu", "soft"], ["mix"], name="mix"),
+             helper.make_node("Mul", ["mix", "gate"], ["y1"], name="y1"),
+             helper.make_node("Tanh", ["gate"], ["y2"], name="side")]
+    graph = helper.make_graph(nodes, "branchy", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 32])],
+                              [helper.make_tensor_value_info("y1", TensorProto.FLOAT, [4, 32]),
+                               helper.make_tensor_value_info("y2", TensorProto.FLOAT, [4, 32])], inits)
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "branchy.onnx")
+
+
 if __name__ == "__main__":
     cnn()
     transformer()
     fp16_overflow()
     near_tie()
+    branchy()

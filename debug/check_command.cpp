@@ -1,0 +1,215 @@
+#include "debug/check_command.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <regex>
+
+#include "runtime/core/error.h"
+#include "runtime/core/logger.h"
+
+namespace vkg::debug {
+
+namespace {
+
+volatile sig_atomic_t g_interrupts = 0;
+struct sigaction g_previous_sigint {};
+
+void on_sigint(int) {
+  g_interrupts = g_interrupts + 1;
+  if (g_interrupts >= 2) _exit(kExitInterrupted);
+  static const char kMessage[] = "\n[W] Interrupted: stopping after cleaning up (press Ctrl-C again to quit at once)\n";
+  [[maybe_unused]] const ssize_t n = write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+}
+
+std::vector<std::regex> compile_regexes(const std::vector<std::string>& texts) {
+  std::vector<std::regex> out;
+  for (const std::string& text : texts) {
+    try {
+      out.emplace_back(text, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      VKG_THROW("--fail-regex: '" << text << "' is not a valid regular expression (" << e.what() << ")");
+    }
+  }
+  return out;
+}
+
+bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+std::string join_command(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const std::string& a : argv) {
+    if (!s.empty()) s += ' ';
+    const bool quote = a.empty() || a.find_first_of(" \t\"'\\$") != std::string::npos;
+    s += quote ? "'" + a + "'" : a;
+  }
+  return s;
+}
+
+void kill_group(pid_t pid) {
+  kill(-pid, SIGKILL);
+  kill(pid, SIGKILL);
+}
+
+}  // namespace
+
+bool check_passed(const CheckOptions& options, int exit_code, const std::string& output) {
+  if (contains(options.ignore_fail_codes, exit_code)) return true;
+  std::optional<bool> regex_matched;
+  if (!options.fail_regexes.empty()) {
+    regex_matched = false;
+    for (const std::regex& re : compile_regexes(options.fail_regexes))
+      if (std::regex_search(output, re)) regex_matched = true;
+  }
+  bool failed;
+  if (!options.fail_codes.empty())
+    failed = contains(options.fail_codes, exit_code) && regex_matched.value_or(true);
+  else
+    failed = regex_matched.has_value() ? *regex_matched : exit_code != 0;
+  return !failed;
+}
+
+CheckCommand::CheckCommand(CheckOptions options) : options_(std::move(options)) {
+  compile_regexes(options_.fail_regexes);
+  VKG_CHECK(options_.timeout_s >= 0, "--check-timeout must not be negative");
+  for (int code : options_.fail_codes)
+    VKG_CHECK(!contains(options_.ignore_fail_codes, code),
+              "exit code " << code << " is given to both --fail-code and --ignore-fail-code");
+}
+
+CheckResult CheckCommand::run(const std::string& artifact) const {
+  if (interactive()) return ask(artifact);
+  VKG_INFO("Running check command: " << join_command(options_.command));
+  CheckResult r = run_command();
+  r.passed = !r.timed_out && check_passed(options_, r.exit_code, r.output);
+  if (r.timed_out) VKG_ERROR("The check command ran longer than --check-timeout " << options_.timeout_s << " s and was killed");
+  if (options_.show_output || (!r.passed && !options_.hide_fail_output)) {
+    std::string text = r.output;
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    VKG_INFO("========== CHECK OUTPUT (exit code " << r.exit_code << ") ==========\n" << text);
+  }
+  return r;
+}
+
+CheckResult CheckCommand::ask(const std::string& artifact) const {
+  std::cout << ">>> Did '" << (artifact.empty() ? std::string("this iteration") : artifact) << "' [p]ass or [f]ail? "
+            << std::flush;
+  for (;;) {
+    std::string line;
+    const bool got = static_cast<bool>(std::getline(std::cin, line));
+    if (interrupt_requested()) throw StopRequested{"interrupted"};
+    if (!got) {
+      std::cout << "\n";
+      throw StopRequested{"end of input"};
+    }
+    const size_t first = line.find_first_not_of(" \t\r");
+    const char c = first == std::string::npos ? '\0' : static_cast<char>(std::tolower(line[first]));
+    if (c == 'p' || c == 'f') return CheckResult{c == 'p', c == 'p' ? 0 : 1, false, ""};
+    std::cout << ">>> Please answer 'p' (pass) or 'f' (fail): " << std::flush;
+  }
+}
+
+CheckResult CheckCommand::run_command() const {
+  int out_pipe[2];
+  int exec_pipe[2];  // reports an exec failure to the parent (closed on successful exec)
+  VKG_CHECK(pipe2(out_pipe, O_CLOEXEC) == 0 && pipe2(exec_pipe, O_CLOEXEC) == 0,
+            "cannot create a pipe for the check command: " << std::strerror(errno));
+  std::vector<char*> argv;
+  for (const std::string& a : options_.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(out_pipe[0]), close(out_pipe[1]), close(exec_pipe[0]), close(exec_pipe[1]);
+    VKG_THROW("cannot start the check command: fork failed: " << std::strerror(errno));
+  }
+  if (pid == 0) {
+    // Own process group, so a timeout kills everything it started and the
+    // terminal's Ctrl-C reaches only vkgraphy (which then stops the check).
+    setpgid(0, 0);
+    signal(SIGINT, SIG_DFL);
+    const int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+    dup2(out_pipe[1], STDOUT_FILENO);
+    dup2(out_pipe[1], STDERR_FILENO);
+    execvp(argv[0], argv.data());
+    const int err = errno;
+    [[maybe_unused]] const ssize_t n = write(exec_pipe[1], &err, sizeof(err));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(out_pipe[1]);
+  close(exec_pipe[1]);
+
+  CheckResult r;
+  const auto start = std::chrono::steady_clock::now();
+  bool killed_for_interrupt = false;
+  char buffer[65536];
+  for (;;) {
+    int wait_ms = 200;
+    if (options_.timeout_s > 0) {
+      const double left =
+          options_.timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (left <= 0) {
+        r.timed_out = true;
+        kill_group(pid);
+        break;
+      }
+      wait_ms = std::min(wait_ms, static_cast<int>(left * 1000) + 1);
+    }
+    if (interrupt_requested()) {
+      killed_for_interrupt = true;
+      kill_group(pid);
+      break;
+    }
+    pollfd p{out_pipe[0], POLLIN, 0};
+    const int ready = poll(&p, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    const ssize_t n = read(out_pipe[0], buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // end of output: the command (and everything holding the pipe) finished
+    r.output.append(buffer, static_cast<size_t>(n));
+  }
+  // Drain what is left without blocking on grandchildren that keep the pipe open.
+  fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
+  for (ssize_t n; (n = read(out_pipe[0], buffer, sizeof(buffer))) > 0;) r.output.append(buffer, static_cast<size_t>(n));
+  close(out_pipe[0]);
+
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  int exec_errno = 0;
+  const bool exec_failed = read(exec_pipe[0], &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno);
+  close(exec_pipe[0]);
+  VKG_CHECK(!exec_failed, "the check command '" << options_.command[0] << "' cannot be run: " << std::strerror(exec_errno));
+  if (killed_for_interrupt) throw StopRequested{"interrupted"};
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (WIFSIGNALED(status) && !r.timed_out)
+    r.output += "\n[check command killed by signal " + std::to_string(WTERMSIG(status)) + "]\n";
+  return r;
+}
+
+InterruptGuard::InterruptGuard() {
+  g_interrupts = 0;
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: blocking reads return EINTR so the loop notices
+  sigaction(SIGINT, &sa, &g_previous_sigint);
+}
+
+InterruptGuard::~InterruptGuard() { sigaction(SIGINT, &g_previous_sigint, nullptr); }
+
+bool interrupt_requested() { return g_interrupts > 0; }
+
+}  // namespace vkg::debug

@@ -1,0 +1,150 @@
+#include "debug/iteration_loop.h"
+
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/core/error.h"
+#include "runtime/core/file_io.h"
+#include "runtime/core/logger.h"
+
+namespace vkg::debug {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string seconds_text(double s) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(s < 10 ? 2 : 1) << s << " s";
+  return os.str();
+}
+
+void remove_quietly(const std::string& path) {
+  std::error_code ec;
+  if (!path.empty() && fs::exists(fs::symlink_status(path, ec))) {
+    fs::remove_all(path, ec);
+    if (ec) VKG_WARNING("Could not remove " << path << ": " << ec.message());
+  }
+}
+
+}  // namespace
+
+IterationLoop::IterationLoop(std::string tool, IterationOptions options)
+    : tool_(std::move(tool)),
+      options_(std::move(options)),
+      check_(options_.check),
+      sorter_(options_.artifacts, options_.art_dir) {
+  replay_.tool = tool_;
+  if (!options_.load_replay.empty()) {
+    loaded_ = load_debug_replay(options_.load_replay);
+    if (loaded_.tool != tool_)
+      VKG_WARNING("Debug replay " << options_.load_replay << " was written by 'debug " << loaded_.tool
+                                  << "', not 'debug " << tool_ << "': its entries may not apply");
+    VKG_INFO("Loaded debug replay " << options_.load_replay << " (" << loaded_.iterations.size() << " iteration(s))");
+  }
+  if (!options_.iter_artifact.empty()) {
+    VKG_CHECK(!fs::exists(fs::symlink_status(options_.iter_artifact)),
+              "'" << options_.iter_artifact
+                  << "' already exists; refusing to overwrite it. Remove it or choose another path with --iter-artifact");
+  }
+  if (check_.interactive()) VKG_START("Starting an interactive debugging session since no --check command was given");
+}
+
+void IterationLoop::log_running(const std::string& description, std::optional<int> remaining) const {
+  std::ostringstream os;
+  os << "RUNNING | Iteration " << iterations_;
+  if (!description.empty()) os << " | " << description;
+  if (remaining) {
+    os << " | about " << *remaining << " iteration(s) remaining";
+    if (checked_ > 0 && *remaining > 0) os << " (~" << seconds_text(seconds_checked_ / checked_ * *remaining) << ")";
+  }
+  VKG_START(os.str());
+}
+
+void IterationLoop::save_replay(const std::string& path) const {
+  if (path.empty()) return;
+  save_debug_replay(path, replay_);
+}
+
+bool IterationLoop::run(const std::string& description, const std::function<void()>& make,
+                        std::optional<int> remaining) {
+  if (interrupt_requested()) throw StopRequested{"interrupted"};
+  const int index = iterations_;
+  log_running(description, remaining);
+  const auto start = std::chrono::steady_clock::now();
+  bool passed = false;
+
+  const ReplayEntry* replayed = loaded_.find(index);
+  if (replayed && !replayed->description.empty() && replayed->description != description) {
+    VKG_WARNING("Debug replay entry for iteration " << index << " was for '" << replayed->description
+                                                    << "', not for this iteration: checking it again");
+    replayed = nullptr;
+  }
+  if (replayed) {
+    passed = replayed->passed;
+    VKG_INFO("Result from debug replay " << options_.load_replay << ": " << (passed ? "passed" : "failed"));
+    replay_.set(ReplayEntry{index, passed, description});
+    save_replay(options_.save_replay);
+  } else {
+    struct Cleanup {
+      const IterationOptions& o;
+      ~Cleanup() {
+        if (o.remove_intermediate) remove_quietly(o.iter_artifact);
+        remove_quietly(o.iter_info);
+      }
+    } cleanup{options_};
+    if (!options_.iter_info.empty()) {
+      nlohmann::ordered_json info = {{"iteration", index}, {"tool", tool_}, {"description", description}};
+      if (!options_.iter_artifact.empty()) info["iter_artifact"] = options_.iter_artifact;
+      write_file_atomically(options_.iter_info, info.dump(2) + "\n", "iteration info");
+    }
+    make();
+    if (interrupt_requested()) throw StopRequested{"interrupted"};
+    // Written first with this iteration failed: if the check crashes the
+    // machine or hangs, loading this replay skips past it.
+    if (!options_.save_replay.empty()) {
+      DebugReplay skip = replay_;
+      skip.set(ReplayEntry{index, false, description});
+      save_debug_replay(skip_current_path(options_.save_replay), skip);
+    }
+    const CheckResult result = check_.run(options_.iter_artifact);
+    passed = result.passed;
+    sorter_.sort(passed, index);
+    replay_.set(ReplayEntry{index, passed, description});
+    save_replay(options_.save_replay);
+    seconds_checked_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++checked_;
+  }
+  ++iterations_;
+  if (passed) ++passed_;
+  const std::string duration =
+      seconds_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (passed)
+    VKG_FINISH("PASSED | Iteration " << index << " | Duration " << duration);
+  else
+    VKG_ERROR("FAILED | Iteration " << index << " | Duration " << duration);
+  return passed;
+}
+
+void IterationLoop::log_summary() const {
+  std::ostringstream rate;
+  rate << std::fixed << std::setprecision(1) << (iterations_ ? 100.0 * passed_ / iterations_ : 0.0);
+  VKG_FINISH("Finished " << iterations_ << " iteration(s) | Passed: " << passed_ << "/" << iterations_
+                         << " | Pass Rate: " << rate.str() << "%");
+}
+
+bool run_interruptible(const std::function<void()>& body) {
+  InterruptGuard guard;
+  try {
+    body();
+    return true;
+  } catch (const StopRequested& stop) {
+    VKG_WARNING("Stopped (" << stop.why << "): artifacts sorted so far and the debug replay are kept");
+    return false;
+  }
+}
+
+}  // namespace vkg::debug

@@ -1,0 +1,75 @@
+// The loop every debug tool runs (Polygraphy's IterativeDebugArgs):
+//   make the iteration's artifact -> run the --check -> sort --artifacts,
+// with the debug replay, --iter-info, the intermediate artifact's clean-up,
+// RUNNING/PASSED/FAILED logs and the final summary line. The tools decide
+// what each iteration builds and when to stop (markers, --until); this class
+// runs one iteration at a time for them.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "debug/artifact_sorter.h"
+#include "debug/check_command.h"
+#include "debug/debug_replay.h"
+
+namespace vkg::debug {
+
+struct IterationOptions {
+  CheckOptions check;
+  std::vector<std::string> artifacts;           // --artifacts
+  std::string art_dir = "vkgraphy_artifacts";   // --art-dir
+  std::string iter_artifact;                    // --iter-artifact ("" when the tool has none)
+  bool remove_intermediate = true;              // false: --no-remove-intermediate
+  std::string iter_info;                        // --iter-info ("" for none)
+  std::string save_replay = "vkgraphy_debug_replay.json";  // --save-debug-replay ("" for none)
+  std::string load_replay;                      // --load-debug-replay
+};
+
+class IterationLoop {
+ public:
+  // Loads the replay to follow (throws Error on a bad one) and refuses an
+  // --iter-artifact path that exists (it would be overwritten and removed).
+  IterationLoop(std::string tool, IterationOptions options);
+
+  // Runs iteration number iterations(): writes --iter-info, calls `make` (which
+  // writes the intermediate artifact), checks it, sorts the artifacts and
+  // records the result. `description` says what this iteration tries; a
+  // replayed iteration with the same description is not made or checked.
+  // `remaining` is the tool's estimate of the iterations left after this one.
+  // Returns whether it passed. Throws StopRequested on Ctrl-C or end of
+  // interactive input (the replay of the finished iterations is saved).
+  bool run(const std::string& description, const std::function<void()>& make, std::optional<int> remaining = {});
+
+  int iterations() const { return iterations_; }
+  int passed() const { return passed_; }
+  // "Finished N iteration(s) | Passed: p/N | Pass Rate: x%" (logged once).
+  void log_summary() const;
+  // The iteration artifact path as the check sees it.
+  const std::string& iter_artifact() const { return options_.iter_artifact; }
+  const IterationOptions& options() const { return options_; }
+
+ private:
+  void save_replay(const std::string& path) const;
+  void log_running(const std::string& description, std::optional<int> remaining) const;
+
+  std::string tool_;
+  IterationOptions options_;
+  CheckCommand check_;
+  ArtifactSorter sorter_;
+  DebugReplay loaded_;
+  DebugReplay replay_;
+  int iterations_ = 0;
+  int passed_ = 0;
+  double seconds_checked_ = 0;  // time of the iterations that ran a check, for the estimate
+  int checked_ = 0;
+};
+
+// Runs `body` with Ctrl-C handling; turns StopRequested into a logged stop.
+// Returns false when the loop was stopped.
+bool run_interruptible(const std::function<void()>& body);
+
+}  // namespace vkg::debug

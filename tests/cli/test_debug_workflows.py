@@ -1,0 +1,79 @@
+"""The three end-to-end workflows of docs/debug.md, run as a user runs them,
+on lavapipe with the validation layer on. Bugs are made on demand with
+VKGRAPHY_FAULTY_TACTICS (docs/builder.md) or by real fp16 overflow, so
+nothing depends on timing luck."""
+import glob
+import os
+import re
+import unittest
+
+import onnx
+
+from vkgraphy_cli import BIN, VK_MODELS, CliTestCase
+
+FAULTY = "VKGRAPHY_FAULTY_TACTICS"
+FP16_TOL = ["--atol", "0.25", "--rtol", "2e-2"]  # see test_vk.py for the derivation
+
+
+def vk_model(name):
+    return os.path.join(VK_MODELS, name)
+
+
+class TestWorkflows(CliTestCase):
+    def test_flaky_tactic_found_by_debug_build_and_diff_tactics(self):
+        path = vk_model("branchy.onnx")
+        self.vkgraphy("run", path, "--ref", "--save-outputs", "golden.json")
+        # Random tactic selection stands in for a timing-driven choice that changes from build to build;
+        # SEED + iteration makes each build differ, reproducibly.
+        out = self.vkgraphy("debug", "build", path, "--tactic-selection", "random:1", "--until", "10",
+                            "--save-tactics", "replay.json", "--artifacts", "replay.json", "--check", BIN, "run",
+                            "vkgraphy_debug.engine", "--vk", "--load-outputs", "golden.json",
+                            env={FAULTY: "softmax.row.f32"}, expect=5)
+        good = glob.glob(self.path("vkgraphy_artifacts/good/replay_iter*.json"))
+        bad = glob.glob(self.path("vkgraphy_artifacts/bad/replay_iter*.json"))
+        self.assertEqual(len(good) + len(bad), 10)
+        self.assertTrue(good and bad, out)
+        out = self.vkgraphy("inspect", "diff-tactics", "--dir", "vkgraphy_artifacts")
+        self.assertIn("The failure follows tactic softmax.row.f32", out)
+        # Also reachable under debug, and with --good/--bad.
+        out = self.vkgraphy("debug", "diff-tactics", "--good", "vkgraphy_artifacts/good", "--bad",
+                            "vkgraphy_artifacts/bad")
+        self.assertIn("The failure follows tactic softmax.row.f32", out)
+
+    def test_precision_names_the_overflowing_layers_and_the_printed_pins_pass(self):
+        path = vk_model("fp16_overflow.onnx")
+        self.vkgraphy("run", path, "--ref", "--save-outputs", "golden.json")
+        check = [BIN, "run", "vkgraphy_debug.engine", "--vk", "--load-outputs", "golden.json", *FP16_TOL]
+        for mode, direction in (("bisect", "forward"), ("linear", "forward"), ("bisect", "reverse")):
+            with self.subTest(mode=mode, direction=direction):
+                out = self.vkgraphy("debug", "precision", path, "--fp16", "--mode", mode, "--dir", direction, "--prune",
+                                    "--check", *check)
+                pins = re.search(r"--layer-precisions ((?:\S+:fp32 ?)+)", out)
+                self.assertIsNotNone(pins, out)
+                self.assertEqual(sorted(pins.group(1).split()), ["big:fp32", "small:fp32"])
+        out = self.vkgraphy("run", path, "--vk", "--fp16", "--layer-precisions", "big:fp32", "small:fp32",
+                            "--precision-constraints", "obey", "--load-outputs", "golden.json", *FP16_TOL)
+        self.assertIn("PASSED", out)
+
+    def test_precision_says_when_nothing_passes(self):
+        path = vk_model("fp16_overflow.onnx")
+        out = self.vkgraphy("debug", "precision", path, "--fp16", "--check", "false", expect=8)
+        self.assertIn("No configuration passed", out)
+
+    def test_reduce_isolates_the_node_with_the_faulty_tactic(self):
+        path = vk_model("branchy.onnx")
+        for mode in ("bisect", "linear"):
+            with self.subTest(mode=mode):
+                self.vkgraphy("debug", "reduce", path, "-o", "reduced.onnx", "--mode", mode, "--check", BIN, "run",
+                              "vkgraphy_debug.onnx", "--vk", "--ref", "--builder-optimization-level", "0",
+                              env={FAULTY: "softmax.*"})
+                m = onnx.load(self.path("reduced.onnx"))
+                self.assertEqual([n.name for n in m.graph.node], ["soft"])
+                # The reduced model still shows the bug, and runs clean without the fault.
+                self.vkgraphy("run", "reduced.onnx", "--vk", "--ref", "--builder-optimization-level", "0",
+                              env={FAULTY: "softmax.*"}, expect=1)
+                self.vkgraphy("run", "reduced.onnx", "--vk", "--ref", "--builder-optimization-level", "0")
+
+
+if __name__ == "__main__":
+    unittest.main()

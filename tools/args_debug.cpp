@@ -1,0 +1,129 @@
+#include "tools/args_debug.h"
+
+#include <cstring>
+
+#include "runtime/core/error.h"
+
+namespace vkg::tools {
+
+namespace {
+std::vector<std::string> g_check_command;
+}
+
+int split_check_command(int argc, char** argv) {
+  bool in_debug = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "debug") == 0) in_debug = true;
+    if (!in_debug || std::strcmp(argv[i], "--check") != 0) continue;
+    VKG_CHECK(i + 1 < argc, "--check needs a command after it (e.g. --check vkgraphy run vkgraphy_debug.engine --vk ...)");
+    g_check_command.assign(argv + i + 1, argv + argc);
+    argv[i] = nullptr;
+    return i;
+  }
+  return argc;
+}
+
+const std::vector<std::string>& check_command() { return g_check_command; }
+
+bool Until::stop_after(bool passed, int done) const {
+  switch (kind) {
+    case Kind::Good: return passed;
+    case Kind::Bad: return !passed;
+    case Kind::Count: return done >= count;
+  }
+  return true;
+}
+
+Until parse_until(const std::string& text) {
+  if (text == "good") return {Until::Kind::Good, 0};
+  if (text == "bad") return {Until::Kind::Bad, 0};
+  const bool digits = !text.empty() && text.size() < 10 && text.find_first_not_of("0123456789") == std::string::npos;
+  VKG_CHECK(digits && std::stoi(text) > 0,
+            "--until must be 'good', 'bad' or a number of iterations above 0, not '" << text << "'");
+  return {Until::Kind::Count, std::stoi(text)};
+}
+
+void DebugArgs::add_to(CLI::App& app, const std::string& iter_artifact_default, bool with_until) {
+  CLI::Option_group* check = app.add_option_group("Pass/Fail Reporting", "How each iteration is judged");
+  // Never parsed by CLI11 (main() splits it off); listed for --help.
+  check->add_flag("--check")->description("Command that checks each iteration (the rest of the command line, run without a "
+                             "shell). Exit status 0 passes. Without it, vkgraphy asks after each iteration");
+  check->add_option("--fail-code,--fail-returncode", check_.fail_codes,
+                    "Exit codes of the check that count as failures (any other code passes)")
+      ->expected(1, -1);
+  check->add_option("--ignore-fail-code,--ignore-fail-returncode", check_.ignore_fail_codes,
+                    "Exit codes of the check that count as passes")
+      ->expected(1, -1)
+      ->excludes("--fail-code");
+  check->add_option("--fail-regex", check_.fail_regexes,
+                    "Regular expressions over the check's stdout+stderr that mark a failure (repeatable; any match "
+                    "fails; with --fail-code only those codes are searched)")
+      ->expected(1, -1);
+  auto* show = check->add_flag("--show-output", check_.show_output, "Show the check's output for passing iterations too");
+  check->add_flag("--hide-fail-output", check_.hide_fail_output, "Do not show the check's output for failing iterations")
+      ->excludes(show);
+  check->add_option("--check-timeout", check_.timeout_s,
+                    "Seconds a check may run; a check that runs longer is killed and the iteration fails")
+      ->check(CLI::PositiveNumber);
+
+  CLI::Option_group* sort = app.add_option_group("Artifact Sorting", "Sorting artifacts into good and bad folders");
+  sort->add_option("--artifacts", artifacts_,
+                   "Files written each iteration (e.g. a --save-tactics replay) to move into <art-dir>/good or "
+                   "<art-dir>/bad, named with the iteration number and a UTC timestamp")
+      ->expected(1, -1);
+  sort->add_option("--art-dir,--artifacts-dir", art_dir_, "Folder the artifacts are sorted into")->capture_default_str();
+
+  CLI::Option_group* iter = app.add_option_group("Iterative Debugging", "The iteration loop");
+  with_iter_artifact_ = !iter_artifact_default.empty();
+  if (with_iter_artifact_) {
+    iter_artifact_ = iter_artifact_default;
+    iter->add_option("--iter-artifact,--intermediate-artifact", iter_artifact_,
+                     "Where each iteration writes what the check examines")
+        ->capture_default_str();
+    iter->add_flag("--no-remove-intermediate", no_remove_intermediate_,
+                   "Keep the intermediate artifact after each iteration (the next one still replaces it)");
+  }
+  iter->add_option("--iter-info,--iteration-info", iter_info_,
+                   "Write a JSON file with the iteration number (and what the iteration tries) before each check");
+  if (with_until) {
+    iter->add_option("--until", until_, "When to stop: 'good' (first passing iteration), 'bad' (first failing one) or "
+                                        "a number of iterations")
+        ->required()
+        ->check([](const std::string& s) {
+          try {
+            parse_until(s);
+            return std::string();
+          } catch (const Error& e) {
+            return std::string(e.what());
+          }
+        });
+  }
+  iter->add_option("--save-debug-replay", save_replay_,
+                   "Write the result of every iteration here (and, before each check, a '_skip_current' copy with "
+                   "that iteration failed, to resume past a crash)")
+      ->capture_default_str();
+  iter->add_option("--load-debug-replay", load_replay_,
+                   "Take the results of the iterations it holds from this debug replay instead of checking them");
+}
+
+debug::IterationOptions DebugArgs::options() const {
+  debug::IterationOptions o;
+  o.check = check_;
+  o.check.command = check_command();
+  o.artifacts = artifacts_;
+  o.art_dir = art_dir_;
+  o.iter_artifact = with_iter_artifact_ ? iter_artifact_ : "";
+  o.remove_intermediate = !no_remove_intermediate_;
+  o.iter_info = iter_info_;
+  o.save_replay = save_replay_;
+  o.load_replay = load_replay_;
+  return o;
+}
+
+int iterations_exit_code(int passed, int iterations, bool stopped) {
+  if (stopped) return kExitInterrupted;
+  if (passed == iterations) return kExitSuccess;
+  return passed == 0 ? kExitDebugAllFailed : kExitDebugMixed;
+}
+
+}  // namespace vkg::tools

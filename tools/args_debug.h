@@ -1,0 +1,62 @@
+// Argument groups of the debug tools (Polygraphy's CheckCmdArgs,
+// ArtifactSortArgs and IterativeDebugArgs): the check command and how its
+// result is judged, artifact sorting, the intermediate artifact, iteration
+// info, --until and the debug replay.
+//
+// `--check` takes the rest of the command line. CLI11 cannot express that,
+// so main() splits it off before parsing (split_check_command) and the
+// debug tools read it back with check_command().
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "debug/iteration_loop.h"
+
+namespace vkg::tools {
+
+// Removes "--check CMD ARGS..." from argv when it follows a "debug" tool name
+// and keeps CMD ARGS... for check_command(). Returns the new argc. Throws
+// Error when --check has no command after it.
+int split_check_command(int argc, char** argv);
+const std::vector<std::string>& check_command();
+
+// What --until asks: stop at the first good, the first bad, or after N iterations.
+struct Until {
+  enum class Kind { Good, Bad, Count } kind = Kind::Count;
+  int count = 0;
+  // Whether to stop after an iteration with this result, `done` iterations in.
+  bool stop_after(bool passed, int done) const;
+};
+// Parses "good", "bad" or a positive integer; throws Error otherwise.
+Until parse_until(const std::string& text);
+
+class DebugArgs {
+ public:
+  // `iter_artifact_default`: "" when the tool has no intermediate artifact (repeat).
+  // `with_until`: the tool takes --until (build, repeat).
+  void add_to(CLI::App& app, const std::string& iter_artifact_default, bool with_until);
+
+  debug::IterationOptions options() const;
+  Until until() const { return parse_until(until_); }
+
+ private:
+  bool with_iter_artifact_ = false;
+  debug::CheckOptions check_;
+  std::vector<std::string> artifacts_;
+  std::string art_dir_ = "vkgraphy_artifacts";
+  std::string iter_artifact_;
+  bool no_remove_intermediate_ = false;
+  std::string iter_info_;
+  std::string until_;
+  std::string save_replay_ = "vkgraphy_debug_replay.json";
+  std::string load_replay_;
+};
+
+// The exit code of a tool that ran `passed` of `iterations` checks (build, repeat):
+// 0 all passed, kExitDebugMixed, kExitDebugAllFailed; kExitInterrupted when stopped.
+int iterations_exit_code(int passed, int iterations, bool stopped);
+
+}  // namespace vkg::tools

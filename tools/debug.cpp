@@ -1,0 +1,366 @@
+// `vkgraphy debug`: the iterative debug tools (Polygraphy's `debug`):
+//   build      rebuild the engine every iteration and sort the results
+//   repeat     run the check again and again and sort the results
+//   precision  find the layers that need a higher precision
+//   reduce     shrink a failing ONNX model to the smallest failing subgraph
+//   diff-tactics  (also `inspect diff-tactics`) the tactics to blame
+// Exit codes: docs/debug.md, "Exit codes".
+#include <algorithm>
+#include <set>
+
+#include "debug/precision_search.h"
+#include "debug/reduce.h"
+#include "runtime/core/error.h"
+#include "runtime/core/logger.h"
+#include "runtime/engine/engine_file.h"
+#include "runtime/onnx/onnx_import.h"
+#include "tools/args_builder.h"
+#include "tools/args_data_loader.h"
+#include "tools/args_debug.h"
+#include "tools/args_model.h"
+#include "tools/tools.h"
+
+namespace vkg::tools {
+
+namespace {
+
+// ---- build ---------------------------------------------------------------
+
+struct BuildArgs {
+  ModelArgs model;
+  BuilderArgs builder;
+  DebugArgs debug;
+};
+
+int debug_build(BuildArgs& args) {
+  const Graph graph = import_onnx(args.model.path, args.model.import_options());
+  std::unique_ptr<vk::Context> ctx = open_vulkan();
+  const Until until = args.debug.until();
+  debug::IterationLoop loop("build", args.debug.options());
+  const bool finished = debug::run_interruptible([&] {
+    for (bool stop = false; !stop;) {
+      const int index = loop.iterations();
+      BuilderConfig config = args.builder.config();
+      // --tactic-selection random[:SEED]: each iteration draws anew (SEED + iteration), reproducibly.
+      if (config.random_seed) *config.random_seed += static_cast<uint64_t>(index);
+      const std::string what =
+          "build " + std::to_string(index) +
+          (config.random_seed ? " (random tactics, seed " + std::to_string(*config.random_seed) + ")" : "");
+      const bool passed = loop.run(what, [&] {
+        const BuildResult built = args.builder.build_with(graph, *ctx, config);
+        save_engine(loop.iter_artifact(), built.engine);
+      });
+      stop = until.stop_after(passed, loop.iterations());
+    }
+  });
+  loop.log_summary();
+  return iterations_exit_code(loop.passed(), loop.iterations(), !finished);
+}
+
+// ---- repeat --------------------------------------------------------------
+
+int debug_repeat(DebugArgs& args) {
+  const Until until = args.until();
+  debug::IterationLoop loop("repeat", args.options());
+  const bool finished = debug::run_interruptible([&] {
+    for (bool stop = false; !stop;) {
+      const bool passed = loop.run("repeat " + std::to_string(loop.iterations()), [] {});
+      stop = until.stop_after(passed, loop.iterations());
+    }
+  });
+  loop.log_summary();
+  return iterations_exit_code(loop.passed(), loop.iterations(), !finished);
+}
+
+// ---- precision -----------------------------------------------------------
+
+struct PrecisionArgs {
+  ModelArgs model;
+  BuilderArgs builder;
+  DebugArgs debug;
+  std::string mode = "bisect";
+  std::string direction = "forward";
+  std::string precision = "float32";
+  bool prune = false;
+};
+
+// Layers whose precision the tool may set: those a build can run in fp16 as
+// well as in fp32 (not integer layers, not layers without an fp16 tactic),
+// minus the ones the user pinned. Found with two untimed builds.
+std::vector<std::string> precision_candidates(const Graph& graph, BuilderConfig config, const vk::DeviceInfo& info) {
+  config.optimization_level = 0;
+  config.replay = nullptr;
+  config.timing_cache = nullptr;
+  config.random_seed.reset();
+  config.progress = false;
+  const std::map<std::string, Precision> user_pins = config.layer_precisions;
+  const Severity severity = Logger::get().severity();
+  Logger::get().set_severity(Severity::Error);
+  std::vector<std::string> out;
+  try {
+    config.layer_precisions.clear();
+    const BuildResult all = build_engine(graph, config, info, device_identity(info), nullptr);
+    config.constraints = PrecisionConstraints::Prefer;
+    for (const TacticChoice& layer : all.replay.layers) config.layer_precisions[layer.name] = Precision::FP16;
+    const BuildResult fp16 = build_engine(graph, config, info, device_identity(info), nullptr);
+    for (const TacticChoice& layer : fp16.replay.layers)
+      if (layer.precision == Precision::FP16 && !user_pins.count(layer.name)) out.push_back(layer.name);
+  } catch (...) {
+    Logger::get().set_severity(severity);
+    throw;
+  }
+  Logger::get().set_severity(severity);
+  return out;
+}
+
+int debug_precision(PrecisionArgs& args) {
+  VKG_CHECK(args.builder.fp16(), "debug precision needs a lower precision to trade against: add --fp16");
+  const Precision high = args.precision == "float16" ? Precision::FP16 : Precision::FP32;
+  const Precision low = high == Precision::FP32 ? Precision::FP16 : Precision::FP32;
+  if (high == Precision::FP16)
+    VKG_WARNING("-p float16 marks layers to run in fp16, the lowest precision vkgraphy has; the other candidate "
+                "layers run in fp32, so this finds how many layers can run in fp16 and still pass");
+  const Graph graph = import_onnx(args.model.path, args.model.import_options());
+  std::unique_ptr<vk::Context> ctx = open_vulkan();
+  const vk::DeviceInfo& info = ctx->device().info();
+  VKG_CHECK(info.fp16(), "device '" << info.name
+                                    << "' has no fp16 support (shaderFloat16 and 16-bit storage buffers), so there "
+                                       "is no precision to choose per layer");
+  const BuilderConfig base = args.builder.config();
+  const std::vector<std::string> layers = precision_candidates(graph, base, info);
+  VKG_CHECK(!layers.empty(), "no layer of '" << args.model.path << "' can run in both fp16 and fp32");
+  VKG_INFO("Layers that can take either precision (" << layers.size() << ", in network order):");
+  for (const std::string& l : layers) VKG_INFO("    " << l);
+  VKG_START("Using " << precision_name(high) << " as the higher precision; other candidate layers run in "
+                     << precision_name(low));
+
+  debug::PrecisionSearchOptions search;
+  search.mode = args.mode == "linear" ? debug::SearchMode::Linear : debug::SearchMode::Bisect;
+  search.forward = args.direction == "forward";
+  search.prune = args.prune;
+  debug::IterationLoop loop("precision", args.debug.options());
+  std::optional<std::vector<size_t>> marked;
+  const bool finished = debug::run_interruptible([&] {
+    marked = debug::search_precision(layers, precision_name(high), loop, search, [&](const std::vector<size_t>& m) {
+      BuilderConfig c = base;
+      if (!args.builder.precision_constraints_given()) c.constraints = PrecisionConstraints::Obey;
+      for (const std::string& l : layers) c.layer_precisions[l] = low;
+      for (size_t i : m) c.layer_precisions[layers[i]] = high;
+      const BuildResult built = args.builder.build_with(graph, *ctx, c);
+      save_engine(loop.iter_artifact(), built.engine);
+    });
+  });
+  loop.log_summary();
+  if (!finished) return kExitInterrupted;
+  if (!marked) {
+    VKG_ERROR("No configuration passed, not even with all " << layers.size() << " candidate layer(s) in "
+                                                             << precision_name(high));
+    return kExitDebugNotFound;
+  }
+  if (marked->empty()) {
+    VKG_FINISH("The check passes with no layer in " << precision_name(high));
+    return kExitSuccess;
+  }
+  std::string names, flag;
+  for (size_t i : *marked) {
+    names += (names.empty() ? "" : ", ") + layers[i];
+    flag += " " + layers[i] + ":" + precision_name(high);
+  }
+  VKG_FINISH("To pass the check, run these " << marked->size() << " layer(s) in " << precision_name(high) << ": "
+                                             << names);
+  VKG_FINISH("Build with: --fp16 --layer-precisions" << flag << " --precision-constraints obey");
+  return kExitSuccess;
+}
+
+// ---- reduce --------------------------------------------------------------
+
+struct ReduceArgs {
+  ModelArgs model;
+  DataLoaderArgs data;
+  DebugArgs debug;
+  std::string output;
+  std::string min_good;
+  std::string mode = "bisect";
+  bool no_reduce_inputs = false;
+  bool no_reduce_outputs = false;
+  bool no_prune = false;
+  bool force_fallback = false;
+  CLI::App* app = nullptr;
+};
+
+// The data-loader options the check command line gives a `vkgraphy run` (or
+// any tool using the same flags), as text per flag.
+std::map<std::string, std::vector<std::string>> data_loader_flags(const std::vector<std::string>& argv) {
+  static const std::set<std::string> kFlags = {"--seed", "--val-range", "--load-inputs", "--load-input-data"};
+  std::map<std::string, std::vector<std::string>> out;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    std::string flag = argv[i], value;
+    if (const size_t eq = flag.find('='); eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    }
+    if (!kFlags.count(flag)) continue;
+    if (flag == "--load-input-data") flag = "--load-inputs";
+    std::vector<std::string>& values = out[flag];
+    if (!value.empty()) values.push_back(value);
+    for (size_t j = i + 1; j < argv.size() && argv[j].rfind("--", 0) != 0; ++j, ++i) values.push_back(argv[j]);
+  }
+  return out;
+}
+
+void warn_data_loader_mismatch(const ReduceArgs& args) {
+  if (check_command().empty()) return;
+  std::map<std::string, std::vector<std::string>> ours;
+  for (const char* flag : {"--seed", "--val-range", "--load-inputs"}) {
+    const CLI::Option* o = args.app->get_option_no_throw(flag);
+    if (o && o->count() > 0) ours[flag == std::string("--load-inputs") ? "--load-inputs" : flag] = o->results();
+  }
+  const auto theirs = data_loader_flags(check_command());
+  for (const char* flag : {"--seed", "--val-range", "--load-inputs"}) {
+    const auto a = ours.find(flag);
+    const auto b = theirs.find(flag);
+    const std::vector<std::string> va = a == ours.end() ? std::vector<std::string>{} : a->second;
+    const std::vector<std::string> vb = b == theirs.end() ? std::vector<std::string>{} : b->second;
+    if (va == vb) continue;
+    auto text = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const std::string& x : v) s += (s.empty() ? "" : " ") + x;
+      return s.empty() ? std::string("(default)") : s;
+    };
+    VKG_WARNING("The --check command has " << flag << " " << text(vb) << " but debug reduce has " << flag << " "
+                                           << text(va)
+                                           << ": branches that reduce freezes hold values computed from reduce's "
+                                              "inputs, so give debug reduce the same data-loader options (before "
+                                              "--check) or frozen values will not match what the check feeds");
+  }
+}
+
+int debug_reduce(ReduceArgs& args) {
+  VKG_CHECK(!args.output.empty() || !args.min_good.empty(),
+            "debug reduce needs -o/--output (where to write the reduced model) and/or --min-good");
+  warn_data_loader_mismatch(args);
+  debug::ReducePrepOptions prep;
+  prep.input_shapes = args.model.shapes();
+  prep.shape_inference = !args.model.no_shape_inference;
+  prep.force_fallback = args.force_fallback;
+  args.data.set_input_shapes(prep.input_shapes);
+  prep.data = args.data.options();
+  const OnnxModel model = load_onnx_model(args.model.path, true, args.model.external_data_dir);
+  const debug::ReductionGraph graph(model, prep);
+  if (graph.has_dynamic_shapes())
+    VKG_WARNING("Some tensor shapes of '" << args.model.path << "' are unknown or dynamic; give the input shapes with "
+                                          "--model-input-shapes, or use --force-fallback-shape-inference");
+
+  debug::ReduceOptions options;
+  options.mode = args.mode == "linear" ? debug::SearchMode::Linear : debug::SearchMode::Bisect;
+  options.reduce_inputs = !args.no_reduce_inputs;
+  options.reduce_outputs = !args.no_reduce_outputs;
+  options.prune = !args.no_prune;
+  debug::IterationLoop loop("reduce", args.debug.options());
+  debug::ReduceResult result;
+  const bool finished = debug::run_interruptible([&] { result = debug::reduce_model(graph, loop, options); });
+  loop.log_summary();
+  if (!finished) return kExitInterrupted;
+  if (!result.original_fails) {
+    VKG_ERROR("The original model '" << args.model.path
+                                     << "' passes the check, so there is nothing to reduce. Check the --check command "
+                                        "and its pass/fail options (--fail-code, --fail-regex)");
+    return kExitDebugNoFailure;
+  }
+  if (!result.bad) {
+    VKG_ERROR("No failing subgraph was found");
+    return kExitDebugNotFound;
+  }
+  const size_t original_nodes = graph.num_nodes();
+  VKG_FINISH("Minimum failing subgraph: " << graph.describe(*result.bad));
+  if (!args.output.empty()) {
+    debug::save_reduced_model(graph.materialize(*result.bad), args.output);
+    VKG_INFO("Saved the reduced model to " << args.output);
+    if (options.mode == debug::SearchMode::Bisect && result.bad_nodes > 1 &&
+        result.bad_nodes * 4 >= original_nodes)
+      VKG_WARNING("The model could perhaps be reduced further: reduce " << args.output << " again with --mode linear");
+  }
+  if (!args.min_good.empty()) {
+    if (result.good) {
+      debug::save_reduced_model(graph.materialize(*result.good), args.min_good);
+      VKG_INFO("Saved a passing model close in size (" << graph.describe(*result.good) << ") to " << args.min_good);
+    } else {
+      VKG_WARNING("No passing subgraph close in size to the reduced model was found; " << args.min_good
+                                                                                       << " was not written");
+    }
+  }
+  return kExitSuccess;
+}
+
+}  // namespace
+
+void add_debug_tool(CLI::App& app) {
+  CLI::App* debug = app.add_subcommand("debug", "Iterative debugging: find flaky tactics, layers that need fp32 and "
+                                                "minimal failing subgraphs");
+  debug->require_subcommand(1);
+  debug->fallthrough();
+
+  {
+    auto args = std::make_shared<BuildArgs>();
+    CLI::App* sub = debug->add_subcommand("build", "Rebuild the engine every iteration and sort good and bad results");
+    sub->fallthrough();
+    args->model.add_to(*sub);
+    args->builder.add_to(*sub);
+    args->debug.add_to(*sub, "vkgraphy_debug.engine", true);
+    sub->callback([args] { set_exit_code(debug_build(*args)); });
+  }
+  {
+    auto args = std::make_shared<DebugArgs>();
+    CLI::App* sub = debug->add_subcommand("repeat", "Run the check repeatedly and sort the artifacts of each run");
+    sub->fallthrough();
+    args->add_to(*sub, "", true);
+    sub->callback([args] { set_exit_code(debug_repeat(*args)); });
+  }
+  {
+    auto args = std::make_shared<PrecisionArgs>();
+    CLI::App* sub = debug->add_subcommand(
+        "precision", "Find the layers that must run at a higher precision (bisect or linear over the network)");
+    sub->fallthrough();
+    args->model.add_to(*sub);
+    args->builder.add_to(*sub);
+    args->debug.add_to(*sub, "vkgraphy_debug.engine", false);
+    sub->add_option("--mode", args->mode, "bisect (binary search over the number of layers) or linear (one more "
+                                          "layer each iteration)")
+        ->check(CLI::IsMember({"bisect", "linear"}))
+        ->capture_default_str();
+    sub->add_option("--dir,--direction", args->direction,
+                    "forward (mark layers from the network inputs) or reverse (from the outputs)")
+        ->check(CLI::IsMember({"forward", "reverse"}))
+        ->capture_default_str();
+    sub->add_option("-p,--precision", args->precision, "The higher precision: float32 or float16")
+        ->check(CLI::IsMember({"float32", "float16"}))
+        ->capture_default_str();
+    sub->add_flag("--prune", args->prune, "Afterwards, try unmarking each marked layer (one iteration each)");
+    sub->callback([args] { set_exit_code(debug_precision(*args)); });
+  }
+  {
+    auto args = std::make_shared<ReduceArgs>();
+    CLI::App* sub = debug->add_subcommand("reduce", "Reduce a failing ONNX model to the smallest failing subgraph");
+    sub->fallthrough();
+    args->app = sub;
+    args->model.add_to(*sub, "--model-input-shapes,--model-inputs");
+    args->data.add_to(*sub);
+    args->debug.add_to(*sub, "vkgraphy_debug.onnx", false);
+    sub->add_option("-o,--output", args->output, "Where to write the reduced (failing) model");
+    sub->add_option("--min-good,--minimal-good", args->min_good,
+                    "Where to write a passing model close in size to the reduced one (when one was seen)");
+    sub->add_option("--mode", args->mode, "bisect (binary search) or linear (every node; slower, better with branches)")
+        ->check(CLI::IsMember({"bisect", "linear"}))
+        ->capture_default_str();
+    auto* no_in = sub->add_flag("--no-reduce-inputs", args->no_reduce_inputs, "Keep the graph inputs: only find the earliest failing outputs");
+    sub->add_flag("--no-reduce-outputs", args->no_reduce_outputs, "Keep the graph outputs: only find the latest failing inputs")
+        ->excludes(no_in);
+    sub->add_flag("--no-prune", args->no_prune, "Skip the last phase, which removes single edge nodes while the model still fails");
+    sub->add_flag("--force-fallback-shape-inference", args->force_fallback,
+                  "Take every tensor's shape from a reference-backend run instead of ONNX shape inference");
+    sub->callback([args] { set_exit_code(debug_reduce(*args)); });
+  }
+  add_diff_tactics_tool(*debug);
+}
+
+}  // namespace vkg::tools

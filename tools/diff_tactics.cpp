@@ -1,0 +1,89 @@
+// `vkgraphy inspect diff-tactics` (and `debug diff-tactics`): which tactics the
+// failing builds chose and the passing ones never did (Polygraphy's
+// `inspect diff-tactics`). The analysis lives in debug/diff_tactics.h.
+#include "debug/diff_tactics.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/core/error.h"
+#include "runtime/core/logger.h"
+#include "tools/tools.h"
+
+namespace vkg::tools {
+
+namespace {
+
+struct DiffTacticsArgs {
+  std::string dir;
+  std::vector<std::string> good;
+  std::vector<std::string> bad;
+};
+
+std::string describe_suspect(const debug::SuspectTactic& s, size_t bad_replays) {
+  return s.tactic + " (" + precision_name(s.precision) + ") in " + std::to_string(s.bad_replays) + "/" +
+         std::to_string(bad_replays) + " bad replay(s)";
+}
+
+int diff_tactics_tool(const DiffTacticsArgs& args) {
+  if (args.dir.empty() && args.good.empty() && args.bad.empty()) throw CLI::RequiredError("--dir or --good/--bad");
+  const debug::ReplaySets sets = args.dir.empty() ? debug::collect_replays(args.good, args.bad)
+                                                  : debug::collect_replays_from_artifact_dir(args.dir);
+  if (args.dir.empty()) {
+    const auto from = [](const std::string& source) { return source.empty() ? "" : " from " + source; };
+    VKG_INFO("Loaded " << sets.good.size() << " good tactic replay(s)" << from(sets.good_source) << " and "
+                       << sets.bad.size() << " bad tactic replay(s)" << from(sets.bad_source));
+  } else {
+    VKG_INFO("Loaded " << sets.good.size() << " good tactic replay(s) and " << sets.bad.size()
+                       << " bad tactic replay(s) from " << args.dir);
+  }
+
+  const debug::TacticDiffReport report = debug::diff_tactics(sets);
+  for (const auto& warning : report.warnings) VKG_WARNING(warning);
+  if (!report.layers_only_in_bad.empty()) {
+    std::string list;
+    for (const auto& name : report.layers_only_in_bad) list += (list.empty() ? "'" : ", '") + name + "'";
+    VKG_WARNING("layer(s) " << list
+                            << " appear in bad replays but in no good replay (the replays come from different "
+                               "models); they are not compared");
+  }
+  if (report.undecided) {
+    VKG_ERROR(*report.undecided);
+    return kExitDebugNotFound;
+  }
+
+  VKG_INFO("Found potentially bad tactics:");
+  for (const auto& layer : report.layers) {
+    std::string list;
+    for (const auto& s : layer.suspects) list += (list.empty() ? "" : ", ") + describe_suspect(s, report.bad_replays);
+    VKG_INFO("Layer: " << layer.layer << "\n    Tactics seen only in bad replays: " << list);
+  }
+  if (const debug::LayerSuspects* single = report.single_suspect())
+    VKG_INFO("The failure follows tactic " << single->suspects.front().tactic << " (layer '" << single->layer << "')");
+  return kExitSuccess;
+}
+
+}  // namespace
+
+void add_diff_tactics_tool(CLI::App& parent) {
+  auto args = std::make_shared<DiffTacticsArgs>();
+  CLI::App* cmd =
+      parent.add_subcommand("diff-tactics",
+                            "Find the tactics to blame: those chosen in failing builds' tactic replays and never in "
+                            "passing ones");
+  cmd->fallthrough();
+  CLI::Option* dir = cmd->add_option(
+      "--dir", args->dir,
+      "Folder with good/ and bad/ subfolders of tactic replays (as `debug build --artifacts` sorts them)");
+  CLI::Option* good =
+      cmd->add_option("--good", args->good, "Tactic replays of passing builds: files, or folders searched recursively")
+          ->take_all();
+  CLI::Option* bad =
+      cmd->add_option("--bad", args->bad, "Tactic replays of failing builds: files, or folders searched recursively")
+          ->take_all();
+  dir->excludes(good)->excludes(bad);
+  cmd->callback([args] { set_exit_code(diff_tactics_tool(*args)); });
+}
+
+}  // namespace vkg::tools
