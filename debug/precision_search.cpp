@@ -1,5 +1,7 @@
 #include "debug/precision_search.h"
 
+#include <map>
+
 #include "runtime/core/logger.h"
 
 namespace vkg::debug {
@@ -26,13 +28,21 @@ std::optional<std::vector<size_t>> search_precision(const std::vector<std::strin
                                                     const std::string& precision_name, IterationLoop& loop,
                                                     const PrecisionSearchOptions& options, const MarkLayersFn& make) {
   const char* which = options.forward ? "first" : "last";
+  // Each configuration is checked once: pruning may come back to one the search tried.
+  std::map<std::string, bool> seen;
+  auto check = [&](const std::vector<size_t>& marked, std::optional<int> remaining) {
+    const std::string what = describe(layers, marked, precision_name);
+    if (auto it = seen.find(what); it != seen.end()) {
+      VKG_INFO("Already checked (" << (it->second ? "passed" : "failed") << "): " << what);
+      return it->second;
+    }
+    return seen[what] = loop.run(what, [&] { make(marked); }, remaining);
+  };
   LayerCountMarker marker(options.mode, layers.size());
   while (!marker.done()) {
     const std::vector<size_t> marked = select(layers.size(), marker.count(), options.forward);
     VKG_INFO("Selecting the " << which << " " << marked.size() << " layer(s) to run in " << precision_name);
-    const bool passed =
-        loop.run(describe(layers, marked, precision_name), [&] { make(marked); }, marker.remaining());
-    marker.step(passed);
+    marker.step(check(marked, marker.remaining()));
   }
   if (!marker.result()) return std::nullopt;
   std::vector<size_t> marked = select(layers.size(), *marker.result(), options.forward);
@@ -43,9 +53,7 @@ std::optional<std::vector<size_t>> search_precision(const std::vector<std::strin
     for (size_t k = 0; k < marked.size() && marked.size() > 1;) {
       std::vector<size_t> fewer = marked;
       fewer.erase(fewer.begin() + static_cast<long>(k));
-      const bool passed = loop.run(describe(layers, fewer, precision_name), [&] { make(fewer); },
-                                   static_cast<int>(marked.size() - k - 1));
-      if (passed)
+      if (check(fewer, static_cast<int>(marked.size() - k - 1)))
         marked = std::move(fewer);
       else
         ++k;

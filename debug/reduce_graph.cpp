@@ -8,6 +8,7 @@
 
 #include "runtime/core/logger.h"
 #include "runtime/onnx/surgeon.h"
+#include "runtime/reference/reference_backend.h"
 
 namespace vkg::debug {
 
@@ -234,8 +235,8 @@ ReductionGraph::Selection ReductionGraph::select(const Boundary& b) const {
   std::set<std::string> inputs, outputs;
   for (const auto& in : b.inputs) {
     VKG_CHECK(known(in), where << " has no tensor '" << in << "' (given as a candidate input)");
-    VKG_CHECK(!initializers_.count(in), "tensor '" << in << "' of " << where
-                                                   << " is a constant (initializer); it cannot be a candidate input");
+    VKG_CHECK(!initializers_.count(in),
+              "tensor '" << in << "' of " << where << " is a constant (initializer); it cannot be a candidate input");
     VKG_CHECK(inputs.insert(in).second, "tensor '" << in << "' is given twice as a candidate input");
   }
   for (const auto& out : b.outputs) {
@@ -272,8 +273,7 @@ ReductionGraph::Selection ReductionGraph::select(const Boundary& b) const {
     if (all_constant && depends_on_frozen) {
       for (const auto& o : outputs_[i])
         if (!inputs.count(o)) constant.insert(o);
-    }
-    else
+    } else
       s.nodes.push_back(i);
   }
   for (const auto& name : constant) s.constant[name] = outputs.count(name) && !inputs.count(name);
@@ -320,9 +320,8 @@ ValueInfo ReductionGraph::info_of(const std::string& tensor, bool need_shape) co
   ValueInfo info{tensor, std::nullopt, std::nullopt};
   if (auto it = infos_.find(tensor); it != infos_.end()) info = it->second;
   if (info.dtype && (!need_shape || info.shape)) return info;
-  const TensorMap& values =
-      reference_values("the " + std::string(info.dtype ? "shape" : "dtype") + " of tensor '" + tensor +
-                       "' is unknown (try shape inference or --model-input-shapes)");
+  const TensorMap& values = reference_values("the " + std::string(info.dtype ? "shape" : "dtype") + " of tensor '" +
+                                             tensor + "' is unknown (try shape inference or --model-input-shapes)");
   auto it = values.find(tensor);
   VKG_CHECK(it != values.end(), "the reference backend did not compute tensor '" << tensor << "'");
   return info_from_dims(tensor, it->second.dtype(), it->second.shape());

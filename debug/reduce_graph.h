@@ -14,7 +14,6 @@
 
 #include "runtime/data/data_loader.h"
 #include "runtime/onnx/onnx_import.h"
-#include "runtime/reference/reference_backend.h"
 
 namespace vkg::debug {
 
@@ -38,8 +37,9 @@ struct Boundary {
 
 // A model prepared for reduction, and the candidates cut from it. Nodes are
 // numbered in topological order. The reference backend runs at most once (on
-// the first call that needs values) and its results are cached; the cache makes
-// a ReductionGraph not safe to share between threads.
+// the first call that needs values, with iteration 0 of options.data) and every
+// tensor it computes is cached; the cache makes a ReductionGraph not safe to
+// share between threads.
 class ReductionGraph {
  public:
   // Prepares `model` (loaded with its external data): validates it, sorts it,
@@ -78,7 +78,9 @@ class ReductionGraph {
   // still read, become initializers holding reference values. A kept node that also
   // produces one of b.inputs has that output renamed ("<name>_reduce_unused"), so
   // the input is not defined twice. Dtypes or shapes of boundary tensors that
-  // preparation left unknown come from the reference run. `frozen` receives the
+  // preparation left unknown come from the reference run, as do the concrete shapes
+  // of intermediate tensors with dynamic dimensions that become graph inputs (when
+  // the reference backend can run the model). `frozen` receives the
   // frozen original graph inputs (nodes_of's sense), in model order. The result
   // passes ONNX's checker (onnx_checker_problem) when the source model does.
   OnnxModel materialize(const Boundary& b, std::vector<std::string>* frozen = nullptr) const;
@@ -107,9 +109,9 @@ class ReductionGraph {
 
  private:
   struct Selection {
-    std::vector<size_t> nodes;                // kept and not folded, ascending
-    std::vector<std::string> frozen;          // original graph inputs cut off, in model order
-    std::map<std::string, bool> constant;     // frozen tensors and folded outputs -> read by `nodes`
+    std::vector<size_t> nodes;             // kept and not folded, ascending
+    std::vector<std::string> frozen;       // original graph inputs cut off, in model order
+    std::map<std::string, bool> constant;  // frozen tensors and folded outputs -> read by `nodes`
   };
   Selection select(const Boundary& b) const;
   // Nodes among `nodes` that read `tensor`.
@@ -128,8 +130,8 @@ class ReductionGraph {
   std::vector<std::vector<std::string>> outputs_;  // per node: node_outputs
   std::map<std::string, size_t> producer_;
   std::set<std::string> initializers_;
-  std::vector<std::string> graph_inputs_;          // initializers excluded, in model order
-  std::map<std::string, ValueInfo> infos_;         // what preparation knows of each tensor
+  std::vector<std::string> graph_inputs_;   // initializers excluded, in model order
+  std::map<std::string, ValueInfo> infos_;  // what preparation knows of each tensor
   mutable std::optional<TensorMap> reference_;
   mutable std::string reference_error_;
 };

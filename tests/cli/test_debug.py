@@ -215,6 +215,7 @@ class TestReduce(DebugTestCase):
                 m = onnx.load(self.path("reduced.onnx"))
                 self.assertEqual(sorted(i.name for i in m.graph.input), inputs)
                 self.assertEqual([o.name for o in m.graph.output], outputs)
+                m.ir_version = min(m.ir_version, 8)  # the checker of Debian's onnx refuses newer IR versions
                 onnx.checker.check_model(m)
 
     def test_no_reduce_inputs_keeps_the_inputs(self):

@@ -25,7 +25,7 @@ class TestWorkflows(CliTestCase):
         self.vkgraphy("run", path, "--ref", "--save-outputs", "golden.json")
         # Random tactic selection stands in for a timing-driven choice that changes from build to build;
         # SEED + iteration makes each build differ, reproducibly.
-        out = self.vkgraphy("debug", "build", path, "--tactic-selection", "random:1", "--until", "10",
+        out = self.vkgraphy("debug", "build", path, "--tactic-selection", "random:26", "--until", "10",
                             "--save-tactics", "replay.json", "--artifacts", "replay.json", "--check", BIN, "run",
                             "vkgraphy_debug.engine", "--vk", "--load-outputs", "golden.json",
                             env={FAULTY: "softmax.row.f32"}, expect=5)
