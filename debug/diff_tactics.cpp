@@ -93,9 +93,20 @@ ReplaySets collect_replays(const std::vector<std::string>& good_paths, const std
   return sets;
 }
 
-const LayerSuspects* TacticDiffReport::single_suspect() const {
-  if (layers.size() != 1 || layers.front().suspects.size() != 1) return nullptr;
-  return &layers.front();
+std::vector<TacticDiffReport::Blame> TacticDiffReport::in_every_bad_replay() const {
+  std::vector<Blame> out;
+  for (const LayerSuspects& layer : layers)
+    for (const SuspectTactic& s : layer.suspects)
+      if (bad_replays > 0 && s.bad_replays == bad_replays) out.push_back({&layer, &s});
+  return out;
+}
+
+std::optional<TacticDiffReport::Blame> TacticDiffReport::single_suspect() const {
+  if (layers.size() == 1 && layers.front().suspects.size() == 1)
+    return Blame{&layers.front(), &layers.front().suspects.front()};
+  const std::vector<Blame> every = in_every_bad_replay();
+  if (every.size() == 1) return every.front();
+  return std::nullopt;
 }
 
 namespace {

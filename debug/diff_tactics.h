@@ -79,8 +79,18 @@ struct TacticDiffReport {
   // every bad choice also appears in a good replay.
   std::optional<std::string> undecided;
 
-  // The one suspect tactic of all layers, when there is exactly one.
-  const LayerSuspects* single_suspect() const;
+  // A suspect with the layer it was chosen for.
+  struct Blame {
+    const LayerSuspects* layer = nullptr;
+    const SuspectTactic* tactic = nullptr;
+  };
+  // Suspects that every bad replay chose: each alone explains every failure.
+  std::vector<Blame> in_every_bad_replay() const;
+  // The tactic the failure follows: the only suspect of all layers, or else the
+  // only suspect that every bad replay chose. Unset when that is not one tactic
+  // (with few bad replays, another layer's random choice can coincide: run more
+  // iterations).
+  std::optional<Blame> single_suspect() const;
 };
 
 // Compares the replay sets (see TacticDiffReport). Never throws for any input.

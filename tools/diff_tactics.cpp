@@ -59,8 +59,14 @@ int diff_tactics_tool(const DiffTacticsArgs& args) {
     for (const auto& s : layer.suspects) list += (list.empty() ? "" : ", ") + describe_suspect(s, report.bad_replays);
     VKG_INFO("Layer: " << layer.layer << "\n    Tactics seen only in bad replays: " << list);
   }
-  if (const debug::LayerSuspects* single = report.single_suspect())
-    VKG_INFO("The failure follows tactic " << single->suspects.front().tactic << " (layer '" << single->layer << "')");
+  if (const std::optional<debug::TacticDiffReport::Blame> blame = report.single_suspect()) {
+    VKG_INFO("The failure follows tactic " << blame->tactic->tactic << " (layer '" << blame->layer->layer << "')");
+  } else if (const auto every = report.in_every_bad_replay(); every.size() > 1) {
+    std::string list;
+    for (const auto& b : every) list += (list.empty() ? "" : ", ") + b.tactic->tactic + " ('" + b.layer->layer + "')";
+    VKG_WARNING(every.size() << " tactics were chosen by every bad build and by no good one: " << list
+                             << ". Run more iterations to tell them apart");
+  }
   return kExitSuccess;
 }
 

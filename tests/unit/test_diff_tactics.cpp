@@ -72,7 +72,7 @@ TEST(DiffTactics, FindsTheTacticSeenOnlyInBadReplays) {
   const LayerSuspects expected{
       "pool", "MaxPool", {{"pool.direct.f32", Precision::FP32, 2}, {"pool.direct.f16", Precision::FP16, 1}}};
   EXPECT_EQ(report.layers[0], expected);
-  EXPECT_EQ(report.single_suspect(), nullptr);  // two suspects
+  EXPECT_FALSE(report.single_suspect());  // two suspects, neither chosen by every bad replay
 }
 
 TEST(DiffTactics, NamesTheSingleSuspect) {
@@ -80,11 +80,32 @@ TEST(DiffTactics, NamesTheSingleSuspect) {
   save(dir / "good" / "a.json", replay("conv.gemm.f32", "pool.vec4.f32"));
   save(dir / "bad" / "b.json", replay("conv.gemm.f32", "pool.direct.f32"));
   const TacticDiffReport report = diff_tactics(collect_replays_from_artifact_dir(dir.string()));
-  const LayerSuspects* single = report.single_suspect();
-  ASSERT_NE(single, nullptr);
-  EXPECT_EQ(single->layer, "pool");
-  EXPECT_EQ(single->suspects.at(0).tactic, "pool.direct.f32");
-  EXPECT_EQ(single->suspects.at(0).bad_replays, 1u);
+  const std::optional<TacticDiffReport::Blame> single = report.single_suspect();
+  ASSERT_TRUE(single);
+  EXPECT_EQ(single->layer->layer, "pool");
+  EXPECT_EQ(single->tactic->tactic, "pool.direct.f32");
+  EXPECT_EQ(single->tactic->bad_replays, 1u);
+}
+
+// A coincidence (conv.wino chosen by one bad build only) does not hide the
+// tactic that every bad build chose; two such tactics are not told apart.
+TEST(DiffTactics, BlamesTheSuspectEveryBadReplayChose) {
+  const fs::path dir = temp_dir();
+  save(dir / "good" / "a.json", replay("conv.gemm.f32", "pool.vec4.f32"));
+  save(dir / "good" / "b.json", replay("conv.direct.f32", "pool.vec4.f32"));
+  save(dir / "bad" / "c.json", replay("conv.wino.f32", "pool.direct.f32"));
+  save(dir / "bad" / "d.json", replay("conv.gemm.f32", "pool.direct.f32"));
+  TacticDiffReport report = diff_tactics(collect_replays_from_artifact_dir(dir.string()));
+  ASSERT_EQ(report.layers.size(), 2u);
+  std::optional<TacticDiffReport::Blame> blame = report.single_suspect();
+  ASSERT_TRUE(blame);
+  EXPECT_EQ(blame->tactic->tactic, "pool.direct.f32");
+
+  save(dir / "bad" / "c.json", replay("conv.wino.f32", "pool.direct.f32"));
+  save(dir / "bad" / "d.json", replay("conv.wino.f32", "pool.direct.f32"));
+  report = diff_tactics(collect_replays_from_artifact_dir(dir.string()));
+  EXPECT_EQ(report.in_every_bad_replay().size(), 2u);
+  EXPECT_FALSE(report.single_suspect());
 }
 
 TEST(DiffTactics, SearchesFoldersRecursivelyAndSkipsOtherFiles) {
@@ -171,7 +192,7 @@ TEST(DiffTactics, CannotDecideWhenEveryBadTacticAlsoAppearsInAGoodReplay) {
   ASSERT_TRUE(report.undecided);
   EXPECT_NE(report.undecided->find("every tactic in the bad replays also appears in a good one"), std::string::npos);
   EXPECT_TRUE(report.layers.empty());
-  EXPECT_EQ(report.single_suspect(), nullptr);
+  EXPECT_FALSE(report.single_suspect());
 }
 
 TEST(DiffTactics, ReportsLayersMissingFromGoodReplays) {
