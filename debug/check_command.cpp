@@ -49,8 +49,13 @@ std::string join_command(const std::vector<std::string>& argv) {
   std::string s;
   for (const std::string& a : argv) {
     if (!s.empty()) s += ' ';
-    const bool quote = a.empty() || a.find_first_of(" \t\"'\\$") != std::string::npos;
-    s += quote ? "'" + a + "'" : a;
+    if (!a.empty() && a.find_first_of(" \t\n\"'\\$*?;&|<>()`") == std::string::npos) {
+      s += a;
+      continue;
+    }
+    s += '\'';
+    for (char c : a) s += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    s += '\'';
   }
   return s;
 }

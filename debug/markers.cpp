@@ -12,9 +12,11 @@ ReduceMarker::ReduceMarker(SearchMode mode, size_t num_nodes, bool invert)
     index_ = invert ? 0 : n - 1;
     good_ = bad_ = 0;
   } else {
-    // The whole model fails (it was checked first): start in the middle.
+    // The whole model fails (it was checked first): start in the middle. Outputs
+    // phase: -1 (no node) passes, so unlike Polygraphy's marker, the first node
+    // itself can be found. Inputs phase: n (no node) passes, 0 is assumed to fail.
     index_ = n / 2;
-    good_ = invert ? n : 0;
+    good_ = invert ? n : -1;
     bad_ = invert ? 0 : n;
   }
 }

@@ -6,6 +6,7 @@ docs/debug.md are in test_debug_workflows.py."""
 import glob
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -150,6 +151,25 @@ class TestRepeat(DebugTestCase):
                             "--save-debug-replay", "again.json", "--check", "/nonexistent/checker", expect=MIXED)
         self.assertIn("Passed: 2/3", out)
         self.assertEqual(self.read_json("again.json")["iterations"], replay["iterations"])
+
+    def test_ctrl_c_stops_cleanly_keeping_sorted_artifacts_and_the_replay(self):
+        proc = subprocess.Popen([BIN, "debug", "repeat", "--until", "1000", "--artifacts", "a.txt", "--check", "sh",
+                                 "-c", "echo x > a.txt; sleep 0.3"], cwd=self.tmp, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        replay = self.path("vkgraphy_debug_replay.json")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if os.path.exists(replay) and len(self.read_json("vkgraphy_debug_replay.json")["iterations"]) >= 2:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)  # as the terminal's Ctrl-C (the check runs in its own process group)
+        out, _ = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, INTERRUPTED, out)
+        done = len(self.read_json("vkgraphy_debug_replay.json")["iterations"])
+        self.assertGreaterEqual(done, 2)
+        self.assertIn(f"Finished {done} iteration(s) | Passed: {done}/{done}", out)
+        self.assertIn("interrupted", out)
+        self.assertEqual(len(self.sorted_files("vkgraphy_artifacts", "good")), done)
 
     def test_bad_debug_replay_is_a_clear_error(self):
         self.write_json("bad.json", {"format": "vkgraphy-debug-replay", "version": 1, "tool": "repeat",
