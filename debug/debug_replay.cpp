@@ -35,12 +35,7 @@ void DebugReplay::set(const ReplayEntry& entry) {
 DebugReplay load_debug_replay(const std::string& path) {
   const std::string text = read_whole_file(path, "debug replay");
   const JsonPlace where{path, ""};
-  Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    where.fail(std::string("not a valid JSON debug replay: ") + e.what());
-  }
+  const Json root = parse_json_text(text, where);
   if (!root.is_object()) where.fail(std::string("expected a JSON object, got ") + root.type_name());
   const std::string format = json_string(root, "format", where);
   if (format != kFormat)

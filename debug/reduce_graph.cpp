@@ -14,25 +14,6 @@ namespace vkg::debug {
 
 namespace {
 
-ValueInfo info_from_proto(const onnx::ValueInfoProto& vi) {
-  ValueInfo out;
-  out.name = vi.name();
-  if (!vi.type().has_tensor_type()) return out;
-  const auto& tt = vi.type().tensor_type();
-  if (tt.elem_type() != 0) out.dtype = dtype_from_onnx(tt.elem_type());
-  if (tt.has_shape()) {
-    std::vector<Dim> dims;
-    for (const auto& d : tt.shape().dim()) {
-      Dim dim;
-      if (d.has_dim_value() && d.dim_value() >= 0) dim.value = d.dim_value();
-      if (d.has_dim_param()) dim.param = d.dim_param();
-      dims.push_back(dim);
-    }
-    out.shape = dims;
-  }
-  return out;
-}
-
 ValueInfo info_from_dims(const std::string& name, DType dtype, const Shape& shape) {
   ValueInfo out{name, dtype, std::vector<Dim>{}};
   for (int64_t d : shape) out.shape->push_back(Dim{d, ""});
@@ -43,15 +24,7 @@ void info_to_proto(const ValueInfo& info, onnx::ValueInfoProto* vi) {
   vi->set_name(info.name);
   auto* tt = vi->mutable_type()->mutable_tensor_type();
   if (info.dtype) tt->set_elem_type(dtype_to_onnx(*info.dtype));
-  if (!info.shape) return;
-  auto* shape = tt->mutable_shape();
-  for (const Dim& d : *info.shape) {
-    auto* dim = shape->add_dim();
-    if (d.known())
-      dim->set_dim_value(d.value);
-    else if (!d.param.empty())
-      dim->set_dim_param(d.param);
-  }
+  if (info.shape) dims_to_proto(*info.shape, tt->mutable_shape());
 }
 
 bool fully_known(const ValueInfo& info) {
@@ -178,11 +151,11 @@ void ReductionGraph::index_model() {
   for (const auto& t : g.sparse_initializer()) initializers_.insert(t.values().name());
   for (const auto& in : g.input()) {
     if (!initializers_.count(in.name())) graph_inputs_.push_back(in.name());
-    infos_[in.name()] = info_from_proto(in);
+    infos_[in.name()] = value_info_from_proto(in);
   }
-  for (const auto& vi : g.value_info()) infos_[vi.name()] = info_from_proto(vi);
+  for (const auto& vi : g.value_info()) infos_[vi.name()] = value_info_from_proto(vi);
   for (const auto& out : g.output()) {
-    ValueInfo info = info_from_proto(out);
+    ValueInfo info = value_info_from_proto(out);
     if ((info.dtype && info.shape) || !infos_.count(out.name())) infos_[out.name()] = info;
   }
   for (const auto& t : g.initializer()) {

@@ -211,6 +211,14 @@ void JsonPlace::fail(const std::string& what) const {
   VKG_THROW("'" << file << "': " << (path.empty() ? "" : path + ": ") << what);
 }
 
+Json parse_json_text(const std::string& text, const JsonPlace& where) {
+  try {
+    return Json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    where.fail(std::string("not valid JSON: ") + e.what());
+  }
+}
+
 const Json& json_member(const Json& j, const std::string& key, const JsonPlace& where) {
   if (!j.is_object()) where.fail(std::string("expected an object, got ") + j.type_name());
   const auto it = j.find(key);

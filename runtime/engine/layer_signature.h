@@ -89,6 +89,9 @@ struct JsonPlace {
   [[noreturn]] void fail(const std::string& what) const;
 };
 
+// Parses a whole JSON document; fails with "not valid JSON: ..." at `where`.
+nlohmann::ordered_json parse_json_text(const std::string& text, const JsonPlace& where);
+
 // The member `key` of object `j`; fails when `j` is not an object or lacks it.
 const nlohmann::ordered_json& json_member(const nlohmann::ordered_json& j, const std::string& key,
                                           const JsonPlace& where);

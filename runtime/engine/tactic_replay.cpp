@@ -152,12 +152,7 @@ const TacticChoice* TacticReplay::find(const std::string& layer) const {
 TacticReplay load_tactic_replay(const std::string& path) {
   const std::string text = read_whole_file(path, kWhat);
   const JsonPlace where{path, ""};
-  Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    where.fail(std::string("not a valid JSON tactic replay: ") + e.what());
-  }
+  const Json root = parse_json_text(text, where);
   try {
     return replay_from_json(root, where);
   } catch (const nlohmann::json::exception& e) {

@@ -46,12 +46,7 @@ TimingEntry entry_from_json(const Json& j, const JsonPlace& where) {
 // malformed entries are skipped with a warning instead.
 TimingCache cache_from_text(const std::string& text, const std::string& path) {
   const JsonPlace where{path, ""};
-  Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    where.fail(std::string("not valid JSON: ") + e.what());
-  }
+  const Json root = parse_json_text(text, where);
   if (!root.is_object()) where.fail(std::string("expected a JSON object, got ") + root.type_name());
   const std::string format = json_string(root, "format", where);
   if (format != kFormat) where.field("format").fail("format is \"" + format + "\", expected \"" + kFormat + "\"");

@@ -58,6 +58,8 @@ Attribute attribute_from_proto(const onnx::AttributeProto& a, const std::string&
   return out;
 }
 
+}  // namespace
+
 ValueInfo value_info_from_proto(const onnx::ValueInfoProto& vi) {
   ValueInfo out;
   out.name = vi.name();
@@ -77,7 +79,15 @@ ValueInfo value_info_from_proto(const onnx::ValueInfoProto& vi) {
   return out;
 }
 
-}  // namespace
+void dims_to_proto(const std::vector<Dim>& dims, onnx::TensorShapeProto* shape) {
+  for (const Dim& d : dims) {
+    auto* dim = shape->add_dim();
+    if (d.known())
+      dim->set_dim_value(d.value);
+    else if (!d.param.empty())
+      dim->set_dim_param(d.param);
+  }
+}
 
 Node node_from_proto(const onnx::NodeProto& np) {
   Node n;

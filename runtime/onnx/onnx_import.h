@@ -18,6 +18,8 @@ namespace onnx {
 class ModelProto;
 class NodeProto;
 class TensorProto;
+class TensorShapeProto;
+class ValueInfoProto;
 }  // namespace onnx
 
 namespace vkg {
@@ -96,6 +98,11 @@ Graph import_onnx(OnnxModel& model, const ImportOptions& options = {});
 // Converts a (validated, sorted) model into the IR without further processing.
 Graph to_graph(const OnnxModel& model);
 Node node_from_proto(const onnx::NodeProto& proto);
+
+// ValueInfo <-> ValueInfoProto's tensor type: dtype unset when unknown or not a
+// tensor type; a Dim without value keeps its dim_param.
+ValueInfo value_info_from_proto(const onnx::ValueInfoProto& vi);
+void dims_to_proto(const std::vector<Dim>& dims, onnx::TensorShapeProto* shape);
 
 // Tensor <-> TensorProto (raw_data; external data must already be loaded).
 Tensor tensor_from_proto(const onnx::TensorProto& proto);

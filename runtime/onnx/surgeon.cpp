@@ -191,14 +191,7 @@ onnx::TypeProto spec_type(const TensorSpec& spec, const onnx::TypeProto* known, 
                                       << "' is unknown (shape inference cannot tell it): give it explicitly, e.g. "
                                       << spec.name << (role == "input" ? ":auto:float32" : ":float32"));
   if (spec.shape) {
-    auto* shape = tt->mutable_shape();
-    for (const Dim& d : *spec.shape) {
-      auto* dim = shape->add_dim();
-      if (d.known())
-        dim->set_dim_value(d.value);
-      else if (!d.param.empty())
-        dim->set_dim_param(d.param);
-    }
+    dims_to_proto(*spec.shape, tt->mutable_shape());
   } else if (known_tensor && known->tensor_type().has_shape()) {
     *tt->mutable_shape() = known->tensor_type().shape();
   } else if (role == "input") {

@@ -14,19 +14,12 @@
 #include "debug/iteration_loop.h"
 #include "debug/markers.h"
 #include "runtime/core/error.h"
+#include "tests/unit/test_data_util.h"
 
 namespace vkg::debug {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path temp_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("vkgraphy_debug_core_" + std::to_string(getpid()) + "_" +
-                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
@@ -94,7 +87,8 @@ TEST(CheckCommand, BadCommandOrRegexIsAnError) {
 }
 
 TEST(ArtifactSorter, MovesFilesAndFoldersWithoutOverwriting) {
-  const fs::path dir = temp_dir();
+  const test::TempDir tmp;
+  const fs::path dir = tmp.path();
   const fs::path file = dir / "replay.json", folder = dir / "dumps";
   write(file, "1");
   fs::create_directories(folder);
@@ -118,11 +112,11 @@ TEST(ArtifactSorter, MovesFilesAndFoldersWithoutOverwriting) {
   b >> tb;
   EXPECT_EQ(ta, "1");
   EXPECT_EQ(tb, "2");
-  fs::remove_all(dir);
 }
 
 TEST(DebugReplay, RoundTripsAndRejectsBadFiles) {
-  const fs::path dir = temp_dir();
+  const test::TempDir tmp;
+  const fs::path dir = tmp.path();
   DebugReplay r;
   r.tool = "reduce";
   r.set({0, false, "original"});
@@ -134,7 +128,7 @@ TEST(DebugReplay, RoundTripsAndRejectsBadFiles) {
   EXPECT_EQ(r.find(7), nullptr);
 
   const std::pair<const char*, const char*> bad[] = {
-      {"not json", "not a valid JSON"},
+      {"not json", "not valid JSON"},
       {R"({"format": "vkgraphy-tactic-replay", "version": 1})", "not a debug replay"},
       {R"({"format": "vkgraphy-debug-replay", "version": 9, "tool": "x", "iterations": []})", "version"},
       {R"({"format": "vkgraphy-debug-replay", "version": 1, "tool": "x", "iterations": [{"iteration": 0}]})",
@@ -153,7 +147,6 @@ TEST(DebugReplay, RoundTripsAndRejectsBadFiles) {
   }
   EXPECT_EQ(skip_current_path("vkgraphy_debug_replay.json"), "vkgraphy_debug_replay_skip_current.json");
   EXPECT_EQ(skip_current_path("a.b/replay"), "a.b/replay_skip_current");
-  fs::remove_all(dir);
 }
 
 // Drives a marker with a "fails when index >= threshold" oracle (outputs phase:
@@ -199,7 +192,8 @@ TEST(Markers, LayerCountMarkerFindsTheFewestLayers) {
 }
 
 TEST(IterationLoop, ChecksSortsReplaysAndCleansUp) {
-  const fs::path dir = temp_dir();
+  const test::TempDir tmp;
+  const fs::path dir = tmp.path();
   const fs::path cwd = fs::current_path();
   fs::current_path(dir);
   IterationOptions o;
@@ -244,7 +238,6 @@ TEST(IterationLoop, ChecksSortsReplaysAndCleansUp) {
   write("model.onnx", "mine");
   EXPECT_THROW(IterationLoop("repeat", o), Error);
   fs::current_path(cwd);
-  fs::remove_all(dir);
 }
 
 }  // namespace

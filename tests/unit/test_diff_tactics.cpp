@@ -8,19 +8,12 @@
 #include "debug/diff_tactics.h"
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
+#include "tests/unit/test_data_util.h"
 
 namespace vkg::debug {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string temp_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(::testing::TempDir()) / "vkg_diff_tactics" / info->name();
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
 
 void write_text(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
@@ -53,7 +46,8 @@ void save(const fs::path& path, const TacticReplay& r) {
 }
 
 TEST(DiffTactics, FindsTheTacticSeenOnlyInBadReplays) {
-  const fs::path dir = temp_dir();
+  const test::TempDir tmp;
+  const fs::path dir = tmp.path();
   save(dir / "good" / "replay_iter1.json", replay("conv.gemm.f32", "pool.vec4.f32"));
   save(dir / "good" / "replay_iter2.json", replay("conv.direct.f32", "pool.vec4.f32"));
   save(dir / "bad" / "replay_iter3.json", replay("conv.gemm.f32", "pool.direct.f32"));
@@ -76,7 +70,8 @@ TEST(DiffTactics, FindsTheTacticSeenOnlyInBadReplays) {
 }
 
 TEST(DiffTactics, NamesTheSingleSuspect) {
-  const fs::path dir = temp_dir();
+  const test::TempDir tmp;
+  const fs::path dir = tmp.path();
   save(dir / "good" / "a.json", replay("conv.gemm.f32", "pool.vec4.f32"));
   save(dir / "bad" / "b.json", replay("conv.gemm.f32", "pool.direct.f32"));
   const TacticDiffReport report = diff_tactics(collect_replays_from_artifact_dir(dir.string()));
@@ -90,7 +85,8 @@ TEST(DiffTactics, NamesTheSingleSuspect) {
 // A coincidence (conv.wino chosen by one bad build only) does not hide the
 // tactic that every bad build chose; two such tactics are not told apart.
 TEST(DiffTactics, BlamesTheSuspectEveryBadReplayChose) {
-  const fs::path dir = temp_dir();
+  const test::TempDir tmp;
+  const fs::path dir = tmp.path();
   save(dir / "good" / "a.json", replay("conv.gemm.f32", "pool.vec4.f32"));
   save(dir / "good" / "b.json", replay("conv.direct.f32", "pool.vec4.f32"));
   save(dir / "bad" / "c.json", replay("conv.wino.f32", "pool.direct.f32"));
@@ -109,7 +105,8 @@ TEST(DiffTactics, BlamesTheSuspectEveryBadReplayChose) {
 }
 
 TEST(DiffTactics, SearchesFoldersRecursivelyAndSkipsOtherFiles) {
-  const fs::path dir = temp_dir();
+  const test::TempDir tmp;
+  const fs::path dir = tmp.path();
   save(dir / "good" / "run1" / "nested" / "r.json", replay("conv.gemm.f32", "pool.vec4.f32"));
   save(dir / "good" / "run2" / "r.json", replay("conv.gemm.f32", "pool.vec4.f32"));
   write_text(dir / "good" / "model.onnx", std::string("\x08\x07\x12\x04onnx", 9));
@@ -126,7 +123,8 @@ TEST(DiffTactics, SearchesFoldersRecursivelyAndSkipsOtherFiles) {
 }
 
 TEST(DiffTactics, SkipsABrokenReplayInAFolderWithAWarning) {
-  const fs::path dir = temp_dir();
+  const test::TempDir tmp;
+  const fs::path dir = tmp.path();
   save(dir / "good" / "a.json", replay("conv.gemm.f32", "pool.vec4.f32"));
   write_text(dir / "good" / "broken.json", R"({"format": "vkgraphy-tactic-replay", "version": 1, "layers": 3})");
   testing::internal::CaptureStdout();
@@ -138,7 +136,8 @@ TEST(DiffTactics, SkipsABrokenReplayInAFolderWithAWarning) {
 }
 
 TEST(DiffTactics, AFileNamedDirectlyMustBeAReplay) {
-  const fs::path dir = temp_dir();
+  const test::TempDir tmp;
+  const fs::path dir = tmp.path();
   write_text(dir / "outputs.json", R"({"format": "vkgraphy-run-results"})");
   write_text(dir / "broken.json", R"({"format": "vkgraphy-tactic-replay", "version": 1, "layers": 3})");
   EXPECT_THROW(collect_tactic_replays({(dir / "outputs.json").string()}), Error);
@@ -147,7 +146,8 @@ TEST(DiffTactics, AFileNamedDirectlyMustBeAReplay) {
 }
 
 TEST(DiffTactics, ArtifactDirNeedsGoodOrBad) {
-  const fs::path dir = temp_dir();
+  const test::TempDir tmp;
+  const fs::path dir = tmp.path();
   try {
     collect_replays_from_artifact_dir(dir.string());
     FAIL() << "expected an Error";

@@ -294,7 +294,7 @@ TEST(EngineTacticReplay, LoadFailsLoudly) {
     std::string expected;
   };
   const std::vector<Case> cases = {
-      {"not_json", "{\"format\": ", "not a valid JSON"},
+      {"not_json", "{\"format\": ", "not valid JSON"},
       {"array", "[]", "expected a JSON object"},
       {"no_format", "{\"version\": 1}", "missing key \"format\""},
       {"other_format", replaced(good, "vkgraphy-tactic-replay", "vkgraphy-timing-cache"),
