@@ -12,12 +12,16 @@ void VulkanArgs::add_to(CLI::App& app) {
                "Enable the Khronos validation layer; any validation message is an error "
                "(also VKGRAPHY_VK_VALIDATION=1)")
       ->group(g);
+  app.add_flag("--vk-disable-fp16", disable_fp16,
+               "Treat the device as having no fp16 support (to test fp32 fallbacks, or avoid a driver's fp16 bugs)")
+      ->group(g);
 }
 
 vk::DeviceOptions VulkanArgs::options() const {
   vk::DeviceOptions options;
   options.device = device;
   options.validation = validation || vk::validation_from_env();
+  options.disable_fp16 = disable_fp16;
   return options;
 }
 

@@ -1,5 +1,6 @@
 // Argument group: the global Vulkan options every tool takes: `--device
-// INDEX|NAME-SUBSTRING` and `--vk-validation` (also VKGRAPHY_VK_VALIDATION=1).
+// INDEX|NAME-SUBSTRING`, `--vk-validation` (also VKGRAPHY_VK_VALIDATION=1) and
+// `--vk-disable-fp16`.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@ namespace vkg::tools {
 struct VulkanArgs {
   std::string device;       // "" = default preference (discrete, integrated, virtual, cpu)
   bool validation = false;  // --vk-validation
+  bool disable_fp16 = false;  // --vk-disable-fp16
 
   void add_to(CLI::App& app);
   // The selection options: --device, and validation from the flag or the

@@ -73,6 +73,9 @@ struct DeviceOptions {
   std::string device;
   // Enables the Khronos validation layer; every message it reports is an error.
   bool validation = false;
+  // Treats the device as having no fp16 support (shaderFloat16, 16-bit storage),
+  // whatever it reports: to test and to work around a driver's fp16 bugs.
+  bool disable_fp16 = false;
 };
 
 // True when VKGRAPHY_VK_VALIDATION asks for validation ("1", "true", "on", "yes");

@@ -9,7 +9,7 @@ import unittest
 
 import onnx
 
-from vkgraphy_cli import BIN, VK_MODELS, CliTestCase
+from vkgraphy_cli import BIN, VK_MODELS, CliTestCase, model
 
 FAULTY = "VKGRAPHY_FAULTY_TACTICS"
 FP16_TOL = ["--atol", "0.25", "--rtol", "2e-2"]  # see test_vk.py for the derivation
@@ -59,6 +59,24 @@ class TestWorkflows(CliTestCase):
         path = vk_model("fp16_overflow.onnx")
         out = self.vkgraphy("debug", "precision", path, "--fp16", "--check", "false", expect=8)
         self.assertIn("No configuration passed", out)
+
+    def test_precision_sanity_in_every_mode_and_direction(self):
+        # Polygraphy's precision sanity test: every mode and direction with a check that passes or fails.
+        for i, (name, mode, direction) in enumerate((("reducable.onnx", "bisect", "forward"),
+                                                     ("reducable.onnx", "linear", "reverse"),
+                                                     ("const_foldable.onnx", "linear", "forward"),
+                                                     ("const_foldable.onnx", "bisect", "reverse"))):
+            for check, code in (("true", 0), ("false", 8)):
+                with self.subTest(model=name, mode=mode, direction=direction, check=check):
+                    self.vkgraphy("debug", "precision", model(name), "--fp16", "--mode", mode, "--dir", direction,
+                                  "--check", check, expect=code)
+
+    def test_precision_on_a_device_without_fp16_is_an_error(self):
+        out = self.vkgraphy("--vk-disable-fp16", "debug", "precision", vk_model("fp16_overflow.onnx"), "--fp16",
+                            "--check", "true", expect=3)
+        self.assertIn("no fp16 support", out)
+        out = self.vkgraphy("debug", "precision", vk_model("fp16_overflow.onnx"), "--check", "true", expect=3)
+        self.assertIn("add --fp16", out)
 
     def test_reduce_isolates_the_node_with_the_faulty_tactic(self):
         path = vk_model("branchy.onnx")
