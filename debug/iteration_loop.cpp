@@ -136,6 +136,31 @@ void IterationLoop::log_summary() const {
                          << " | Pass Rate: " << rate.str() << "%");
 }
 
+bool Until::stop_after(bool passed, int done) const {
+  switch (kind) {
+    case Kind::Good: return passed;
+    case Kind::Bad: return !passed;
+    case Kind::Count: return done >= count;
+  }
+  return true;
+}
+
+Until parse_until(const std::string& text) {
+  if (text == "good") return {Until::Kind::Good, 0};
+  if (text == "bad") return {Until::Kind::Bad, 0};
+  const bool digits = !text.empty() && text.size() < 10 && text.find_first_not_of("0123456789") == std::string::npos;
+  VKG_CHECK(digits && std::stoi(text) > 0,
+            "--until must be 'good', 'bad' or a number of iterations above 0, not '" << text << "'");
+  return {Until::Kind::Count, std::stoi(text)};
+}
+
+void run_until(IterationLoop& loop, const Until& until, const std::function<bool(int)>& iteration) {
+  for (;;) {
+    const bool passed = iteration(loop.iterations());
+    if (until.stop_after(passed, loop.iterations())) return;
+  }
+}
+
 bool run_interruptible(const std::function<void()>& body) {
   InterruptGuard guard;
   try {

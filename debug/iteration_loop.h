@@ -68,6 +68,21 @@ class IterationLoop {
   int checked_ = 0;
 };
 
+// --until of `debug build` and `debug repeat`: stop at the first good, the
+// first bad, or after N iterations.
+struct Until {
+  enum class Kind { Good, Bad, Count } kind = Kind::Count;
+  int count = 0;
+  // Whether to stop after an iteration with this result, `done` iterations in.
+  bool stop_after(bool passed, int done) const;
+};
+// Parses "good", "bad" or a positive integer; throws Error otherwise.
+Until parse_until(const std::string& text);
+
+// Runs iterations until `until` says stop; `iteration(index)` runs one
+// (through loop.run) and returns whether it passed.
+void run_until(IterationLoop& loop, const Until& until, const std::function<bool(int)>& iteration);
+
 // Runs `body` with Ctrl-C handling; turns StopRequested into a logged stop.
 // Returns false when the loop was stopped.
 bool run_interruptible(const std::function<void()>& body);

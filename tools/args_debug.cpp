@@ -25,24 +25,6 @@ int split_check_command(int argc, char** argv) {
 
 const std::vector<std::string>& check_command() { return g_check_command; }
 
-bool Until::stop_after(bool passed, int done) const {
-  switch (kind) {
-    case Kind::Good: return passed;
-    case Kind::Bad: return !passed;
-    case Kind::Count: return done >= count;
-  }
-  return true;
-}
-
-Until parse_until(const std::string& text) {
-  if (text == "good") return {Until::Kind::Good, 0};
-  if (text == "bad") return {Until::Kind::Bad, 0};
-  const bool digits = !text.empty() && text.size() < 10 && text.find_first_not_of("0123456789") == std::string::npos;
-  VKG_CHECK(digits && std::stoi(text) > 0,
-            "--until must be 'good', 'bad' or a number of iterations above 0, not '" << text << "'");
-  return {Until::Kind::Count, std::stoi(text)};
-}
-
 void DebugArgs::add_to(CLI::App& app, const std::string& iter_artifact_default, bool with_until) {
   CLI::Option_group* check = app.add_option_group("Pass/Fail Reporting", "How each iteration is judged");
   // Never parsed by CLI11 (main() splits it off); listed for --help.
@@ -91,7 +73,7 @@ void DebugArgs::add_to(CLI::App& app, const std::string& iter_artifact_default, 
         ->required()
         ->check([](const std::string& s) {
           try {
-            parse_until(s);
+            debug::parse_until(s);
             return std::string();
           } catch (const Error& e) {
             return std::string(e.what());

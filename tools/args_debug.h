@@ -23,16 +23,6 @@ namespace vkg::tools {
 int split_check_command(int argc, char** argv);
 const std::vector<std::string>& check_command();
 
-// What --until asks: stop at the first good, the first bad, or after N iterations.
-struct Until {
-  enum class Kind { Good, Bad, Count } kind = Kind::Count;
-  int count = 0;
-  // Whether to stop after an iteration with this result, `done` iterations in.
-  bool stop_after(bool passed, int done) const;
-};
-// Parses "good", "bad" or a positive integer; throws Error otherwise.
-Until parse_until(const std::string& text);
-
 class DebugArgs {
  public:
   // `iter_artifact_default`: "" when the tool has no intermediate artifact (repeat).
@@ -40,7 +30,7 @@ class DebugArgs {
   void add_to(CLI::App& app, const std::string& iter_artifact_default, bool with_until);
 
   debug::IterationOptions options() const;
-  Until until() const { return parse_until(until_); }
+  debug::Until until() const { return debug::parse_until(until_); }
 
  private:
   bool with_iter_artifact_ = false;

@@ -35,23 +35,21 @@ struct BuildArgs {
 int debug_build(BuildArgs& args) {
   const Graph graph = import_onnx(args.model.path, args.model.import_options());
   std::unique_ptr<vk::Context> ctx = open_vulkan();
-  const Until until = args.debug.until();
+  const debug::Until until = args.debug.until();
   debug::IterationLoop loop("build", args.debug.options());
   const bool finished = debug::run_interruptible([&] {
-    for (bool stop = false; !stop;) {
-      const int index = loop.iterations();
+    debug::run_until(loop, until, [&](int index) {
       BuilderConfig config = args.builder.config();
       // --tactic-selection random[:SEED]: each iteration draws anew (SEED + iteration), reproducibly.
       if (config.random_seed) *config.random_seed += static_cast<uint64_t>(index);
       const std::string what =
           "build " + std::to_string(index) +
           (config.random_seed ? " (random tactics, seed " + std::to_string(*config.random_seed) + ")" : "");
-      const bool passed = loop.run(what, [&] {
+      return loop.run(what, [&] {
         const BuildResult built = args.builder.build_with(graph, *ctx, config);
         save_engine(loop.iter_artifact(), built.engine);
       });
-      stop = until.stop_after(passed, loop.iterations());
-    }
+    });
   });
   loop.log_summary();
   return iterations_exit_code(loop.passed(), loop.iterations(), !finished);
@@ -60,13 +58,10 @@ int debug_build(BuildArgs& args) {
 // ---- repeat --------------------------------------------------------------
 
 int debug_repeat(DebugArgs& args) {
-  const Until until = args.until();
+  const debug::Until until = args.until();
   debug::IterationLoop loop("repeat", args.options());
   const bool finished = debug::run_interruptible([&] {
-    for (bool stop = false; !stop;) {
-      const bool passed = loop.run("repeat " + std::to_string(loop.iterations()), [] {});
-      stop = until.stop_after(passed, loop.iterations());
-    }
+    debug::run_until(loop, until, [&](int index) { return loop.run("repeat " + std::to_string(index), [] {}); });
   });
   loop.log_summary();
   return iterations_exit_code(loop.passed(), loop.iterations(), !finished);

@@ -309,6 +309,14 @@ class TestReduce(DebugTestCase):
         self.assertFalse(os.path.exists(self.path("reduced.onnx")))
         self.assertIn("Finished 1 iteration(s)", out)
 
+    def test_warns_when_the_check_uses_other_data_loader_options(self):
+        # Frozen branches hold values made from reduce's own inputs: the check must see the same ones.
+        failing_check = ["sh", "-c", "exit 1", "sh", "--seed", "5"]
+        out = self.reduce("reducable.onnx", "--check", *failing_check)
+        self.assertIn("--seed 5 but debug reduce has --seed (default)", out)
+        out = self.reduce("reducable.onnx", "--seed", "5", "--check", *failing_check)
+        self.assertNotIn("data-loader options", out)
+
     def test_replaying_a_debug_replay_runs_no_check(self):
         self.reduce("reducable.onnx", "--save-debug-replay", "replay.json", "--check", *FAKE_CHECKER, "--fail-node",
                     NODE(5))
