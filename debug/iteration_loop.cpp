@@ -1,5 +1,6 @@
 #include "debug/iteration_loop.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <sstream>
@@ -143,6 +144,11 @@ bool Until::stop_after(bool passed, int done) const {
     case Kind::Count: return done >= count;
   }
   return true;
+}
+
+std::optional<int> Until::remaining_after(int index) const {
+  if (kind != Kind::Count) return std::nullopt;
+  return std::max(0, count - index - 1);
 }
 
 Until parse_until(const std::string& text) {

@@ -75,6 +75,8 @@ struct Until {
   int count = 0;
   // Whether to stop after an iteration with this result, `done` iterations in.
   bool stop_after(bool passed, int done) const;
+  // Iterations left after the one numbered `index` (known only for a count).
+  std::optional<int> remaining_after(int index) const;
 };
 // Parses "good", "bad" or a positive integer; throws Error otherwise.
 Until parse_until(const std::string& text);

@@ -45,10 +45,13 @@ int debug_build(BuildArgs& args) {
       const std::string what =
           "build " + std::to_string(index) +
           (config.random_seed ? " (random tactics, seed " + std::to_string(*config.random_seed) + ")" : "");
-      return loop.run(what, [&] {
-        const BuildResult built = args.builder.build_with(graph, *ctx, config);
-        save_engine(loop.iter_artifact(), built.engine);
-      });
+      return loop.run(
+          what,
+          [&] {
+            const BuildResult built = args.builder.build_with(graph, *ctx, config);
+            save_engine(loop.iter_artifact(), built.engine);
+          },
+          until.remaining_after(index));
     });
   });
   loop.log_summary();
@@ -61,7 +64,9 @@ int debug_repeat(DebugArgs& args) {
   const debug::Until until = args.until();
   debug::IterationLoop loop("repeat", args.options());
   const bool finished = debug::run_interruptible([&] {
-    debug::run_until(loop, until, [&](int index) { return loop.run("repeat " + std::to_string(index), [] {}); });
+    debug::run_until(loop, until, [&](int index) {
+      return loop.run("repeat " + std::to_string(index), [] {}, until.remaining_after(index));
+    });
   });
   loop.log_summary();
   return iterations_exit_code(loop.passed(), loop.iterations(), !finished);
