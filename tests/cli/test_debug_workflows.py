@@ -78,6 +78,15 @@ class TestWorkflows(CliTestCase):
         out = self.vkgraphy("debug", "precision", vk_model("fp16_overflow.onnx"), "--check", "true", expect=3)
         self.assertIn("add --fp16", out)
 
+    def test_reduce_finds_the_softmax_of_a_transformer_layer(self):
+        # 34 nodes with reshapes, transposes and residual branches: bisect needs 10 iterations.
+        out = self.vkgraphy("debug", "reduce", vk_model("transformer.onnx"), "-o", "reduced.onnx", "--check", BIN, "run",
+                            "vkgraphy_debug.onnx", "--vk", "--ref", "--builder-optimization-level", "0",
+                            env={FAULTY: "softmax.*"})
+        m = onnx.load(self.path("reduced.onnx"))
+        self.assertEqual([n.op_type for n in m.graph.node], ["Softmax"])
+        self.assertIn("Minimum failing subgraph", out)
+
     def test_reduce_isolates_the_node_with_the_faulty_tactic(self):
         path = vk_model("branchy.onnx")
         for mode in ("bisect", "linear"):
