@@ -36,7 +36,7 @@ InputShapes parse_input_shapes(const std::vector<std::string>& texts) {
   return shapes;
 }
 
-void ModelArgs::add_to(CLI::App& app, const std::string& shapes_flag) {
+void ModelArgs::add_to(CLI::App& app, const std::string& shapes_flag, bool with_fold_option) {
   app.add_option("model", path, "Path to the ONNX model (or, where the tool takes one, a vkgraphy engine)")->required();
   app.add_option(shapes_flag, input_shapes,
                  "Input shapes, e.g. input0:[1,3,224,224] input1:[1,10]; fixes dynamic dimensions")
@@ -44,7 +44,8 @@ void ModelArgs::add_to(CLI::App& app, const std::string& shapes_flag) {
   app.add_option("--external-data-dir", external_data_dir,
                  "Folder of the model's external data files (default: the model's folder)");
   app.add_flag("--no-shape-inference", no_shape_inference, "Do not run ONNX shape inference");
-  app.add_flag("--no-fold-constants", no_fold_constants, "Do not fold constant subgraphs at import");
+  if (with_fold_option)
+    app.add_flag("--no-fold-constants", no_fold_constants, "Do not fold constant subgraphs at import");
 }
 
 ImportOptions ModelArgs::import_options() const {

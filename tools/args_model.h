@@ -26,7 +26,8 @@ struct ModelArgs {
 
   // Adds the positional model argument and the options. `shapes_flag` is the name of the
   // input-shape option ("--input-shapes" for run, "--override-input-shapes" for surgeon).
-  void add_to(CLI::App& app, const std::string& shapes_flag = "--input-shapes");
+  // `with_fold_option`: false for tools that never fold (debug reduce keeps the model's nodes).
+  void add_to(CLI::App& app, const std::string& shapes_flag = "--input-shapes", bool with_fold_option = true);
   ImportOptions import_options() const;
   InputShapes shapes() const { return parse_input_shapes(input_shapes); }
 };

@@ -343,7 +343,7 @@ void add_debug_tool(CLI::App& app) {
     CLI::App* sub = debug->add_subcommand("reduce", "Reduce a failing ONNX model to the smallest failing subgraph");
     sub->fallthrough();
     args->app = sub;
-    args->model.add_to(*sub, "--model-input-shapes,--model-inputs");
+    args->model.add_to(*sub, "--model-input-shapes,--model-inputs", /*with_fold_option=*/false);
     args->data.add_to(*sub);
     args->debug.add_to(*sub, "vkgraphy_debug.onnx", false);
     sub->add_option("-o,--output", args->output, "Where to write the reduced (failing) model");
