@@ -222,6 +222,9 @@ ValueInfo Builder::info_of(const std::string& name, const Node& node) const {
     return v;
   }
   const ValueInfo* vi = graph_.find_value_info(name);
+  VKG_CHECK(vi == nullptr || vi->dtype || !vi->static_shape(),
+            node.describe() << ": tensor '" << name << "' has type/shape " << vi->describe()
+                            << ": its data type is unknown or not one vkgraphy holds (numeric tensors only)");
   VKG_CHECK(vi != nullptr && vi->dtype && vi->static_shape(),
             node.describe() << ": tensor '" << name << "' has "
                             << (vi == nullptr ? std::string("no known type or shape") : "type/shape " + vi->describe())
@@ -579,9 +582,10 @@ BuildResult Builder::build() {
 
   for (const ValueInfo& in : graph_.inputs) {
     if (constant(in.name)) continue;
-    Node none;
-    none.name = "(model input)";
-    const ValueInfo vi = info_of(in.name, none);
+    Node input;
+    input.op_type = "model input";
+    input.name = in.name;
+    const ValueInfo vi = info_of(in.name, input);
     const std::optional<StorageType> s = storage_for(*vi.dtype, Precision::FP32);
     VKG_CHECK(s.has_value(), "model input '" << in.name << "' is " << dtype_name(*vi.dtype)
                                              << ", which the Vulkan backend does not support");

@@ -3,10 +3,15 @@
 // reference backend, or (--backend vk) through a Vulkan engine built in fp32 at
 // optimization level 0 on lavapipe (unless VK_DRIVER_FILES names another
 // driver) with the validation layer on. A test is in scope when every op of its
-// model has a reference kernel (and, for vk, a tactic). Known failures are
-// listed, with reasons, in one file per backend.
+// model has a reference kernel (and, for vk, a tactic).
 //
-//   vkgraphy_node_tests --dir DIR [--backend ref|vk] [--exceptions FILE] [--filter SUBSTRING] [--verbose]
+// Known failures are listed in one file per backend, each with the failure
+// reason expected as a substring of the error. A listed test that fails for
+// another reason, passes, or does not exist fails the run: the list can only
+// shrink. On Vulkan, a test whose engine holds nothing but build-time constants
+// (the builder folded every node) is counted as "folded", not as passed on Vulkan.
+//
+//   vkgraphy_node_tests --dir DIR [--backend ref|vk] [--exceptions FILE] [--filter SUBSTRING]... [--verbose]
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -72,7 +77,9 @@ Tensor as_declared_type(Tensor t, const ValueInfo& declared) {
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual void prepare(const Graph& graph) = 0;
+  // Prepares to run `graph`; true when nothing of it is left to compute at run
+  // time (a Vulkan engine whose layers only copy build-time constants).
+  virtual bool prepare(const Graph& graph) = 0;
   virtual TensorMap run(const TensorMap& inputs, const std::vector<std::string>& outputs) = 0;
   // Whether inputs may be frozen to build-time values (see freeze_parameter_inputs).
   virtual bool can_freeze() const { return false; }
@@ -80,7 +87,10 @@ class Backend {
 
 class RefBackend : public Backend {
  public:
-  void prepare(const Graph& graph) override { backend_ = std::make_unique<ReferenceBackend>(graph); }
+  bool prepare(const Graph& graph) override {
+    backend_ = std::make_unique<ReferenceBackend>(graph);
+    return false;
+  }
   TensorMap run(const TensorMap& inputs, const std::vector<std::string>& outputs) override {
     return backend_->run(inputs, outputs);
   }
@@ -101,7 +111,7 @@ class VkBackend : public Backend {
     options.validation = true;
     context_ = std::make_unique<vk::Context>(options);
   }
-  void prepare(const Graph& graph) override {
+  bool prepare(const Graph& graph) override {
     executor_.reset();
     BuilderConfig config;
     config.optimization_level = 0;
@@ -114,6 +124,8 @@ class VkBackend : public Backend {
       throw;
     }
     executor_ = std::make_unique<vk::EngineExecutor>(context_->device(), engine_);
+    return std::all_of(engine_.layers.begin(), engine_.layers.end(),
+                       [](const EngineLayer& l) { return l.tactic == "constant.copy"; });
   }
   bool can_freeze() const override { return true; }
   TensorMap run(const TensorMap& inputs, const std::vector<std::string>&) override {
@@ -136,58 +148,159 @@ bool needs_build_time_values(const Error& e) {
          what.find("the Vulkan builder needs static shapes") != std::string::npos;
 }
 
+// The inputs of an op that a Vulkan engine takes at build time, by position:
+// shape tensors (TensorRT's term: values that decide output shapes, such as
+// Reshape's shape or Slice's starts) and parameters the tactics fold into their
+// plans (Clip's bounds, quantization scales and zero points, inference
+// BatchNormalization's statistics). Every other input is data and stays a
+// runtime input.
+const std::map<std::string, std::set<size_t>>& build_time_inputs() {
+  static const std::map<std::string, std::set<size_t>> table = [] {
+    std::map<std::string, std::set<size_t>> t = {
+        {"BatchNormalization", {1, 2, 3, 4}},
+        {"BlackmanWindow", {0}},
+        {"CenterCropPad", {1}},
+        {"Clip", {1, 2}},
+        {"ConstantOfShape", {0}},
+        {"CumSum", {1}},
+        {"Dropout", {1, 2}},
+        {"Expand", {1}},
+        {"HammingWindow", {0}},
+        {"HannWindow", {0}},
+        {"MaxUnpool", {2}},
+        {"OneHot", {1, 2}},
+        {"Pad", {1, 2, 3}},
+        {"QLinearConv", {1, 2, 4, 5, 6, 7}},
+        {"QLinearMatMul", {1, 2, 4, 5, 6, 7}},
+        {"Range", {0, 1, 2}},
+        {"Reshape", {1}},
+        {"Resize", {1, 2, 3}},
+        {"Slice", {1, 2, 3, 4}},
+        {"Split", {1}},
+        {"Squeeze", {1}},
+        {"Tile", {1}},
+        {"TopK", {1}},
+        {"Trilu", {1}},
+        {"Unsqueeze", {1}},
+        {"Upsample", {1}},
+    };
+    for (const char* reduce : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+                               "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare"})
+      t[reduce] = {1};
+    return t;
+  }();
+  return table;
+}
+
+// Graph inputs whose values reach a build-time input of some node, directly or
+// through the nodes that compute it. Shape and Size read only their input's
+// shape, so the search stops there: data that is only measured stays data.
+std::set<std::string> build_time_graph_inputs(const onnx::GraphProto& g) {
+  std::map<std::string, const onnx::NodeProto*> producer;
+  for (const auto& n : g.node())
+    for (const auto& o : n.output()) producer[o] = &n;
+  std::vector<std::string> pending;
+  for (const auto& n : g.node()) {
+    auto it = build_time_inputs().find(n.op_type());
+    if (it == build_time_inputs().end()) continue;
+    for (size_t i : it->second)
+      if (int(i) < n.input_size() && !n.input(int(i)).empty()) pending.push_back(n.input(int(i)));
+  }
+  std::set<std::string> reached;
+  while (!pending.empty()) {
+    const std::string name = pending.back();
+    pending.pop_back();
+    if (!reached.insert(name).second) continue;
+    auto p = producer.find(name);
+    if (p == producer.end() || p->second->op_type() == "Shape" || p->second->op_type() == "Size") continue;
+    for (const auto& in : p->second->input())
+      if (!in.empty()) pending.push_back(in);
+  }
+  std::set<std::string> out;
+  for (const auto& in : g.input())
+    if (reached.count(in.name())) out.insert(in.name());
+  return out;
+}
+
 // Like TensorRT with shape-tensor inputs, a Vulkan engine needs such inputs at
 // build time: they are frozen to the data set's values (an initializer each)
-// and the model is imported and built again for each data set. Frozen are the
-// integer inputs and the inputs no node reads as its first (data) input.
-Graph freeze_parameter_inputs(const fs::path& dir, const TensorMap& values, TensorMap& runtime_inputs) {
+// and the model is imported and built again for each data set. Data inputs are
+// never frozen, so the engine still computes on them.
+Graph freeze_build_time_inputs(const fs::path& dir, const TensorMap& values, TensorMap& runtime_inputs,
+                               std::vector<std::string>& frozen) {
   OnnxModel model = load_onnx_model((dir / "model.onnx").string());
   onnx::GraphProto* g = model.proto->mutable_graph();
-  std::set<std::string> data_inputs;
-  for (const auto& n : g->node())
-    if (n.input_size() > 0 && n.op_type() != "ConstantOfShape" && n.op_type() != "Range") data_inputs.insert(n.input(0));
+  const std::set<std::string> to_freeze = build_time_graph_inputs(*g);
   google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
+  frozen.clear();
   for (const auto& in : g->input()) {
     auto it = values.find(in.name());
-    const bool freeze = it != values.end() && (is_integer(it->second.dtype()) || !data_inputs.count(in.name()));
-    if (!freeze) {
+    if (it == values.end() || !to_freeze.count(in.name())) {
       *kept.Add() = in;
       continue;
     }
     tensor_to_proto(it->second, in.name(), g->add_initializer());
     runtime_inputs.erase(in.name());
+    frozen.push_back(in.name());
   }
   g->mutable_input()->Swap(&kept);
   return import_onnx(model);
 }
 
-// Runs every data set of one test; returns "" on success or the first failure.
-std::string run_test(const fs::path& dir, Backend& backend, int& frozen_tests) {
+// Model inputs that are not tensors (sequences, optionals, maps): vkgraphy
+// values are tensors only. Throws Error naming the first one.
+void require_tensor_inputs(const OnnxModel& model) {
+  for (const auto& in : model.proto->graph().input()) {
+    const auto& type = in.type();
+    if (type.has_tensor_type()) continue;
+    const char* kind = type.has_sequence_type() ? "a sequence" : type.has_optional_type() ? "an optional" :
+                       type.has_map_type() ? "a map" : "not a tensor";
+    VKG_THROW("model input '" << in.name() << "' is " << kind << " value; vkgraphy values are tensors only");
+  }
+}
+
+// What running one test found: "" when every data set matched, else the first failure.
+struct TestOutcome {
+  std::string failure;
+  bool folded = false;          // vk: every engine held only build-time constants
+  bool frozen = false;          // vk: built per data set with build-time inputs frozen
+  std::vector<std::string> frozen_inputs;
+};
+
+// Runs every data set of one test.
+TestOutcome run_test(const fs::path& dir, Backend& backend) {
+  TestOutcome outcome;
   OnnxModel model = load_onnx_model((dir / "model.onnx").string());
+  require_tensor_inputs(model);
   Graph graph = import_onnx(model);
-  bool freeze = false;
+  bool folded = true;
   try {
-    backend.prepare(graph);
+    folded = backend.prepare(graph);
   } catch (const Error& e) {
     if (!backend.can_freeze() || !needs_build_time_values(e)) throw;
-    freeze = true;
-    ++frozen_tests;
+    outcome.frozen = true;
   }
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
   std::sort(sets.begin(), sets.end());
-  if (sets.empty()) return "no test data sets";
+  if (sets.empty()) {
+    outcome.failure = "no test data sets";
+    return outcome;
+  }
   for (const fs::path& set : sets) {
     TensorMap inputs;
     for (size_t i = 0; i < graph.inputs.size(); ++i) {
       const fs::path p = set / ("input_" + std::to_string(i) + ".pb");
-      if (!fs::exists(p)) return "missing " + p.string();
+      if (!fs::exists(p)) {
+        outcome.failure = "missing " + p.string();
+        return outcome;
+      }
       inputs[graph.inputs[i].name] = as_declared_type(tensor_from_proto(read_tensor_pb(p)), graph.inputs[i]);
     }
-    if (freeze) {
+    if (outcome.frozen) {
       const TensorMap values = inputs;
-      backend.prepare(freeze_parameter_inputs(dir, values, inputs));
+      folded = backend.prepare(freeze_build_time_inputs(dir, values, inputs, outcome.frozen_inputs)) && folded;
     }
     std::vector<std::string> names;
     for (const auto& o : graph.outputs) names.push_back(o.name);
@@ -197,10 +310,14 @@ std::string run_test(const fs::path& dir, Backend& backend, int& frozen_tests) {
       if (!fs::exists(p)) continue;
       const Tensor expected = as_declared_type(tensor_from_proto(read_tensor_pb(p)), graph.outputs[i]);
       const std::string diff = compare(expected, outputs.at(names[i]), 1e-3, 1e-5);
-      if (!diff.empty()) return set.filename().string() + " output '" + names[i] + "': " + diff;
+      if (!diff.empty()) {
+        outcome.failure = set.filename().string() + " output '" + names[i] + "': " + diff;
+        return outcome;
+      }
     }
   }
-  return "";
+  outcome.folded = backend.can_freeze() && folded;
+  return outcome;
 }
 
 // Ops of a test model, or nullopt when the model cannot even be read.
@@ -216,18 +333,38 @@ std::optional<std::set<std::string>> model_ops(const fs::path& model_path) {
   }
 }
 
-std::map<std::string, std::string> read_exceptions(const std::string& path) {
-  std::map<std::string, std::string> out;
+// One known exception: the test and a substring its failure message must contain.
+struct KnownException {
+  std::string reason;
+  int line = 0;
+  bool seen = false;
+};
+
+// Reads "<test>  <expected reason substring>  # comment" lines. A line without
+// a reason, or a test listed twice, is an error: every entry must say why.
+std::map<std::string, KnownException> read_exceptions(const std::string& path) {
+  std::map<std::string, KnownException> out;
   if (path.empty()) return out;
   std::ifstream in(path);
   VKG_CHECK(in, "cannot open exceptions file '" << path << "'");
   std::string line;
+  int number = 0;
   while (std::getline(in, line)) {
-    const auto hash = line.find('#');
-    std::string name = line.substr(0, hash);
-    name.erase(std::remove_if(name.begin(), name.end(), ::isspace), name.end());
-    if (name.empty()) continue;
-    out[name] = hash == std::string::npos ? "" : line.substr(hash + 1);
+    ++number;
+    std::string text = line.substr(0, line.find('#'));
+    const auto trim = [](std::string t) {
+      const auto b = t.find_first_not_of(" \t"), e = t.find_last_not_of(" \t");
+      return b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
+    };
+    text = trim(text);
+    if (text.empty()) continue;
+    const auto space = text.find_first_of(" \t");
+    const std::string name = text.substr(0, space);
+    const std::string reason = space == std::string::npos ? "" : trim(text.substr(space));
+    VKG_CHECK(!reason.empty(), path << ":" << number << ": '" << name
+                                    << "' needs the expected failure reason (a substring of the error) after its name");
+    VKG_CHECK(!out.count(name), path << ":" << number << ": '" << name << "' is listed twice");
+    out[name] = KnownException{reason, number, false};
   }
   return out;
 }
@@ -235,17 +372,18 @@ std::map<std::string, std::string> read_exceptions(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dir = "/usr/share/libonnx-testdata/data/node", exceptions_path, filter, backend_name = "ref";
+  std::string dir = "/usr/share/libonnx-testdata/data/node", exceptions_path, backend_name = "ref";
+  std::vector<std::string> filters;  // substrings; a test runs when it contains any
   bool verbose = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--dir" && i + 1 < argc) dir = argv[++i];
     else if (a == "--exceptions" && i + 1 < argc) exceptions_path = argv[++i];
-    else if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    else if (a == "--filter" && i + 1 < argc) filters.push_back(argv[++i]);
     else if (a == "--backend" && i + 1 < argc) backend_name = argv[++i];
     else if (a == "--verbose") verbose = true;
     else {
-      std::cerr << "usage: vkgraphy_node_tests [--dir DIR] [--backend ref|vk] [--exceptions FILE] [--filter SUBSTRING] "
+      std::cerr << "usage: vkgraphy_node_tests [--dir DIR] [--backend ref|vk] [--exceptions FILE] [--filter SUBSTRING]... "
                    "[--verbose]\n";
       return 2;
     }
@@ -274,7 +412,13 @@ int main(int argc, char** argv) {
     std::cerr << "ONNX node test directory '" << dir << "' does not exist (install libonnx-testdata)\n";
     return 1;
   }
-  const auto exceptions = read_exceptions(exceptions_path);
+  std::map<std::string, KnownException> exceptions;
+  try {
+    exceptions = read_exceptions(exceptions_path);
+  } catch (const Error& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
   const OpRegistry& registry = OpRegistry::reference();
 
   std::vector<fs::path> tests;
@@ -282,12 +426,17 @@ int main(int argc, char** argv) {
     if (e.is_directory() && fs::exists(e.path() / "model.onnx")) tests.push_back(e.path());
   std::sort(tests.begin(), tests.end());
 
-  int in_scope = 0, passed = 0, failed = 0, known = 0, skipped = 0, out_of_scope = 0, frozen = 0;
-  std::vector<std::string> unexpected_passes;
+  int in_scope = 0, passed = 0, folded = 0, failed = 0, known = 0, skipped = 0, out_of_scope = 0, frozen = 0;
+  std::vector<std::string> list_errors;
   std::map<std::string, int> skipped_ops;
   for (const fs::path& t : tests) {
     const std::string name = t.filename().string();
-    if (!filter.empty() && name.find(filter) == std::string::npos) continue;
+    if (!filters.empty() && std::none_of(filters.begin(), filters.end(), [&](const std::string& f) {
+          return name.find(f) != std::string::npos;
+        }))
+      continue;
+    auto listed = exceptions.find(name);
+    if (listed != exceptions.end()) listed->second.seen = true;
     const auto ops = model_ops(t / "model.onnx");
     bool supported = ops.has_value();
     if (ops)
@@ -298,35 +447,64 @@ int main(int argc, char** argv) {
         }
     if (!supported) {
       ++skipped;
+      if (listed != exceptions.end())
+        list_errors.push_back(name + " is listed as a known exception but is not in scope (an op without a " +
+                              (vk ? "reference kernel or tactic" : "reference kernel") + "): remove it from the list");
       continue;
     }
     ++in_scope;
-    std::string failure;
+    TestOutcome outcome;
     try {
-      failure = run_test(t, *backend, frozen);
+      outcome = run_test(t, *backend);
     } catch (const OutOfScope& e) {
       --in_scope;
       ++out_of_scope;
       if (verbose) std::cout << "[OUT OF SCOPE] " << name << ": " << e.what() << "\n";
+      if (listed != exceptions.end())
+        list_errors.push_back(name + " is listed as a known exception but is out of scope: remove it from the list");
       continue;
     } catch (const std::exception& e) {
-      failure = std::string("error: ") + e.what();
+      outcome.failure = std::string("error: ") + e.what();
     }
-    const bool is_known = exceptions.count(name) != 0;
-    if (failure.empty()) {
-      ++passed;
-      if (is_known) unexpected_passes.push_back(name);
-      if (verbose) std::cout << "[PASS] " << name << "\n";
-    } else if (is_known) {
-      ++known;
-      if (verbose) std::cout << "[KNOWN] " << name << ": " << failure << " (" << exceptions.at(name) << ")\n";
-    } else {
+    frozen += outcome.frozen ? 1 : 0;
+    std::string frozen_note;
+    if (outcome.frozen) {
+      frozen_note = " (frozen:";
+      for (const auto& in : outcome.frozen_inputs) frozen_note += " " + in;
+      frozen_note += ")";
+    }
+    if (listed != exceptions.end()) {
+      const std::string& reason = listed->second.reason;
+      if (outcome.failure.empty()) {
+        ++failed;
+        std::cout << "[FAIL] " << name << ": listed as a known exception (\"" << reason
+                  << "\") but passes: remove it from the list\n";
+      } else if (outcome.failure.find(reason) == std::string::npos) {
+        ++failed;
+        std::cout << "[FAIL] " << name << ": " << outcome.failure << " (listed as a known exception for \"" << reason
+                  << "\", but it failed for another reason)\n";
+      } else {
+        ++known;
+        if (verbose) std::cout << "[KNOWN] " << name << ": " << outcome.failure << "\n";
+      }
+    } else if (!outcome.failure.empty()) {
       ++failed;
-      std::cout << "[FAIL] " << name << ": " << failure << "\n";
+      std::cout << "[FAIL] " << name << ": " << outcome.failure << frozen_note << "\n";
+    } else if (outcome.folded) {
+      ++folded;
+      if (verbose) std::cout << "[FOLDED] " << name << frozen_note << "\n";
+    } else {
+      ++passed;
+      if (verbose) std::cout << "[PASS] " << name << frozen_note << "\n";
     }
   }
-  for (const auto& n : unexpected_passes)
-    std::cout << "[NOTE] " << n << " is listed as a known exception but passes: remove it from the list\n";
+  if (filters.empty())
+    for (const auto& [name, e] : exceptions)
+      if (!e.seen)
+        list_errors.push_back(exceptions_path + ":" + std::to_string(e.line) + ": '" + name +
+                              "' names no test in " + dir);
+  for (const auto& e : list_errors) std::cout << "[FAIL] " << e << "\n";
+  failed += int(list_errors.size());
   if (verbose) {
     std::cout << (vk ? "Ops without a reference kernel or a tactic (tests skipped):" : "Ops without a reference kernel (tests skipped):");
     for (const auto& [op, n] : skipped_ops) std::cout << " " << op << "(" << n << ")";
@@ -336,7 +514,9 @@ int main(int argc, char** argv) {
             << " in scope of " << tests.size() << " (" << skipped << " use ops without a "
             << (vk ? "reference kernel or tactic" : "reference kernel");
   if (vk) std::cout << ", " << out_of_scope << " use dtypes the Vulkan backend does not hold";
-  std::cout << "); " << passed << " passed, " << failed << " failed, " << known << " known exceptions";
+  std::cout << "); " << (vk ? "ran on Vulkan: " : "") << passed << " passed";
+  if (vk) std::cout << ", " << folded << " folded to constants at build time";
+  std::cout << ", " << failed << " failed, " << known << " expected failures (known exceptions)";
   if (vk) std::cout << "; " << frozen << " built per data set with shape/parameter inputs frozen";
   std::cout << "\n";
   return failed == 0 ? 0 : 1;

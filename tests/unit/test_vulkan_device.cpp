@@ -17,23 +17,21 @@
 #include "runtime/vulkan/compute_pipeline.h"
 #include "runtime/vulkan/context.h"
 #include "runtime/vulkan/shader_table.h"
+#include "tests/unit/vk_test_util.h"
 
 namespace vkg::vk {
 namespace {
 
 constexpr const char* kLavapipeIcd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
 
-// Selects lavapipe unless the environment already names a driver; skips when no
-// Vulkan driver is installed at all.
+// Selects lavapipe unless the environment already names a driver; fails when no
+// Vulkan device can be opened (skips where VKGRAPHY_TEST_NO_VULKAN says so).
 class VulkanTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (std::getenv("VK_DRIVER_FILES") == nullptr && std::getenv("VK_ICD_FILENAMES") == nullptr &&
-        std::filesystem::exists(kLavapipeIcd)) {
-      setenv("VK_DRIVER_FILES", kLavapipeIcd, 1);
-    }
+    test::select_test_vulkan_driver();
     std::string why;
-    if (!vulkan_available(&why)) GTEST_SKIP() << "no Vulkan driver installed: " << why;
+    if (!vulkan_available(&why)) VKG_NO_VULKAN(why);
   }
 
   // A context with validation on; the caller asserts zero messages at the end.

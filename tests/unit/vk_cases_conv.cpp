@@ -22,6 +22,7 @@ template <class T> Tensor one(T v) { return Tensor::scalar<T>(v); }
 // inputs and fp16 accumulation grow like sqrt(k).
 VkCase with_k(VkCase c, int64_t k) {
   c.atol_fp16 = 0.03 + 0.015 * std::sqrt(double(k));
+  c.atol_f16acc32 = c.atol;  // fp32 accumulation of the same (fp16-rounded) products
   c.atol = 1e-4 * std::max(1.0, std::sqrt(double(k)) / 4);
   return c;
 }

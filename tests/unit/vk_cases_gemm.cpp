@@ -19,6 +19,7 @@ template <class T> Tensor one(T v) { return Tensor::scalar<T>(v); }
 // storage rounding of the inputs and fp16 accumulation grow like sqrt(k).
 VkCase with_k(VkCase c, int64_t k, double scale = 1.0) {
   c.atol_fp16 = (0.01 + 0.005 * std::sqrt(double(k))) * scale;
+  c.atol_f16acc32 = c.atol;  // fp32 accumulation of the same (fp16-rounded) products
   c.atol = 1e-4 * scale * std::max(1.0, std::sqrt(double(k)) / 4);
   return c;
 }

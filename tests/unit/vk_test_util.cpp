@@ -30,6 +30,29 @@ ValueInfo value_info_of(const std::string& name, const Tensor& t) {
   return v;
 }
 
+// Float inputs a tactic reads on the host at build time, in full precision
+// (coordinates and bounds, not data): Resize's roi and scales, Upsample's
+// scales, Clip's bounds, Pad's value.
+bool is_host_parameter(const std::string& op, size_t input) {
+  if (op == "Resize") return input == 1 || input == 2;
+  if (op == "Upsample") return input == 1;
+  if (op == "Clip") return input == 1 || input == 2;
+  if (op == "Pad") return input == 2;
+  return false;
+}
+
+// The case with every float32 input rounded to fp16 (what fp16 storage holds),
+// host parameters excepted.
+VkCase with_fp16_rounded_inputs(VkCase c) {
+  for (auto& [name, t] : c.inputs) {
+    if (t.dtype() != DType::Float32) continue;
+    const auto pos = std::find(c.node.inputs.begin(), c.node.inputs.end(), name);
+    if (c.constants.count(name) && is_host_parameter(c.node.op_type, size_t(pos - c.node.inputs.begin()))) continue;
+    t = t.cast(DType::Float16).cast(DType::Float32);
+  }
+  return c;
+}
+
 std::vector<Tensor> reference_outputs(const VkCase& c) {
   std::vector<const Tensor*> inputs;
   for (const std::string& name : c.node.inputs) {
@@ -63,17 +86,23 @@ std::vector<VkCase> all_vk_cases() {
   return out;
 }
 
+void select_test_vulkan_driver() {
+  constexpr const char* kLavapipeIcd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+  if (std::getenv("VK_DRIVER_FILES") == nullptr && std::getenv("VK_ICD_FILENAMES") == nullptr &&
+      std::filesystem::exists(kLavapipeIcd)) {
+    setenv("VK_DRIVER_FILES", kLavapipeIcd, 1);
+  }
+}
+
+bool no_vulkan_declared() { return std::getenv(kNoVulkanEnv) != nullptr; }
+
 vk::Context* test_vk_context(std::string* why) {
   static std::unique_ptr<vk::Context> context;
   static std::string failure;
   static bool tried = false;
   if (!tried) {
     tried = true;
-    constexpr const char* kLavapipeIcd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
-    if (std::getenv("VK_DRIVER_FILES") == nullptr && std::getenv("VK_ICD_FILENAMES") == nullptr &&
-        std::filesystem::exists(kLavapipeIcd)) {
-      setenv("VK_DRIVER_FILES", kLavapipeIcd, 1);
-    }
+    select_test_vulkan_driver();
     if (vk::vulkan_available(&failure)) {
       vk::DeviceOptions options;
       options.validation = true;
@@ -107,6 +136,156 @@ Graph case_graph(const VkCase& c) {
   return g;
 }
 
+namespace {
+
+const Tensor* case_input(const VkCase& c, size_t i) {
+  if (i >= c.node.inputs.size() || c.node.inputs[i].empty()) return nullptr;
+  for (const auto& [name, t] : c.inputs)
+    if (name == c.node.inputs[i]) return &t;
+  return nullptr;
+}
+
+bool is_windowed(const std::string& op) {
+  return op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" || op == "QLinearConv" || op == "MaxPool" ||
+         op == "AveragePool" || op == "LpPool";
+}
+
+void add_window_classes(const VkCase& c, std::set<std::string>& out) {
+  const Node& n = c.node;
+  const bool pool = n.op_type.find("Pool") != std::string::npos;
+  std::vector<int64_t> kernel = n.attr_ints("kernel_shape");
+  if (kernel.empty() && !pool) {
+    const Tensor* w = case_input(c, n.op_type == "QLinearConv" ? 3 : 1);
+    if (w != nullptr && w->shape().size() > 2) kernel.assign(w->shape().begin() + 2, w->shape().end());
+  }
+  const bool all_one = std::all_of(kernel.begin(), kernel.end(), [](int64_t k) { return k == 1; });
+  const bool all_three = std::all_of(kernel.begin(), kernel.end(), [](int64_t k) { return k == 3; });
+  out.insert(all_one ? "kernel-1x1" : all_three ? "kernel-3x3" : "kernel-other");
+  if (kernel.size() != 2) out.insert("not-2d");
+  int64_t taps = 1;
+  for (int64_t k : kernel) taps *= k;
+  if (taps < 16) out.insert("small-window");
+  const auto any_not = [](const std::vector<int64_t>& v, int64_t value) {
+    return std::any_of(v.begin(), v.end(), [&](int64_t x) { return x != value; });
+  };
+  if (any_not(n.attr_ints("strides"), 1)) out.insert("strided");
+  if (any_not(n.attr_ints("dilations"), 1)) out.insert("dilated");
+  if (any_not(n.attr_ints("pads"), 0) || n.attr_string("auto_pad", "NOTSET") != "NOTSET" ||
+      any_not(n.attr_ints("output_padding"), 0))
+    out.insert("padded");
+  const int64_t group = n.attr_int("group", 1);
+  const Tensor* x = case_input(c, 0);
+  if (group > 1) out.insert("grouped");
+  if (!pool) out.insert(x != nullptr && x->shape().size() > 1 && x->shape()[1] == group ? "depthwise" : "not-depthwise");
+  if (kernel.size() > 3) out.insert("spatial>3");
+  if (n.op_type == "MaxPool") out.insert("max");
+  if (pool && !kernel.empty()) {
+    // Input columns a block of 4 adjacent outputs reads along the innermost axis.
+    const std::vector<int64_t> strides = n.attr_ints("strides"), dilations = n.attr_ints("dilations");
+    const int64_t s = strides.empty() ? 1 : strides.back(), d = dilations.empty() ? 1 : dilations.back();
+    if (3 * s + (kernel.back() - 1) * d + 1 > 64) out.insert("wide-span");
+  }
+}
+
+void add_resize_classes(const VkCase& c, const Tensor& input, const Tensor& output, std::set<std::string>& out) {
+  out.insert("coord:" + c.node.attr_string("coordinate_transformation_mode", "half_pixel"));
+  std::string mode = c.node.attr_string("mode", "nearest");
+  if (mode == "bilinear" || mode == "trilinear") mode = "linear";
+  out.insert(mode);
+  if (input.shape().size() < 2) out.insert("rank-1");
+  const size_t rank = input.shape().size();
+  for (size_t d = 0; d < rank && d < output.shape().size(); ++d) {
+    const int64_t in = input.shape()[d], o = output.shape()[d];
+    if (in == 0 || o % in != 0) out.insert("not-whole-factor");
+    if (in != o && d + 2 < rank) out.insert("outer-axes-resized");
+  }
+}
+
+}  // namespace
+
+std::set<std::string> case_classes(const VkCase& c) {
+  std::set<std::string> out;
+  const std::string& op = c.node.op_type;
+  out.insert("op:" + op);
+  const std::vector<Tensor> outputs = reference_outputs(c);
+  bool has_float = false;
+  for (const auto& [name, t] : c.inputs) {
+    has_float |= is_float_dtype(t.dtype());
+    if (t.size() == 0) out.insert("empty");
+  }
+  for (const Tensor& t : outputs) {
+    has_float |= is_float_dtype(t.dtype());
+    if (t.size() == 0) out.insert("empty");
+  }
+  if (!has_float) out.insert("int");
+  if (const Tensor* x = case_input(c, 0); x != nullptr && !is_floating(x->dtype())) out.insert("int-data");
+  if (outputs.empty()) return out;
+  const Tensor& y = outputs[0];
+  if (!y.shape().empty() && y.shape().back() % 4 != 0) out.insert("tail");
+  const auto unaligned = [](const Tensor& t) { return !t.shape().empty() && t.shape().back() % 4 != 0; };
+  for (const auto& [name, t] : c.inputs)
+    if (!c.constants.count(name) && unaligned(t)) out.insert("unaligned");
+  for (const Tensor& t : outputs)
+    if (unaligned(t)) out.insert("unaligned");
+  if ((op == "Concat" && c.node.inputs.size() > 8) || (op == "Split" && c.node.outputs.size() > 8))
+    out.insert("parts>8");
+  for (size_t i = 0; i < c.node.inputs.size(); ++i) {
+    const Tensor* t = case_input(c, i);
+    if (t != nullptr && !c.constants.count(c.node.inputs[i]) && t->shape() != y.shape() && t->size() > 1 &&
+        c.node.inputs.size() > 1)
+      out.insert("broadcast");
+  }
+  if (op == "MatMul" || op == "Gemm" || op == "MatMulInteger" || op == "QLinearMatMul") {
+    const size_t b = op == "QLinearMatMul" ? 3 : 1;
+    if (c.node.inputs.size() > b && !c.constants.count(c.node.inputs[b])) out.insert("runtime-weight");
+    const Shape& s = y.shape();
+    const Tensor* a = case_input(c, 0);
+    const Tensor* bt = case_input(c, b);
+    const bool trans_a = op == "Gemm" && c.node.attr_int("transA", 0) != 0;
+    const bool trans_b = op == "Gemm" && c.node.attr_int("transB", 0) != 0;
+    int64_t m = 1, n = 1;
+    if (a != nullptr && a->shape().size() >= 2) m = a->shape()[a->shape().size() - (trans_a ? 1 : 2)];
+    if (bt != nullptr && bt->shape().size() >= 2) n = bt->shape()[bt->shape().size() - (trans_b ? 2 : 1)];
+    out.insert(m == 1 ? "vector" : "matrix");
+    if (n % 4 != 0) out.insert("tail");
+    if (op == "Gemm" && c.node.attr_int("transB", 0) != 0) out.insert("transposed-B");
+    if (s.size() > 2 && num_elements(Shape(s.begin(), s.end() - 2)) > 1) out.insert("batched");
+  }
+  if (is_windowed(op)) {
+    add_window_classes(c, out);
+    const size_t w = op == "QLinearConv" ? 3 : 1;
+    if (op.find("Pool") == std::string::npos && c.node.inputs.size() > w && !c.constants.count(c.node.inputs[w]))
+      out.insert("runtime-weight");
+  }
+  if (op == "GlobalMaxPool") out.insert("max");
+  if (op == "Slice") {
+    const Tensor* steps = case_input(c, 4);
+    if (steps != nullptr) {
+      const std::vector<int64_t> v = steps->to_int64s();
+      if (std::any_of(v.begin(), v.end(), [](int64_t x) { return x < 0; })) out.insert("negative-step");
+    }
+  }
+  if (op.rfind("Reduce", 0) == 0) {
+    // Runs of reduced and kept axes (size-1 axes join either).
+    std::vector<int64_t> axes = c.node.attr_ints("axes");
+    if (const Tensor* a = case_input(c, 1)) axes = a->to_int64s();
+    const Tensor* x = case_input(c, 0);
+    if (x != nullptr && !axes.empty()) {
+      const int64_t rank = int64_t(x->shape().size());
+      int runs = 0, last = -1;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (x->shape()[size_t(d)] == 1) continue;
+        const int reduced = std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return (a + rank) % rank == d; });
+        if (reduced != last) ++runs, last = reduced;
+      }
+      if (runs > 4) out.insert("axis-runs>4");
+    }
+  }
+  if ((op == "Resize" || op == "Upsample") && case_input(c, 0) != nullptr)
+    add_resize_classes(c, *case_input(c, 0), y, out);
+  return out;
+}
+
 VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic) {
   VkCaseRun run;
   vk::Context* ctx = test_vk_context();
@@ -115,6 +294,11 @@ VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic) {
   const std::vector<Tensor> ref = reference_outputs(c);
   for (size_t i = 0; i < c.node.outputs.size() && i < ref.size(); ++i) {
     if (!c.node.outputs[i].empty()) run.reference[c.node.outputs[i]] = ref[i];
+  }
+  if (tactic.arith == Arith::F16Acc32) {
+    const std::vector<Tensor> ref16 = reference_outputs(with_fp16_rounded_inputs(c));
+    for (size_t i = 0; i < c.node.outputs.size() && i < ref16.size(); ++i)
+      if (!c.node.outputs[i].empty()) run.reference_f16_inputs[c.node.outputs[i]] = ref16[i];
   }
   bool has_float = false;
   for (const auto& [name, t] : c.inputs) has_float |= is_float_dtype(t.dtype());
@@ -137,7 +321,10 @@ VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic) {
   } catch (const Error& e) {
     const std::string what = e.what();
     if (what.rfind("no tactic can serve", 0) != 0) throw;
-    run.why_not = what;
+    // The builder lists each tactic's reason on its own line: keep this tactic's.
+    const std::string marker = "\n  " + tactic.name + ": ";
+    const size_t at = what.find(marker);
+    run.why_not = at == std::string::npos ? what : what.substr(at + marker.size(), what.find('\n', at + 1) - at - marker.size());
     return run;
   }
   const bool ran_tactic = std::any_of(built.engine.layers.begin(), built.engine.layers.end(),
@@ -155,11 +342,21 @@ VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic) {
   return run;
 }
 
-std::string compare_case_outputs(const VkCase& c, const VkCaseRun& run, Precision precision) {
-  const double atol = precision == Precision::FP16 ? c.atol_fp16 : c.atol;
-  const double rtol = precision == Precision::FP16 ? c.rtol_fp16 : c.rtol;
+std::string compare_case_outputs(const VkCase& c, const VkCaseRun& run, Arith arith) {
+  double atol = c.atol, rtol = c.rtol;
+  switch (arith) {
+    case Arith::F32:
+      break;
+    case Arith::F16:
+      atol = c.atol_fp16, rtol = c.rtol_fp16;
+      break;
+    case Arith::F16Acc32:
+      atol = c.atol_f16acc32, rtol = c.rtol_f16acc32;
+      break;
+  }
+  const TensorMap& reference = arith == Arith::F16Acc32 ? run.reference_f16_inputs : run.reference;
   std::ostringstream out;
-  for (const auto& [name, ref] : run.reference) {
+  for (const auto& [name, ref] : reference) {
     auto it = run.vulkan.find(name);
     if (it == run.vulkan.end()) {
       out << "output '" << name << "' missing; ";

@@ -31,8 +31,16 @@ struct VkCase {
   std::set<std::string> constants;                     // inputs fed as initializers
   int64_t opset = 17;
   // Tolerances against the reference: |vk - ref| <= atol + rtol * |ref| elementwise.
-  double atol = 1e-4, rtol = 1e-4;            // fp32 tactics
-  double atol_fp16 = 2e-2, rtol_fp16 = 2e-2;  // fp16 tactics (storage rounding at 2^-11 relative, per layer)
+  double atol = 1e-4, rtol = 1e-4;  // fp32 tactics
+  // fp16 storage, fp32 arithmetic (.f16acc32), compared with the reference run on
+  // the inputs rounded to fp16: what is left is the output's rounding to fp16
+  // (half an ulp, plus one ulp where fp32 arithmetic lands on the other side of
+  // a rounding boundary: 1.5 * 2^-10 relative) and fp32 arithmetic differences
+  // (atol, as for fp32). An fp16-accumulating kernel fails this bound on the
+  // accumulation cases (F16Acc32Tolerance.RejectsFp16Accumulation).
+  double atol_f16acc32 = 1e-4, rtol_f16acc32 = 2e-3;
+  // fp16 storage and arithmetic (.f16): every operation rounds to fp16.
+  double atol_fp16 = 2e-2, rtol_fp16 = 2e-2;
 };
 
 using VkCaseFactory = std::function<std::vector<VkCase>()>;
@@ -52,15 +60,59 @@ std::vector<VkCase> all_vk_cases();
 // a driver, validation on. nullptr (and `why` filled) when no driver is installed.
 vk::Context* test_vk_context(std::string* why = nullptr);
 
+// Selects lavapipe unless VK_DRIVER_FILES or VK_ICD_FILENAMES already names a driver.
+void select_test_vulkan_driver();
+
+// Set (to anything) on a developer's machine that has no Vulkan driver, it turns
+// the Vulkan tests into skips. Never set in CI: there, a missing driver fails them.
+inline constexpr const char* kNoVulkanEnv = "VKGRAPHY_TEST_NO_VULKAN";
+bool no_vulkan_declared();
+
+// Ends the current test when no Vulkan device could be opened (`why` says why):
+// a failure, or a skip where the machine is declared to have no Vulkan.
+#define VKG_NO_VULKAN(why)                                                                                     \
+  do {                                                                                                         \
+    if (::vkg::test::no_vulkan_declared()) GTEST_SKIP() << ::vkg::test::kNoVulkanEnv << " is set: " << (why); \
+    FAIL() << "no Vulkan device: " << (why) << " (on a machine without Vulkan, set " << ::vkg::test::kNoVulkanEnv \
+           << "=1 to skip the Vulkan tests)";                                                                  \
+  } while (0)
+
 // The one-node graph of a case, with shapes and dtypes of every tensor filled
 // from a reference run.
 Graph case_graph(const VkCase& c);
+
+// The classes of a case, derived from its node, shapes and dtypes: what makes
+// a tactic serve or decline it. The conformance test checks every decline
+// against the classes a tactic says it does not serve (tactic_declines.txt).
+//   int           no float tensor (fp16 variants have nothing to compute in fp16)
+//   int-data      the first (data) input is an integer tensor
+//   empty         a tensor with no elements
+//   tail          the output's innermost dimension (a product's N) is not a multiple of 4
+//   broadcast     an input's shape differs from the output's
+//   runtime-weight a product's second input (B, W) is a runtime input
+//   vector        a product with one output row (GEMV)
+//   batched       a product with more than one matrix (batch dims)
+//   op:<Op>       the op type, for variants that serve only some ops of a family
+//   unaligned     a runtime input's or an output's innermost dimension is not a multiple of 4
+//   matrix        a product with more than one output row
+//   transposed-B  a Gemm with transB
+//   parts>8       a Concat of more than 8 inputs, a Split into more than 8 outputs
+//   axis-runs>4   a reduction whose reduced and kept axes alternate in more than 4 runs
+//   windowed ops: kernel-1x1, kernel-3x3, kernel-other, strided, dilated, padded, grouped,
+//                 depthwise / not-depthwise (convolutions), not-2d, spatial>3,
+//                 small-window (< 16 taps), wide-span (4 adjacent outputs read > 64
+//                 input columns), max (no arithmetic)
+//   Resize/Upsample: nearest, linear, cubic, not-whole-factor, outer-axes-resized, rank-1,
+//                 coord:<coordinate_transformation_mode>
+//   negative-step a Slice with a negative step
+std::set<std::string> case_classes(const VkCase& c);
 
 struct VkCaseRun {
   bool served = false;     // false: the tactic declined the layer
   std::string why_not;     // its reason
   TensorMap vulkan;        // the node's outputs on Vulkan
   TensorMap reference;     // the node's outputs on the reference backend
+  TensorMap reference_f16_inputs;  // the same, run on the float inputs rounded to fp16
 };
 
 // Builds the case as a one-layer engine forced to `tactic` (in the tactic's
@@ -68,8 +120,8 @@ struct VkCaseRun {
 VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic);
 
 // Empty when every output of `run` matches within the case's tolerances for
-// `precision`; otherwise a description of the first mismatches.
-std::string compare_case_outputs(const VkCase& c, const VkCaseRun& run, Precision precision);
+// the arithmetic `arith`; otherwise a description of the first mismatches.
+std::string compare_case_outputs(const VkCase& c, const VkCaseRun& run, Arith arith);
 
 // Uniform random integers in [lo, hi] as a tensor of T, reproducible from `seed`.
 template <class T> Tensor integers(const Shape& shape, uint32_t seed, int lo, int hi) {
