@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# Installs vkgraphy's dependencies from Debian 12 packages and builds it into ./build.
-#   ./setup.sh            install (as root, or through sudo) and build
-#   SKIP_APT=1 ./setup.sh build only
+# Installs vkgraphy's dependencies from Debian 12 packages, creates the Python virtual
+# environment of the CLI tests (.venv, packages pinned in tests/requirements.txt, from PyPI)
+# and builds vkgraphy into ./build.
+#   ./setup.sh              install (as root, or through sudo), create .venv, build
+#   SKIP_APT=1 ./setup.sh   no Debian packages: .venv and build only
+#   SKIP_VENV=1 ./setup.sh  leave .venv alone
+#   SKIP_BUILD=1 ./setup.sh no build: packages and .venv only
+# .venv is rebuilt from scratch only when tests/requirements.txt or the Python version changed
+# (.venv/requirements.stamp records both), so a re-run with nothing changed takes no time.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -11,7 +17,7 @@ PACKAGES=(
   glslang-tools glslang-dev spirv-tools
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   libcli11-dev nlohmann-json3-dev googletest libgtest-dev libgmock-dev
-  python3-onnx python3-numpy
+  python3-onnx python3-numpy python3-venv
 )
 
 if [ "${SKIP_APT:-0}" != 1 ]; then
@@ -28,5 +34,26 @@ if [ "${SKIP_APT:-0}" != 1 ]; then
   fi
 fi
 
+if [ "${SKIP_VENV:-0}" != 1 ]; then
+  VENV=.venv
+  REQUIREMENTS=tests/requirements.txt
+  stamp="$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1) python$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+  if [ -x "$VENV/bin/python" ] && [ "$(cat "$VENV/requirements.stamp" 2>/dev/null)" = "$stamp" ]; then
+    echo "Python test environment $VENV is up to date"
+  else
+    echo "Creating the Python test environment $VENV from $REQUIREMENTS"
+    rm -rf "$VENV"
+    /usr/bin/python3 -m venv "$VENV"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --require-virtualenv \
+      --only-binary=:all: --no-deps -r "$REQUIREMENTS"
+    "$VENV/bin/python" -m pip check --disable-pip-version-check
+    echo "$stamp" > "$VENV/requirements.stamp"
+  fi
+fi
+
+if [ "${SKIP_BUILD:-0}" = 1 ]; then
+  echo "SKIP_BUILD=1: not building"
+  exit 0
+fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$(nproc)"

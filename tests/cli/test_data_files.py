@@ -1,14 +1,12 @@
 """Polygraphy-compatible data files through `vkgraphy run`: golden files made by Polygraphy's
 encoder (tests/data/make_polygraphy_golden.py), generated inputs equal to Polygraphy's DataLoader,
 and clear errors for files that cannot be used."""
-import base64
-import io
 import json
 import os
 
 import numpy as np
 
-from vkgraphy_cli import CliTestCase, SOURCE_DIR, model
+from vkgraphy_cli import CliTestCase, SOURCE_DIR, decode_array, load_inputs, model
 
 EXIT_FAILED, EXIT_USAGE, EXIT_INPUT = 1, 2, 3
 DATA = os.path.join(SOURCE_DIR, "tests", "data")
@@ -16,15 +14,6 @@ DATA = os.path.join(SOURCE_DIR, "tests", "data")
 
 def fixture(name):
     return os.path.join(DATA, name)
-
-
-def load_array(obj):
-    return np.load(io.BytesIO(base64.b64decode(obj["array"].encode(), validate=True)), allow_pickle=False)
-
-
-def load_inputs(path):
-    with open(path) as f:
-        return [{name: load_array(obj) for name, obj in feed.items()} for feed in json.load(f)]
 
 
 class DataFiles(CliTestCase):
@@ -56,7 +45,7 @@ class DataFiles(CliTestCase):
                       fixture("polygraphy_golden_identity_inputs.json"), "--save-outputs", self.path("out.json"))
         with open(self.path("out.json")) as f:
             doc = json.load(f)
-        y = load_array(doc["lst"][0][1][0]["outputs"]["y"]["values"])
+        y = decode_array(doc["lst"][0][1][0]["outputs"]["y"]["values"])
         np.testing.assert_array_equal(y, load_inputs(fixture("polygraphy_golden_identity_inputs.json"))[0]["x"])
 
     def test_dynamic_dimensions_take_input_shapes(self):

@@ -9,10 +9,12 @@ import unittest
 
 import onnx
 
-from vkgraphy_cli import BIN, VK_MODELS, CliTestCase, model
+from test_vk import fp16_tolerance, perturb_largest
+from vkgraphy_cli import BIN, VK_MODELS, CliTestCase, edit_outputs, model
 
 FAULTY = "VKGRAPHY_FAULTY_TACTICS"
-FP16_TOL = ["--atol", "0.25", "--rtol", "2e-2"]  # see test_vk.py for the derivation
+# fp16_overflow.onnx's output with big and small in fp32: the tolerance table in test_vk.py.
+FP16_TOL = fp16_tolerance("fp16_overflow.onnx")
 
 
 def vk_model(name):
@@ -51,9 +53,18 @@ class TestWorkflows(CliTestCase):
                 pins = re.search(r"--layer-precisions ((?:\S+:fp32 ?)+)", out)
                 self.assertIsNotNone(pins, out)
                 self.assertEqual(sorted(pins.group(1).split()), ["big:fp32", "small:fp32"])
-        out = self.vkgraphy("run", path, "--vk", "--fp16", "--layer-precisions", "big:fp32", "small:fp32",
-                            "--precision-constraints", "obey", "--load-outputs", "golden.json", *FP16_TOL)
-        self.assertIn("PASSED", out)
+                build = re.search(r"Build with: (.*)", out)
+                self.assertIsNotNone(build, out)
+                build = build.group(1).split()
+        # The printed options build an engine that passes, and that same engine fails against a golden
+        # file with one element off by 5% of the output's range: the tolerance is tight enough to matter.
+        self.vkgraphy("convert", path, *build, "-o", "pinned.engine")
+        out = self.vkgraphy("run", "pinned.engine", "--vk", "--load-outputs", "golden.json", *FP16_TOL)
+        self.assertIn("PASSED | All outputs matched", out)
+        edit_outputs(self.path("golden.json"), self.path("perturbed.json"), lambda _, values: perturb_largest(values))
+        out = self.vkgraphy("run", "pinned.engine", "--vk", "--load-outputs", "perturbed.json", *FP16_TOL, expect=1)
+        self.assertIn("FAILED | Output: 'y'", out)
+        self.assertIn("Mismatched elements: 1 of 32 ", out)
 
     def test_precision_says_when_nothing_passes(self):
         path = vk_model("fp16_overflow.onnx")
@@ -62,14 +73,39 @@ class TestWorkflows(CliTestCase):
 
     def test_precision_sanity_in_every_mode_and_direction(self):
         # Polygraphy's precision sanity test: every mode and direction with a check that passes or fails.
-        for i, (name, mode, direction) in enumerate((("reducable.onnx", "bisect", "forward"),
-                                                     ("reducable.onnx", "linear", "reverse"),
-                                                     ("const_foldable.onnx", "linear", "forward"),
-                                                     ("const_foldable.onnx", "bisect", "reverse"))):
-            for check, code in (("true", 0), ("false", 8)):
-                with self.subTest(model=name, mode=mode, direction=direction, check=check):
-                    self.vkgraphy("debug", "precision", model(name), "--fp16", "--mode", mode, "--dir", direction,
-                                  "--check", check, expect=code)
+        # With a check that always passes, linear (which starts from no layer) finds that none needs fp32;
+        # bisect never tries no layer (as in Polygraphy, it takes "no layer in fp32" as the failure being
+        # debugged) and ends at the one first (forward) or last (reverse) layer. With a check that always
+        # fails, bisect stops after all layers in fp32 failed; linear tries 0, 1, ... all of them.
+        reducable = [f"onnx_graphsurgeon_node_{n}" for n in (1, 3, 5, 7, 9)]
+        for name, mode, direction, pinned in (("reducable.onnx", "bisect", "forward", reducable[0]),
+                                              ("reducable.onnx", "linear", "reverse", None),
+                                              ("const_foldable.onnx", "linear", "forward", None),
+                                              ("const_foldable.onnx", "bisect", "reverse", "Add_0")):
+            layers = reducable if name == "reducable.onnx" else ["Add_0"]
+            args = ("debug", "precision", model(name), "--fp16", "--mode", mode, "--dir", direction, "--check")
+            with self.subTest(model=name, mode=mode, direction=direction, check="true"):
+                out = self.vkgraphy(*args, "true")
+                self.assertIn(f"Layers that can take either precision ({len(layers)}, in network order):\n" +
+                              "".join(f"[I]     {layer}\n" for layer in layers), out)
+                if pinned:
+                    iterations = 3 if len(layers) == 5 else 1  # bisect: 5, 2, 1 layer(s), or the only one
+                    self.assertIn(f"To pass the check, run these 1 layer(s) in fp32: {pinned}\n", out)
+                    self.assertIn(f"Build with: --fp16 --layer-precisions {pinned}:fp32 --precision-constraints obey",
+                                  out)
+                else:
+                    iterations = 1
+                    self.assertIn("The check passes with no layer in fp32", out)
+                    self.assertNotIn("--layer-precisions", out)
+                self.assertIn(f"Finished {iterations} iteration(s) | Passed: {iterations}/{iterations} | "
+                              "Pass Rate: 100.0%", out)
+            with self.subTest(model=name, mode=mode, direction=direction, check="false"):
+                out = self.vkgraphy(*args, "false", expect=8)
+                iterations = len(layers) + 1 if mode == "linear" else 1
+                self.assertIn(f"Finished {iterations} iteration(s) | Passed: 0/{iterations} | Pass Rate: 0.0%", out)
+                self.assertIn(f"No configuration passed, not even with all {len(layers)} candidate layer(s) in fp32",
+                              out)
+                self.assertNotIn("Build with", out)
 
     def test_precision_on_a_device_without_fp16_is_an_error(self):
         out = self.vkgraphy("--vk-disable-fp16", "debug", "precision", vk_model("fp16_overflow.onnx"), "--fp16",
