@@ -22,7 +22,6 @@
 namespace vkg::vk {
 namespace {
 
-constexpr const char* kLavapipeIcd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
 
 // Selects lavapipe unless the environment already names a driver; fails when no
 // Vulkan device can be opened (skips where VKGRAPHY_TEST_NO_VULKAN says so).
@@ -143,7 +142,7 @@ TEST_F(VulkanTest, ListsDevicesWithValidation) {
   }
   // On lavapipe, the facts PLATFORM.md records.
   const std::string driver_files = std::getenv("VK_DRIVER_FILES") ? std::getenv("VK_DRIVER_FILES") : "";
-  if (driver_files == kLavapipeIcd) {
+  if (driver_files == test::kLavapipeIcd) {
     ASSERT_EQ(devices.size(), 1u);
     const DeviceInfo& d = devices[0];
     EXPECT_NE(d.name.find("llvmpipe"), std::string::npos);

@@ -60,6 +60,7 @@ std::vector<VkCase> all_vk_cases();
 // a driver, validation on. nullptr (and `why` filled) when no driver is installed.
 vk::Context* test_vk_context(std::string* why = nullptr);
 
+inline constexpr const char* kLavapipeIcd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
 // Selects lavapipe unless VK_DRIVER_FILES or VK_ICD_FILENAMES already names a driver.
 void select_test_vulkan_driver();
 
@@ -120,8 +121,9 @@ struct VkCaseRun {
 VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic);
 
 // Empty when every output of `run` matches within the case's tolerances for
-// the arithmetic `arith`; otherwise a description of the first mismatches.
-std::string compare_case_outputs(const VkCase& c, const VkCaseRun& run, Arith arith);
+// the arithmetic `arith` (its atol widened by `extra_atol`); otherwise a
+// description of the first mismatches.
+std::string compare_case_outputs(const VkCase& c, const VkCaseRun& run, Arith arith, double extra_atol = 0);
 
 // Uniform random integers in [lo, hi] as a tensor of T, reproducible from `seed`.
 template <class T> Tensor integers(const Shape& shape, uint32_t seed, int lo, int hi) {
