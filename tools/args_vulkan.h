@@ -1,6 +1,6 @@
 // Argument group: the global Vulkan options every tool takes: `--device
-// INDEX|NAME-SUBSTRING`, `--vk-validation` (also VKGRAPHY_VK_VALIDATION=1) and
-// `--vk-disable-fp16`.
+// INDEX|NAME-SUBSTRING`, `--vk-validation` (also VKGRAPHY_VK_VALIDATION=1),
+// `--vk-disable-fp16`, and `--vk-force-staging` (also VKGRAPHY_VK_FORCE_STAGING=1).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -14,6 +14,7 @@ struct VulkanArgs {
   std::string device;       // "" = default preference (discrete, integrated, virtual, cpu)
   bool validation = false;  // --vk-validation
   bool disable_fp16 = false;  // --vk-disable-fp16
+  bool force_staging = false;  // --vk-force-staging
 
   void add_to(CLI::App& app);
   // The selection options: --device, and validation from the flag or the

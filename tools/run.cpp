@@ -163,6 +163,7 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
   options.faulty_tactics = vk::faulty_tactics_from_env();
   options.profile = args.profile;
   VKG_START("RUNNING | Runner: " << name);
+  VKG_VERBOSE(name << " | memory path: " << vk::memory_path_name(ctx->device().info().memory_path()));
   vk::EngineExecutor executor(ctx->device(), *engine, options);
   std::vector<IterationResult> results;
   std::vector<double> device_ms, wall_ms;
@@ -203,8 +204,14 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
     table << "\n    total " << std::fixed << std::setprecision(4) << total / 1e6 << " ms";
     VKG_INFO(table.str());
   }
-  if (executor.last_device_ns() > 0) VKG_INFO(name << " | Latency (device time, " << feeds.size() << " iteration(s)): "
-                                                   << latency_text(device_ms));
+  if (executor.last_device_ns() > 0) {
+    VKG_INFO(name << " | Latency (device time, " << feeds.size() << " iteration(s)): " << latency_text(device_ms));
+    std::vector<double> overhead_ms;
+    for (size_t i = 0; i < wall_ms.size(); ++i) overhead_ms.push_back(std::max(0.0, wall_ms[i] - device_ms[i]));
+    VKG_INFO(name << " | Host overhead (host wall time minus device time: input/output conversion and transfer, "
+                     "submission, wait): "
+                  << latency_text(overhead_ms));
+  }
   VKG_INFO(name << " | Latency (host wall time, " << feeds.size() << " iteration(s)): " << latency_text(wall_ms));
   double total = 0;
   for (double x : wall_ms) total += x;

@@ -45,12 +45,13 @@ ComputeCommands::~ComputeCommands() {
   vkFreeCommandBuffers(dev, device_.command_pool(), 1, &cmd_);
 }
 
-void ComputeCommands::begin() {
+void ComputeCommands::begin(bool reusable) {
   VKG_CHECK(!device_.timed_out(), "Vulkan device '" << device_.info().name << "' takes no new work after a timeout");
   VKG_VK_CHECK(vkResetCommandBuffer(cmd_, 0), "resetting a command buffer");
   VkCommandBufferBeginInfo info{};
   info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  info.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  info.flags = reusable ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  reusable_ = reusable;
   VKG_VK_CHECK(vkBeginCommandBuffer(cmd_, &info), "beginning a command buffer");
   if (queries_ != VK_NULL_HANDLE) vkCmdResetQueryPool(cmd_, queries_, 0, max_timestamps_);
   timestamps_written_ = 0;
@@ -78,15 +79,29 @@ void ComputeCommands::dispatch(const ComputePipeline& pipeline, const Descriptor
   vkCmdDispatch(cmd_, groups_x, groups_y, groups_z);
 }
 
+void ComputeCommands::copy(const Buffer& src, const Buffer& dst, size_t bytes, size_t src_offset, size_t dst_offset) {
+  VKG_CHECK(state_ == State::Recording, "buffer copy outside begin()/submit");
+  VKG_CHECK(bytes > 0 && src_offset <= src.size() && bytes <= src.size() - src_offset && dst_offset <= dst.size() &&
+                bytes <= dst.size() - dst_offset,
+            "buffer copy of " << bytes << " bytes from offset " << src_offset << " of a " << src.size()
+                              << "-byte buffer to offset " << dst_offset << " of a " << dst.size() << "-byte buffer");
+  VkBufferCopy region{};
+  region.srcOffset = src_offset;
+  region.dstOffset = dst_offset;
+  region.size = bytes;
+  vkCmdCopyBuffer(cmd_, src.handle(), dst.handle(), 1, &region);
+}
+
 void ComputeCommands::barrier() {
   VKG_CHECK(state_ == State::Recording, "barrier outside begin()/submit");
   VkMemoryBarrier barrier{};
   barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT;
-  vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr,
-                       0, nullptr);
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                          VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                       0, 1, &barrier, 0, nullptr, 0, nullptr);
 }
 
 uint32_t ComputeCommands::write_timestamp() {
@@ -98,16 +113,22 @@ uint32_t ComputeCommands::write_timestamp() {
 }
 
 void ComputeCommands::submit_and_wait(std::chrono::milliseconds timeout) {
-  VKG_CHECK(state_ == State::Recording, "submit without begin()");
-  // Shader writes become visible to the host once the fence signals (host reads after the wait).
-  VkMemoryBarrier to_host{};
-  to_host.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-  to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
-                       nullptr, 0, nullptr);
-  VKG_VK_CHECK(vkEndCommandBuffer(cmd_), "ending a command buffer");
-  state_ = State::Idle;
+  if (state_ == State::Recording) {
+    // Shader and transfer writes become visible to the host once the fence signals (host reads after the wait).
+    VkMemoryBarrier to_host{};
+    to_host.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0, nullptr);
+    state_ = State::Idle;
+    VKG_VK_CHECK(vkEndCommandBuffer(cmd_), "ending a command buffer");
+    state_ = State::Ready;
+  }
+  VKG_CHECK(state_ == State::Ready || (state_ == State::Done && reusable_),
+            "submit without a recording (begin() first; only a reusable recording is submitted again)");
+  VKG_CHECK(!device_.timed_out(), "Vulkan device '" << device_.info().name << "' takes no new work after a timeout");
+  results_ns_.clear();
   VkDevice dev = device_.handle();
   VKG_VK_CHECK(vkResetFences(dev, 1, &fence_), "resetting a fence");
   VkSubmitInfo submit{};

@@ -1,7 +1,9 @@
 // Records compute work into one command buffer, submits it to the device's
 // compute queue and waits on a fence with a bounded timeout (an Error, never a
-// hang), with timestamp queries read back in nanoseconds. Reusable: begin()
-// starts a new recording once the previous submission finished.
+// hang), with timestamp queries read back in nanoseconds. begin() starts a new
+// recording once the previous submission finished; a recording begun with
+// `reusable` can be submitted again and again without recording it anew (an
+// execution context records its engine once).
 //
 //   ComputeCommands cmd(device, /*max_timestamps=*/2);
 //   cmd.begin();
@@ -40,17 +42,21 @@ class ComputeCommands {
   ComputeCommands(const ComputeCommands&) = delete;
   ComputeCommands& operator=(const ComputeCommands&) = delete;
 
-  // Starts recording (discarding earlier commands and timestamps).
-  void begin();
+  // Starts recording (discarding earlier commands and timestamps). A reusable
+  // recording may be submitted many times; its timestamps are reset on every submission.
+  void begin(bool reusable = false);
   // Binds the pipeline and set, pushes `push_bytes` of constants and dispatches.
   // Group counts must be > 0 and within the device's maxComputeWorkGroupCount.
   void dispatch(const ComputePipeline& pipeline, const DescriptorSet& set, uint32_t groups_x, uint32_t groups_y,
                 uint32_t groups_z, const void* push = nullptr, uint32_t push_bytes = 0);
-  // Makes shader writes of earlier dispatches visible to later dispatches and to the host.
+  // Copies `bytes` from src at src_offset to dst at dst_offset (both ranges inside the buffers).
+  void copy(const Buffer& src, const Buffer& dst, size_t bytes, size_t src_offset = 0, size_t dst_offset = 0);
+  // Makes shader and transfer writes of earlier commands visible to later dispatches, copies and the host.
   void barrier();
   // Records a timestamp after all earlier commands complete; returns its query index.
   uint32_t write_timestamp();
-  // Ends recording, submits and waits. Throws Error if the work does not finish
+  // Ends recording (if still recording), submits and waits. A finished reusable
+  // recording is submitted again. Throws Error if the work does not finish
   // within `timeout` (the device then takes no new work) or the device is lost.
   void submit_and_wait(std::chrono::milliseconds timeout = kDefaultTimeout);
 
@@ -60,7 +66,7 @@ class ComputeCommands {
   double elapsed_ns(uint32_t begin_query, uint32_t end_query) const;
 
  private:
-  enum class State { Idle, Recording, Pending, Done };
+  enum class State { Idle, Recording, Ready, Pending, Done };
 
   Device& device_;
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
@@ -69,6 +75,7 @@ class ComputeCommands {
   uint32_t max_timestamps_ = 0;
   uint32_t timestamps_written_ = 0;
   State state_ = State::Idle;
+  bool reusable_ = false;
   std::vector<uint64_t> results_ns_;
 };
 

@@ -59,6 +59,20 @@ const char* device_type_name(DeviceType t) {
   return "other";
 }
 
+const char* memory_path_name(MemoryPath p) {
+  switch (p) {
+    case MemoryPath::Unified: return "unified";
+    case MemoryPath::Rebar: return "resizable-bar";
+    case MemoryPath::Staging: return "staging";
+  }
+  return "staging";
+}
+
+MemoryPath DeviceInfo::memory_path() const {
+  if (force_staging || !device_local_host_visible) return MemoryPath::Staging;
+  return device_local_host_cached ? MemoryPath::Unified : MemoryPath::Rebar;
+}
+
 int default_preference_rank(DeviceType t) {
   switch (t) {
     case DeviceType::Discrete: return 0;
@@ -115,6 +129,18 @@ std::string format_device_info(const DeviceInfo& d) {
     os << (i ? "," : "") << " " << bytes_text(d.heaps[i].size_bytes) << (d.heaps[i].device_local ? " (device-local)" : "");
   }
   os << "\n";
+  os << "    memory path: " << memory_path_name(d.memory_path());
+  switch (d.memory_path()) {
+    case MemoryPath::Unified: os << " (device-local memory is host-visible and cached: written and read in place)"; break;
+    case MemoryPath::Rebar:
+      os << " (device-local memory is host-visible, uncached: weights and inputs written in place, outputs staged)";
+      break;
+    case MemoryPath::Staging:
+      os << (d.force_staging ? " (forced by --vk-force-staging" : " (device-local memory is not host-visible")
+         << ": weights uploaded once through staging, inputs and outputs copied through staging buffers)";
+      break;
+  }
+  os << "\n";
   const std::string why = d.unsupported_reason();
   if (!why.empty()) os << "    unsupported: " << why << "\n";
   return os.str();
@@ -122,14 +148,26 @@ std::string format_device_info(const DeviceInfo& d) {
 
 std::ostream& operator<<(std::ostream& os, const DeviceInfo& info) { return os << format_device_info(info); }
 
-bool validation_from_env() {
-  const char* value = std::getenv("VKGRAPHY_VK_VALIDATION");
+namespace {
+
+bool env_switch(const char* name) {
+  const char* value = std::getenv(name);
   if (value == nullptr) return false;
   const std::string v = lower(value);
   if (v.empty() || v == "0" || v == "false" || v == "off" || v == "no") return false;
   if (v == "1" || v == "true" || v == "on" || v == "yes") return true;
-  VKG_THROW("VKGRAPHY_VK_VALIDATION='" << value << "': expected 1/0, true/false, on/off or yes/no");
+  VKG_THROW(name << "='" << value << "': expected 1/0, true/false, on/off or yes/no");
 }
+
+}  // namespace
+
+void apply_switches(DeviceInfo& info, const DeviceOptions& options) {
+  if (options.disable_fp16) info.shader_float16 = info.storage_buffer_16bit = false;
+  info.force_staging = options.force_staging;
+}
+
+bool validation_from_env() { return env_switch("VKGRAPHY_VK_VALIDATION"); }
+bool force_staging_from_env() { return env_switch("VKGRAPHY_VK_FORCE_STAGING"); }
 
 size_t select_device(const std::vector<DeviceInfo>& devices, const std::string& selector) {
   VKG_CHECK(!devices.empty(), "no Vulkan device found");

@@ -14,6 +14,15 @@ namespace vkg::vk {
 enum class DeviceType { Discrete, Integrated, Virtual, Cpu, Other };
 const char* device_type_name(DeviceType t);  // "discrete", "integrated", "virtual", "cpu", "other"
 
+// How weights, activations, inputs and outputs reach device memory (DESIGN.md,
+// "Memory and execution"); `inspect device` prints it.
+enum class MemoryPath {
+  Unified,  // device-local memory is host-visible and host-cached (integrated GPUs, CPU drivers): all in place
+  Rebar,    // device-local memory is host-visible but uncached (resizable BAR): host writes in place, reads staged
+  Staging,  // device-local memory is not host-visible (or staging is forced): every transfer goes through staging
+};
+const char* memory_path_name(MemoryPath p);  // "unified", "resizable-bar", "staging"
+
 // One device memory heap.
 struct MemoryHeap {
   uint64_t size_bytes = 0;
@@ -48,6 +57,12 @@ struct DeviceInfo {
   uint32_t max_storage_buffers_per_stage = 0;
   uint64_t min_storage_buffer_offset_alignment = 0;
   std::vector<MemoryHeap> heaps;
+  // A memory type that is device-local, host-visible and host-coherent on the
+  // largest device-local heap (so it can hold the whole model), and whether it is host-cached too.
+  bool device_local_host_visible = false;
+  bool device_local_host_cached = false;
+  // Memory path switch (--vk-force-staging): device memory is never mapped, as on a discrete GPU.
+  bool force_staging = false;
 
   // The queue family vkgraphy computes on and its timestamps.
   uint32_t compute_queue_family = 0;
@@ -57,6 +72,7 @@ struct DeviceInfo {
 
   bool timestamps() const { return has_compute_queue && timestamp_valid_bits > 0 && timestamp_period_ns > 0; }
   bool fp16() const { return shader_float16 && storage_buffer_16bit; }
+  MemoryPath memory_path() const;
   // vkgraphy's shaders need Vulkan 1.2 and a compute queue; empty when usable, else why not.
   std::string unsupported_reason() const;
   std::string api_version_string() const;  // "1.3.230"
@@ -76,11 +92,20 @@ struct DeviceOptions {
   // Treats the device as having no fp16 support (shaderFloat16, 16-bit storage),
   // whatever it reports: to test and to work around a driver's fp16 bugs.
   bool disable_fp16 = false;
+  // Keeps device memory unmapped and moves every transfer through staging
+  // buffers, as on a discrete GPU without resizable BAR: to test that path on
+  // unified-memory devices (lavapipe) and to work around a driver's mapping bugs.
+  bool force_staging = false;
 };
+
+// Applies the feature switches of `options` (disable_fp16, force_staging) to a device's info.
+void apply_switches(DeviceInfo& info, const DeviceOptions& options);
 
 // True when VKGRAPHY_VK_VALIDATION asks for validation ("1", "true", "on", "yes");
 // unset, empty, "0", "false", "off", "no" mean off; anything else is an Error.
 bool validation_from_env();
+// The same reading of VKGRAPHY_VK_FORCE_STAGING (DeviceOptions::force_staging).
+bool force_staging_from_env();
 
 // Rank of a device type in the default choice: lower is preferred
 // (discrete, then integrated, then virtual, then CPU, then other).
@@ -92,7 +117,7 @@ int default_preference_rank(DeviceType t);
 // nothing matches, the match is unsupported, or `devices` is empty.
 size_t select_device(const std::vector<DeviceInfo>& devices, const std::string& selector);
 
-// Lists the Vulkan devices (creates and destroys an instance; with
+// Lists the Vulkan devices, with the switches of `options` applied (creates and destroys an instance; with
 // options.validation, validation messages during the listing are an Error).
 // Throws vkg::Error when no Vulkan driver or device is present.
 std::vector<DeviceInfo> list_devices(const DeviceOptions& options);

@@ -66,16 +66,37 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
   VKG_CHECK(!needs_fp16 || device.info().fp16(),
             "the engine runs layers in fp16, but device '" << device.info().name
                                                            << "' lacks fp16 arithmetic or 16-bit storage");
-  for (uint64_t bytes : engine.slots) slots_.emplace_back(device, size_t(std::max<uint64_t>(bytes, 4)));
+  std::vector<BufferUse> uses(engine.slots.size(), BufferUse::Device);
+  for (int32_t t : engine.inputs) uses.at(size_t(engine.tensors.at(size_t(t)).slot)) = BufferUse::HostWrite;
+  for (int32_t t : engine.outputs) uses.at(size_t(engine.tensors.at(size_t(t)).slot)) = BufferUse::HostRead;
+  for (size_t i = 0; i < engine.slots.size(); ++i)
+    slots_.emplace_back(device, size_t(std::max<uint64_t>(engine.slots[i], 4)), uses[i]);
+  auto staging_for = [&](int32_t t) -> std::unique_ptr<Buffer> {
+    const Buffer& slot = tensor_buffer(t);
+    if (slot.host_mapped()) return nullptr;
+    return std::make_unique<Buffer>(device, slot.size(), BufferUse::Staging);
+  };
+  for (int32_t t : engine.inputs) input_staging_.push_back(staging_for(t));
+  for (int32_t t : engine.outputs) output_staging_.push_back(staging_for(t));
 
   layers_.resize(engine.layers.size());
   weights_.resize(engine.layers.size());
+  for (size_t li = 0; li < engine.layers.size(); ++li)
+    for (const Tensor& w : engine.layers[li].plan.weights)
+      weights_[li].emplace_back(device, std::max<size_t>(w.nbytes(), 4), BufferUse::HostWrite);
+  StagedUpload upload(device);
+  for (size_t li = 0; li < engine.layers.size(); ++li)
+    for (size_t wi = 0; wi < weights_[li].size(); ++wi) {
+      const Tensor& w = engine.layers[li].plan.weights[wi];
+      upload.add(weights_[li][wi], w.raw(), w.nbytes());
+    }
+  upload.finish();
+  if (upload.staged_bytes() > 0)
+    VKG_VERBOSE("uploaded " << upload.staged_bytes() << " bytes of weights through staging ("
+                            << memory_path_name(device.info().memory_path()) << " memory path)");
+
   for (size_t li = 0; li < engine.layers.size(); ++li) {
     const EngineLayer& layer = engine.layers[li];
-    for (const Tensor& w : layer.plan.weights) {
-      weights_[li].emplace_back(device, std::max<size_t>(w.nbytes(), 4));
-      if (w.nbytes() > 0) weights_[li].back().upload(w.raw(), w.nbytes());
-    }
     for (const Dispatch& d : layer.plan.dispatches) {
       std::vector<const Buffer*> buffers;
       for (const BindingRef& b : d.bindings) {
@@ -116,27 +137,22 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
 
 EngineExecutor::~EngineExecutor() = default;
 
-TensorMap EngineExecutor::run(const TensorMap& inputs) {
-  for (int32_t id : engine_.inputs) {
-    const EngineTensor& t = engine_.tensors[size_t(id)];
-    auto it = inputs.find(t.name);
-    VKG_CHECK(it != inputs.end(), "input '" << t.name << "' of the engine was not provided");
-    const Tensor& value = it->second;
-    VKG_CHECK(value.shape() == t.shape, "input '" << t.name << "' has shape " << shape_to_string(value.shape())
-                                                  << " but the engine was built for "
-                                                  << shape_to_string(t.shape));
-    VKG_CHECK(value.dtype() == t.dtype, "input '" << t.name << "' is " << dtype_name(value.dtype())
-                                                  << " but the engine expects " << dtype_name(t.dtype));
-    const Tensor stored = to_storage(value, t.storage, "input '" + t.name + "'");
-    if (stored.nbytes() > 0) slots_[size_t(t.slot)].upload(stored.raw(), stored.nbytes());
-  }
-
+void EngineExecutor::record() {
   const bool timestamps = device_.info().timestamps();
   const uint32_t queries = timestamps ? uint32_t(options_.profile ? engine_.layers.size() + 1 : 2) : 0;
-  ComputeCommands cmd(device_, queries);
-  cmd.begin();
-  std::vector<uint32_t> marks;
-  if (timestamps) marks.push_back(cmd.write_timestamp());
+  cmd_ = std::make_unique<ComputeCommands>(device_, queries);
+  ComputeCommands& cmd = *cmd_;
+  cmd.begin(/*reusable=*/true);
+  bool copied = false;
+  for (size_t i = 0; i < engine_.inputs.size(); ++i) {
+    const EngineTensor& t = engine_.tensors[size_t(engine_.inputs[i])];
+    if (input_staging_[i] == nullptr || t.bytes() == 0) continue;
+    cmd.copy(*input_staging_[i], tensor_buffer(engine_.inputs[i]), size_t(t.bytes()));
+    copied = true;
+  }
+  if (copied) cmd.barrier();
+  marks_.clear();
+  if (timestamps) marks_.push_back(cmd.write_timestamp());
   for (size_t li = 0; li < layers_.size(); ++li) {
     for (const Step& s : layers_[li].steps) {
       cmd.dispatch(*s.pipeline, *s.set, s.dispatch->groups[0], s.dispatch->groups[1], s.dispatch->groups[2],
@@ -147,28 +163,54 @@ TensorMap EngineExecutor::run(const TensorMap& inputs) {
       cmd.dispatch(*f.pipeline, *f.set, f.groups[0], f.groups[1], f.groups[2], &f.elements, 4);
       cmd.barrier();
     }
-    if (timestamps && options_.profile) marks.push_back(cmd.write_timestamp());
+    if (timestamps && options_.profile) marks_.push_back(cmd.write_timestamp());
   }
-  if (timestamps && !options_.profile) marks.push_back(cmd.write_timestamp());
-  cmd.submit_and_wait();
+  if (timestamps && !options_.profile) marks_.push_back(cmd.write_timestamp());
+  for (size_t i = 0; i < engine_.outputs.size(); ++i) {
+    const EngineTensor& t = engine_.tensors[size_t(engine_.outputs[i])];
+    if (output_staging_[i] == nullptr || t.bytes() == 0) continue;
+    cmd.copy(tensor_buffer(engine_.outputs[i]), *output_staging_[i], size_t(t.bytes()));
+  }
+}
+
+TensorMap EngineExecutor::run(const TensorMap& inputs) {
+  for (size_t i = 0; i < engine_.inputs.size(); ++i) {
+    const EngineTensor& t = engine_.tensors[size_t(engine_.inputs[i])];
+    auto it = inputs.find(t.name);
+    VKG_CHECK(it != inputs.end(), "input '" << t.name << "' of the engine was not provided");
+    const Tensor& value = it->second;
+    VKG_CHECK(value.shape() == t.shape, "input '" << t.name << "' has shape " << shape_to_string(value.shape())
+                                                  << " but the engine was built for "
+                                                  << shape_to_string(t.shape));
+    VKG_CHECK(value.dtype() == t.dtype, "input '" << t.name << "' is " << dtype_name(value.dtype())
+                                                  << " but the engine expects " << dtype_name(t.dtype));
+    const Tensor stored = to_storage(value, t.storage, "input '" + t.name + "'");
+    if (stored.nbytes() == 0) continue;
+    Buffer& target = input_staging_[i] ? *input_staging_[i] : slots_[size_t(t.slot)];
+    target.upload(stored.raw(), stored.nbytes());
+  }
+
+  if (cmd_ == nullptr) record();
+  cmd_->submit_and_wait();
 
   last_layer_ns_.clear();
   last_device_ns_ = 0;
-  if (timestamps) {
-    last_device_ns_ = cmd.elapsed_ns(marks.front(), marks.back());
+  if (!marks_.empty()) {
+    last_device_ns_ = cmd_->elapsed_ns(marks_.front(), marks_.back());
     if (options_.profile) {
-      for (size_t i = 0; i + 1 < marks.size(); ++i) last_layer_ns_.push_back(cmd.elapsed_ns(marks[i], marks[i + 1]));
+      for (size_t i = 0; i + 1 < marks_.size(); ++i) last_layer_ns_.push_back(cmd_->elapsed_ns(marks_[i], marks_[i + 1]));
     }
   }
 
   TensorMap outputs;
-  for (int32_t id : engine_.outputs) {
-    const EngineTensor& t = engine_.tensors[size_t(id)];
+  for (size_t i = 0; i < engine_.outputs.size(); ++i) {
+    const EngineTensor& t = engine_.tensors[size_t(engine_.outputs[i])];
     const DType stored_dtype = t.storage == StorageType::F32   ? DType::Float32
                                : t.storage == StorageType::F16 ? DType::Float16
                                                                : DType::Int32;
     Tensor stored(stored_dtype, t.shape);
-    if (stored.nbytes() > 0) slots_[size_t(t.slot)].download(stored.raw(), stored.nbytes());
+    const Buffer& source = output_staging_[i] ? *output_staging_[i] : slots_[size_t(t.slot)];
+    if (stored.nbytes() > 0) source.download(stored.raw(), stored.nbytes());
     outputs[t.name] = from_storage(stored, t.dtype);
   }
   return outputs;

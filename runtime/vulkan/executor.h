@@ -1,8 +1,10 @@
-// Runs an Engine on a Vulkan device: one buffer per memory slot, packed weights
-// uploaded once, a pipeline per distinct (shader, specialization) and a
-// descriptor set per dispatch, all created up front. Each run uploads the
-// inputs, records every dispatch with a barrier after each, submits, waits and
-// reads the outputs back.
+// Runs an Engine on a Vulkan device (an execution context): one device-local
+// buffer per memory slot, packed weights uploaded once (in place or through
+// staging, by the device's memory path), a pipeline per distinct (shader,
+// specialization) and a descriptor set per dispatch, all created up front; the
+// command buffer (input copies, every dispatch with a barrier after each,
+// output copies, timestamps) is recorded once. Each run writes the inputs,
+// resubmits that command buffer, waits and reads the outputs.
 #pragma once
 
 #include <map>
@@ -13,6 +15,7 @@
 #include "runtime/core/tensor.h"
 #include "runtime/engine/engine.h"
 #include "runtime/vulkan/buffer.h"
+#include "runtime/vulkan/compute_commands.h"
 #include "runtime/vulkan/compute_pipeline.h"
 #include "runtime/vulkan/device.h"
 
@@ -66,6 +69,7 @@ class EngineExecutor {
   };
 
   const Buffer& tensor_buffer(int32_t tensor) const;
+  void record();
   const ComputePipeline& pipeline_for(const std::string& shader, const std::vector<SpecValue>& spec,
                                       uint32_t bindings, uint32_t push_words, const std::vector<uint32_t>& words);
 
@@ -76,6 +80,10 @@ class EngineExecutor {
   std::vector<std::vector<Buffer>> weights_;  // per layer
   std::map<std::string, std::unique_ptr<ComputePipeline>> pipelines_;
   std::vector<LayerSteps> layers_;
+  // Host-visible copies of the input/output slots that the host cannot map (by engine input/output position).
+  std::vector<std::unique_ptr<Buffer>> input_staging_, output_staging_;
+  std::vector<uint32_t> marks_;           // timestamp queries of the recording
+  std::unique_ptr<ComputeCommands> cmd_;  // last: destroyed before the buffers and pipelines it uses
   double last_device_ns_ = 0;
   std::vector<double> last_layer_ns_;
 };

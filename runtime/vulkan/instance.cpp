@@ -1,5 +1,6 @@
 #include "runtime/vulkan/instance.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -122,8 +123,20 @@ DeviceInfo query_device_info(VkPhysicalDevice device, uint32_t index) {
 
   VkPhysicalDeviceMemoryProperties memory{};
   vkGetPhysicalDeviceMemoryProperties(device, &memory);
+  uint64_t largest_local = 0;
   for (uint32_t i = 0; i < memory.memoryHeapCount; ++i) {
-    info.heaps.push_back({memory.memoryHeaps[i].size, (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0});
+    const bool local = (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0;
+    info.heaps.push_back({memory.memoryHeaps[i].size, local});
+    if (local) largest_local = std::max<uint64_t>(largest_local, memory.memoryHeaps[i].size);
+  }
+  // A small host-visible window into device memory (the 256 MiB BAR without resizable BAR) does not count.
+  const VkMemoryPropertyFlags mappable =
+      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  for (uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
+    const VkMemoryType& type = memory.memoryTypes[i];
+    if ((type.propertyFlags & mappable) != mappable || memory.memoryHeaps[type.heapIndex].size < largest_local) continue;
+    info.device_local_host_visible = true;
+    if (type.propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) info.device_local_host_cached = true;
   }
 
   // The compute queue: the first family with compute, preferring one with timestamps.
@@ -252,7 +265,7 @@ PhysicalDevice Instance::select(const std::string& selector) const {
 std::vector<DeviceInfo> list_devices(const DeviceOptions& options) {
   Instance instance(options.validation);
   std::vector<DeviceInfo> infos;
-  for (const PhysicalDevice& d : instance.physical_devices()) infos.push_back(d.info);
+  for (const PhysicalDevice& d : instance.physical_devices()) apply_switches(infos.emplace_back(d.info), options);
   instance.check_validation("listing Vulkan devices");
   return infos;
 }

@@ -66,17 +66,25 @@ const ComputePipeline& VulkanPlanTimer::pipeline(const Dispatch& d) {
 std::vector<double> VulkanPlanTimer::time(const LayerPlan& plan, const std::vector<Buffer>& inputs,
                                           const std::vector<Buffer>& outputs, int warmup, int samples) {
   std::vector<vk::Buffer> in_buffers, out_buffers, weights, scratch;
+  std::vector<std::vector<std::byte>> patterns;  // alive until the upload finishes
+  StagedUpload upload(device_);
   auto make = [&](std::vector<vk::Buffer>& list, const Buffer& b) {
     list.emplace_back(device_, size_t(std::max<uint64_t>(b.elements * storage_element_bytes(b.storage), 4)));
-    const std::vector<std::byte> bytes = fill_pattern(b.storage, b.elements);
-    if (!bytes.empty()) list.back().upload(bytes.data(), bytes.size());
+    patterns.push_back(fill_pattern(b.storage, b.elements));
   };
   for (const Buffer& b : inputs) make(in_buffers, b);
   for (const Buffer& b : outputs) make(out_buffers, b);
-  for (const Tensor& w : plan.weights) {
-    weights.emplace_back(device_, std::max<size_t>(w.nbytes(), 4));
-    if (w.nbytes() > 0) weights.back().upload(w.raw(), w.nbytes());
+  for (size_t i = 0; i < in_buffers.size(); ++i) upload.add(in_buffers[i], patterns[i].data(), patterns[i].size());
+  for (size_t i = 0; i < out_buffers.size(); ++i) {
+    const std::vector<std::byte>& p = patterns[in_buffers.size() + i];
+    upload.add(out_buffers[i], p.data(), p.size());
   }
+  weights.reserve(plan.weights.size());
+  for (const Tensor& w : plan.weights) {
+    weights.emplace_back(device_, std::max<size_t>(w.nbytes(), 4), vk::BufferUse::HostWrite);
+    upload.add(weights.back(), w.raw(), w.nbytes());
+  }
+  upload.finish();
   for (uint64_t bytes : plan.scratch_bytes) scratch.emplace_back(device_, size_t(std::max<uint64_t>(bytes, 4)));
 
   struct Step {

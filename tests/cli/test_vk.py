@@ -269,6 +269,27 @@ class TestCompareAndMeasure(CliTestCase):
             self.assertIn(word, out)
         self.assertIn("per-layer device time", out)
         self.assertIn("stem.conv", out)
+        self.assertIn("Host overhead (host wall time minus device time", out)
+
+
+class TestMemoryPath(CliTestCase):
+    """Lavapipe's memory is host-visible: in place by default; --vk-force-staging (or
+    VKGRAPHY_VK_FORCE_STAGING=1, which ctest's cli_force_staging sets for the model tests)
+    takes the discrete-GPU path: nothing mapped, every transfer through staging buffers."""
+
+    def test_inspect_device_names_the_path_and_the_switch_forces_staging(self):
+        forced = os.environ.get("VKGRAPHY_VK_FORCE_STAGING") not in (None, "", "0")
+        out = self.vkgraphy("inspect", "device")
+        self.assertIn("memory path: staging (forced" if forced else "memory path: unified", out)
+        self.assertIn("memory path: staging (forced by --vk-force-staging", self.vkgraphy("inspect", "device", "--vk-force-staging"))
+        self.assertIn("memory path: staging (forced", self.vkgraphy("inspect", "device", env={"VKGRAPHY_VK_FORCE_STAGING": "1"}))
+
+    def test_staged_run_matches_the_reference(self):
+        out = self.vkgraphy("run", vk_model("cnn.onnx"), "--vk", "--ref", "--vk-force-staging", "-v", "--iterations", "2",
+                            "--builder-optimization-level", "0")
+        self.assertIn("memory path: staging", out)
+        self.assertRegex(out, r"uploaded \d+ bytes of weights through staging")
+        self.assertIn("All outputs matched", out)
 
 
 if __name__ == "__main__":

@@ -34,10 +34,11 @@ class VulkanTest : public ::testing::Test {
   }
 
   // A context with validation on; the caller asserts zero messages at the end.
-  static std::unique_ptr<Context> open(const std::string& selector = "") {
+  static std::unique_ptr<Context> open(const std::string& selector = "", bool force_staging = false) {
     DeviceOptions options;
     options.device = selector;
     options.validation = true;
+    options.force_staging = force_staging;
     return std::make_unique<Context>(options);
   }
 
@@ -118,6 +119,23 @@ TEST(VulkanDeviceSelection, ValidationFromEnvironment) {
   unsetenv("VKGRAPHY_VK_VALIDATION");
   EXPECT_FALSE(validation_from_env());
   if (old) setenv("VKGRAPHY_VK_VALIDATION", saved.c_str(), 1);
+}
+
+TEST(VulkanDeviceMemory, PathFollowsTheMemoryTypesAndTheSwitch) {
+  DeviceInfo d = fake_device(0, "gpu", DeviceType::Discrete);
+  EXPECT_EQ(d.memory_path(), MemoryPath::Staging);
+  EXPECT_NE(format_device_info(d).find("memory path: staging (device-local memory is not host-visible"),
+            std::string::npos);
+  d.device_local_host_visible = true;
+  EXPECT_EQ(d.memory_path(), MemoryPath::Rebar);
+  d.device_local_host_cached = true;
+  EXPECT_EQ(d.memory_path(), MemoryPath::Unified);
+  DeviceOptions options;
+  options.force_staging = true;
+  apply_switches(d, options);
+  EXPECT_EQ(d.memory_path(), MemoryPath::Staging);
+  EXPECT_NE(format_device_info(d).find("memory path: staging (forced by --vk-force-staging"), std::string::npos);
+  EXPECT_STREQ(memory_path_name(MemoryPath::Rebar), "resizable-bar");
 }
 
 TEST(VulkanShaderTable, EmbedsTheAddShader) {
@@ -278,6 +296,74 @@ TEST_F(VulkanTest, TimestampsAreNanoseconds) {
   EXPECT_GE(ns[1], ns[0]);
   EXPECT_THROW(cmd.elapsed_ns(0, 2), Error);
   expect_no_validation_messages(*ctx);
+}
+
+TEST_F(VulkanTest, ForcedStagingKeepsDeviceMemoryUnmappedAndStillComputes) {
+  auto ctx = open("", /*force_staging=*/true);
+  Device& device = ctx->device();
+  ASSERT_EQ(device.info().memory_path(), MemoryPath::Staging);
+  Buffer weights(device, 4096, BufferUse::HostWrite), activations(device, 4096), staging(device, 64, BufferUse::Staging);
+  EXPECT_FALSE(weights.host_mapped());
+  EXPECT_FALSE(activations.host_mapped());
+  EXPECT_TRUE(staging.host_mapped());
+  EXPECT_THROW(weights.mapped(), Error);
+
+  // One-off transfers and a batched upload through staging, read back through staging.
+  std::vector<float> a(1024), b(1024);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = float(i) * 0.5f, b[i] = -float(i);
+  activations.upload(std::span<const float>(a));
+  std::vector<float> back(1024);
+  activations.download(std::span<float>(back));
+  EXPECT_EQ(back, a);
+  StagedUpload upload(device);
+  upload.add(weights, b.data(), b.size() * sizeof(float));
+  upload.add(activations, a.data(), 16);
+  upload.finish();
+  EXPECT_EQ(upload.staged_bytes(), b.size() * sizeof(float) + 16);
+  weights.download(std::span<float>(back));
+  EXPECT_EQ(back, b);
+
+  const std::vector<float> c = run_add(*ctx, "f32", a, b, 4, 64);
+  for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c[i], a[i] + b[i]) << i;
+  expect_no_validation_messages(*ctx);
+}
+
+TEST_F(VulkanTest, ReusableRecordingIsSubmittedAgainWithNewInputs) {
+  for (const bool force_staging : {false, true}) {
+    auto ctx = open("", force_staging);
+    Device& device = ctx->device();
+    const uint32_t n = 256;
+    Buffer in(device, n * 4, BufferUse::HostWrite), out(device, n * 4, BufferUse::HostRead);
+    Buffer in_staging(device, n * 4, BufferUse::Staging), out_staging(device, n * 4, BufferUse::Staging);
+    PipelineDesc desc{"elementwise/add.f32", 3, 4, {SpecConstant::u32(0, 64), SpecConstant::u32(1, 1)}};
+    ComputePipeline pipeline(device, builtin_shader(desc.name), desc);
+    const Buffer* buffers[] = {&in, &in, &out};
+    DescriptorSet set(device, pipeline, buffers);
+    ComputeCommands cmd(device, 2);
+    cmd.begin(/*reusable=*/true);
+    cmd.copy(in_staging, in, n * 4);
+    cmd.barrier();
+    const uint32_t t0 = cmd.write_timestamp();
+    cmd.dispatch(pipeline, set, n / 64, 1, 1, &n, sizeof n);
+    const uint32_t t1 = cmd.write_timestamp();
+    cmd.barrier();
+    cmd.copy(out, out_staging, n * 4);
+    for (int round = 1; round <= 3; ++round) {
+      std::vector<float> x(n, float(round)), y(n);
+      in_staging.upload(std::span<const float>(x));
+      cmd.submit_and_wait();
+      out_staging.download(std::span<float>(y));
+      EXPECT_EQ(y, std::vector<float>(n, 2.0f * float(round))) << "round " << round << " staging " << force_staging;
+      EXPECT_GE(cmd.elapsed_ns(t0, t1), 0.0);
+    }
+    expect_no_validation_messages(*ctx);
+  }
+  // A one-time recording is not submitted twice.
+  auto ctx = open();
+  ComputeCommands once(ctx->device());
+  once.begin();
+  once.submit_and_wait();
+  EXPECT_THROW(once.submit_and_wait(), Error);
 }
 
 TEST_F(VulkanTest, MisuseIsAnErrorNotACrash) {
