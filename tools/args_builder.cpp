@@ -44,6 +44,9 @@ void BuilderArgs::add_to(CLI::App& app) {
                 "0: first valid tactic in heuristic order, no timing; 1-5: time more candidates and samples "
                 "(5: every tactic)")
       ->check(CLI::Range(0, 5));
+  g->add_flag("--no-fusion", no_fusion_,
+              "Turn graph optimization off: keep no-op nodes (Identity, Dropout, Reshape...) and fuse no bias or "
+              "BatchNormalization into Conv/ConvTranspose/Gemm; every node becomes a layer of its own");
   g->add_flag("--deterministic", deterministic_,
               "Break near-ties (within 10% of the fastest median) by the fixed heuristic order instead of by "
               "measured time");
@@ -74,6 +77,7 @@ BuilderConfig BuilderArgs::config() {
   if (!precision_constraints_.empty()) c.constraints = *parse_precision_constraints(precision_constraints_);
   c.optimization_level = optimization_level_;
   c.deterministic = deterministic_;
+  c.fusion = !no_fusion_;
   if (tactic_selection_ == "random" || tactic_selection_.rfind("random:", 0) == 0) {
     uint64_t seed = 1;
     if (tactic_selection_.size() > 7) {
@@ -130,7 +134,8 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
   ctx.check_validation("the engine build");
   const BuildStats& s = r.stats;
   VKG_FINISH("Built engine in " << secs << " s | " << s.layers << " layers (" << s.folded << " nodes folded, "
-                                << s.reformats << " reformats) | " << s.candidates_timed << " tactic(s) timed in "
+                                << s.removed << " no-ops removed, " << s.fused << " fused, " << s.reformats
+                                << " reformats) | " << s.candidates_timed << " tactic(s) timed in "
                                 << s.layers_timed << " layer(s), " << s.signature_reuses << " reused, "
                                 << s.cache_hits << " timing-cache hit(s)"
                                 << (timer ? " | " + std::to_string(timer->pipelines_compiled()) + " pipelines" : ""));

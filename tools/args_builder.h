@@ -46,6 +46,7 @@ class BuilderArgs {
   bool error_on_cache_miss_ = false;
   int optimization_level_ = 3;
   bool deterministic_ = false;
+  bool no_fusion_ = false;
   std::string tactic_selection_ = "fastest";
   std::vector<std::string> allow_, deny_;
   int timing_samples_ = 0;

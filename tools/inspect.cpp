@@ -155,6 +155,10 @@ std::string layer_text(const Engine& e, size_t index, bool details) {
   std::string out = number + l.name + " [Op: " + l.op + "] | Tactic: " + l.tactic +
                     " | Precision: " + precision_name(l.precision) + " | " + std::to_string(dispatches) +
                     (dispatches == 1 ? " dispatch" : " dispatches");
+  if (l.nodes.size() > 1) {
+    out += "\n    Fused nodes:";
+    for (size_t i = 0; i < l.nodes.size(); ++i) out += (i ? ", " : " ") + l.nodes[i];
+  }
   out += "\n    " + engine_tensor_list(e, l.inputs, "    ");
   out += "\n     -> " + engine_tensor_list(e, l.outputs, "        ");
   if (!details) return out;

@@ -189,14 +189,17 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
     double total = 0;
     std::vector<double> med;
     for (const auto& v : layer_ns) total += med.emplace_back(percentile(v, 0.5));
+    // Fused layers are named after all their nodes ("conv1+bn1+relu1"): the column fits them, up to 64.
+    size_t width = 32;
+    for (const EngineLayer& layer : engine->layers) width = std::max(width, std::min<size_t>(layer.name.size() + 1, 64));
     std::ostringstream table;
     table << name << " | per-layer device time (median of " << feeds.size() << " iteration(s)):\n";
-    table << "    " << std::left << std::setw(5) << "#" << std::setw(32) << "layer" << std::setw(20) << "op"
+    table << "    " << std::left << std::setw(5) << "#" << std::setw(int(width)) << "layer" << std::setw(20) << "op"
           << std::setw(34) << "tactic" << std::setw(6) << "prec" << std::right << std::setw(12) << "time (ms)"
           << std::setw(8) << "%";
     for (size_t l = 0; l < engine->layers.size(); ++l) {
       const EngineLayer& layer = engine->layers[l];
-      table << "\n    " << std::left << std::setw(5) << l << std::setw(32) << layer.name.substr(0, 31) << std::setw(20)
+      table << "\n    " << std::left << std::setw(5) << l << std::setw(int(width)) << layer.name.substr(0, width - 1) << std::setw(20)
             << layer.op << std::setw(34) << layer.tactic << std::setw(6) << precision_name(layer.precision)
             << std::right << std::fixed << std::setprecision(4) << std::setw(12) << med[l] / 1e6
             << std::setprecision(1) << std::setw(8) << (total > 0 ? 100 * med[l] / total : 0);

@@ -13,6 +13,7 @@
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
 #include "runtime/core/version.h"
+#include "runtime/engine/graph_optimizer.h"
 #include "runtime/reference/reference_backend.h"
 #include "runtime/vulkan/shader_table.h"
 
@@ -148,13 +149,18 @@ class Builder {
   ValueInfo info_of(const std::string& name, const Node& node) const;
   int32_t add_tensor(const std::string& name, DType dtype, const Shape& shape, StorageType storage);
   int32_t tensor_in(const std::string& name, StorageType storage);
-  void add_layer(const Node& node, size_t index, size_t total);
+  void add_layer(const Node& node, const std::vector<std::string>& held, size_t index, size_t total);
+  std::string resolve(const std::string& name) const {
+    auto it = aliases_.find(name);
+    return it == aliases_.end() ? name : it->second;
+  }
+  std::optional<Precision> pin_for(const std::vector<std::string>& held) const;
   std::vector<Candidate> candidates(const Node& node, const std::vector<Precision>& precisions,
                                     std::map<Precision, std::vector<LayerTensor>>& inputs,
                                     std::map<Precision, std::vector<LayerTensor>>& outputs,
                                     std::vector<std::string>& declined, bool ignore_filters,
                                     const std::string& only_tactic);
-  std::vector<Precision> precisions_for(const Node& node, bool float_layer);
+  std::vector<Precision> precisions_for(const Node& node, const std::vector<std::string>& held, bool float_layer);
   void add_constant_output(const std::string& name);
   void progress(size_t index, size_t total, const Node& node);
 
@@ -168,6 +174,7 @@ class Builder {
   BuildResult result_;
   std::vector<Node> nodes_;  // the graph's nodes, each with a unique name
   std::map<std::string, Tensor> folded_;
+  std::map<std::string, std::string> aliases_;  // removed no-ops: tensor -> the tensor whose buffer it shares
   // Engine tensor of each (tensor name, storage) pair; the first entry per name is the producer's.
   std::map<std::pair<std::string, StorageType>, int32_t> tensors_;
   std::map<std::string, StorageType> produced_storage_;
@@ -247,7 +254,8 @@ int32_t Builder::add_tensor(const std::string& name, DType dtype, const Shape& s
 
 // The engine tensor holding `name` in `storage`, inserting a reformat layer when
 // it exists only in another storage form.
-int32_t Builder::tensor_in(const std::string& name, StorageType storage) {
+int32_t Builder::tensor_in(const std::string& alias, StorageType storage) {
+  const std::string name = resolve(alias);
   auto it = tensors_.find({name, storage});
   if (it != tensors_.end()) return it->second;
   auto produced = produced_storage_.find(name);
@@ -293,14 +301,38 @@ void Builder::add_constant_output(const std::string& name) {
   result_.engine.layers.push_back(std::move(layer));
 }
 
-std::vector<Precision> Builder::precisions_for(const Node& node, bool float_layer) {
+std::optional<Precision> Builder::pin_for(const std::vector<std::string>& held) const {
+  // A fused layer takes its nodes' pins; when they disagree, fp32 (the safe side).
+  std::optional<Precision> pin;
+  for (const std::string& n : held) {
+    auto it = config_.layer_precisions.find(n);
+    if (it == config_.layer_precisions.end()) continue;
+    pin = pin && *pin != it->second ? Precision::FP32 : it->second;
+  }
+  return pin;
+}
+
+std::vector<Precision> Builder::precisions_for(const Node& node, const std::vector<std::string>& held,
+                                               bool float_layer) {
   const bool fp16_ok = device_.fp16();
   std::vector<Precision> out;
   if (config_.fp16 && fp16_ok && float_layer) out.push_back(Precision::FP16);
   out.push_back(Precision::FP32);
-  auto pin = config_.layer_precisions.find(node.name);
-  if (pin == config_.layer_precisions.end() || config_.constraints == PrecisionConstraints::None) return out;
-  const Precision p = pin->second;
+  const std::optional<Precision> pin = pin_for(held);
+  if (!pin || config_.constraints == PrecisionConstraints::None) {
+    // Data movement rounds nothing itself: it runs in the precision its input
+    // already has, so that no reformat pair is inserted around it.
+    if (out.size() > 1 && moves_data_only(node.op_type)) {
+      for (const std::string& in : node.inputs) {
+        if (in.empty() || constant(in) != nullptr) continue;
+        auto produced = produced_storage_.find(resolve(in));
+        if (produced == produced_storage_.end() || produced->second == StorageType::I32) continue;
+        return {produced->second == StorageType::F16 ? Precision::FP16 : Precision::FP32};
+      }
+    }
+    return out;
+  }
+  const Precision p = *pin;
   std::string problem;
   if (p == Precision::FP16 && !float_layer) problem = "it has no floating-point tensors";
   if (p == Precision::FP16 && !fp16_ok) problem = "device '" + device_.name + "' has no fp16 support";
@@ -346,7 +378,7 @@ void Builder::progress(size_t index, size_t total, const Node& node) {
   progress_line_ = true;
 }
 
-void Builder::add_layer(const Node& node, size_t index, size_t total) {
+void Builder::add_layer(const Node& node, const std::vector<std::string>& held, size_t index, size_t total) {
   progress(index, total, node);
   // Inputs and outputs as the tactics see them, per precision.
   std::vector<ValueInfo> in_infos, out_infos;
@@ -359,7 +391,7 @@ void Builder::add_layer(const Node& node, size_t index, size_t total) {
     out_infos.push_back(name.empty() ? ValueInfo{} : info_of(name, node));
     if (!name.empty() && is_float_dtype(*out_infos.back().dtype)) float_layer = true;
   }
-  const std::vector<Precision> precisions = precisions_for(node, float_layer);
+  const std::vector<Precision> precisions = precisions_for(node, held, float_layer);
   std::map<Precision, std::vector<LayerTensor>> inputs, outputs;
   for (Precision p : {Precision::FP32, Precision::FP16}) {
     auto make = [&](const std::string& name, const ValueInfo& vi) {
@@ -379,11 +411,12 @@ void Builder::add_layer(const Node& node, size_t index, size_t total) {
     for (size_t i = 0; i < node.outputs.size(); ++i) outputs[p].push_back(make(node.outputs[i], out_infos[i]));
   }
 
-  const TacticChoice* replayed = config_.replay ? config_.replay->find(node.name) : nullptr;
+  const TacticChoice* replayed = config_.replay ? config_.replay->find(node.name, held, node.op_type) : nullptr;
   std::vector<std::string> declined;
   std::vector<Candidate> cands;
   TacticChoice choice;
   choice.name = node.name;
+  choice.nodes = held;
   choice.op = node.op_type;
   size_t chosen = 0;
 
@@ -410,8 +443,12 @@ void Builder::add_layer(const Node& node, size_t index, size_t total) {
     if (config_.replay != nullptr)
       VKG_WARNING("tactic replay does not name layer '" << node.name << "'; choosing its tactic by timing");
     cands = candidates(node, precisions, inputs, outputs, declined, false, "");
-    if (cands.empty() && config_.constraints == PrecisionConstraints::Prefer &&
-        config_.layer_precisions.count(node.name)) {
+    const std::optional<Precision> pin = pin_for(held);
+    if (cands.empty() && !pin && moves_data_only(node.op_type) && config_.fp16 && device_.fp16() && float_layer) {
+      // No allowed tactic moves the data in its input's precision: let the other compete.
+      cands = candidates(node, {Precision::FP16, Precision::FP32}, inputs, outputs, declined, false, "");
+    }
+    if (cands.empty() && config_.constraints == PrecisionConstraints::Prefer && pin) {
       VKG_WARNING(node.describe() << ": no tactic in the preferred precision; trying the others");
       std::vector<Precision> all = {Precision::FP32};
       if (config_.fp16 && device_.fp16() && float_layer) all.insert(all.begin(), Precision::FP16);
@@ -420,8 +457,7 @@ void Builder::add_layer(const Node& node, size_t index, size_t total) {
     if (cands.empty()) {
       std::ostringstream msg;
       msg << "no tactic can serve " << node.describe();
-      if (config_.layer_precisions.count(node.name) && config_.constraints == PrecisionConstraints::Obey)
-        msg << " in " << precision_name(config_.layer_precisions.at(node.name)) << " (obey)";
+      if (pin && config_.constraints == PrecisionConstraints::Obey) msg << " in " << precision_name(*pin) << " (obey)";
       if (!config_.tactics_allow.empty() || !config_.tactics_deny.empty()) msg << " with the allowed tactics";
       for (const std::string& d : declined) msg << "\n  " << d;
       VKG_THROW(msg.str());
@@ -527,6 +563,7 @@ void Builder::add_layer(const Node& node, size_t index, size_t total) {
 
   EngineLayer layer;
   layer.name = node.name;
+  layer.nodes = held;
   layer.op = node.op_type;
   layer.tactic = c.tactic->name;
   layer.precision = c.precision;
@@ -592,29 +629,54 @@ BuildResult Builder::build() {
     engine.inputs.push_back(add_tensor(in.name, *vi.dtype, vi.concrete_shape(), *s));
   }
 
-  std::vector<const Node*> layers;
+  std::vector<const Node*> remaining;
   for (const Node& node : nodes_) {
     if (try_fold(node)) {
       ++result_.stats.folded;
       continue;
     }
-    layers.push_back(&node);
+    remaining.push_back(&node);
   }
-  for (size_t i = 0; i < layers.size(); ++i) add_layer(*layers[i], i, layers.size());
-  if (progress_line_) std::cerr << "\r\033[K" << std::flush;
 
+  // The tensors the user reads: never aliased or fused away.
   std::vector<std::string> outputs;
   for (const ValueInfo& out : graph_.outputs) outputs.push_back(out.name);
   if (config_.mark_all) {
-    for (const Node* n : layers)
+    for (const Node* n : remaining)
       for (const std::string& o : n->outputs)
         if (!o.empty()) outputs.push_back(o);
   }
   for (const std::string& name : config_.mark_outputs) {
-    VKG_CHECK(produced_storage_.count(name) || constant(name),
+    const bool produced = std::any_of(remaining.begin(), remaining.end(), [&](const Node* n) {
+      return std::find(n->outputs.begin(), n->outputs.end(), name) != n->outputs.end();
+    });
+    VKG_CHECK(produced || constant(name) || graph_.find_value_info(name) != nullptr,
               "cannot mark tensor '" << name << "' as an output: the model has no such tensor");
     outputs.push_back(name);
   }
+  GraphOptimizerOptions options;
+  options.fusion = config_.fusion;
+  options.keep_tensors.insert(outputs.begin(), outputs.end());
+  OptimizedGraph optimized =
+      optimize_graph(remaining, [&](const std::string& name) { return constant(name); }, options);
+  aliases_ = std::move(optimized.aliases);
+  for (auto& [name, value] : optimized.constants) folded_[name] = std::move(value);
+  result_.stats.removed = optimized.removed.size();
+  for (const std::string& removed : optimized.removed) {
+    VKG_VERBOSE("Removed no-op node '" << removed << "': its output shares its input's buffer");
+    if (config_.layer_precisions.count(removed))
+      VKG_WARNING("--layer-precisions pins node '" << removed << "', which was removed as a no-op (it computes nothing)");
+  }
+  for (size_t i = 0; i < optimized.layers.size(); ++i) {
+    const OptimizedLayer& l = optimized.layers[i];
+    if (l.nodes.size() > 1) {
+      result_.stats.fused += l.nodes.size() - 1;
+      VKG_VERBOSE("Fused " << l.nodes.size() << " nodes into layer '" << l.node.name << "' (" << l.node.op_type << ")");
+    }
+    add_layer(l.node, l.nodes, i, optimized.layers.size());
+  }
+  if (progress_line_) std::cerr << "\r\033[K" << std::flush;
+
   std::set<std::string> seen;
   for (const std::string& name : outputs) {
     if (!seen.insert(name).second) continue;

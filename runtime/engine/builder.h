@@ -58,6 +58,7 @@ struct BuilderConfig {
   bool error_on_timing_cache_miss = false;
   std::vector<std::string> mark_outputs;   // extra tensors to read back
   bool mark_all = false;                   // every tensor a node produces
+  bool fusion = true;                      // graph optimization (graph_optimizer.h); false: --no-fusion
   int warmup_runs = 2;
   int timing_samples = 0;  // 0: by optimization level
   bool progress = false;   // a one-line progress display on stderr
@@ -67,6 +68,8 @@ struct BuildStats {
   size_t layers = 0;            // engine layers from model nodes
   size_t reformats = 0;         // precision conversions inserted
   size_t folded = 0;            // nodes computed at build time
+  size_t removed = 0;           // no-op nodes removed (their outputs alias their inputs)
+  size_t fused = 0;             // nodes fused into the layer of another node
   size_t candidates_timed = 0;  // (layer, tactic) pairs run on the device
   size_t layers_timed = 0;      // layers that ran at least one candidate
   size_t signature_reuses = 0;  // layers whose signature was already timed in this build

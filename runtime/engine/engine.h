@@ -28,7 +28,8 @@ struct EngineTensor {
 // One layer: a node of the model (or a reformat the builder inserted between
 // precisions) with the tactic that runs it.
 struct EngineLayer {
-  std::string name;     // node name (reformats: "<tensor> reformat f32->f16")
+  std::string name;     // node name, "conv1+bn1" for fused nodes (reformats: "<tensor> reformat f32->f16")
+  std::vector<std::string> nodes;  // the ONNX nodes the layer runs (empty for reformats and constants)
   std::string op;       // ONNX op type ("Reformat" for inserted conversions)
   std::string tactic;   // "gemm.tile4x4.f32"
   Precision precision = Precision::FP32;

@@ -122,6 +122,7 @@ Json layer_to_json(const EngineLayer& l, BlobWriter& blob) {
   Json j = Json::object();
   j["name"] = l.name;
   j["op"] = l.op;
+  if (!l.nodes.empty()) j["nodes"] = l.nodes;
   j["tactic"] = l.tactic;
   j["precision"] = precision_name(l.precision);
   j["signature"] = l.signature;
@@ -333,6 +334,7 @@ class MetadataReader {
     EngineLayer l;
     l.name = json_string(j, "name", where);
     l.op = json_string(j, "op", where);
+    l.nodes = json_optional_strings(j, "nodes", where);
     l.tactic = json_string(j, "tactic", where);
     l.precision = json_precision(j, "precision", where);
     l.signature = json_string(j, "signature", where);

@@ -232,6 +232,18 @@ std::string json_string(const Json& j, const std::string& key, const JsonPlace& 
   return v.get<std::string>();
 }
 
+std::vector<std::string> json_optional_strings(const Json& j, const std::string& key, const JsonPlace& where) {
+  std::vector<std::string> out;
+  if (!j.is_object() || !j.contains(key)) return out;
+  const Json& v = j[key];
+  if (!v.is_array()) where.field(key).fail(std::string("expected an array of strings, got ") + v.type_name());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) where.field(key).index(i).fail(std::string("expected a string, got ") + v[i].type_name());
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
 uint64_t json_unsigned(const Json& j, const std::string& key, uint64_t max, const JsonPlace& where) {
   const Json& v = json_member(j, key, where);
   if (!v.is_number_unsigned() || v.get<uint64_t>() > max) {

@@ -96,6 +96,9 @@ nlohmann::ordered_json parse_json_text(const std::string& text, const JsonPlace&
 const nlohmann::ordered_json& json_member(const nlohmann::ordered_json& j, const std::string& key,
                                           const JsonPlace& where);
 std::string json_string(const nlohmann::ordered_json& j, const std::string& key, const JsonPlace& where);
+// The optional member `key`: an array of strings ({} when absent).
+std::vector<std::string> json_optional_strings(const nlohmann::ordered_json& j, const std::string& key,
+                                               const JsonPlace& where);
 // An integer in [0, max].
 uint64_t json_unsigned(const nlohmann::ordered_json& j, const std::string& key, uint64_t max, const JsonPlace& where);
 // A finite number >= 0.

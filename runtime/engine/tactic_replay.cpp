@@ -1,5 +1,6 @@
 #include "runtime/engine/tactic_replay.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -56,6 +57,7 @@ TacticChoice layer_from_json(const Json& j, const JsonPlace& where) {
   layer.name = json_string(j, "name", where);
   if (layer.name.empty()) where.field("name").fail("empty layer name");
   layer.op = json_string(j, "op", where);
+  layer.nodes = json_optional_strings(j, "nodes", where);
   layer.signature = json_string(j, "signature", where);
   layer.tactic = json_string(j, "tactic", where);
   layer.precision = json_precision(j, "precision", where);
@@ -149,6 +151,19 @@ const TacticChoice* TacticReplay::find(const std::string& layer) const {
   return nullptr;
 }
 
+const TacticChoice* TacticReplay::find(const std::string& layer, const std::vector<std::string>& nodes,
+                                       const std::string& op) const {
+  if (const TacticChoice* exact = find(layer)) return exact;
+  if (nodes.empty()) return nullptr;
+  for (const TacticChoice& choice : layers) {
+    if (choice.op != op) continue;
+    if (choice.nodes.empty() ? choice.name == nodes.front()
+                             : std::find(choice.nodes.begin(), choice.nodes.end(), nodes.front()) != choice.nodes.end())
+      return &choice;
+  }
+  return nullptr;
+}
+
 TacticReplay load_tactic_replay(const std::string& path) {
   const std::string text = read_whole_file(path, kWhat);
   const JsonPlace where{path, ""};
@@ -172,6 +187,7 @@ std::string tactic_replay_to_json_text(const TacticReplay& replay) {
     Json j = Json::object();
     j["name"] = layer.name;
     j["op"] = layer.op;
+    if (layer.nodes.size() > 1 || (layer.nodes.size() == 1 && layer.nodes[0] != layer.name)) j["nodes"] = layer.nodes;
     j["signature"] = layer.signature;
     j["tactic"] = layer.tactic;
     j["precision"] = precision_name(layer.precision);

@@ -25,12 +25,13 @@ struct CandidateTiming {
 
 // The builder's choice for one layer.
 struct TacticChoice {
-  std::string name;       // layer (node) name, unique in a replay
+  std::string name;       // layer name, unique in a replay: the node's, or "conv1+bn1" for fused nodes
   std::string op;         // op type, for readers
   std::string signature;  // LayerSignature::key() of the layer when it was built
   std::string tactic;     // the chosen tactic
   Precision precision = Precision::FP32;
   std::vector<CandidateTiming> candidates;  // may be empty (untimed builds, hand-written files)
+  std::vector<std::string> nodes;  // the ONNX nodes the layer runs (empty, or absent in a file: just `name`)
 
   bool operator==(const TacticChoice&) const = default;
 };
@@ -41,6 +42,10 @@ struct TacticReplay {
 
   // The choice for layer `layer`, or nullptr when the replay does not name it.
   const TacticChoice* find(const std::string& layer) const;
+  // The choice for a layer named `layer` that runs `nodes` (the first one is the
+  // node whose op the layer runs, `op`): by layer name, else the entry of the
+  // same op that holds that node (a replay of a build with other fusions).
+  const TacticChoice* find(const std::string& layer, const std::vector<std::string>& nodes, const std::string& op) const;
 
   bool operator==(const TacticReplay&) const = default;
 };

@@ -16,9 +16,9 @@ EXIT_INVALID_INPUT = 3
 
 
 class EngineFileTest(CliTestCase):
-    def convert(self, model_name, engine_name="model.engine"):
+    def convert(self, model_name, engine_name="model.engine", *extra):
         path = self.path(engine_name)
-        self.vkgraphy("convert", model(model_name), "-o", path, "--builder-optimization-level", "0")
+        self.vkgraphy("convert", model(model_name), "-o", path, "--builder-optimization-level", "0", *extra)
         return path
 
     def assert_clear_error(self, *args):
@@ -68,10 +68,15 @@ class EngineFileTest(CliTestCase):
         self.assertNotIn("OpEntryPoint", out)
 
     def test_inspect_two_layers(self):
-        out = self.vkgraphy("inspect", "model", self.convert("identity_identity.onnx"))
+        # Without fusion both Identity nodes are layers; with it, the first is removed (a no-op whose output
+        # only feeds the second) and the second, which writes the model output, stays.
+        out = self.vkgraphy("inspect", "model", self.convert("identity_identity.onnx", "m.engine", "--no-fusion"))
         self.assertIn("---- 2 Layer(s) ----", out)
         self.assertIn("Layer 0    |", out)
         self.assertIn("Layer 1    |", out)
+        out = self.vkgraphy("inspect", "model", self.convert("identity_identity.onnx"))
+        self.assertIn("---- 1 Layer(s) ----", out)
+        self.assertIn("Layer 0    | onnx_graphsurgeon_node_3 [Op: Identity]", out)
 
     def test_show_layers_and_weights(self):
         engine = self.convert("conv.onnx")

@@ -141,7 +141,7 @@ TEST_F(BuilderTest, DeterministicBreaksNearTiesByHeuristicOrder) {
 TEST_F(BuilderTest, ReplayForcesChoicesAndWarnsForMissingLayers) {
   timer.ns = {{"t0", 300}, {"t1", 100}, {"t2", 200}};
   TacticReplay replay;
-  replay.layers.push_back(TacticChoice{"first", "Add", "", "add.c.f32", Precision::FP32, {}});
+  replay.layers.push_back(TacticChoice{"first", "Add", "", "add.c.f32", Precision::FP32, {}, {}});
   BuilderConfig config;
   config.replay = &replay;
   const BuildResult r = build(two_adds(8), config);
@@ -153,7 +153,7 @@ TEST_F(BuilderTest, ReplayForcesChoicesAndWarnsForMissingLayers) {
 
 TEST_F(BuilderTest, ReplayNamingATacticThatCannotServeIsAnError) {
   TacticReplay replay;
-  replay.layers.push_back(TacticChoice{"first", "Add", "", "add.c.f32", Precision::FP32, {}});
+  replay.layers.push_back(TacticChoice{"first", "Add", "", "add.c.f32", Precision::FP32, {}, {}});
   BuilderConfig config;
   config.replay = &replay;
   config.optimization_level = 0;

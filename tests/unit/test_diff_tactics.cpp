@@ -35,8 +35,8 @@ TacticReplay replay(const std::string& conv_tactic, const std::string& pool_tact
                     Precision pool_precision = Precision::FP32) {
   TacticReplay r;
   r.device = device();
-  r.layers.push_back({"conv", "Conv", "00112233aabbccdd", conv_tactic, Precision::FP32, {}});
-  r.layers.push_back({"pool", "MaxPool", "ffeeddccbbaa9988", pool_tactic, pool_precision, {}});
+  r.layers.push_back({"conv", "Conv", "00112233aabbccdd", conv_tactic, Precision::FP32, {}, {}});
+  r.layers.push_back({"pool", "MaxPool", "ffeeddccbbaa9988", pool_tactic, pool_precision, {}, {}});
   return r;
 }
 
@@ -199,7 +199,7 @@ TEST(DiffTactics, ReportsLayersMissingFromGoodReplays) {
   ReplaySets sets;
   sets.good.push_back({"g.json", replay("conv.gemm.f32", "pool.vec4.f32")});
   TacticReplay bad = replay("conv.gemm.f32", "pool.direct.f32");
-  bad.layers.push_back({"relu", "Relu", "0123456789abcdef", "eltwise.vec4.f32", Precision::FP32, {}});
+  bad.layers.push_back({"relu", "Relu", "0123456789abcdef", "eltwise.vec4.f32", Precision::FP32, {}, {}});
   sets.bad.push_back({"b.json", bad});
   const TacticDiffReport report = diff_tactics(sets);
   EXPECT_EQ(report.layers_only_in_bad, std::vector<std::string>{"relu"});

@@ -228,11 +228,11 @@ TEST(EngineDeviceIdentity, ComparesAndPrints) {
 TacticReplay sample_replay() {
   TacticReplay r;
   r.device = lavapipe();
-  TacticChoice gemm{"fc1", "Gemm", "00112233aabbccdd", "gemm.tile4x4.f32", Precision::FP32, {}};
+  TacticChoice gemm{"fc1", "Gemm", "00112233aabbccdd", "gemm.tile4x4.f32", Precision::FP32, {}, {}};
   gemm.candidates.push_back({"gemm.tile4x4.f32", Precision::FP32, 1500.5, {1500.5, 1400, 1600.25}, std::nullopt});
   gemm.candidates.push_back({"gemm.tile8x8.f16", Precision::FP16, 0, {}, "shader needs shaderFloat16"});
   r.layers.push_back(gemm);
-  r.layers.push_back({"relu1", "Relu", "ffeeddccbbaa9988", "eltwise.vec4.f32", Precision::FP32, {}});
+  r.layers.push_back({"relu1", "Relu", "ffeeddccbbaa9988", "eltwise.vec4.f32", Precision::FP32, {}, {}});
   return r;
 }
 

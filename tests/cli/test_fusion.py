@@ -1,0 +1,155 @@
+"""Graph optimization on lavapipe (validation layer on): no-ops removed as aliases, bias and
+BatchNormalization folded into Conv/ConvTranspose/Gemm, fused layers named after their nodes,
+every fused pattern against the reference backend, --no-fusion, marked tensors kept, and replay
+files and --layer-precisions speaking in ONNX node names. Models are made here with onnx.helper."""
+import json
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from vkgraphy_cli import BIN, CliTestCase, model
+
+rng = np.random.default_rng(3)
+
+
+def const(name, shape, scale=0.5, offset=0.0):
+    return numpy_helper.from_array((rng.standard_normal(shape) * scale + offset).astype(np.float32), name)
+
+
+def bn_params(prefix, channels):
+    return [const(f"{prefix}.scale", [channels], 0.5, 1.0), const(f"{prefix}.bias", [channels]),
+            const(f"{prefix}.mean", [channels]),
+            numpy_helper.from_array(rng.uniform(0.5, 2.0, [channels]).astype(np.float32), f"{prefix}.var")]
+
+
+def bn_node(name, x, y):
+    return helper.make_node("BatchNormalization", [x, f"{name}.scale", f"{name}.bias", f"{name}.mean", f"{name}.var"],
+                            [y], name=name, epsilon=1e-3)
+
+
+def make_model(nodes, inits, x_shape, y_name, y_shape=None, path=None):
+    graph = helper.make_graph(nodes, "fusion", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                              [helper.make_tensor_value_info(y_name, TensorProto.FLOAT, y_shape)], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(onnx.shape_inference.infer_shapes(m), path)
+    return path
+
+
+class TestFusion(CliTestCase):
+    def run_vk(self, path, *extra):
+        out = self.vkgraphy("run", path, "--vk", "--ref", "-v", "--builder-optimization-level", "0", "--atol", "1e-4",
+                            "--rtol", "1e-4", *extra)
+        self.assertIn("All outputs matched", out)
+        return out
+
+    def conv_bn_bias_relu(self):
+        nodes = [helper.make_node("Conv", ["x", "conv.w", "conv.b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+                 bn_node("bn", "c", "n"),
+                 helper.make_node("Add", ["n", "bias"], ["a"], name="bias"),
+                 helper.make_node("Relu", ["a"], ["y"], name="relu")]
+        inits = [const("conv.w", [6, 4, 3, 3]), const("conv.b", [6]), const("bias", [1, 6, 1, 1]), *bn_params("bn", 6)]
+        return make_model(nodes, inits, [1, 4, 8, 8], "y", path=self.path("conv.onnx"))
+
+    def test_conv_bn_and_bias_fold_into_one_layer_named_after_its_nodes(self):
+        path = self.conv_bn_bias_relu()
+        out = self.run_vk(path, "--save-tactics", "fused.json")
+        self.assertIn("Fused 3 nodes into layer 'conv+bn+bias' (Conv)", out)
+        self.assertIn("2 layers (0 nodes folded, 0 no-ops removed, 2 fused", out)
+        fused = json.load(open(self.path("fused.json")))["layers"]
+        self.assertEqual([(l["name"], l.get("nodes")) for l in fused],
+                         [("conv+bn+bias", ["conv", "bn", "bias"]), ("relu", None)])
+        out = self.run_vk(path, "--no-fusion")
+        self.assertIn("4 layers (0 nodes folded, 0 no-ops removed, 0 fused", out)
+        self.assertNotIn("Fused", out)
+        # The engine and its inspection name the fused nodes.
+        self.vkgraphy("convert", path, "-o", "m.engine", "--builder-optimization-level", "0")
+        out = self.vkgraphy("inspect", "model", self.path("m.engine"), "--show", "layers")
+        self.assertIn("conv+bn+bias [Op: Conv]", out)
+        self.assertIn("Fused nodes: conv, bn, bias", out)
+        out = self.vkgraphy("run", self.path("m.engine"), "--vk", "--profile", "--iterations", "2")
+        self.assertIn("conv+bn+bias", out)
+
+    def test_conv_transpose_with_groups_and_gemm_fold_bn(self):
+        nodes = [helper.make_node("ConvTranspose", ["x", "ct.w"], ["c"], name="ct", group=2, strides=[2, 2]),
+                 bn_node("bn", "c", "y")]
+        inits = [const("ct.w", [4, 3, 3, 3]), *bn_params("bn", 6)]
+        out = self.run_vk(make_model(nodes, inits, [1, 4, 5, 5], "y", path=self.path("ct.onnx")))
+        self.assertIn("Fused 2 nodes into layer 'ct+bn' (ConvTranspose)", out)
+        for trans_b in (0, 1):
+            with self.subTest(trans_b=trans_b):
+                nodes = [helper.make_node("Gemm", ["x", "g.b", "g.c"], ["g"], name="gemm", transB=trans_b, alpha=0.5,
+                                          beta=2.0),
+                         bn_node("bn", "g", "y")]
+                inits = [const("g.b", [7, 5] if trans_b else [5, 7]), const("g.c", [1, 7]), *bn_params("bn", 7)]
+                out = self.run_vk(make_model(nodes, inits, [3, 5], "y", path=self.path(f"gemm{trans_b}.onnx")))
+                self.assertIn("Fused 2 nodes into layer 'gemm+bn' (Gemm)", out)
+
+    def test_a_marked_or_shared_tensor_is_not_fused_away(self):
+        path = self.conv_bn_bias_relu()
+        out = self.run_vk(path, "--vk-outputs", "y", "n", "--onnx-outputs", "y", "n")
+        self.assertIn("Fused 2 nodes into layer 'conv+bn' (Conv)", out)  # 'n' is read: the Add stays
+        self.assertIn("PASSED | Output: 'n'", out)
+        # A conv output with two consumers keeps its own layer.
+        nodes = [helper.make_node("Conv", ["x", "conv.w"], ["c"], name="conv"), bn_node("bn", "c", "n"),
+                 helper.make_node("Add", ["n", "c"], ["y"], name="residual")]
+        inits = [const("conv.w", [4, 4, 1, 1]), *bn_params("bn", 4)]
+        out = self.run_vk(make_model(nodes, inits, [1, 4, 6, 6], "y", path=self.path("shared.onnx")))
+        self.assertNotIn("Fused", out)
+
+    def test_no_ops_become_aliases(self):
+        nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+                 helper.make_node("Identity", ["r"], ["i"], name="identity"),
+                 helper.make_node("Dropout", ["i"], ["d"], name="dropout"),
+                 helper.make_node("Flatten", ["d"], ["f"], name="flatten", axis=1),
+                 helper.make_node("Relu", ["f"], ["y"], name="relu")]
+        inits = [numpy_helper.from_array(np.array([2, 3, 4], np.int64), "shape")]
+        path = make_model(nodes, inits, [4, 6], "y", path=self.path("noops.onnx"))
+        out = self.run_vk(path)
+        self.assertIn("1 layers (0 nodes folded, 4 no-ops removed", out)
+        for name in ("reshape", "identity", "dropout", "flatten"):
+            self.assertIn(f"Removed no-op node '{name}'", out)
+        # --layer-precisions naming a removed node says so.
+        out = self.run_vk(path, "--fp16", "--layer-precisions", "identity:fp32", "--atol", "1e-2")
+        self.assertIn("pins node 'identity', which was removed as a no-op", out)
+        # Dropout asked for its mask is no no-op.
+        nodes = [helper.make_node("Dropout", ["x"], ["d", "mask"], name="dropout"),
+                 helper.make_node("Relu", ["d"], ["y"], name="relu")]
+        out = self.run_vk(make_model(nodes, [], [4, 6], "y", path=self.path("mask.onnx")))
+        self.assertIn("0 no-ops removed", out)
+
+    def test_replays_and_pins_speak_in_node_names(self):
+        path = self.conv_bn_bias_relu()
+        self.run_vk(path, "--save-tactics", "fused.json")
+        self.run_vk(path, "--no-fusion", "--save-tactics", "unfused.json")
+        # A replay of the fused build serves the unfused conv (by its node), and the other way round.
+        out = self.run_vk(path, "--no-fusion", "--load-tactics", "fused.json")
+        self.assertNotIn("does not name layer 'conv'", out)
+        self.assertIn("does not name layer 'bn'", out)
+        out = self.run_vk(path, "--load-tactics", "unfused.json")
+        self.assertNotIn("does not name layer 'conv+bn+bias'", out)
+        conv_tactic = next(l["tactic"] for l in json.load(open(self.path("unfused.json")))["layers"]
+                           if l["name"] == "conv")
+        self.run_vk(path, "--load-tactics", "unfused.json", "--save-tactics", "again.json")
+        again = {l["name"]: l["tactic"] for l in json.load(open(self.path("again.json")))["layers"]}
+        self.assertEqual(again["conv+bn+bias"], conv_tactic)
+        # Pinning any node of a fused layer pins the layer.
+        self.run_vk(path, "--fp16", "--layer-precisions", "bn:fp32", "relu:fp16", "--precision-constraints", "obey",
+                    "--save-tactics", "pinned.json", "--atol", "1e-2")
+        precisions = {l["name"]: l["precision"] for l in json.load(open(self.path("pinned.json")))["layers"]}
+        self.assertEqual(precisions, {"conv+bn+bias": "fp32", "relu": "fp16"})
+
+    def test_seed_example_verbatim_gives_only_good_builds(self):
+        # The flaky-tactic example of the docs: an Identity between fp32 input and output moves data
+        # and rounds nothing, so --fp16 never runs it as an fp16 copy between two reformats.
+        self.vkgraphy("run", model("identity.onnx"), "--ref", "--save-outputs", "golden.json")
+        out = self.vkgraphy("debug", "build", model("identity.onnx"), "--fp16", "--save-tactics", "replay.json",
+                            "--artifacts-dir", "replays", "--artifacts", "replay.json", "--until=10", "--check", BIN,
+                            "run", "vkgraphy_debug.engine", "--vk", "--load-outputs", "golden.json")
+        self.assertIn("Passed: 10/10", out)
+        self.assertEqual(len(os.listdir(self.path("replays/good"))), 10)
+        self.assertFalse(os.path.exists(self.path("replays/bad")))
+        out = self.vkgraphy("inspect", "diff-tactics", "--dir", "replays", expect=None)
+        self.assertIn("cannot decide: no bad replays", out)
