@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -128,6 +129,21 @@ LayerPlan reformat_plan(StorageType from, StorageType to, uint64_t n, const vk::
   d.groups = linear_groups(n, kReformatLocalSize, device);
   plan.dispatches.push_back(std::move(d));
   return plan;
+}
+
+// Sets a fused activation on the dispatch of `plan` that writes the layer's
+// output last; false (`why_not` filled) when that dispatch's shader applies none.
+bool apply_activation(const FusedActivation& activation, LayerPlan& plan, std::string& why_not) {
+  for (auto d = plan.dispatches.rbegin(); d != plan.dispatches.rend(); ++d) {
+    if (std::find(d->bindings.begin(), d->bindings.end(), BindingRef::output(0)) == d->bindings.end()) continue;
+    if (!vk::declares_spec_constant(vk::builtin_shader(d->shader), 20)) break;
+    d->spec.push_back({20, uint32_t(activation.kind)});
+    d->spec.push_back({21, std::bit_cast<uint32_t>(activation.alpha)});
+    d->spec.push_back({22, std::bit_cast<uint32_t>(activation.beta)});
+    return true;
+  }
+  why_not = "its shader cannot apply the fused activation";
+  return false;
 }
 
 class Builder {
@@ -352,6 +368,7 @@ std::vector<Candidate> Builder::candidates(const Node& node, const std::vector<P
                                            std::vector<std::string>& declined, bool ignore_filters,
                                            const std::string& only_tactic) {
   std::vector<Candidate> out;
+  const std::optional<FusedActivation> activation = fused_activation(node);
   for (Precision p : precisions) {
     LayerContext ctx{node, graph_.opset, p, Arith::F32, inputs[p], outputs[p], device_};
     for (const Tactic* t : registry_.for_op(node.op_type)) {
@@ -361,6 +378,7 @@ std::vector<Candidate> Builder::candidates(const Node& node, const std::vector<P
       ctx.arith = t->arith;
       std::string why;
       std::optional<LayerPlan> plan = t->plan(ctx, why);
+      if (plan && activation && !apply_activation(*activation, *plan, why)) plan.reset();
       if (!plan) {
         declined.push_back(t->name + ": " + (why.empty() ? "cannot serve this layer" : why));
         continue;
@@ -657,6 +675,10 @@ BuildResult Builder::build() {
   GraphOptimizerOptions options;
   options.fusion = config_.fusion;
   options.keep_tensors.insert(outputs.begin(), outputs.end());
+  options.rank_of = [&](const std::string& name) {
+    const ValueInfo* vi = graph_.find_value_info(name);
+    return vi != nullptr && vi->static_shape() ? int(vi->concrete_shape().size()) : -1;
+  };
   OptimizedGraph optimized =
       optimize_graph(remaining, [&](const std::string& name) { return constant(name); }, options);
   aliases_ = std::move(optimized.aliases);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <optional>
+#include <set>
 
 #include "runtime/core/error.h"
 
@@ -39,12 +40,14 @@ const Tensor* float_constant(const std::function<const Tensor*(const std::string
 // The affine map of a consumer that a producer with `channels` output channels on
 // axis 1 of a rank-`rank` output can absorb: a BatchNormalization in inference
 // mode, or an Add of a constant that varies at most along the channel axis.
-std::optional<ChannelAffine> channel_affine(const Node& n, const std::string& x, int64_t channels, size_t rank,
+std::optional<ChannelAffine> channel_affine(const Node& n, const std::string& x, int64_t channels, size_t axis,
+                                            size_t rank,
                                             const std::function<const Tensor*(const std::string&)>& constant) {
   for (size_t i = 1; i < n.outputs.size(); ++i)
     if (!n.outputs[i].empty()) return std::nullopt;
   if (n.op_type == "BatchNormalization") {
-    if (n.inputs.size() < 5 || n.inputs[0] != x || n.attr_int("training_mode", 0) != 0) return std::nullopt;
+    if (axis != 1 || n.inputs.size() < 5 || n.inputs[0] != x || n.attr_int("training_mode", 0) != 0)
+      return std::nullopt;
     const Tensor *scale = float_constant(constant, n, 1), *bias = float_constant(constant, n, 2),
                  *mean = float_constant(constant, n, 3), *var = float_constant(constant, n, 4);
     if (!scale || !bias || !mean || !var) return std::nullopt;
@@ -64,11 +67,11 @@ std::optional<ChannelAffine> channel_affine(const Node& n, const std::string& x,
     if (other == 2 || n.inputs[0] == n.inputs[1]) return std::nullopt;
     const Tensor* c = float_constant(constant, n, other);
     if (c == nullptr || c->shape().size() > rank) return std::nullopt;
-    // Right-aligned against the output: every axis but the channel axis (1) is 1.
+    // Right-aligned against the output: every axis but the channel axis is 1.
     const size_t pad = rank - c->shape().size();
     for (size_t d = 0; d < c->shape().size(); ++d) {
       const int64_t dim = c->shape()[d];
-      if (dim != 1 && !(pad + d == 1 && dim == channels)) return std::nullopt;
+      if (dim != 1 && !(pad + d == axis && dim == channels)) return std::nullopt;
     }
     ChannelAffine a;
     for (int64_t k = 0; k < channels; ++k) {
@@ -85,7 +88,8 @@ class FoldableProducer {
  public:
   // nullopt when `n` is not a Conv/ConvTranspose/Gemm with float32 constant weights (and bias).
   static std::optional<FoldableProducer> make(const Node& n,
-                                              const std::function<const Tensor*(const std::string&)>& constant) {
+                                              const std::function<const Tensor*(const std::string&)>& constant,
+                                              int output_rank) {
     FoldableProducer p;
     p.node_ = n;
     const Tensor* w = float_constant(constant, n, 1);
@@ -99,11 +103,19 @@ class FoldableProducer {
       const int64_t group = n.attr_int("group", 1);
       p.channels_ = n.op_type == "Conv" ? w->shape()[0] : w->shape()[1] * group;
       p.rank_ = size_t(w->rank());
+      p.axis_ = 1;
       if (b != nullptr && b->size() != p.channels_) return std::nullopt;
+    } else if (n.op_type == "MatMul") {
+      // Channels along the last axis of the output; a batched output needs its rank known.
+      if (w->rank() != 2 || n.inputs.size() != 2 || output_rank < 2) return std::nullopt;
+      p.channels_ = w->shape()[1];
+      p.rank_ = size_t(output_rank);
+      p.axis_ = p.rank_ - 1;
     } else if (n.op_type == "Gemm") {
       if (w->rank() != 2 || n.attr_int("transA", 0) < 0) return std::nullopt;
       p.channels_ = n.attr_int("transB", 0) ? w->shape()[0] : w->shape()[1];
       p.rank_ = 2;
+      p.axis_ = 1;
       // C must broadcast along rows only (shape [N], [1, N] or a scalar).
       if (b != nullptr && !(b->size() == 1 || (b->size() == p.channels_ && b->shape().back() == p.channels_)))
         return std::nullopt;
@@ -117,6 +129,7 @@ class FoldableProducer {
   }
 
   int64_t channels() const { return channels_; }
+  size_t axis() const { return axis_; }
   size_t rank() const { return rank_; }
 
   void absorb(const ChannelAffine& a) {
@@ -133,8 +146,8 @@ class FoldableProducer {
       for (int64_t c = 0; c < shape[0]; ++c)
         for (int64_t j = 0; j < out_per_group; ++j)
           for (int64_t i = 0; i < kernel; ++i) w[(c * out_per_group + j) * kernel + i] *= a.scale[size_t((c / in_per_group) * out_per_group + j)];
-    } else {  // Gemm: scale column n of op(B)
-      const bool trans = node_.attr_int("transB", 0) != 0;
+    } else {  // Gemm, MatMul: scale column n of op(B)
+      const bool trans = node_.op_type == "Gemm" && node_.attr_int("transB", 0) != 0;
       for (int64_t r = 0; r < shape[0]; ++r)
         for (int64_t c = 0; c < shape[1]; ++c) w[r * shape[1] + c] *= a.scale[size_t(trans ? r : c)];
     }
@@ -147,8 +160,10 @@ class FoldableProducer {
     n.name = name;
     n.outputs = {output};
     n.inputs.resize(3);
-    n.inputs[1] = name + ":" + (node_.op_type == "Gemm" ? "B" : "W");
-    n.inputs[2] = name + ":" + (node_.op_type == "Gemm" ? "C" : "B");
+    // MatMul takes its bias as a third input, which only fused nodes have (runtime/tactics/gemm.cpp).
+    const bool gemm = node_.op_type == "Gemm" || node_.op_type == "MatMul";
+    n.inputs[1] = name + ":" + (gemm ? "B" : "W");
+    n.inputs[2] = name + ":" + (gemm ? "C" : "B");
     constants[n.inputs[1]] = weights_;
     constants[n.inputs[2]] = Tensor::from_vector<float>({channels_}, bias_);
     if (node_.op_type == "Gemm") {
@@ -163,10 +178,132 @@ class FoldableProducer {
   Tensor weights_;
   std::vector<float> bias_;
   int64_t channels_ = 0;
+  size_t axis_ = 1;
   size_t rank_ = 0;
 };
 
+constexpr const char* kActivationAttr = "vkgraphy.activation";
+constexpr const char* kAlphaAttr = "vkgraphy.alpha";
+constexpr const char* kBetaAttr = "vkgraphy.beta";
+
+bool scalar_near(const Tensor* t, double value) {
+  return t != nullptr && t->size() == 1 && std::abs(t->get_as_double(0) - value) <= 1e-5 * std::abs(value);
+}
+
+// The node of `kept` that consumes `x` as input `slot`-agnostic, when it is the only one.
+struct Consumers {
+  const std::vector<const Node*>& kept;
+  const std::map<std::string, std::vector<size_t>>& by_tensor;
+  const std::vector<bool>& absorbed;
+  const std::set<std::string>& keep;
+
+  // The consumers of `x` (empty when `x` is read by the user).
+  std::vector<size_t> of(const std::string& x) const {
+    if (keep.count(x)) return {};
+    auto it = by_tensor.find(x);
+    if (it == by_tensor.end()) return {};
+    for (size_t i : it->second)
+      if (absorbed[i]) return {};
+    return it->second;
+  }
+  // The single consumer of `x` with op `op`, or npos.
+  size_t single(const std::string& x, const std::string& op) const {
+    const std::vector<size_t> c = of(x);
+    return c.size() == 1 && kept[c[0]]->op_type == op ? c[0] : SIZE_MAX;
+  }
+};
+
+bool is_binary(const Node& n, const std::string& op) { return n.op_type == op && n.inputs.size() == 2; }
+// The other input of a binary node that reads `x` once.
+std::string other_input(const Node& n, const std::string& x) {
+  if (n.inputs[0] == x && n.inputs[1] != x) return n.inputs[1];
+  if (n.inputs[1] == x && n.inputs[0] != x) return n.inputs[0];
+  return "";
+}
+
+// The activation applied to `x` by the nodes that consume it: its kind and the nodes it spans (the
+// last one writes the result).
+std::optional<std::pair<FusedActivation, std::vector<size_t>>> match_activation(
+    const std::string& x, const Consumers& consumers, const std::function<const Tensor*(const std::string&)>& constant) {
+  const std::vector<size_t> users = consumers.of(x);
+  auto output_of = [&](size_t i) { return consumers.kept[i]->outputs.at(0); };
+  if (users.size() == 1) {
+    const Node& n = *consumers.kept[users[0]];
+    if (n.inputs.empty() || n.inputs[0] != x || n.outputs.size() != 1) return std::nullopt;
+    FusedActivation a;
+    const std::string& op = n.op_type;
+    if (op == "Relu") a.kind = Activation::Relu;
+    if (op == "Sigmoid") a.kind = Activation::Sigmoid;
+    if (op == "Tanh") a.kind = Activation::Tanh;
+    if (op == "HardSwish") a.kind = Activation::HardSwish;
+    if (op == "LeakyRelu") a = {Activation::LeakyRelu, n.attr_float("alpha", 0.01f), 0};
+    if (op == "HardSigmoid") a = {Activation::HardSigmoid, n.attr_float("alpha", 0.2f), n.attr_float("beta", 0.5f)};
+    if (op == "Gelu" && n.attr_string("approximate", "none") == "none") a.kind = Activation::Gelu;
+    if (op == "Clip") {
+      float lo = n.attr_float("min", -INFINITY), hi = n.attr_float("max", INFINITY);
+      for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
+        if (n.inputs[i].empty()) continue;
+        const Tensor* bound = constant(n.inputs[i]);
+        if (bound == nullptr || bound->size() != 1 || bound->dtype() != DType::Float32) return std::nullopt;
+        (i == 1 ? lo : hi) = float(bound->get_as_double(0));
+      }
+      a = {Activation::Clip, lo, hi};
+    }
+    if (a.kind == Activation::None) return std::nullopt;
+    return std::make_pair(a, std::vector<size_t>{users[0]});
+  }
+  if (users.size() != 2) return std::nullopt;
+  // x * HardSigmoid(x), x * Sigmoid(x): a gate on x and a Mul of x with it.
+  for (size_t g = 0; g < 2; ++g) {
+    const Node& gate = *consumers.kept[users[g]];
+    const Node& mul = *consumers.kept[users[1 - g]];
+    if ((gate.op_type != "HardSigmoid" && gate.op_type != "Sigmoid") || !is_binary(mul, "Mul")) continue;
+    if (consumers.single(output_of(users[g]), "Mul") != users[1 - g] || other_input(mul, x) != output_of(users[g]))
+      continue;
+    if (gate.op_type == "Sigmoid") return std::make_pair(FusedActivation{Activation::MulSigmoid, 0, 0}, std::vector<size_t>{users[g], users[1 - g]});
+    const FusedActivation a{Activation::MulHardSigmoid, gate.attr_float("alpha", 0.2f), gate.attr_float("beta", 0.5f)};
+    return std::make_pair(a, std::vector<size_t>{users[g], users[1 - g]});
+  }
+  // GELU, Erf form: 0.5 * x * (1 + erf(x / sqrt(2))), the scaling of x as a Div or a Mul, the final
+  // 0.5 on either side: Mul(x, 1/sqrt2) | Div(x, sqrt2) -> Erf -> Add(1) -> Mul(x, .) -> Mul(0.5).
+  for (size_t s = 0; s < 2; ++s) {
+    const size_t scale_i = users[s], mul_i = users[1 - s];
+    const Node& scale = *consumers.kept[scale_i];
+    const bool div = is_binary(scale, "Div") && scale.inputs[0] == x && scalar_near(constant(scale.inputs[1]), M_SQRT2);
+    const bool mul = is_binary(scale, "Mul") && scalar_near(constant(other_input(scale, x)), M_SQRT1_2);
+    if (!div && !mul) continue;
+    const size_t erf_i = consumers.single(output_of(scale_i), "Erf");
+    if (erf_i == SIZE_MAX) continue;
+    const size_t add_i = consumers.single(output_of(erf_i), "Add");
+    if (add_i == SIZE_MAX || !scalar_near(constant(other_input(*consumers.kept[add_i], output_of(erf_i))), 1.0))
+      continue;
+    if (consumers.single(output_of(add_i), "Mul") != mul_i || other_input(*consumers.kept[mul_i], x) != output_of(add_i))
+      continue;
+    const size_t half_i = consumers.single(output_of(mul_i), "Mul");
+    if (half_i == SIZE_MAX || !scalar_near(constant(other_input(*consumers.kept[half_i], output_of(mul_i))), 0.5))
+      continue;
+    return std::make_pair(FusedActivation{Activation::Gelu, 0, 0},
+                          std::vector<size_t>{scale_i, erf_i, add_i, mul_i, half_i});
+  }
+  return std::nullopt;
+}
+
+void set_float_attr(Node& n, const char* name, float value) {
+  Attribute& a = n.attrs[name];
+  a.kind = Attribute::Kind::Float;
+  a.f = value;
+}
+
 }  // namespace
+
+std::optional<FusedActivation> fused_activation(const Node& node) {
+  if (!node.has_attr(kActivationAttr)) return std::nullopt;
+  FusedActivation a;
+  a.kind = Activation(uint32_t(node.attr_int(kActivationAttr)));
+  a.alpha = node.attr_float(kAlphaAttr, 0.0f);
+  a.beta = node.attr_float(kBetaAttr, 0.0f);
+  return a;
+}
 
 bool moves_data_only(const std::string& op) {
   static const std::set<std::string> ops = {"Identity", "Dropout", "Reshape", "Flatten",   "Squeeze",
@@ -202,24 +339,39 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       if (!in.empty()) consumers[resolve(in)].push_back(i);
 
   std::vector<bool> absorbed(kept.size(), false);
+  const Consumers users{kept, consumers, absorbed, options.keep_tensors};
+  auto rank_of = [&](const std::string& t) { return options.rank_of ? options.rank_of(t) : -1; };
   for (size_t i = 0; i < kept.size(); ++i) {
     if (absorbed[i]) continue;
     const Node& head = *kept[i];
-    std::optional<FoldableProducer> producer =
-        options.fusion && head.outputs.size() == 1 ? FoldableProducer::make(head, constant) : std::nullopt;
+    const bool producer_op = head.op_type == "Conv" || head.op_type == "ConvTranspose" || head.op_type == "Gemm" ||
+                             head.op_type == "MatMul";
+    if (!options.fusion || !producer_op || head.outputs.size() != 1 || head.outputs[0].empty()) {
+      out.layers.push_back({head, {head.name}});
+      continue;
+    }
+    std::optional<FoldableProducer> producer = FoldableProducer::make(head, constant, rank_of(head.outputs[0]));
     std::vector<std::string> held = {head.name};
-    std::string output = head.outputs.empty() ? "" : head.outputs[0];
+    std::string output = head.outputs[0];
     while (producer) {
-      auto c = consumers.find(output);
-      if (options.keep_tensors.count(output) || c == consumers.end() || c->second.size() != 1) break;
-      const size_t next = c->second.front();
+      const std::vector<size_t> c = users.of(output);
+      if (c.size() != 1) break;
+      const Node& next = *kept[c[0]];
       const std::optional<ChannelAffine> affine =
-          channel_affine(*kept[next], output, producer->channels(), producer->rank(), constant);
-      if (!affine || kept[next]->outputs.empty() || kept[next]->outputs[0].empty()) break;
+          channel_affine(next, output, producer->channels(), producer->axis(), producer->rank(), constant);
+      if (!affine || next.outputs.empty() || next.outputs[0].empty()) break;
       producer->absorb(*affine);
-      absorbed[next] = true;
-      held.push_back(kept[next]->name);
-      output = kept[next]->outputs[0];
+      absorbed[c[0]] = true;
+      held.push_back(next.name);
+      output = next.outputs[0];
+    }
+    const auto activation = match_activation(output, users, constant);
+    if (activation) {
+      for (size_t a : activation->second) {
+        absorbed[a] = true;
+        held.push_back(kept[a]->name);
+      }
+      output = kept[activation->second.back()]->outputs[0];
     }
     if (held.size() == 1) {
       out.layers.push_back({head, held});
@@ -227,7 +379,18 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     }
     std::string name;
     for (const std::string& h : held) name += (name.empty() ? "" : "+") + h;
-    out.layers.push_back({producer->finish(name, output, out.constants), held});
+    Node fused = held.size() > 1 + (activation ? activation->second.size() : 0) ? producer->finish(name, output, out.constants)
+                                                                                 : head;
+    fused.name = name;
+    fused.outputs = {output};
+    if (activation) {
+      Attribute& kind = fused.attrs[kActivationAttr];
+      kind.kind = Attribute::Kind::Int;
+      kind.i = int64_t(activation->first.kind);
+      set_float_attr(fused, kAlphaAttr, activation->first.alpha);
+      set_float_attr(fused, kBetaAttr, activation->first.beta);
+    }
+    out.layers.push_back({std::move(fused), held});
   }
   return out;
 }

@@ -3,8 +3,12 @@
 // - no-ops disappear: Identity, inference-mode Dropout, and Reshape, Flatten,
 //   Squeeze and Unsqueeze (contiguous data) make their output an alias of
 //   their input, sharing its device buffer;
-// - a Conv, ConvTranspose or Gemm with constant weights absorbs a following
-//   bias Add and BatchNormalization into new weights.
+// - a Conv, ConvTranspose, Gemm or MatMul with constant weights absorbs a
+//   following bias Add and BatchNormalization into new weights;
+// - a Conv, ConvTranspose, Gemm or MatMul then absorbs a following activation
+//   (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, GELU as Gelu
+//   or its Erf pattern, x*HardSigmoid(x), x*Sigmoid(x)), which its shader
+//   applies as it stores (shaders/common/epilogue.glsl).
 // A fused layer is named after the nodes it holds ("conv1+bn1") and remembers
 // them, so that every user-facing file and flag can speak in ONNX node names.
 // A tensor the user reads (a model output or a marked tensor) is never fused
@@ -13,6 +17,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,6 +25,19 @@
 #include "runtime/core/graph.h"
 
 namespace vkg {
+
+// The fused activation kinds: specialization constant 20 of the shaders (shaders/common/epilogue.glsl).
+enum class Activation : uint32_t {
+  None = 0, Relu = 1, Clip = 2, LeakyRelu = 3, Sigmoid = 4, HardSigmoid = 5, HardSwish = 6, Tanh = 7, Gelu = 8,
+  MulHardSigmoid = 9, MulSigmoid = 10,
+};
+struct FusedActivation {
+  Activation kind = Activation::None;
+  float alpha = 0, beta = 0;
+};
+// A fused node carries its activation as attributes: "vkgraphy.activation" (the kind), "vkgraphy.alpha",
+// "vkgraphy.beta". nullopt for a node without one.
+std::optional<FusedActivation> fused_activation(const Node& node);
 
 struct OptimizedLayer {
   Node node;                       // what the tactics see: a model node, or a fused one (folded weights)
@@ -36,6 +54,7 @@ struct OptimizedGraph {
 struct GraphOptimizerOptions {
   bool fusion = true;                  // false: every node is a layer of its own (--no-fusion)
   std::set<std::string> keep_tensors;  // tensors read by the user: never aliased or fused away
+  std::function<int(const std::string&)> rank_of;  // a tensor's rank, -1 when unknown
 };
 
 // `nodes` are the graph's nodes left to run (unique names, graph order);

@@ -24,6 +24,10 @@ std::span<const ShaderBinary> builtin_shaders();
 // The SPIR-V words of the named variant; throws vkg::Error naming the known shaders if absent.
 std::span<const uint32_t> builtin_shader(std::string_view name);
 
+// True when the SPIR-V declares a specialization constant with this constant_id
+// (an OpDecorate SpecId): a dispatch may set only those and rely on the effect.
+bool declares_spec_constant(std::span<const uint32_t> spirv, uint32_t id);
+
 // The names of every embedded variant.
 std::vector<std::string> builtin_shader_names();
 

@@ -11,6 +11,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common/precision.glsl"
+#include "common/epilogue.glsl"
 #include "common/index.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -77,6 +78,6 @@ void main() {
   const afp bv = kHasBias == 1 ? sfp2afp(bias[om]) : afp(0);
   const uint yrow = (((n * p.m + om) * p.od + oz) * p.oh + oy) * p.ow;
   for (uint q = 0; q < kPixels; ++q) {
-    if (ox0 + q < p.ow) y[yrow + ox0 + q] = afp2sfp(acc[q] + bv);
+    if (ox0 + q < p.ow) y[yrow + ox0 + q] = afp2sfp(vkg_epilogue(acc[q] + bv));
   }
 }

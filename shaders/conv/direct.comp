@@ -31,6 +31,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common/precision.glsl"
+#include "common/epilogue.glsl"
 #include "common/index.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -156,7 +157,7 @@ void main() {
       const uint yrow = (((n * p.m + om) * p.od + oz) * p.oh + oy) * p.ow;
       for (uint q = 0; q < kPixels; ++q) {
         const uint ox = ox0 + q * ox_step;
-        if (ox < p.ow) y[yrow + ox] = afp2sfp(acc[q * kVecs + v][j] + bv);
+        if (ox < p.ow) y[yrow + ox] = afp2sfp(vkg_epilogue(acc[q * kVecs + v][j] + bv));
       }
     }
   }

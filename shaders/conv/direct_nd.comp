@@ -18,6 +18,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common/precision.glsl"
+#include "common/epilogue.glsl"
 #include "common/index.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -83,5 +84,5 @@ void main() {
     }
   }
   if (kHasBias == 1) acc += sfp2afp(bias[om]);
-  y[(n * p.m + om) * p.out_size + o] = afp2sfp(acc);
+  y[(n * p.m + om) * p.out_size + o] = afp2sfp(vkg_epilogue(acc));
 }

@@ -23,6 +23,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common/precision.glsl"
+#include "common/epilogue.glsl"
 #include "common/index.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -94,7 +95,7 @@ void main() {
       const afp bv = kHasBias == 1 ? sfp2afp(bias[om]) : afp(0);
       const uint yrow = (n * channels + om) * p.positions;
       for (uint q = 0; q < kTileP; ++q) {
-        if (p0 + q < p.positions) y[yrow + p0 + q] = afp2sfp(acc[q * kM4 + j][l] + bv);
+        if (p0 + q < p.positions) y[yrow + p0 + q] = afp2sfp(vkg_epilogue(acc[q * kM4 + j][l] + bv));
       }
     }
   }

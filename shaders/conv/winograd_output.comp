@@ -12,6 +12,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common/precision.glsl"
+#include "common/epilogue.glsl"
 #include "common/index.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -57,6 +58,6 @@ void main() {
   for (uint q = 0; q < 4; ++q) {
     const uint oy = oy0 + q / 2;
     const uint ox = ox0 + q % 2;
-    if (oy < p.oh && ox < p.ow) y[plane + oy * p.ow + ox] = afp2sfp(out_tile[q]);
+    if (oy < p.oh && ox < p.ow) y[plane + oy * p.ow + ox] = afp2sfp(vkg_epilogue(out_tile[q]));
   }
 }

@@ -7,6 +7,7 @@
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
 #include "common/precision.glsl"
+#include "common/epilogue.glsl"
 #include "common/index.glsl"
 #include "gemm/common.glsl"
 
@@ -35,5 +36,5 @@ void main() {
   if ((p.flags & kGemmHasC) != 0u) {
     result += afp(uintBitsToFloat(p.beta_bits)) * sfp2afp(c[m * p.c_sm + n * p.c_sn]);
   }
-  y[idx] = afp2sfp(result);
+  y[idx] = afp2sfp(vkg_epilogue(result));
 }

@@ -26,6 +26,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_ballot : require
 #include "common/precision.glsl"
+#include "common/epilogue.glsl"
 #include "gemm/common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -54,10 +55,10 @@ void store(uint batch, uint m, uint n0, afp4 acc) {
   }
   const uint yi = (batch * p.M + m) * p.N + n0;
   if (kNVec4 == 1) {
-    y4[yi / 4] = afp2sfp4(result);
+    y4[yi / 4] = afp2sfp4(vkg_epilogue4(result));
   } else {
     [[dont_unroll]] for (uint j = 0; j < 4; ++j) {
-      if (n0 + j < p.N) y[yi + j] = afp2sfp(result[j]);
+      if (n0 + j < p.N) y[yi + j] = afp2sfp(vkg_epilogue(result[j]));
     }
   }
 }

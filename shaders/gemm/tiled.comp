@@ -11,6 +11,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common/precision.glsl"
+#include "common/epilogue.glsl"
 #include "gemm/common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -55,5 +56,5 @@ void main() {
   if ((p.flags & kGemmHasC) != 0u) {
     result += afp(uintBitsToFloat(p.beta_bits)) * sfp2afp(c[m * p.c_sm + n * p.c_sn]);
   }
-  y[(batch * p.M + m) * p.N + n] = afp2sfp(result);
+  y[(batch * p.M + m) * p.N + n] = afp2sfp(vkg_epilogue(result));
 }

@@ -1,5 +1,6 @@
 """Graph optimization on lavapipe (validation layer on): no-ops removed as aliases, bias and
-BatchNormalization folded into Conv/ConvTranspose/Gemm, fused layers named after their nodes,
+BatchNormalization folded into Conv/ConvTranspose/Gemm/MatMul, activations fused into their
+producers (the ONNX Gelu op needs opset 20, beyond Debian's onnx 1.12: its Erf pattern is tested), fused layers named after their nodes,
 every fused pattern against the reference backend, --no-fusion, marked tensors kept, and replay
 files and --layer-precisions speaking in ONNX node names. Models are made here with onnx.helper."""
 import json
@@ -29,10 +30,10 @@ def bn_node(name, x, y):
                             [y], name=name, epsilon=1e-3)
 
 
-def make_model(nodes, inits, x_shape, y_name, y_shape=None, path=None):
+def make_model(nodes, inits, x_shape, y_name, y_shape=None, path=None, opset=13):
     graph = helper.make_graph(nodes, "fusion", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
                               [helper.make_tensor_value_info(y_name, TensorProto.FLOAT, y_shape)], inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
     onnx.save(onnx.shape_inference.infer_shapes(m), path)
     return path
@@ -56,21 +57,21 @@ class TestFusion(CliTestCase):
     def test_conv_bn_and_bias_fold_into_one_layer_named_after_its_nodes(self):
         path = self.conv_bn_bias_relu()
         out = self.run_vk(path, "--save-tactics", "fused.json")
-        self.assertIn("Fused 3 nodes into layer 'conv+bn+bias' (Conv)", out)
-        self.assertIn("2 layers (0 nodes folded, 0 no-ops removed, 2 fused", out)
+        self.assertIn("Fused 4 nodes into layer 'conv+bn+bias+relu' (Conv)", out)
+        self.assertIn("1 layers (0 nodes folded, 0 no-ops removed, 3 fused", out)
         fused = json.load(open(self.path("fused.json")))["layers"]
         self.assertEqual([(l["name"], l.get("nodes")) for l in fused],
-                         [("conv+bn+bias", ["conv", "bn", "bias"]), ("relu", None)])
+                         [("conv+bn+bias+relu", ["conv", "bn", "bias", "relu"])])
         out = self.run_vk(path, "--no-fusion")
         self.assertIn("4 layers (0 nodes folded, 0 no-ops removed, 0 fused", out)
         self.assertNotIn("Fused", out)
         # The engine and its inspection name the fused nodes.
         self.vkgraphy("convert", path, "-o", "m.engine", "--builder-optimization-level", "0")
         out = self.vkgraphy("inspect", "model", self.path("m.engine"), "--show", "layers")
-        self.assertIn("conv+bn+bias [Op: Conv]", out)
-        self.assertIn("Fused nodes: conv, bn, bias", out)
+        self.assertIn("conv+bn+bias+relu [Op: Conv]", out)
+        self.assertIn("Fused nodes: conv, bn, bias, relu", out)
         out = self.vkgraphy("run", self.path("m.engine"), "--vk", "--profile", "--iterations", "2")
-        self.assertIn("conv+bn+bias", out)
+        self.assertIn("conv+bn+bias+relu", out)
 
     def test_conv_transpose_with_groups_and_gemm_fold_bn(self):
         nodes = [helper.make_node("ConvTranspose", ["x", "ct.w"], ["c"], name="ct", group=2, strides=[2, 2]),
@@ -86,6 +87,57 @@ class TestFusion(CliTestCase):
                 inits = [const("g.b", [7, 5] if trans_b else [5, 7]), const("g.c", [1, 7]), *bn_params("bn", 7)]
                 out = self.run_vk(make_model(nodes, inits, [3, 5], "y", path=self.path(f"gemm{trans_b}.onnx")))
                 self.assertIn("Fused 2 nodes into layer 'gemm+bn' (Gemm)", out)
+
+    def test_every_activation_fuses_into_conv_and_matmul_and_matches_the_reference(self):
+        def activation(kind, x, y):
+            """Nodes and initializers applying `kind` to x, writing y."""
+            if kind in ("Relu", "Sigmoid", "Tanh", "HardSwish"):
+                return [helper.make_node(kind, [x], [y], name="act")], []
+            if kind == "LeakyRelu":
+                return [helper.make_node(kind, [x], [y], name="act", alpha=0.1)], []
+            if kind == "HardSigmoid":
+                return [helper.make_node(kind, [x], [y], name="act", alpha=0.3, beta=0.4)], []
+            if kind == "Clip":
+                return ([helper.make_node(kind, [x, "lo", "hi"], [y], name="act")],
+                        [numpy_helper.from_array(np.array(-0.5, np.float32), "lo"),
+                         numpy_helper.from_array(np.array(0.5, np.float32), "hi")])
+            if kind in ("x*HardSigmoid", "x*Sigmoid"):
+                gate = kind[2:]
+                attrs = {"alpha": 0.25, "beta": 0.5} if gate == "HardSigmoid" else {}
+                return [helper.make_node(gate, [x], ["gate"], name="gate", **attrs),
+                        helper.make_node("Mul", [x, "gate"], [y], name="act")], []
+            assert kind == "GELU"
+            return ([helper.make_node("Div", [x, "sqrt2"], ["g.s"], name="g.s"),
+                     helper.make_node("Erf", ["g.s"], ["g.erf"], name="g.erf"),
+                     helper.make_node("Add", ["g.erf", "one"], ["g.p1"], name="g.p1"),
+                     helper.make_node("Mul", [x, "g.p1"], ["g.m"], name="g.m"),
+                     helper.make_node("Mul", ["half", "g.m"], [y], name="act")],
+                    [numpy_helper.from_array(np.array(2 ** 0.5, np.float32), "sqrt2"),
+                     numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+                     numpy_helper.from_array(np.array(0.5, np.float32), "half")])
+
+        for kind in ("Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "GELU",
+                     "x*HardSigmoid", "x*Sigmoid"):
+            for head in ("Conv", "MatMul"):
+                with self.subTest(kind=kind, head=head):
+                    act_nodes, act_inits = activation(kind, "h", "y")
+                    if head == "Conv":
+                        nodes = [helper.make_node("Conv", ["x", "w", "b"], ["h"], name="head", pads=[1, 1, 1, 1])]
+                        inits, x_shape = [const("w", [5, 3, 3, 3]), const("b", [5])], [1, 3, 6, 6]
+                    else:
+                        nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"], name="head"),
+                                 helper.make_node("Add", ["mm", "b"], ["h"], name="bias")]
+                        inits, x_shape = [const("w", [8, 12]), const("b", [12])], [2, 3, 8]
+                    path = make_model(nodes + act_nodes, inits + act_inits, x_shape, "y",
+                                      path=self.path(f"{head}_{kind}.onnx"), opset=14)
+                    out = self.run_vk(path, "--val-range", "x:[-3,3]")
+                    held = len(nodes) + len(act_nodes)
+                    self.assertIn(f"Fused {held} nodes into layer 'head+", out)
+                    self.assertIn("1 layers (", out)
+        # fp16 tactics apply the activation too (GELU after a MatMul: fp16 storage and arithmetic).
+        out = self.run_vk(self.path("MatMul_GELU.onnx"), "--val-range", "x:[-3,3]", "--fp16", "--tactics-deny",
+                          "*.f32", "--atol", "2e-2", "--rtol", "2e-2")
+        self.assertIn("Fused 7 nodes", out)
 
     def test_a_marked_or_shared_tensor_is_not_fused_away(self):
         path = self.conv_bn_bias_relu()
@@ -129,17 +181,18 @@ class TestFusion(CliTestCase):
         self.assertNotIn("does not name layer 'conv'", out)
         self.assertIn("does not name layer 'bn'", out)
         out = self.run_vk(path, "--load-tactics", "unfused.json")
-        self.assertNotIn("does not name layer 'conv+bn+bias'", out)
+        self.assertNotIn("does not name layer 'conv+bn+bias+relu'", out)
         conv_tactic = next(l["tactic"] for l in json.load(open(self.path("unfused.json")))["layers"]
                            if l["name"] == "conv")
         self.run_vk(path, "--load-tactics", "unfused.json", "--save-tactics", "again.json")
         again = {l["name"]: l["tactic"] for l in json.load(open(self.path("again.json")))["layers"]}
-        self.assertEqual(again["conv+bn+bias"], conv_tactic)
-        # Pinning any node of a fused layer pins the layer.
-        self.run_vk(path, "--fp16", "--layer-precisions", "bn:fp32", "relu:fp16", "--precision-constraints", "obey",
-                    "--save-tactics", "pinned.json", "--atol", "1e-2")
-        precisions = {l["name"]: l["precision"] for l in json.load(open(self.path("pinned.json")))["layers"]}
-        self.assertEqual(precisions, {"conv+bn+bias": "fp32", "relu": "fp16"})
+        self.assertEqual(again["conv+bn+bias+relu"], conv_tactic)
+        # Pinning any node of a fused layer pins the layer; pins that disagree give fp32.
+        for pins, expected in ((["relu:fp16"], "fp16"), (["bn:fp32"], "fp32"), (["bn:fp32", "relu:fp16"], "fp32")):
+            self.run_vk(path, "--fp16", "--layer-precisions", *pins, "--precision-constraints", "obey",
+                        "--save-tactics", "pinned.json", "--atol", "2e-2", "--rtol", "2e-2")
+            precisions = {l["name"]: l["precision"] for l in json.load(open(self.path("pinned.json")))["layers"]}
+            self.assertEqual(precisions, {"conv+bn+bias+relu": expected}, pins)
 
     def test_seed_example_verbatim_gives_only_good_builds(self):
         # The flaky-tactic example of the docs: an Identity between fp32 input and output moves data
