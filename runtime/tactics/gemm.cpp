@@ -382,12 +382,12 @@ std::optional<LayerPlan> plan_integer_product(const LayerContext& ctx, std::stri
 // ---------------------------------------------------------------------------
 // Float layers: gemm/naive, gemm/tiled, gemm/reg.
 
-enum class Algorithm { Naive, Tiled, Reg };
+enum class Algorithm { Naive, Tiled, Reg, Block };
 
 struct FloatTactic {
   Algorithm algorithm = Algorithm::Naive;
-  uint32_t block = 1;     // tile edge (Tiled) or rows per invocation (Reg)
-  uint32_t col_vecs = 1;  // Reg: vec4 column vectors per invocation (1 or 2)
+  uint32_t block = 1;     // tile edge (Tiled) or rows per invocation (Reg, Block)
+  uint32_t col_vecs = 1;  // Reg, Block: vec4 column vectors per invocation (Reg: 1 or 2, Block: 1..4)
   bool only_m1 = false;   // the GEMV form: products with M == 1 only
   bool share_a = false;   // Reg: lanes of a subgroup load A once and broadcast it
 };
@@ -442,14 +442,15 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
   const BindingRef a = bind_input(ctx, plan, 0);
   BindingRef b;
   const LayerTensor& b_in = ctx.input(1);
-  if (tactic.algorithm == Algorithm::Reg && b_in.is_constant()) {
+  const bool packs_b = tactic.algorithm == Algorithm::Reg || tactic.algorithm == Algorithm::Block;
+  if (packs_b && b_in.is_constant()) {
     b = add_weight(plan, pack_b(ctx, p));
     const int64_t ldb = round_up(p.N, 4);
     p.b_sk = ldb;
     p.b_sn = 1;
     if (p.b_bs != 0 || !p.b_index.empty()) p.b_bs = p.K * ldb;
   } else {
-    if (tactic.algorithm == Algorithm::Reg && (p.b_sn != 1 || p.N % 4 != 0)) {
+    if (packs_b && (p.b_sn != 1 || p.N % 4 != 0)) {
       why_not = "a runtime B must be untransposed with N % 4 == 0 for vec4 rows (N = " + std::to_string(p.N) +
                 "); a constant B is packed";
       return std::nullopt;
@@ -463,7 +464,8 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
   float beta = gemm ? ctx.node.attr_float("beta", 1.0f) : 1.0f;
   const float alpha = gemm ? ctx.node.attr_float("alpha", 1.0f) : 1.0f;
   BindingRef c = zero;
-  if (gemm && ctx.has_input(2)) {
+  // A MatMul has a C (its bias) only when the builder fused a following Add into it (graph_optimizer.h).
+  if (ctx.has_input(2)) {
     const LayerTensor& c_in = ctx.input(2);
     VKG_CHECK(c_in.dtype == dtype, ctx.node.describe() << ": C has type " << dtype_name(c_in.dtype)
                                                        << " but A has type " << dtype_name(dtype));
@@ -511,6 +513,22 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
       d.groups = linear_groups(tiles * invocations, invocations, ctx.device);
       break;
     }
+    case Algorithm::Block: {
+      if (!(p.a_sk == 1 && p.a_sm % 4 == 0 && p.a_bs % 4 == 0)) {
+        why_not = "needs A as vec4 runs along k (untransposed, with K % 4 == 0)";
+        return std::nullopt;
+      }
+      const int64_t columns = ceil_div(ceil_div(p.N, 4), tactic.col_vecs);
+      d.shader = ctx.shader("gemm/block");
+      d.spec = {{0, kLocalSize}, {1, tactic.block}, {2, tactic.col_vecs}, {3, p.N % 4 == 0 ? 1u : 0u}};
+      const auto groups = grid_groups(columns, kLocalSize, ceil_div(p.M, tactic.block), p.batches, ctx.device);
+      if (!groups) {
+        why_not = std::to_string(p.N) + " columns need more workgroups than the device allows";
+        return std::nullopt;
+      }
+      d.groups = *groups;
+      break;
+    }
     case Algorithm::Reg: {
       // A as vec4 runs along k: untransposed with K % 4 == 0 (so every row and batch base is aligned).
       const bool a_vec4 = p.a_sk == 1 && p.a_sm % 4 == 0 && p.a_bs % 4 == 0;
@@ -546,6 +564,12 @@ void register_gemm_tactics(TacticRegistry& r) {
   // load is costly and arithmetic is cheap, so larger blocks (more reuse per
   // load) and A loads shared over a subgroup win, at the price of longer
   // shader compiles.
+  // Blocks held in registers (compile-time indexed, unrolled): the GPU-sane form, and on lavapipe the
+  // fastest for large products.
+  add_float(r, "gemm.block16x16", 6, {Algorithm::Block, 16, 4, false, false});
+  add_float(r, "gemm.block8x16", 7, {Algorithm::Block, 8, 4, false, false});
+  add_float(r, "gemm.block16x8", 7, {Algorithm::Block, 16, 2, false, false});
+  add_float(r, "gemm.block4x8", 13, {Algorithm::Block, 4, 2, false, false});
   add_float(r, "gemm.gemv1x4", 5, {Algorithm::Reg, 1, 1, true, false});
   add_float(r, "gemm.sgreg16x4", 8, {Algorithm::Reg, 16, 1, false, true});
   add_float(r, "gemm.sgreg16x8", 9, {Algorithm::Reg, 16, 2, false, true});

@@ -1,0 +1,101 @@
+// vkgraphy-variants: f32 f16 f16acc32
+// Register-blocked GEMM with the block held in registers: each invocation
+// computes a kRows x (4 * kColVecs) block of Y in a fixed-size array of vec4
+// accumulators that every loop indexes with compile-time constants (all loops
+// over the block are unrolled once the specialization constants are known),
+// reading A as vec4 runs along k and B as vec4 rows. The interface of
+// gemm/common.glsl, with the requirements of reg.comp on a packed B (b_sn == 1,
+// b_sk and every B batch base a multiple of 4, rows readable up to
+// round_up(N, 4)) and on A for vec4 loads (a_sk == 1, a_sm and every A batch
+// base a multiple of 4; K need not be: the tail runs as scalars).
+// Dispatch: groups (ceil(ceil(ceil(N / 4) / kColVecs) / local size), row
+// blocks, batches), as reg.comp; row blocks and batches past the y and z
+// counts are looped over.
+// Specialization constants: 0 (local_size_x_id) workgroup size; 1 kRows
+// (1..16); 2 kColVecs (1..4); 3 kNVec4 (N a multiple of 4: Y stored as vec4).
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#include "common/precision.glsl"
+#include "common/epilogue.glsl"
+#include "gemm/common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint kRows = 16;
+layout(constant_id = 2) const uint kColVecs = 4;
+layout(constant_id = 3) const uint kNVec4 = 0;
+
+layout(binding = 0) readonly buffer A { sfp a[]; };
+layout(binding = 0) readonly buffer A4 { sfp4 a4[]; };
+layout(binding = 1) readonly buffer B4 { sfp4 b4[]; };
+layout(binding = 2) readonly buffer C { sfp c[]; };
+layout(binding = 3) writeonly buffer Y { sfp y[]; };
+layout(binding = 3) writeonly buffer Y4 { sfp4 y4[]; };
+
+void store(uint batch, uint m, uint n0, afp4 acc) {
+  if (m >= p.M || n0 >= p.N) return;
+  afp4 result = afp(uintBitsToFloat(p.alpha_bits)) * acc;
+  if ((p.flags & kGemmHasC) != 0u) {
+    const afp beta = afp(uintBitsToFloat(p.beta_bits));
+    [[unroll]] for (uint j = 0; j < 4; ++j) {
+      if (n0 + j < p.N) result[j] += beta * sfp2afp(c[m * p.c_sm + (n0 + j) * p.c_sn]);
+    }
+  }
+  const uint yi = (batch * p.M + m) * p.N + n0;
+  if (kNVec4 == 1) {
+    y4[yi / 4] = afp2sfp4(vkg_epilogue4(result));
+  } else {
+    [[unroll]] for (uint j = 0; j < 4; ++j) {
+      if (n0 + j < p.N) y[yi + j] = afp2sfp(vkg_epilogue(result[j]));
+    }
+  }
+}
+
+void main() {
+  const uint blocks_n = (p.N + 3) / 4;
+  const uint cb = gl_GlobalInvocationID.x * kColVecs;
+  if (blocks_n == 0 || cb >= blocks_n) return;
+  uint cv[kColVecs];  // column vectors past N read the last one and are not stored
+  [[unroll]] for (uint j = 0; j < kColVecs; ++j) cv[j] = min(cb + j, blocks_n - 1);
+  const uint blocks_m = (p.M + kRows - 1) / kRows;
+  const uint b_sk4 = p.b_sk / 4;
+  for (uint batch = gl_WorkGroupID.z; batch < p.batches; batch += gl_NumWorkGroups.z) {
+    const uint a_base = gemm_a_base(batch);
+    const uint b_base = gemm_b_base(batch) / 4;
+    for (uint mb = gl_WorkGroupID.y; mb < blocks_m; mb += gl_NumWorkGroups.y) {
+      const uint m0 = mb * kRows;
+      uint a_row[kRows];  // rows past M read row M - 1 and are not stored
+      [[unroll]] for (uint i = 0; i < kRows; ++i) a_row[i] = a_base + min(m0 + i, p.M - 1) * p.a_sm;
+      afp4 acc[kRows * kColVecs];
+      [[unroll]] for (uint i = 0; i < kRows * kColVecs; ++i) acc[i] = afp4(0);
+      uint bi = b_base;
+      uint k = 0;
+      for (; k + 4 <= p.K; k += 4) {
+        afp4 bv[4 * kColVecs];  // [k][column vector]
+        [[unroll]] for (uint kk = 0; kk < 4; ++kk) {
+          [[unroll]] for (uint j = 0; j < kColVecs; ++j) bv[kk * kColVecs + j] = sfp2afp4(b4[bi + kk * b_sk4 + cv[j]]);
+        }
+        bi += 4 * b_sk4;
+        [[unroll]] for (uint i = 0; i < kRows; ++i) {
+          const afp4 av = sfp2afp4(a4[(a_row[i] + k) / 4]);
+          [[unroll]] for (uint j = 0; j < kColVecs; ++j) {
+            acc[i * kColVecs + j] += av.x * bv[j] + av.y * bv[kColVecs + j] + av.z * bv[2 * kColVecs + j] +
+                                     av.w * bv[3 * kColVecs + j];
+          }
+        }
+      }
+      for (; k < p.K; ++k) {
+        afp4 bv[kColVecs];
+        [[unroll]] for (uint j = 0; j < kColVecs; ++j) bv[j] = sfp2afp4(b4[bi + cv[j]]);
+        bi += b_sk4;
+        [[unroll]] for (uint i = 0; i < kRows; ++i) {
+          const afp av = sfp2afp(a[a_row[i] + k]);
+          [[unroll]] for (uint j = 0; j < kColVecs; ++j) acc[i * kColVecs + j] += av * bv[j];
+        }
+      }
+      [[unroll]] for (uint i = 0; i < kRows; ++i) {
+        [[unroll]] for (uint j = 0; j < kColVecs; ++j) store(batch, m0 + i, (cb + j) * 4, acc[i * kColVecs + j]);
+      }
+    }
+  }
+}
