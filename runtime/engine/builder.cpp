@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
@@ -179,6 +180,8 @@ class Builder {
   std::vector<Precision> precisions_for(const Node& node, const std::vector<std::string>& held, bool float_layer);
   void add_constant_output(const std::string& name);
   void progress(size_t index, size_t total, const Node& node);
+  double reformats_before(const Candidate& c);
+  double reformat_time(StorageType from, StorageType to, uint64_t elements);
 
   const Graph& graph_;
   const BuilderConfig& config_;
@@ -195,6 +198,7 @@ class Builder {
   std::map<std::pair<std::string, StorageType>, int32_t> tensors_;
   std::map<std::string, StorageType> produced_storage_;
   std::map<std::pair<std::string, std::string>, CandidateTiming> timed_;  // (signature key, tactic)
+  std::map<std::tuple<StorageType, StorageType, uint64_t>, double> reformat_ns_;  // measured once per size
   std::mt19937_64 rng_;
   bool progress_line_ = false;
 };
@@ -389,6 +393,51 @@ std::vector<Candidate> Builder::candidates(const Node& node, const std::vector<P
   return out;
 }
 
+double Builder::reformat_time(StorageType from, StorageType to, uint64_t elements) {
+  const auto key = std::make_tuple(from, to, elements);
+  auto it = reformat_ns_.find(key);
+  if (it != reformat_ns_.end()) return it->second;
+  // Timing-cache entries like a layer's: keyed by the conversion and its size.
+  const std::string tactic = std::string("reformat.") + storage_type_name(from) + "_to_" + storage_type_name(to);
+  const std::string signature = tactic + ":" + std::to_string(elements);
+  if (config_.timing_cache) {
+    if (const std::optional<TimingEntry> hit = config_.timing_cache->lookup(identity_, signature, tactic))
+      return reformat_ns_[key] = hit->median_ns;
+  }
+  double ns = 0;
+  try {
+    const LayerPlan plan = reformat_plan(from, to, elements, device_, std::nullopt);
+    const std::vector<double> samples = timer_->time(plan, {{from, elements}}, {{to, elements}}, config_.warmup_runs, 5);
+    ns = median(samples);
+    if (config_.timing_cache) {
+      config_.timing_cache->record(TimingEntry{identity_, signature, "Reformat of " + std::to_string(elements) +
+                                                                        " elements", tactic, Precision::FP32, ns,
+                                               uint64_t(samples.size())});
+    }
+  } catch (const Error& e) {
+    VKG_VERBOSE("timing a reformat of " << elements << " elements failed: " << e.what());
+  }
+  return reformat_ns_[key] = ns;
+}
+
+// The measured cost of the reformats a candidate needs before it runs: its
+// float inputs that exist only in the other storage so far (TensorRT times
+// reformats too, and picks formats for the whole network, not each layer alone).
+double Builder::reformats_before(const Candidate& c) {
+  if (timer_ == nullptr) return 0;
+  double total = 0;
+  std::set<std::string> seen;
+  for (const LayerTensor& t : *c.inputs) {
+    if (!t.present() || t.is_constant() || t.storage == StorageType::I32) continue;
+    const std::string name = resolve(t.name);
+    if (!seen.insert(name).second || tensors_.count({name, t.storage})) continue;
+    auto produced = produced_storage_.find(name);
+    if (produced == produced_storage_.end() || produced->second == t.storage) continue;
+    total += reformat_time(produced->second, t.storage, uint64_t(t.size()));
+  }
+  return total;
+}
+
 void Builder::progress(size_t index, size_t total, const Node& node) {
   if (!config_.progress) return;
   std::cerr << "\r\033[K[builder] layer " << index + 1 << "/" << total << ": " << node.name << " (" << node.op_type
@@ -536,19 +585,22 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
         }
       }
       timed_[{key, c.tactic->name}] = timing;
+      timing.reformat_ns = reformats_before(c);
       choice.candidates.push_back(timing);
     }
     if (timed_here) ++result_.stats.layers_timed;
-    // The fastest by median; with --deterministic, the first in heuristic order among near-ties.
+    // The fastest by median plus the reformats it needs; with --deterministic,
+    // the first in heuristic order among near-ties.
+    auto cost = [](const CandidateTiming& t) { return t.median_ns + t.reformat_ns; };
     double best = INFINITY;
     for (const CandidateTiming& t : choice.candidates)
-      if (!t.error) best = std::min(best, t.median_ns);
+      if (!t.error) best = std::min(best, cost(t));
     VKG_CHECK(std::isfinite(best), "every candidate tactic of " << node.describe() << " failed: "
                                                                 << choice.candidates.front().error.value_or(""));
     for (size_t i = 0; i < choice.candidates.size(); ++i) {
       const CandidateTiming& t = choice.candidates[i];
       if (t.error) continue;
-      if (config_.deterministic ? t.median_ns <= best * (1 + config_.tie_margin) : t.median_ns == best) {
+      if (config_.deterministic ? cost(t) <= best * (1 + config_.tie_margin) : cost(t) == best) {
         chosen = i;
         break;
       }
@@ -567,11 +619,12 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
     std::vector<const CandidateTiming*> sorted;
     for (const CandidateTiming& t : choice.candidates) sorted.push_back(&t);
     std::stable_sort(sorted.begin(), sorted.end(), [](const CandidateTiming* a, const CandidateTiming* b) {
-      return !a->error && (b->error || a->median_ns < b->median_ns);
+      return !a->error && (b->error || a->median_ns + a->reformat_ns < b->median_ns + b->reformat_ns);
     });
     for (const CandidateTiming* t : sorted) {
       table << "\n    " << std::left << std::setw(36) << t->tactic << " "
             << (t->error ? "failed: " + *t->error : format_ns(t->median_ns))
+            << (!t->error && t->reformat_ns > 0 ? " + " + format_ns(t->reformat_ns) + " reformat" : "")
             << (t->tactic == c.tactic->name ? "  <- chosen" : "");
     }
     if (choice.candidates.empty()) table << " (not timed)";

@@ -28,6 +28,7 @@ Json candidate_to_json(const CandidateTiming& c) {
   } else {
     j["median_ns"] = c.median_ns;
     j["samples_ns"] = c.samples_ns;
+    if (c.reformat_ns > 0) j["reformat_ns"] = c.reformat_ns;
   }
   return j;
 }
@@ -41,6 +42,7 @@ CandidateTiming candidate_from_json(const Json& j, const JsonPlace& where) {
     return c;
   }
   c.median_ns = json_non_negative(j, "median_ns", where);
+  if (j.contains("reformat_ns")) c.reformat_ns = json_non_negative(j, "reformat_ns", where);
   const Json& samples = json_member(j, "samples_ns", where);
   const JsonPlace samples_where = where.field("samples_ns");
   if (!samples.is_array()) samples_where.fail(std::string("expected an array, got ") + samples.type_name());

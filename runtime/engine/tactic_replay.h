@@ -19,6 +19,9 @@ struct CandidateTiming {
   double median_ns = 0;                // meaningful only without an error
   std::vector<double> samples_ns;      // every timed sample, in the order measured
   std::optional<std::string> error;    // set when the candidate failed to build or run
+  // Measured time of the reformats this candidate's precision would add before
+  // it (inputs held in the other precision); the builder ranks median + this.
+  double reformat_ns = 0;
 
   bool operator==(const CandidateTiming&) const = default;
 };

@@ -5,6 +5,7 @@
 // plan, and (on lavapipe) running the engine and fault injection.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "runtime/core/error.h"
@@ -17,11 +18,16 @@ namespace {
 // Times come from a table keyed by tactic name; counts calls.
 class FakeTimer : public PlanTimer {
  public:
-  std::map<std::string, double> ns;  // by shader spec value 2 (tactic id)
+  std::map<std::string, double> ns;  // by shader spec value 2 (tactic id); "reformat" for reformats
   int calls = 0;
+  int reformat_calls = 0;
   std::vector<double> time(const LayerPlan& plan, const std::vector<Buffer>&, const std::vector<Buffer>&, int,
                            int samples) override {
     ++calls;
+    if (plan.dispatches.at(0).shader.rfind("engine/reformat", 0) == 0) {
+      ++reformat_calls;
+      return std::vector<double>(size_t(samples), ns.count("reformat") ? ns.at("reformat") : 0.0);
+    }
     const uint32_t id = plan.dispatches.at(0).spec.at(2).value;
     return std::vector<double>(size_t(samples), ns.at("t" + std::to_string(id)));
   }
@@ -228,6 +234,19 @@ TEST_F(BuilderTest, Fp16AndPrecisionConstraints) {
   r = build(two_adds(8), config);
   EXPECT_EQ(r.replay.layers[1].tactic, "add.b.f32");
   EXPECT_EQ(r.stats.reformats, 2u);  // the model input to f16 for "first", y back to f32 for "second"
+  // Reformats are timed and counted: an fp16 layer that needs its input
+  // converted costs its own time plus the conversion's.
+  config.layer_precisions.clear();
+  timer.ns["reformat"] = 80;  // 50 + 80 > 100: fp32 wins although the fp16 tactic alone is faster
+  timer.reformat_calls = 0;
+  r = build(two_adds(8), config);
+  EXPECT_EQ(r.replay.layers[0].tactic, "add.b.f32");
+  EXPECT_EQ(r.stats.reformats, 0u);
+  const CandidateTiming& f16 = *std::find_if(r.replay.layers[0].candidates.begin(), r.replay.layers[0].candidates.end(),
+                                             [](const CandidateTiming& c) { return c.tactic == "add.a.f16"; });
+  EXPECT_EQ(f16.median_ns, 50);
+  EXPECT_EQ(f16.reformat_ns, 80);
+  EXPECT_EQ(timer.reformat_calls, 1);  // once per conversion and size
   // Without fp16 on the device, --fp16 builds fp32; an obeyed fp16 pin fails.
   device = fake_device(false);
   config.layer_precisions.clear();
