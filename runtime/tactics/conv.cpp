@@ -6,6 +6,8 @@
 //   conv.im2col_gemm.<MxP>   im2col into scratch + a GEMM blocked M output channels x
 //                            P positions per invocation (1-3 spatial dims)
 //   conv.1x1.<MxP>           pointwise Conv as the same GEMM straight on the input (any rank)
+//   conv.1x1_block<RxC>      pointwise Conv on gemm/block.comp (register-resident R x C blocks)
+//   conv.im2col_block<RxC>   im2col into scratch + gemm/block.comp (one group)
 //   conv.depthwise           group == C_in (any channel multiplier), 1-3 spatial dims
 //   conv.winograd_f23        F(2x2, 3x3): 2-D, 3x3, stride 1, dilation 1, group 1; input
 //                            transform, 16 GEMMs (the same GEMM), output transform
@@ -22,6 +24,7 @@
 // the integer tactics).
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <limits>
 
@@ -556,6 +559,98 @@ std::optional<LayerPlan> plan_pointwise(const LayerContext& ctx, GemmBlocking bl
 }
 
 // ---------------------------------------------------------------------------
+// conv.1x1_block and conv.im2col_block: the GEMM of gemm/block.comp (the
+// interface of shaders/gemm/common.glsl), whose accumulator blocks stay in
+// registers. A is the weights as stored ([M][C * K]: vec4 runs along k need
+// C * K % 4 == 0), B the input (1x1) or the im2col columns, per batch
+// [C * K][positions]; C is the bias along M; Y is the layer output.
+
+struct BlockShape {
+  uint32_t rows = 16, col_vecs = 4;
+};
+
+std::optional<Dispatch> block_gemm_dispatch(const LayerContext& ctx, LayerPlan& plan, const ConvShape& s,
+                                            BlockShape block, BindingRef b, int64_t ldb, int64_t b_batch,
+                                            std::string& why_not) {
+  const StorageType st = ctx.input(0).storage;
+  const LayerTensor& w_in = ctx.input(1);
+  const int64_t kdim = s.cg() * s.kernel_size(), positions = s.out_size();
+  if (!w_in.is_constant() || s.group != 1 || kdim % 4 != 0) {
+    why_not = "needs constant weights, one group and C * kernel size % 4 == 0";
+    return std::nullopt;
+  }
+  const BindingRef a = add_weight(plan, float_weight(float_values(*w_in.constant), st));
+  if (!fits_binding(ctx, plan.weights.back().nbytes(), uint64_t(plan.weights.back().size()), "weights", why_not))
+    return std::nullopt;
+  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, st);
+  const BindingRef table = add_weight(plan, int_weight({0}));
+  constexpr uint32_t kHasC = 1;
+  Dispatch d;
+  d.shader = ctx.shader("gemm/block");
+  d.spec = {{0, kLocalSize}, {1, block.rows}, {2, block.col_vecs}, {3, positions % 4 == 0 ? 1u : 0u}};
+  d.bindings = {a, b, bias, BindingRef::output(0), table};
+  // M, N, K, batches; A strides (batch, m, k); B strides (batch, k, n); C strides (m, n); flags; alpha, beta.
+  d.push = {uint32_t(s.out_channels), uint32_t(positions), uint32_t(kdim), uint32_t(s.batch),
+            0u, uint32_t(kdim), 1u, uint32_t(b_batch), uint32_t(ldb), 1u, 1u, 0u,
+            has_bias ? kHasC : 0u, std::bit_cast<uint32_t>(1.0f), std::bit_cast<uint32_t>(1.0f), 0u};
+  const uint64_t columns = (uint64_t(positions + 3) / 4 + block.col_vecs - 1) / block.col_vecs;
+  const uint64_t row_blocks = (uint64_t(s.out_channels) + block.rows - 1) / block.rows;
+  const uint64_t x = (columns + kLocalSize - 1) / kLocalSize;
+  if (x > ctx.device.max_workgroup_count[0]) {
+    why_not = "too many positions for one dispatch";
+    return std::nullopt;
+  }
+  d.groups = {uint32_t(x), uint32_t(std::min<uint64_t>(row_blocks, ctx.device.max_workgroup_count[1])),
+              uint32_t(std::min<uint64_t>(uint64_t(s.batch), ctx.device.max_workgroup_count[2]))};
+  return d;
+}
+
+std::optional<LayerPlan> plan_pointwise_block(const LayerContext& ctx, BlockShape block, std::string& why_not) {
+  if (!float_storage(ctx, why_not)) return std::nullopt;
+  const ConvShape s = conv_shape(ctx, 0, 1);
+  check_output(ctx, s);
+  if (!is_pointwise(s.window) || s.out_size() % 4 != 0) {
+    why_not = "serves 1x1 kernels with stride 1, no padding and a multiple of 4 positions only";
+    return std::nullopt;
+  }
+  LayerPlan plan;
+  std::optional<Dispatch> gemm = block_gemm_dispatch(ctx, plan, s, block, BindingRef::input(0), s.out_size(),
+                                                     s.in_channels * s.out_size(), why_not);
+  if (!gemm) return std::nullopt;
+  plan.dispatches.push_back(std::move(*gemm));
+  return plan;
+}
+
+std::optional<LayerPlan> plan_im2col_block(const LayerContext& ctx, BlockShape block, std::string& why_not) {
+  const std::optional<StorageType> st = float_storage(ctx, why_not);
+  if (!st) return std::nullopt;
+  const ConvShape s = conv_shape(ctx, 0, 1);
+  check_output(ctx, s);
+  if (!within_3d(s, why_not)) return std::nullopt;
+  if (s.group != 1) {
+    why_not = "needs one group";
+    return std::nullopt;
+  }
+  const int64_t p4 = round_up(s.out_size(), 4);
+  const int64_t col_rows = s.in_channels * s.kernel_size();
+  const uint64_t col_elements = uint64_t(s.batch) * uint64_t(col_rows) * uint64_t(p4);
+  if (!fits_scratch(ctx, col_elements * storage_element_bytes(*st), "the im2col buffer", why_not)) return std::nullopt;
+  if (!fits_invocations(col_elements / 4, why_not)) return std::nullopt;
+  LayerPlan plan;
+  plan.scratch_bytes.push_back(std::max<uint64_t>(16, col_elements * storage_element_bytes(*st)));
+  std::vector<uint32_t> push{uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(s.group)};
+  push_window(push, window3(s.window));
+  const std::string im2col = *st == StorageType::F16 ? "conv/im2col.f16" : "conv/im2col.f32";
+  plan.dispatches.push_back(
+      dispatch(ctx, im2col, {}, {BindingRef::input(0), BindingRef::scratch(0)}, push, col_elements / 4));
+  std::optional<Dispatch> gemm =
+      block_gemm_dispatch(ctx, plan, s, block, BindingRef::scratch(0), p4, col_rows * p4, why_not);
+  if (!gemm) return std::nullopt;
+  plan.dispatches.push_back(std::move(*gemm));
+  return plan;
+}
+
+// ---------------------------------------------------------------------------
 // conv.depthwise
 
 std::optional<LayerPlan> plan_depthwise(const LayerContext& ctx, std::string& why_not) {
@@ -824,6 +919,18 @@ void register_conv_tactics(TacticRegistry& r) {
   });
   r.add_variants("conv.im2col_gemm.4x8", conv, 46, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_im2col_gemm(c, {4, 8}, w);
+  });
+  r.add_variants("conv.1x1_block16x16", conv, 25, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
+    return plan_pointwise_block(c, {16, 4}, w);
+  });
+  r.add_variants("conv.1x1_block8x8", conv, 26, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
+    return plan_pointwise_block(c, {8, 2}, w);
+  });
+  r.add_variants("conv.im2col_block16x16", conv, 35, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
+    return plan_im2col_block(c, {16, 4}, w);
+  });
+  r.add_variants("conv.im2col_block8x8", conv, 36, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
+    return plan_im2col_block(c, {8, 2}, w);
   });
   r.add_variants("conv.direct", conv, 50, {kF32, kF16, kF16Acc32}, plan_conv_direct);
   r.add_variants("conv.transpose_gather", {"ConvTranspose"}, 50, {kF32, kF16, kF16Acc32}, plan_transpose_gather);

@@ -164,6 +164,10 @@ void add_window_classes(const VkCase& c, std::set<std::string>& out) {
   int64_t taps = 1;
   for (int64_t k : kernel) taps *= k;
   if (taps < 16) out.insert("small-window");
+  if (!pool) {
+    const Tensor* w = case_input(c, n.op_type == "QLinearConv" ? 3 : 1);
+    if (w != nullptr && w->shape().size() > 1 && (w->shape()[1] * taps) % 4 != 0) out.insert("k-tail");
+  }
   const auto any_not = [](const std::vector<int64_t>& v, int64_t value) {
     return std::any_of(v.begin(), v.end(), [&](int64_t x) { return x != value; });
   };
@@ -221,6 +225,9 @@ std::set<std::string> case_classes(const VkCase& c) {
   if (outputs.empty()) return out;
   const Tensor& y = outputs[0];
   if (!y.shape().empty() && y.shape().back() % 4 != 0) out.insert("tail");
+  if (op.find("Conv") != std::string::npos && y.shape().size() > 2 &&
+      num_elements(Shape(y.shape().begin() + 2, y.shape().end())) % 4 != 0)
+    out.insert("positions-tail");
   const auto unaligned = [](const Tensor& t) { return !t.shape().empty() && t.shape().back() % 4 != 0; };
   for (const auto& [name, t] : c.inputs)
     if (!c.constants.count(name) && unaligned(t)) out.insert("unaligned");
