@@ -518,34 +518,29 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
         why_not = "needs A as vec4 runs along k (untransposed, with K % 4 == 0)";
         return std::nullopt;
       }
-      const int64_t columns = ceil_div(ceil_div(p.N, 4), tactic.col_vecs);
       d.shader = ctx.shader("gemm/block");
       d.spec = {{0, kLocalSize}, {1, tactic.block}, {2, tactic.col_vecs}, {3, p.N % 4 == 0 ? 1u : 0u}};
-      const auto groups = grid_groups(columns, kLocalSize, ceil_div(p.M, tactic.block), p.batches, ctx.device);
-      if (!groups) {
-        why_not = std::to_string(p.N) + " columns need more workgroups than the device allows";
-        return std::nullopt;
-      }
-      d.groups = *groups;
       break;
     }
     case Algorithm::Reg: {
       // A as vec4 runs along k: untransposed with K % 4 == 0 (so every row and batch base is aligned).
       const bool a_vec4 = p.a_sk == 1 && p.a_sm % 4 == 0 && p.a_bs % 4 == 0;
-      // A workgroup owns one row block (uniform A addresses) and kLocalSize column blocks.
-      const int64_t columns = ceil_div(ceil_div(p.N, 4), tactic.col_vecs);
       d.shader = ctx.shader("gemm/reg");
       d.spec = {{0, kLocalSize},       {1, tactic.block},
                 {2, a_vec4 ? 1u : 0u}, {3, p.N % 4 == 0 ? 1u : 0u},
                 {4, tactic.col_vecs},  {5, tactic.share_a ? 1u : 0u}};
-      const auto groups = grid_groups(columns, kLocalSize, ceil_div(p.M, tactic.block), p.batches, ctx.device);
-      if (!groups) {
-        why_not = std::to_string(p.N) + " columns need more workgroups than the device allows";
-        return std::nullopt;
-      }
-      d.groups = *groups;
       break;
     }
+  }
+  if (tactic.algorithm == Algorithm::Reg || tactic.algorithm == Algorithm::Block) {
+    // A workgroup owns one row block (uniform A addresses) and kLocalSize column blocks.
+    const int64_t columns = ceil_div(ceil_div(p.N, 4), tactic.col_vecs);
+    const auto groups = grid_groups(columns, kLocalSize, ceil_div(p.M, tactic.block), p.batches, ctx.device);
+    if (!groups) {
+      why_not = std::to_string(p.N) + " columns need more workgroups than the device allows";
+      return std::nullopt;
+    }
+    d.groups = *groups;
   }
   plan.dispatches.push_back(std::move(d));
   if (!buffers_fit(ctx, plan, why_not)) return std::nullopt;

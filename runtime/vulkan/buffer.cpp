@@ -109,19 +109,13 @@ const std::byte* Buffer::mapped() const { return const_cast<Buffer*>(this)->mapp
 
 void Buffer::flush() const {
   if (coherent_ || mapped_ == nullptr) return;
-  VkMappedMemoryRange range{};
-  range.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE;
-  range.memory = memory_;
-  range.size = VK_WHOLE_SIZE;
+  const VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, nullptr, memory_, 0, VK_WHOLE_SIZE};
   VKG_VK_CHECK(vkFlushMappedMemoryRanges(device_->handle(), 1, &range), "flushing Vulkan buffer memory");
 }
 
 void Buffer::invalidate() const {
   if (coherent_ || mapped_ == nullptr) return;
-  VkMappedMemoryRange range{};
-  range.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE;
-  range.memory = memory_;
-  range.size = VK_WHOLE_SIZE;
+  const VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, nullptr, memory_, 0, VK_WHOLE_SIZE};
   VKG_VK_CHECK(vkInvalidateMappedMemoryRanges(device_->handle(), 1, &range), "invalidating Vulkan buffer memory");
 }
 
