@@ -161,6 +161,7 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
 
   vk::ExecutorOptions options;
   options.faulty_tactics = vk::faulty_tactics_from_env();
+  options.faulty_layers = vk::faulty_layers_from_env();
   options.profile = args.profile;
   VKG_START("RUNNING | Runner: " << name);
   VKG_VERBOSE(name << " | memory path: " << vk::memory_path_name(ctx->device().info().memory_path()));

@@ -26,9 +26,11 @@ std::string pipeline_key(const std::string& shader, const std::vector<SpecValue>
 
 }  // namespace
 
-std::vector<std::string> faulty_tactics_from_env() {
+namespace {
+
+std::vector<std::string> comma_list_from_env(const char* name) {
   std::vector<std::string> out;
-  const char* env = std::getenv("VKGRAPHY_FAULTY_TACTICS");
+  const char* env = std::getenv(name);
   if (env == nullptr) return out;
   std::string item;
   std::istringstream in(env);
@@ -39,6 +41,15 @@ std::vector<std::string> faulty_tactics_from_env() {
   }
   return out;
 }
+
+bool any_glob_matches(const std::vector<std::string>& patterns, const std::string& text) {
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return glob_match(p, text); });
+}
+
+}  // namespace
+
+std::vector<std::string> faulty_tactics_from_env() { return comma_list_from_env("VKGRAPHY_FAULTY_TACTICS"); }
+std::vector<std::string> faulty_layers_from_env() { return comma_list_from_env("VKGRAPHY_FAULTY_LAYERS"); }
 
 const ComputePipeline& EngineExecutor::pipeline_for(const std::string& shader, const std::vector<SpecValue>& spec,
                                                     uint32_t bindings, uint32_t push_words,
@@ -113,11 +124,14 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
           pipeline_for(d.shader, d.spec, uint32_t(d.bindings.size()), uint32_t(d.push.size()), words->second);
       layers_[li].steps.push_back({&p, std::make_unique<DescriptorSet>(device, p, buffers), &d});
     }
-    const bool faulty = std::any_of(options_.faulty_tactics.begin(), options_.faulty_tactics.end(),
-                                    [&](const std::string& pattern) { return glob_match(pattern, layer.tactic); });
-    if (!faulty) continue;
-    VKG_WARNING("VKGRAPHY_FAULTY_TACTICS: layer '" << layer.name << "' (tactic " << layer.tactic
-                                                   << ") will produce wrong results on purpose");
+    const bool by_tactic = any_glob_matches(options_.faulty_tactics, layer.tactic);
+    const bool by_layer = any_glob_matches(options_.faulty_layers, layer.name) ||
+                          std::any_of(layer.nodes.begin(), layer.nodes.end(),
+                                      [&](const std::string& n) { return any_glob_matches(options_.faulty_layers, n); });
+    if (!by_tactic && !by_layer) continue;
+    VKG_WARNING((by_tactic ? "VKGRAPHY_FAULTY_TACTICS" : "VKGRAPHY_FAULTY_LAYERS")
+                << ": layer '" << layer.name << "' (tactic " << layer.tactic
+                << ") will produce wrong results on purpose");
     for (int32_t t : layer.outputs) {
       if (t < 0) continue;
       const EngineTensor& tensor = engine.tensors[size_t(t)];

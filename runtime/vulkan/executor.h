@@ -25,12 +25,18 @@ struct ExecutorOptions {
   // Testing switch (VKGRAPHY_FAULTY_TACTICS): every layer running one of these
   // tactics has its outputs overwritten with plainly wrong values after it runs.
   std::vector<std::string> faulty_tactics;
+  // Testing switch (VKGRAPHY_FAULTY_LAYERS): the same for every layer whose
+  // name or one of whose ONNX nodes matches one of these globs, so that a
+  // fault can be put on one node whatever tactic runs it and whatever it was fused with.
+  std::vector<std::string> faulty_layers;
   // Timestamps around every layer (last_layer_ns()).
   bool profile = false;
 };
 
 // The tactic names in VKGRAPHY_FAULTY_TACTICS (comma-separated); empty when unset.
 std::vector<std::string> faulty_tactics_from_env();
+// The node or layer names in VKGRAPHY_FAULTY_LAYERS (comma-separated); empty when unset.
+std::vector<std::string> faulty_layers_from_env();
 
 class EngineExecutor {
  public:

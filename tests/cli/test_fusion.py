@@ -194,6 +194,16 @@ class TestFusion(CliTestCase):
             precisions = {l["name"]: l["precision"] for l in json.load(open(self.path("pinned.json")))["layers"]}
             self.assertEqual(precisions, {"conv+bn+bias+relu": expected}, pins)
 
+    def test_fault_injection_by_node_name_lands_on_the_fused_layer(self):
+        path = self.conv_bn_bias_relu()
+        out = self.vkgraphy("run", path, "--vk", "--ref", "--builder-optimization-level", "0",
+                            env={"VKGRAPHY_FAULTY_LAYERS": "bn"}, expect=1)
+        self.assertIn("VKGRAPHY_FAULTY_LAYERS: layer 'conv+bn+bias+relu'", out)
+        self.assertIn("FAILED | Output: 'y'", out)
+        out = self.vkgraphy("run", path, "--vk", "--ref", "--builder-optimization-level", "0",
+                            env={"VKGRAPHY_FAULTY_LAYERS": "no-such-node"})
+        self.assertNotIn("wrong results on purpose", out)
+
     def test_seed_example_verbatim_gives_only_good_builds(self):
         # The flaky-tactic example of the docs: an Identity between fp32 input and output moves data
         # and rounds nothing, so --fp16 never runs it as an fp16 copy between two reformats.
