@@ -732,6 +732,10 @@ BuildResult Builder::build() {
     const ValueInfo* vi = graph_.find_value_info(name);
     return vi != nullptr && vi->static_shape() ? int(vi->concrete_shape().size()) : -1;
   };
+  options.is_float = [&](const std::string& name) {
+    const ValueInfo* vi = graph_.find_value_info(name);
+    return vi != nullptr && vi->dtype && is_float_dtype(*vi->dtype);
+  };
   OptimizedGraph optimized =
       optimize_graph(remaining, [&](const std::string& name) { return constant(name); }, options);
   aliases_ = std::move(optimized.aliases);

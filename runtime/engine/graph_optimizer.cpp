@@ -344,13 +344,17 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
   for (size_t i = 0; i < kept.size(); ++i) {
     if (absorbed[i]) continue;
     const Node& head = *kept[i];
+    const bool binary_op = (head.op_type == "Add" || head.op_type == "Sub" || head.op_type == "Mul" ||
+                            head.op_type == "Div") &&
+                           head.outputs.size() == 1 && options.is_float && options.is_float(head.outputs[0]);
     const bool producer_op = head.op_type == "Conv" || head.op_type == "ConvTranspose" || head.op_type == "Gemm" ||
-                             head.op_type == "MatMul";
+                             head.op_type == "MatMul" || binary_op;
     if (!options.fusion || !producer_op || head.outputs.size() != 1 || head.outputs[0].empty()) {
       out.layers.push_back({head, {head.name}});
       continue;
     }
-    std::optional<FoldableProducer> producer = FoldableProducer::make(head, constant, rank_of(head.outputs[0]));
+    std::optional<FoldableProducer> producer =
+        binary_op ? std::nullopt : FoldableProducer::make(head, constant, rank_of(head.outputs[0]));
     std::vector<std::string> held = {head.name};
     std::string output = head.outputs[0];
     while (producer) {

@@ -5,7 +5,8 @@
 //   their input, sharing its device buffer;
 // - a Conv, ConvTranspose, Gemm or MatMul with constant weights absorbs a
 //   following bias Add and BatchNormalization into new weights;
-// - a Conv, ConvTranspose, Gemm or MatMul then absorbs a following activation
+// - a Conv, ConvTranspose, Gemm or MatMul, or a float Add, Sub, Mul or Div
+//   (the elementwise chain binary op + activation), then absorbs a following activation
 //   (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, GELU as Gelu
 //   or its Erf pattern, x*HardSigmoid(x), x*Sigmoid(x)), which its shader
 //   applies as it stores (shaders/common/epilogue.glsl).
@@ -55,6 +56,7 @@ struct GraphOptimizerOptions {
   bool fusion = true;                  // false: every node is a layer of its own (--no-fusion)
   std::set<std::string> keep_tensors;  // tensors read by the user: never aliased or fused away
   std::function<int(const std::string&)> rank_of;  // a tensor's rank, -1 when unknown
+  std::function<bool(const std::string&)> is_float;  // a tensor of a float type (false when unknown)
 };
 
 // `nodes` are the graph's nodes left to run (unique names, graph order);

@@ -29,6 +29,7 @@
 #include "common/precision.glsl"
 #include "common/index.glsl"
 #include "elementwise/math.glsl"
+#include "common/epilogue.glsl"
 
 #define OP_ADD 0
 #define OP_SUB 1
@@ -230,7 +231,7 @@ void element(uint e) {
     ci[e] = result_int(kIntMath != 0 ? afp(0) : a_float(oa), kIntMath != 0 ? afp(0) : b_float(ob), a_int(oa),
                        b_int(ob));
   } else {
-    c[e] = afp2sfp(float_op(a_float(oa), b_float(ob)));
+    c[e] = afp2sfp(vkg_epilogue(float_op(a_float(oa), b_float(ob))));
   }
 }
 
@@ -262,7 +263,7 @@ void vector4(uint e) {
     ci4[e / 4] = r;
   } else {
     afp4 r;
-    for (int k = 0; k < 4; ++k) r[k] = float_op(xf[k], yf[k]);
+    for (int k = 0; k < 4; ++k) r[k] = vkg_epilogue(float_op(xf[k], yf[k]));
     c4[e / 4] = afp2sfp4(r);
   }
 }

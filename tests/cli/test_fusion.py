@@ -139,6 +139,31 @@ class TestFusion(CliTestCase):
                           "*.f32", "--atol", "2e-2", "--rtol", "2e-2")
         self.assertIn("Fused 7 nodes", out)
 
+    def test_a_float_binary_op_absorbs_its_activation_and_an_integer_one_does_not(self):
+        # A residual Add + Relu (and a Mul + x*Sigmoid) run as one dispatch.
+        nodes = [helper.make_node("Add", ["x", "r"], ["s"], name="add"),
+                 helper.make_node("Relu", ["s"], ["t"], name="relu"),
+                 helper.make_node("Mul", ["t", "k"], ["u"], name="mul"),
+                 helper.make_node("Sigmoid", ["u"], ["g"], name="gate"),
+                 helper.make_node("Mul", ["u", "g"], ["y"], name="silu")]
+        inits = [const("r", [2, 3, 8]), const("k", [8])]
+        out = self.run_vk(make_model(nodes, inits, [2, 3, 8], "y", path=self.path("binary.onnx")), "--val-range",
+                          "x:[-2,2]")
+        self.assertIn("Fused 2 nodes into layer 'add+relu' (Add)", out)
+        self.assertIn("Fused 3 nodes into layer 'mul+gate+silu' (Mul)", out)
+        self.assertIn("2 layers (", out)
+        # Integer data: the Relu stays a layer of its own.
+        graph = helper.make_graph([helper.make_node("Add", ["x", "one"], ["s"], name="add"),
+                                   helper.make_node("Relu", ["s"], ["y"], name="relu")], "int",
+                                  [helper.make_tensor_value_info("x", TensorProto.INT32, [6])],
+                                  [helper.make_tensor_value_info("y", TensorProto.INT32, [6])],
+                                  [numpy_helper.from_array(np.array(-3, np.int32), "one")])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+        m.ir_version = 8
+        onnx.save(onnx.shape_inference.infer_shapes(m), self.path("int.onnx"))
+        out = self.run_vk(self.path("int.onnx"))
+        self.assertNotIn("Fused", out)
+
     def test_a_marked_or_shared_tensor_is_not_fused_away(self):
         path = self.conv_bn_bias_relu()
         out = self.run_vk(path, "--vk-outputs", "y", "n", "--onnx-outputs", "y", "n")
