@@ -591,16 +591,15 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
     if (timed_here) ++result_.stats.layers_timed;
     // The fastest by median plus the reformats it needs; with --deterministic,
     // the first in heuristic order among near-ties.
-    auto cost = [](const CandidateTiming& t) { return t.median_ns + t.reformat_ns; };
     double best = INFINITY;
     for (const CandidateTiming& t : choice.candidates)
-      if (!t.error) best = std::min(best, cost(t));
+      if (!t.error) best = std::min(best, t.cost_ns());
     VKG_CHECK(std::isfinite(best), "every candidate tactic of " << node.describe() << " failed: "
                                                                 << choice.candidates.front().error.value_or(""));
     for (size_t i = 0; i < choice.candidates.size(); ++i) {
       const CandidateTiming& t = choice.candidates[i];
       if (t.error) continue;
-      if (config_.deterministic ? cost(t) <= best * (1 + config_.tie_margin) : cost(t) == best) {
+      if (config_.deterministic ? t.cost_ns() <= best * (1 + config_.tie_margin) : t.cost_ns() == best) {
         chosen = i;
         break;
       }
@@ -619,7 +618,7 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
     std::vector<const CandidateTiming*> sorted;
     for (const CandidateTiming& t : choice.candidates) sorted.push_back(&t);
     std::stable_sort(sorted.begin(), sorted.end(), [](const CandidateTiming* a, const CandidateTiming* b) {
-      return !a->error && (b->error || a->median_ns + a->reformat_ns < b->median_ns + b->reformat_ns);
+      return !a->error && (b->error || a->cost_ns() < b->cost_ns());
     });
     for (const CandidateTiming* t : sorted) {
       table << "\n    " << std::left << std::setw(36) << t->tactic << " "
@@ -721,7 +720,8 @@ BuildResult Builder::build() {
     const bool produced = std::any_of(remaining.begin(), remaining.end(), [&](const Node* n) {
       return std::find(n->outputs.begin(), n->outputs.end(), name) != n->outputs.end();
     });
-    VKG_CHECK(produced || constant(name) || graph_.find_value_info(name) != nullptr,
+    // Produced by a node left to run, folded to a constant, or a model input.
+    VKG_CHECK(produced || constant(name) || produced_storage_.count(name),
               "cannot mark tensor '" << name << "' as an output: the model has no such tensor");
     outputs.push_back(name);
   }

@@ -25,21 +25,40 @@ bool is_noop(const Node& n, const std::function<const Tensor*(const std::string&
   return true;
 }
 
+bool is_binary(const Node& n, const std::string& op) { return n.op_type == op && n.inputs.size() == 2; }
+// The other input of a binary node that reads `x` once.
+std::string other_input(const Node& n, const std::string& x) {
+  if (n.inputs[0] == x && n.inputs[1] != x) return n.inputs[1];
+  if (n.inputs[1] == x && n.inputs[0] != x) return n.inputs[0];
+  return "";
+}
+
+void set_float_attr(Node& n, const char* name, float value) {
+  Attribute& a = n.attrs[name];
+  a.kind = Attribute::Kind::Float;
+  a.f = value;
+}
+
 // A per-channel affine map y*scale + shift over `channels` channels.
 struct ChannelAffine {
   std::vector<float> scale, shift;
 };
 
-const Tensor* float_constant(const std::function<const Tensor*(const std::string&)>& constant, const Node& n,
-                             size_t i) {
-  if (i >= n.inputs.size() || n.inputs[i].empty()) return nullptr;
-  const Tensor* t = constant(n.inputs[i]);
+const Tensor* float_constant(const std::function<const Tensor*(const std::string&)>& constant,
+                             const std::string& name) {
+  const Tensor* t = name.empty() ? nullptr : constant(name);
   return t != nullptr && t->dtype() == DType::Float32 ? t : nullptr;
 }
 
+const Tensor* float_constant(const std::function<const Tensor*(const std::string&)>& constant, const Node& n,
+                             size_t i) {
+  return i < n.inputs.size() ? float_constant(constant, n.inputs[i]) : nullptr;
+}
+
 // The affine map of a consumer that a producer with `channels` output channels on
-// axis 1 of a rank-`rank` output can absorb: a BatchNormalization in inference
-// mode, or an Add of a constant that varies at most along the channel axis.
+// axis `axis` of a rank-`rank` output can absorb: a BatchNormalization in
+// inference mode (channels on axis 1), or an Add of a constant that varies at
+// most along the channel axis.
 std::optional<ChannelAffine> channel_affine(const Node& n, const std::string& x, int64_t channels, size_t axis,
                                             size_t rank,
                                             const std::function<const Tensor*(const std::string&)>& constant) {
@@ -62,10 +81,8 @@ std::optional<ChannelAffine> channel_affine(const Node& n, const std::string& x,
     }
     return a;
   }
-  if (n.op_type == "Add" && n.inputs.size() == 2) {
-    const size_t other = n.inputs[0] == x ? 1 : n.inputs[1] == x ? 0 : 2;
-    if (other == 2 || n.inputs[0] == n.inputs[1]) return std::nullopt;
-    const Tensor* c = float_constant(constant, n, other);
+  if (is_binary(n, "Add")) {
+    const Tensor* c = float_constant(constant, other_input(n, x));
     if (c == nullptr || c->shape().size() > rank) return std::nullopt;
     // Right-aligned against the output: every axis but the channel axis is 1.
     const size_t pad = rank - c->shape().size();
@@ -86,7 +103,8 @@ std::optional<ChannelAffine> channel_affine(const Node& n, const std::string& x,
 // A producer that can absorb per-channel affine maps into its weights.
 class FoldableProducer {
  public:
-  // nullopt when `n` is not a Conv/ConvTranspose/Gemm with float32 constant weights (and bias).
+  // nullopt when `n` is not a Conv, ConvTranspose, Gemm or MatMul with float32
+  // constant weights (and bias), or its output channels cannot be located.
   static std::optional<FoldableProducer> make(const Node& n,
                                               const std::function<const Tensor*(const std::string&)>& constant,
                                               int output_rank) {
@@ -112,7 +130,7 @@ class FoldableProducer {
       p.rank_ = size_t(output_rank);
       p.axis_ = p.rank_ - 1;
     } else if (n.op_type == "Gemm") {
-      if (w->rank() != 2 || n.attr_int("transA", 0) < 0) return std::nullopt;
+      if (w->rank() != 2) return std::nullopt;
       p.channels_ = n.attr_int("transB", 0) ? w->shape()[0] : w->shape()[1];
       p.rank_ = 2;
       p.axis_ = 1;
@@ -166,10 +184,7 @@ class FoldableProducer {
     n.inputs[2] = name + ":" + (gemm ? "C" : "B");
     constants[n.inputs[1]] = weights_;
     constants[n.inputs[2]] = Tensor::from_vector<float>({channels_}, bias_);
-    if (node_.op_type == "Gemm") {
-      n.attrs["beta"].kind = Attribute::Kind::Float;
-      n.attrs["beta"].f = 1.0f;
-    }
+    if (node_.op_type == "Gemm") set_float_attr(n, "beta", 1.0f);  // beta is folded into C
     return n;
   }
 
@@ -190,7 +205,8 @@ bool scalar_near(const Tensor* t, double value) {
   return t != nullptr && t->size() == 1 && std::abs(t->get_as_double(0) - value) <= 1e-5 * std::abs(value);
 }
 
-// The node of `kept` that consumes `x` as input `slot`-agnostic, when it is the only one.
+// The nodes left to run that read each tensor, as the fusion sees them: none
+// for a tensor the user reads, and none once one of them has been absorbed.
 struct Consumers {
   const std::vector<const Node*>& kept;
   const std::map<std::string, std::vector<size_t>>& by_tensor;
@@ -212,14 +228,6 @@ struct Consumers {
     return c.size() == 1 && kept[c[0]]->op_type == op ? c[0] : SIZE_MAX;
   }
 };
-
-bool is_binary(const Node& n, const std::string& op) { return n.op_type == op && n.inputs.size() == 2; }
-// The other input of a binary node that reads `x` once.
-std::string other_input(const Node& n, const std::string& x) {
-  if (n.inputs[0] == x && n.inputs[1] != x) return n.inputs[1];
-  if (n.inputs[1] == x && n.inputs[0] != x) return n.inputs[0];
-  return "";
-}
 
 // The activation applied to `x` by the nodes that consume it: its kind and the nodes it spans (the
 // last one writes the result).
@@ -288,12 +296,6 @@ std::optional<std::pair<FusedActivation, std::vector<size_t>>> match_activation(
   return std::nullopt;
 }
 
-void set_float_attr(Node& n, const char* name, float value) {
-  Attribute& a = n.attrs[name];
-  a.kind = Attribute::Kind::Float;
-  a.f = value;
-}
-
 }  // namespace
 
 std::optional<FusedActivation> fused_activation(const Node& node) {
@@ -357,6 +359,7 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
         binary_op ? std::nullopt : FoldableProducer::make(head, constant, rank_of(head.outputs[0]));
     std::vector<std::string> held = {head.name};
     std::string output = head.outputs[0];
+    bool folded = false;  // the producer's weights absorbed a bias or BatchNormalization
     while (producer) {
       const std::vector<size_t> c = users.of(output);
       if (c.size() != 1) break;
@@ -368,6 +371,7 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       absorbed[c[0]] = true;
       held.push_back(next.name);
       output = next.outputs[0];
+      folded = true;
     }
     const auto activation = match_activation(output, users, constant);
     if (activation) {
@@ -383,8 +387,7 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     }
     std::string name;
     for (const std::string& h : held) name += (name.empty() ? "" : "+") + h;
-    Node fused = held.size() > 1 + (activation ? activation->second.size() : 0) ? producer->finish(name, output, out.constants)
-                                                                                 : head;
+    Node fused = folded ? producer->finish(name, output, out.constants) : head;
     fused.name = name;
     fused.outputs = {output};
     if (activation) {

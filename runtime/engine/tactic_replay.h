@@ -23,6 +23,9 @@ struct CandidateTiming {
   // it (inputs held in the other precision); the builder ranks median + this.
   double reformat_ns = 0;
 
+  // What the builder ranks candidates by.
+  double cost_ns() const { return median_ns + reformat_ns; }
+
   bool operator==(const CandidateTiming&) const = default;
 };
 

@@ -24,13 +24,13 @@
 // the integer tactics).
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstring>
 #include <limits>
 
 #include "runtime/core/error.h"
 #include "runtime/engine/tactic.h"
 #include "runtime/reference/ops/linalg_kernels.h"
+#include "runtime/tactics/gemm_common.h"
 
 namespace vkg {
 
@@ -584,24 +584,24 @@ std::optional<Dispatch> block_gemm_dispatch(const LayerContext& ctx, LayerPlan& 
     return std::nullopt;
   const auto [bias, has_bias] = bind_optional(ctx, plan, 2, st);
   const BindingRef table = add_weight(plan, int_weight({0}));
-  constexpr uint32_t kHasC = 1;
+  // Y[n, m, p] = sum_k W[m, k] * B[n, k, p] + bias[m]: the weights as A (shared by every batch).
+  Product p;
+  p.M = s.out_channels, p.N = positions, p.K = kdim, p.batches = s.batch;
+  p.a_bs = 0, p.a_sm = kdim, p.a_sk = 1;
+  p.b_bs = b_batch, p.b_sk = ldb, p.b_sn = 1;
+  const int64_t columns = ((positions + 3) / 4 + block.col_vecs - 1) / block.col_vecs;
+  const int64_t row_blocks = (s.out_channels + block.rows - 1) / block.rows;
+  const auto groups = gemm_grid_groups(columns, kLocalSize, row_blocks, s.batch, ctx.device);
+  if (!groups) {
+    why_not = "too many positions for one dispatch";
+    return std::nullopt;
+  }
   Dispatch d;
   d.shader = ctx.shader("gemm/block");
   d.spec = {{0, kLocalSize}, {1, block.rows}, {2, block.col_vecs}, {3, positions % 4 == 0 ? 1u : 0u}};
   d.bindings = {a, b, bias, BindingRef::output(0), table};
-  // M, N, K, batches; A strides (batch, m, k); B strides (batch, k, n); C strides (m, n); flags; alpha, beta.
-  d.push = {uint32_t(s.out_channels), uint32_t(positions), uint32_t(kdim), uint32_t(s.batch),
-            0u, uint32_t(kdim), 1u, uint32_t(b_batch), uint32_t(ldb), 1u, 1u, 0u,
-            has_bias ? kHasC : 0u, std::bit_cast<uint32_t>(1.0f), std::bit_cast<uint32_t>(1.0f), 0u};
-  const uint64_t columns = (uint64_t(positions + 3) / 4 + block.col_vecs - 1) / block.col_vecs;
-  const uint64_t row_blocks = (uint64_t(s.out_channels) + block.rows - 1) / block.rows;
-  const uint64_t x = (columns + kLocalSize - 1) / kLocalSize;
-  if (x > ctx.device.max_workgroup_count[0]) {
-    why_not = "too many positions for one dispatch";
-    return std::nullopt;
-  }
-  d.groups = {uint32_t(x), uint32_t(std::min<uint64_t>(row_blocks, ctx.device.max_workgroup_count[1])),
-              uint32_t(std::min<uint64_t>(uint64_t(s.batch), ctx.device.max_workgroup_count[2]))};
+  d.push = gemm_float_push(p, /*c_sm=*/1, /*c_sn=*/0, has_bias ? kGemmFlagHasC : 0u, 1.0f, 1.0f);
+  d.groups = *groups;
   return d;
 }
 

@@ -23,33 +23,54 @@
 
 #include "runtime/core/error.h"
 #include "runtime/engine/tactic.h"
+#include "runtime/tactics/gemm_common.h"
 
 namespace vkg {
+
+std::vector<uint32_t> gemm_common_push(const Product& p, int64_t c_sm, int64_t c_sn, uint32_t flags) {
+  if (!p.a_index.empty()) flags |= kGemmFlagBatchTable;
+  const bool table = !p.a_index.empty();
+  return {uint32_t(p.M),
+          uint32_t(p.N),
+          uint32_t(p.K),
+          uint32_t(p.batches),
+          uint32_t(table ? 0 : p.a_bs),
+          uint32_t(p.a_sm),
+          uint32_t(p.a_sk),
+          uint32_t(table ? 0 : p.b_bs),
+          uint32_t(p.b_sk),
+          uint32_t(p.b_sn),
+          uint32_t(c_sm),
+          uint32_t(c_sn),
+          flags};
+}
+
+std::optional<std::array<uint32_t, 3>> gemm_grid_groups(int64_t columns, uint32_t local, int64_t rows, int64_t batches,
+                                                        const vk::DeviceInfo& device) {
+  auto limit = [](uint32_t l) { return l ? int64_t(l) : int64_t(65535); };
+  const int64_t x = std::max<int64_t>(1, (columns + local - 1) / local);
+  if (x > limit(device.max_workgroup_count[0])) return std::nullopt;
+  return std::array<uint32_t, 3>{uint32_t(x),
+                                 uint32_t(std::clamp<int64_t>(rows, 1, limit(device.max_workgroup_count[1]))),
+                                 uint32_t(std::clamp<int64_t>(batches, 1, limit(device.max_workgroup_count[2])))};
+}
+
+std::vector<uint32_t> gemm_float_push(const Product& p, int64_t c_sm, int64_t c_sn, uint32_t flags, float alpha,
+                                      float beta) {
+  std::vector<uint32_t> push = gemm_common_push(p, c_sm, c_sn, flags);
+  push.insert(push.end(), {std::bit_cast<uint32_t>(alpha), std::bit_cast<uint32_t>(beta), 0u});
+  return push;
+}
 
 namespace {
 
 constexpr uint32_t kLocalSize = 64;
 
-// Flags of GemmParams / IntParams (shaders/gemm/common.glsl, integer.comp).
-constexpr uint32_t kFlagHasC = 1;
-constexpr uint32_t kFlagBatchTable = 2;
+// The integer shader's own flag, beside kGemmFlagHasC and kGemmFlagBatchTable (gemm_common.h).
 constexpr uint32_t kFlagRequantize = 4;
 
 int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
 int64_t ceil_div(int64_t x, int64_t d) { return (x + d - 1) / d; }
-
-// One layer as Y[b, m, n] = sum_k A(b, m, k) * B(b, k, n) with the addressing
-// of shaders/gemm/common.glsl. Batch strides are per batch index of A and B.
-struct Product {
-  size_t a_input = 0, b_input = 1;  // layer input positions of A and B
-  int64_t M = 0, N = 0, K = 0, batches = 1;
-  int64_t a_bs = 0, a_sm = 0, a_sk = 0;
-  int64_t b_bs = 0, b_sk = 0, b_sn = 0;
-  int64_t b_batches = 1;  // batches stored in B
-  // Per output batch, the batch index of A and of B; empty when A's batch
-  // index is b * (a_bs != 0) and B's is b * (b_bs != 0).
-  std::vector<int64_t> a_index, b_index;
-};
 
 // A and B of MatMul-like ops with numpy semantics (1-D promotion, broadcast
 // batch dims); throws Error naming the node on shapes that do not multiply.
@@ -202,37 +223,6 @@ BindingRef batch_table(const Product& p, LayerPlan& plan, BindingRef zero) {
   return add_weight(plan, Tensor::from_vector<int32_t>({int64_t(table.size())}, table));
 }
 
-// The 13 words shared by GemmParams and IntParams: sizes, strides, C strides, flags.
-std::vector<uint32_t> common_push(const Product& p, int64_t c_sm, int64_t c_sn, uint32_t flags) {
-  if (!p.a_index.empty()) flags |= kFlagBatchTable;
-  const bool table = !p.a_index.empty();
-  return {uint32_t(p.M),
-          uint32_t(p.N),
-          uint32_t(p.K),
-          uint32_t(p.batches),
-          uint32_t(table ? 0 : p.a_bs),
-          uint32_t(p.a_sm),
-          uint32_t(p.a_sk),
-          uint32_t(table ? 0 : p.b_bs),
-          uint32_t(p.b_sk),
-          uint32_t(p.b_sn),
-          uint32_t(c_sm),
-          uint32_t(c_sn),
-          flags};
-}
-
-// Group counts {x: ceil(columns / local), y: rows, z: batches}, y and z capped
-// at the device limits (the shaders loop over the rest); nullopt when x exceeds its limit.
-std::optional<std::array<uint32_t, 3>> grid_groups(int64_t columns, uint32_t local, int64_t rows, int64_t batches,
-                                                   const vk::DeviceInfo& device) {
-  auto limit = [](uint32_t l) { return l ? int64_t(l) : int64_t(65535); };
-  const int64_t x = std::max<int64_t>(1, ceil_div(columns, local));
-  if (x > limit(device.max_workgroup_count[0])) return std::nullopt;
-  return std::array<uint32_t, 3>{uint32_t(x),
-                                 uint32_t(std::clamp<int64_t>(rows, 1, limit(device.max_workgroup_count[1]))),
-                                 uint32_t(std::clamp<int64_t>(batches, 1, limit(device.max_workgroup_count[2])))};
-}
-
 BindingRef zero_weight(LayerPlan& plan) { return add_weight(plan, Tensor::from_vector<int32_t>({1}, {0})); }
 
 // ---------------------------------------------------------------------------
@@ -281,12 +271,12 @@ LayerPlan integer_plan(const LayerContext& ctx, const Product& p, const IntegerE
   const BindingRef a_zp = x.a_zp ? bind_input(ctx, plan, *x.a_zp) : zero;
   const BindingRef b_zp = x.b_zp ? bind_input(ctx, plan, *x.b_zp) : zero;
   const BindingRef table = batch_table(p, plan, zero);
-  uint32_t flags = (x.c ? kFlagHasC : 0) | (x.requantize ? kFlagRequantize : 0);
+  uint32_t flags = (x.c ? kGemmFlagHasC : 0) | (x.requantize ? kFlagRequantize : 0);
   Dispatch d;
   d.shader = "gemm/integer.f32";
   d.spec = {{0, kLocalSize}};
   d.bindings = {a, b, c, a_zp, b_zp, BindingRef::output(0), table};
-  d.push = common_push(p, x.c_sm, x.c_sn, flags);
+  d.push = gemm_common_push(p, x.c_sm, x.c_sn, flags);
   d.push.insert(d.push.end(), {uint32_t(x.a_zp_sm), uint32_t(x.b_zp_sn), float_bits(x.multiplier),
                                uint32_t(x.y_zero_point), uint32_t(x.y_lo), uint32_t(x.y_hi), 0u});
   d.groups = linear_groups(uint64_t(p.batches * p.M * p.N), kLocalSize, ctx.device);
@@ -472,7 +462,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
     const std::array<int64_t, 2> c_strides = gemm_c_strides(ctx, p.M, p.N);
     c_sm = c_strides[0];
     c_sn = c_strides[1];
-    flags |= kFlagHasC;
+    flags |= kGemmFlagHasC;
     if (c_in.is_constant()) {
       std::vector<float> scaled;
       for (double v : c_in.constant->to_doubles()) scaled.push_back(beta * float(v));
@@ -487,8 +477,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
 
   Dispatch d;
   d.bindings = {a, b, c, BindingRef::output(0), batch_table(p, plan, zero)};
-  d.push = common_push(p, c_sm, c_sn, flags);
-  d.push.insert(d.push.end(), {float_bits(alpha), float_bits(beta), 0u});
+  d.push = gemm_float_push(p, c_sm, c_sn, flags, alpha, beta);
   const uint64_t outputs = uint64_t(p.batches * p.M * p.N);
   switch (tactic.algorithm) {
     case Algorithm::Naive:
@@ -535,7 +524,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
   if (tactic.algorithm == Algorithm::Reg || tactic.algorithm == Algorithm::Block) {
     // A workgroup owns one row block (uniform A addresses) and kLocalSize column blocks.
     const int64_t columns = ceil_div(ceil_div(p.N, 4), tactic.col_vecs);
-    const auto groups = grid_groups(columns, kLocalSize, ceil_div(p.M, tactic.block), p.batches, ctx.device);
+    const auto groups = gemm_grid_groups(columns, kLocalSize, ceil_div(p.M, tactic.block), p.batches, ctx.device);
     if (!groups) {
       why_not = std::to_string(p.N) + " columns need more workgroups than the device allows";
       return std::nullopt;

@@ -24,10 +24,6 @@ std::string pipeline_key(const std::string& shader, const std::vector<SpecValue>
   return key.str();
 }
 
-}  // namespace
-
-namespace {
-
 std::vector<std::string> comma_list_from_env(const char* name) {
   std::vector<std::string> out;
   const char* env = std::getenv(name);
@@ -147,6 +143,7 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
                                     uint32_t(n), linear_groups(n, kFaultLocalSize, device.info())});
     }
   }
+  record();
 }
 
 EngineExecutor::~EngineExecutor() = default;
@@ -204,7 +201,6 @@ TensorMap EngineExecutor::run(const TensorMap& inputs) {
     target.upload(stored.raw(), stored.nbytes());
   }
 
-  if (cmd_ == nullptr) record();
   cmd_->submit_and_wait();
 
   last_layer_ns_.clear();
