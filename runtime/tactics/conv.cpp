@@ -8,6 +8,9 @@
 //   conv.1x1.<MxP>           pointwise Conv as the same GEMM straight on the input (any rank)
 //   conv.1x1_block<RxC>      pointwise Conv on gemm/block.comp (register-resident R x C blocks)
 //   conv.im2col_block<RxC>   im2col into scratch + gemm/block.comp (one group)
+//   conv.implicit_gemm<BxB>  Conv on the shared-memory GEMM core (gemm/smem_tile.glsl),
+//                            the window read as B is staged (1-3 spatial dims, any groups)
+//   conv.transpose_implicit_gemm<BxB>  ConvTranspose the same way (gather form)
 //   conv.depthwise           group == C_in (any channel multiplier), 1-3 spatial dims
 //   conv.winograd_f23        F(2x2, 3x3): 2-D, 3x3, stride 1, dilation 1, group 1; input
 //                            transform, 16 GEMMs (the same GEMM), output transform
@@ -26,6 +29,7 @@
 #include <array>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 #include "runtime/core/error.h"
 #include "runtime/engine/tactic.h"
@@ -651,6 +655,46 @@ std::optional<LayerPlan> plan_im2col_block(const LayerContext& ctx, BlockShape b
 }
 
 // ---------------------------------------------------------------------------
+// conv.implicit_gemm<BM>x<BN> and conv.transpose_implicit_gemm<BM>x<BN>: the
+// shared-memory GEMM core (gemm/smem_tile.glsl) with B read through the window
+// as the GEMM stages it (conv/implicit_gemm.comp): no im2col buffer, any
+// groups, runtime or constant weights as stored.
+
+std::optional<LayerPlan> plan_implicit_gemm(const LayerContext& ctx, SmemTile tile, bool transpose,
+                                            std::string& why_not) {
+  const std::optional<StorageType> st = float_storage(ctx, why_not);
+  if (!st) return std::nullopt;
+  const ConvShape s = transpose ? conv_transpose_shape(ctx) : conv_shape(ctx, 0, 1);
+  check_output(ctx, s);
+  if (!within_3d(s, why_not)) return std::nullopt;
+  if (!fits_invocations(uint64_t(s.batch * s.out_channels) * uint64_t(s.out_size()), why_not)) return std::nullopt;
+  const int64_t kdim = s.cg() * s.kernel_size();
+  LayerPlan plan;
+  const BindingRef w = bind_input(ctx, plan, 1);
+  if (!plan.weights.empty() &&
+      !fits_binding(ctx, plan.weights.back().nbytes(), uint64_t(plan.weights.back().size()), "weights", why_not))
+    return std::nullopt;
+  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, *st);
+  std::vector<uint32_t> push{uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(s.group)};
+  push_window(push, window3(s.window));
+  push.insert(push.end(), {uint32_t(s.mg()), uint32_t(kdim), has_bias ? 1u : 0u});
+  std::optional<std::vector<SpecValue>> spec =
+      smem_tile_spec(tile, !transpose && kdim % 4 == 0, false, 1, ctx.arith, ctx.device, why_not);
+  if (!spec) return std::nullopt;
+  spec->push_back({9, transpose ? 1u : 0u});
+  const auto groups = smem_tile_groups(tile, s.mg(), s.out_size(), s.batch * s.group, ctx.device, why_not);
+  if (!groups) return std::nullopt;
+  Dispatch d;
+  d.shader = ctx.shader("conv/implicit_gemm");
+  d.spec = std::move(*spec);
+  d.bindings = {BindingRef::input(0), w, bias, BindingRef::output(0)};
+  d.push = std::move(push);
+  d.groups = *groups;
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
+// ---------------------------------------------------------------------------
 // conv.depthwise
 
 std::optional<LayerPlan> plan_depthwise(const LayerContext& ctx, std::string& why_not) {
@@ -932,6 +976,15 @@ void register_conv_tactics(TacticRegistry& r) {
   r.add_variants("conv.im2col_block8x8", conv, 36, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_im2col_block(c, {8, 2}, w);
   });
+  // Implicit GEMM on shared-memory tiles: the GPU-class form (lavapipe prefers the register blocks above).
+  for (const auto& [name, tile, priority] : {std::tuple{"64x64", SmemTile{64, 64, 16, 4, 4}, 37},
+                                             std::tuple{"32x32", SmemTile{32, 32, 16, 4, 4}, 38}}) {
+    r.add_variants(std::string("conv.implicit_gemm") + name, conv, priority, {kF32, kF16, kF16Acc32},
+                   [tile](const LayerContext& c, std::string& w) { return plan_implicit_gemm(c, tile, false, w); });
+    r.add_variants(std::string("conv.transpose_implicit_gemm") + name, {"ConvTranspose"}, priority + 20,
+                   {kF32, kF16, kF16Acc32},
+                   [tile](const LayerContext& c, std::string& w) { return plan_implicit_gemm(c, tile, true, w); });
+  }
   r.add_variants("conv.direct", conv, 50, {kF32, kF16, kF16Acc32}, plan_conv_direct);
   r.add_variants("conv.transpose_gather", {"ConvTranspose"}, 50, {kF32, kF16, kF16Acc32}, plan_transpose_gather);
   // Exact integer tactics: int32 arithmetic whatever the layer's precision, named by it.

@@ -11,6 +11,10 @@
 //   gemm.sgreg<R>x<C>  the same, the lanes of a subgroup sharing A's loads
 //                      (subgroup broadcasts)
 //   gemm.gemv1x4       the 1 x 4 register block, for products with M == 1
+//   gemm.smem<BM>x<BN> shared-memory tiles of BM x BN with register blocks
+//                      (gemm/smem_tile.glsl): the GPU-class form; _splitk
+//                      splits a deep K over workgroups when the output has
+//                      few tiles, then sums the splits (gemm/splitk_reduce)
 // Integer layers (MatMulInteger, QLinearMatMul, and MatMul/Gemm on int32,
 // int64 or uint32 tensors) run the exact int32 shader gemm/integer.
 #include <algorithm>
@@ -62,9 +66,42 @@ std::vector<uint32_t> gemm_float_push(const Product& p, int64_t c_sm, int64_t c_
   return push;
 }
 
+bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const vk::DeviceInfo& device, std::string& why_not) {
+  if ((device.max_workgroup_invocations && invocations > device.max_workgroup_invocations) ||
+      (device.max_workgroup_size[0] && invocations > device.max_workgroup_size[0]) ||
+      (device.max_shared_memory_bytes && shared_bytes > device.max_shared_memory_bytes)) {
+    why_not = "the device cannot run workgroups of " + std::to_string(invocations) + " invocations with " +
+              std::to_string(shared_bytes) + " bytes of shared memory";
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::vector<SpecValue>> smem_tile_spec(const SmemTile& t, bool vec_a, bool vec_b, uint32_t splits,
+                                                     Arith arith, const vk::DeviceInfo& device, std::string& why_not) {
+  const uint32_t invocations = t.invocations();
+  const uint64_t shared = uint64_t(t.bm + t.bn) * t.bk * (arith == Arith::F16 ? 2 : 4);
+  if (!workgroup_fits(invocations, shared, device, why_not)) return std::nullopt;
+  return std::vector<SpecValue>{{0, invocations}, {1, t.bm},         {2, t.bn},          {3, t.bk}, {4, t.tm},
+                                {5, t.tn},        {6, vec_a ? 1u : 0u}, {7, vec_b ? 1u : 0u}, {8, splits}};
+}
+
+std::optional<std::array<uint32_t, 3>> smem_tile_groups(const SmemTile& t, int64_t M, int64_t N, int64_t z,
+                                                        const vk::DeviceInfo& device, std::string& why_not) {
+  const auto groups = gemm_grid_groups((N + t.bn - 1) / t.bn, 1, (M + t.bm - 1) / t.bm, z, device);
+  if (!groups) why_not = std::to_string(N) + " columns need more workgroups than the device allows";
+  return groups;
+}
+
 namespace {
 
 constexpr uint32_t kLocalSize = 64;
+// Split-K serves products of fewer output tiles than this (a GPU has more
+// cores than that to fill) ...
+constexpr int64_t kSplitKMaxTiles = 64;
+// ... with at least this depth of k per split, and at most kMaxSplits splits.
+constexpr int64_t kSplitKDepth = 128;
+constexpr int64_t kMaxSplits = 16;
 
 // The integer shader's own flag, beside kGemmFlagHasC and kGemmFlagBatchTable (gemm_common.h).
 constexpr uint32_t kFlagRequantize = 4;
@@ -372,7 +409,7 @@ std::optional<LayerPlan> plan_integer_product(const LayerContext& ctx, std::stri
 // ---------------------------------------------------------------------------
 // Float layers: gemm/naive, gemm/tiled, gemm/reg.
 
-enum class Algorithm { Naive, Tiled, Reg, Block };
+enum class Algorithm { Naive, Tiled, Reg, Block, Smem };
 
 struct FloatTactic {
   Algorithm algorithm = Algorithm::Naive;
@@ -380,6 +417,8 @@ struct FloatTactic {
   uint32_t col_vecs = 1;  // Reg, Block: vec4 column vectors per invocation (Reg: 1 or 2, Block: 1..4)
   bool only_m1 = false;   // the GEMV form: products with M == 1 only
   bool share_a = false;   // Reg: lanes of a subgroup load A once and broadcast it
+  SmemTile smem = {};     // Smem: the workgroup tile
+  bool split_k = false;   // Smem: split K over workgroups (few output tiles, deep K)
 };
 
 // B of a product in the vec4-row layout gemm/reg needs: [b_batches][K][round_up(N, 4)],
@@ -396,6 +435,59 @@ Tensor pack_b(const LayerContext& ctx, const Product& p) {
         packed[size_t((bb * p.K + k) * ldb + n)] = float(src[size_t(bb * stored_bs + k * p.b_sk + n * p.b_sn)]);
   const Tensor t = Tensor::from_vector<float>({int64_t(packed.size())}, packed);
   return to_storage(t, in.storage, ctx.node.describe() + " packed B");
+}
+
+// gemm.smem*: completes `d` (bindings and push constants set) on
+// gemm/smem.comp and adds it to `plan`; split-K adds the partial-sum scratch
+// buffer and gemm/splitk_reduce.comp, which then writes the output.
+bool plan_smem(const FloatTactic& tactic, const LayerContext& ctx, const Product& p, Dispatch d, LayerPlan& plan,
+               std::string& why_not) {
+  const SmemTile& t = tactic.smem;
+  uint32_t splits = 1;
+  if (tactic.split_k) {
+    const int64_t tiles = ceil_div(p.M, t.bm) * ceil_div(p.N, t.bn) * p.batches;
+    if (tiles >= kSplitKMaxTiles) {
+      why_not = "the product already spreads over " + std::to_string(tiles) + " workgroups; split-K serves fewer than " +
+                std::to_string(kSplitKMaxTiles);
+      return false;
+    }
+    splits = uint32_t(std::min(kMaxSplits, p.K / kSplitKDepth));
+    if (splits < 2) {
+      why_not = "K = " + std::to_string(p.K) + " is too shallow to split (needs K >= " +
+                std::to_string(2 * kSplitKDepth) + ")";
+      return false;
+    }
+  }
+  const bool vec_a = p.a_sk == 1 && p.a_sm % 4 == 0 && p.a_bs % 4 == 0 && p.K % 4 == 0;
+  const bool vec_b = p.b_sn == 1 && p.b_sk % 4 == 0 && p.b_bs % 4 == 0 && p.N % 4 == 0;
+  const auto spec = smem_tile_spec(t, vec_a, vec_b, splits, ctx.arith, ctx.device, why_not);
+  if (!spec) return false;
+  const auto groups = smem_tile_groups(t, p.M, p.N, p.batches * splits, ctx.device, why_not);
+  if (!groups) return false;
+  d.shader = ctx.shader("gemm/smem");
+  d.spec = *spec;
+  d.groups = *groups;
+  if (splits == 1) {
+    plan.dispatches.push_back(std::move(d));
+    return true;
+  }
+  const uint64_t outputs = uint64_t(p.batches * p.M * p.N);
+  const uint64_t bytes = std::max<uint64_t>(16, splits * outputs * 4);
+  if (ctx.device.max_storage_buffer_range && bytes > ctx.device.max_storage_buffer_range) {
+    why_not = "the partial sums need " + std::to_string(bytes) + " bytes, more than the device's storage buffer range";
+    return false;
+  }
+  plan.scratch_bytes.push_back(bytes);
+  Dispatch reduce;
+  reduce.shader = ctx.shader("gemm/splitk_reduce");
+  reduce.spec = {{0, kLocalSize}, {1, splits}};
+  reduce.bindings = {BindingRef::scratch(0), d.bindings[1], d.bindings[2], BindingRef::output(0)};
+  reduce.push = d.push;
+  reduce.groups = linear_groups(outputs, kLocalSize, ctx.device);
+  d.bindings[3] = BindingRef::scratch(0);
+  plan.dispatches.push_back(std::move(d));
+  plan.dispatches.push_back(std::move(reduce));
+  return true;
 }
 
 std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContext& ctx, std::string& why_not) {
@@ -432,7 +524,8 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
   const BindingRef a = bind_input(ctx, plan, 0);
   BindingRef b;
   const LayerTensor& b_in = ctx.input(1);
-  const bool packs_b = tactic.algorithm == Algorithm::Reg || tactic.algorithm == Algorithm::Block;
+  const bool vec4_b = tactic.algorithm == Algorithm::Reg || tactic.algorithm == Algorithm::Block;
+  const bool packs_b = vec4_b || tactic.algorithm == Algorithm::Smem;
   if (packs_b && b_in.is_constant()) {
     b = add_weight(plan, pack_b(ctx, p));
     const int64_t ldb = round_up(p.N, 4);
@@ -440,7 +533,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
     p.b_sn = 1;
     if (p.b_bs != 0 || !p.b_index.empty()) p.b_bs = p.K * ldb;
   } else {
-    if (packs_b && (p.b_sn != 1 || p.N % 4 != 0)) {
+    if (vec4_b && (p.b_sn != 1 || p.N % 4 != 0)) {
       why_not = "a runtime B must be untransposed with N % 4 == 0 for vec4 rows (N = " + std::to_string(p.N) +
                 "); a constant B is packed";
       return std::nullopt;
@@ -489,19 +582,15 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
       const uint32_t t = tactic.block;
       const uint32_t invocations = t * t;
       const uint64_t shared = 2ull * invocations * (ctx.arith == Arith::F16 ? 2 : 4);
-      if ((ctx.device.max_workgroup_invocations && invocations > ctx.device.max_workgroup_invocations) ||
-          (ctx.device.max_workgroup_size[0] && invocations > ctx.device.max_workgroup_size[0]) ||
-          (ctx.device.max_shared_memory_bytes && shared > ctx.device.max_shared_memory_bytes)) {
-        why_not = "the device cannot run workgroups of " + std::to_string(invocations) + " invocations with " +
-                  std::to_string(shared) + " bytes of shared memory";
-        return std::nullopt;
-      }
+      if (!workgroup_fits(invocations, shared, ctx.device, why_not)) return std::nullopt;
       d.shader = ctx.shader("gemm/tiled");
       d.spec = {{0, invocations}, {1, t}};
       const uint64_t tiles = uint64_t(p.batches * ceil_div(p.M, t) * ceil_div(p.N, t));
       d.groups = linear_groups(tiles * invocations, invocations, ctx.device);
       break;
     }
+    case Algorithm::Smem:
+      break;  // plan_smem
     case Algorithm::Block: {
       if (!(p.a_sk == 1 && p.a_sm % 4 == 0 && p.a_bs % 4 == 0)) {
         why_not = "needs A as vec4 runs along k (untransposed, with K % 4 == 0)";
@@ -531,7 +620,11 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
     }
     d.groups = *groups;
   }
-  plan.dispatches.push_back(std::move(d));
+  if (tactic.algorithm == Algorithm::Smem) {
+    if (!plan_smem(tactic, ctx, p, d, plan, why_not)) return std::nullopt;
+  } else {
+    plan.dispatches.push_back(std::move(d));
+  }
   if (!buffers_fit(ctx, plan, why_not)) return std::nullopt;
   return plan;
 }
@@ -550,19 +643,25 @@ void register_gemm_tactics(TacticRegistry& r) {
   // shader compiles.
   // Blocks held in registers (compile-time indexed, unrolled): the GPU-sane form, and on lavapipe the
   // fastest for large products.
-  add_float(r, "gemm.block16x16", 6, {Algorithm::Block, 16, 4, false, false});
-  add_float(r, "gemm.block8x16", 7, {Algorithm::Block, 8, 4, false, false});
-  add_float(r, "gemm.block16x8", 7, {Algorithm::Block, 16, 2, false, false});
-  add_float(r, "gemm.block4x8", 13, {Algorithm::Block, 4, 2, false, false});
-  add_float(r, "gemm.gemv1x4", 5, {Algorithm::Reg, 1, 1, true, false});
-  add_float(r, "gemm.sgreg16x4", 8, {Algorithm::Reg, 16, 1, false, true});
-  add_float(r, "gemm.sgreg16x8", 9, {Algorithm::Reg, 16, 2, false, true});
-  add_float(r, "gemm.reg16x8", 10, {Algorithm::Reg, 16, 2, false, false});
-  add_float(r, "gemm.reg16x4", 11, {Algorithm::Reg, 16, 1, false, false});
-  add_float(r, "gemm.reg4x4", 12, {Algorithm::Reg, 4, 1, false, false});
-  add_float(r, "gemm.naive", 20, {Algorithm::Naive, 1, 1, false, false});
-  add_float(r, "gemm.tiled16x16", 30, {Algorithm::Tiled, 16, 1, false, false});
-  add_float(r, "gemm.tiled8x8", 31, {Algorithm::Tiled, 8, 1, false, false});
+  add_float(r, "gemm.block16x16", 6, {.algorithm = Algorithm::Block, .block = 16, .col_vecs = 4});
+  add_float(r, "gemm.block8x16", 7, {.algorithm = Algorithm::Block, .block = 8, .col_vecs = 4});
+  add_float(r, "gemm.block16x8", 7, {.algorithm = Algorithm::Block, .block = 16, .col_vecs = 2});
+  add_float(r, "gemm.block4x8", 13, {.algorithm = Algorithm::Block, .block = 4, .col_vecs = 2});
+  add_float(r, "gemm.gemv1x4", 5, {.algorithm = Algorithm::Reg, .block = 1, .col_vecs = 1, .only_m1 = true});
+  add_float(r, "gemm.sgreg16x4", 8, {.algorithm = Algorithm::Reg, .block = 16, .col_vecs = 1, .share_a = true});
+  add_float(r, "gemm.sgreg16x8", 9, {.algorithm = Algorithm::Reg, .block = 16, .col_vecs = 2, .share_a = true});
+  add_float(r, "gemm.reg16x8", 10, {.algorithm = Algorithm::Reg, .block = 16, .col_vecs = 2});
+  add_float(r, "gemm.reg16x4", 11, {.algorithm = Algorithm::Reg, .block = 16, .col_vecs = 1});
+  add_float(r, "gemm.reg4x4", 12, {.algorithm = Algorithm::Reg, .block = 4, .col_vecs = 1});
+  // Shared-memory tiles with register blocks: the GPU-class form (slow on lavapipe, where barriers are costly).
+  add_float(r, "gemm.smem64x64", 14, {.algorithm = Algorithm::Smem, .smem = {64, 64, 16, 4, 4}});
+  add_float(r, "gemm.smem128x128", 15, {.algorithm = Algorithm::Smem, .smem = {128, 128, 16, 8, 8}});
+  add_float(r, "gemm.smem128x64", 16, {.algorithm = Algorithm::Smem, .smem = {128, 64, 16, 8, 4}});
+  add_float(r, "gemm.smem32x32", 17, {.algorithm = Algorithm::Smem, .smem = {32, 32, 32, 4, 4}});
+  add_float(r, "gemm.smem32x32_splitk", 18, {.algorithm = Algorithm::Smem, .smem = {32, 32, 32, 4, 4}, .split_k = true});
+  add_float(r, "gemm.naive", 20, {.algorithm = Algorithm::Naive, .block = 1, .col_vecs = 1});
+  add_float(r, "gemm.tiled16x16", 30, {.algorithm = Algorithm::Tiled, .block = 16, .col_vecs = 1});
+  add_float(r, "gemm.tiled8x8", 31, {.algorithm = Algorithm::Tiled, .block = 8, .col_vecs = 1});
   r.add_variants("matmul_integer.naive", {"MatMulInteger"}, 20, {Arith::F32}, plan_matmul_integer);
   r.add_variants("qlinear_matmul.naive", {"QLinearMatMul"}, 20, {Arith::F32}, plan_qlinear_matmul);
 }

@@ -1,13 +1,16 @@
 // The product description and push constants of shaders/gemm/common.glsl,
 // shared by the gemm family (gemm.cpp) and the Conv tactics that run the same
-// GEMM shaders (conv.cpp: conv.*_block on gemm/block.comp).
+// GEMM shaders (conv.cpp: conv.*_block on gemm/block.comp, conv.implicit_gemm
+// on the shared-memory core of gemm/smem_tile.glsl).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "runtime/engine/tactic.h"
 #include "runtime/vulkan/device_info.h"
 
 namespace vkg {
@@ -39,5 +42,27 @@ std::vector<uint32_t> gemm_float_push(const Product& p, int64_t c_sm, int64_t c_
 // at the device limits (the shaders loop over the rest); nullopt when x exceeds its limit.
 std::optional<std::array<uint32_t, 3>> gemm_grid_groups(int64_t columns, uint32_t local, int64_t rows, int64_t batches,
                                                         const vk::DeviceInfo& device);
+
+// The tile of the shared-memory GEMM core (shaders/gemm/smem_tile.glsl): a
+// workgroup computes bm x bn outputs through bk-deep slices, each invocation
+// a tm x tn register block.
+struct SmemTile {
+  uint32_t bm = 64, bn = 64, bk = 16, tm = 4, tn = 4;
+  uint32_t invocations() const { return (bm / tm) * (bn / tn); }
+};
+
+// False (why_not filled) when the device cannot run workgroups of
+// `invocations` (1-D) with `shared_bytes` of shared memory.
+bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const vk::DeviceInfo& device, std::string& why_not);
+
+// Specialization constants 0-8 of the core for a product with vec4-stageable
+// A / B and `splits` K ranges; nullopt (why_not filled) when the device cannot
+// run the workgroup (invocations, shared memory).
+std::optional<std::vector<SpecValue>> smem_tile_spec(const SmemTile& tile, bool vec_a, bool vec_b, uint32_t splits,
+                                                     Arith arith, const vk::DeviceInfo& device, std::string& why_not);
+// Group counts {ceil(N / bn), row tiles, z}, y and z capped at the device
+// limits; nullopt (why_not filled) when x exceeds its limit.
+std::optional<std::array<uint32_t, 3>> smem_tile_groups(const SmemTile& tile, int64_t M, int64_t N, int64_t z,
+                                                        const vk::DeviceInfo& device, std::string& why_not);
 
 }  // namespace vkg

@@ -54,6 +54,10 @@ std::vector<VkCase> matmul_cases() {
   cases.push_back(matmul("MatMul [2,1,32] * [2,32,12] (GEMV batches)", {2, 1, 32}, {2, 32, 12}, false, 37));
   cases.push_back(matmul("MatMul 300x64 * 64x100 const B (many workgroups)", {300, 64}, {64, 100}, true, 39));
   cases.push_back(matmul("MatMul 3x0 * 0x5 (K = 0)", {3, 0}, {0, 5}, false, 41));
+  // Deep K over few output tiles: what split-K serves.
+  cases.push_back(matmul("MatMul 24x1024 * 1024x20 const B (deep K)", {24, 1024}, {1024, 20}, true, 45));
+  cases.push_back(matmul("MatMul [2,8,520] * [2,520,12] deep K batched", {2, 8, 520}, {2, 520, 12}, false, 47));
+  cases.push_back(matmul("MatMul 130x36 * 36x136 runtime B (tiles past 128)", {130, 36}, {36, 136}, false, 49));
   {
     VkCase c = matmul("MatMul float16 tensors 20x24 * 24x16", {20, 24}, {24, 16}, false, 43);
     for (auto& [name, t] : c.inputs) t = t.cast(DType::Float16);
@@ -91,6 +95,7 @@ std::vector<VkCase> gemm_cases() {
   cases.push_back(gemm("Gemm C[M,N] beta 0", 8, 16, 8, false, false, 1, 0.0f, Shape{8, 8}, {2}, 113));
   cases.push_back(
       gemm("Gemm M=1 Linear transB const B, C[N] (GEMV)", 1, 64, 50, false, true, 1, 1, Shape{50}, {1, 2}, 115));
+  cases.push_back(gemm("Gemm transA deep K beta C[M,N]", 9, 600, 11, true, false, 1, 0.5f, Shape{9, 11}, {}, 119));
   cases.push_back(
       gemm("Gemm 64x72 * 72x100 alpha const B", 64, 72, 100, false, false, 2.0f, 1, Shape{100}, {1, 2}, 117));
   return cases;

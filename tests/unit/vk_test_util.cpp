@@ -254,8 +254,9 @@ std::set<std::string> case_classes(const VkCase& c) {
     if (bt != nullptr && bt->shape().size() >= 2) n = bt->shape()[bt->shape().size() - (trans_b ? 2 : 1)];
     out.insert(m == 1 ? "vector" : "matrix");
     if (n % 4 != 0) out.insert("tail");
-    if (a != nullptr && !a->shape().empty() && a->shape()[a->shape().size() - (trans_a ? 2 : 1)] % 4 != 0)
-      out.insert("k-tail");
+    const int64_t k = a == nullptr || a->shape().empty() ? 0 : a->shape()[a->shape().size() - (trans_a ? 2 : 1)];
+    if (k % 4 != 0) out.insert("k-tail");
+    if (k < 256) out.insert("shallow-k");  // too shallow for split-K
     if (trans_a) out.insert("transposed-A");
     if (op == "Gemm" && c.node.attr_int("transB", 0) != 0) out.insert("transposed-B");
     if (s.size() > 2 && num_elements(Shape(s.begin(), s.end() - 2)) > 1) out.insert("batched");
