@@ -15,6 +15,12 @@ void VulkanArgs::add_to(CLI::App& app) {
   app.add_flag("--vk-disable-fp16", disable_fp16,
                "Treat the device as having no fp16 support (to test fp32 fallbacks, or avoid a driver's fp16 bugs)")
       ->group(g);
+  app.add_flag("--vk-disable-subgroup-size-control", disable_subgroup_size_control,
+               "Treat the device as having no subgroup size control: pipelines take the driver's subgroup size")
+      ->group(g);
+  app.add_flag("--vk-disable-cooperative-matrix", disable_cooperative_matrix,
+               "Treat the device as having no cooperative matrices: the tensor-core tactics (gemm.coopmat*) decline")
+      ->group(g);
   app.add_flag("--vk-force-staging", force_staging,
                "Keep device memory unmapped and move weights, inputs and outputs through staging buffers, as on a "
                "discrete GPU (also VKGRAPHY_VK_FORCE_STAGING=1)")
@@ -26,6 +32,8 @@ vk::DeviceOptions VulkanArgs::options() const {
   options.device = device;
   options.validation = validation || vk::validation_from_env();
   options.disable_fp16 = disable_fp16;
+  options.disable_subgroup_size_control = disable_subgroup_size_control;
+  options.disable_cooperative_matrix = disable_cooperative_matrix;
   options.force_staging = force_staging || vk::force_staging_from_env();
   return options;
 }

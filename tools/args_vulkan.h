@@ -1,6 +1,7 @@
 // Argument group: the global Vulkan options every tool takes: `--device
 // INDEX|NAME-SUBSTRING`, `--vk-validation` (also VKGRAPHY_VK_VALIDATION=1),
-// `--vk-disable-fp16`, and `--vk-force-staging` (also VKGRAPHY_VK_FORCE_STAGING=1).
+// `--vk-disable-fp16`, `--vk-disable-subgroup-size-control`,
+// `--vk-disable-cooperative-matrix`, and `--vk-force-staging` (also VKGRAPHY_VK_FORCE_STAGING=1).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -14,6 +15,8 @@ struct VulkanArgs {
   std::string device;       // "" = default preference (discrete, integrated, virtual, cpu)
   bool validation = false;  // --vk-validation
   bool disable_fp16 = false;  // --vk-disable-fp16
+  bool disable_subgroup_size_control = false;  // --vk-disable-subgroup-size-control
+  bool disable_cooperative_matrix = false;     // --vk-disable-cooperative-matrix
   bool force_staging = false;  // --vk-force-staging
 
   void add_to(CLI::App& app);

@@ -95,6 +95,7 @@ Json dispatch_to_json(const Dispatch& d) {
   for (const BindingRef& b : d.bindings) j["bindings"].push_back(Json::array({binding_kind_name(b.kind), b.index}));
   j["push"] = d.push;
   j["groups"] = d.groups;
+  if (d.subgroup_size != 0) j["subgroup_size"] = d.subgroup_size;
   return j;
 }
 
@@ -319,6 +320,7 @@ class MetadataReader {
     const Json& groups = array(j, "groups", where);
     if (groups.size() != 3) where.field("groups").fail("expected 3 group counts, got " + std::to_string(groups.size()));
     for (size_t i = 0; i < 3; ++i) d.groups[i] = u32(groups[i], where.field("groups").index(i));
+    if (j.contains("subgroup_size")) d.subgroup_size = u32(j["subgroup_size"], where.field("subgroup_size"));
     return d;
   }
 

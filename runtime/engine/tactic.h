@@ -80,6 +80,9 @@ struct Dispatch {
   std::vector<BindingRef> bindings;
   std::vector<uint32_t> push;       // push-constant words (at most 32: 128 bytes)
   std::array<uint32_t, 3> groups = {1, 1, 1};
+  // Required subgroup size (vk::DeviceInfo::subgroup_size_control), with full
+  // subgroups where the workgroup size allows; 0: the driver's choice.
+  uint32_t subgroup_size = 0;
   bool operator==(const Dispatch&) const = default;
 };
 
@@ -148,6 +151,9 @@ struct Tactic {
   Arith arith = Arith::F32;
   int priority = 0;              // heuristic order: lower first (optimization level 0 takes the first that serves)
   std::function<std::optional<LayerPlan>(const LayerContext&, std::string& why_not)> plan;
+  // A named device property the tactic needs (vk::DeviceInfo::has_feature), "" for none;
+  // the planner declines on devices without it.
+  std::string device_feature = {};
 
   Precision precision() const { return arith_precision(arith); }
 };

@@ -15,6 +15,9 @@
 //                      (gemm/smem_tile.glsl): the GPU-class form; _splitk
 //                      splits a deep K over workgroups when the output has
 //                      few tiles, then sums the splits (gemm/splitk_reduce)
+//   gemm.coopmat<BM>x<BN> fp16 on tensor cores (cooperative matrices,
+//                      gemm/coopmat.comp), .f16 and .f16acc32 only, on devices
+//                      with the cooperative-matrix feature
 // Integer layers (MatMulInteger, QLinearMatMul, and MatMul/Gemm on int32,
 // int64 or uint32 tensors) run the exact int32 shader gemm/integer.
 #include <algorithm>
@@ -409,7 +412,16 @@ std::optional<LayerPlan> plan_integer_product(const LayerContext& ctx, std::stri
 // ---------------------------------------------------------------------------
 // Float layers: gemm/naive, gemm/tiled, gemm/reg.
 
-enum class Algorithm { Naive, Tiled, Reg, Block, Smem };
+enum class Algorithm { Naive, Tiled, Reg, Block, Smem, CoopMat };
+
+// The workgroup of gemm/coopmat.comp: warps_m x warps_n subgroups, each 32 x 32
+// outputs (2 x 2 fragments of 16 x 16), through k slices 16 * k_steps deep.
+struct CoopTile {
+  uint32_t warps_m = 2, warps_n = 2, k_steps = 2;
+  uint32_t bm() const { return warps_m * 32; }
+  uint32_t bn() const { return warps_n * 32; }
+  uint32_t bk() const { return k_steps * 16; }
+};
 
 struct FloatTactic {
   Algorithm algorithm = Algorithm::Naive;
@@ -419,6 +431,7 @@ struct FloatTactic {
   bool share_a = false;   // Reg: lanes of a subgroup load A once and broadcast it
   SmemTile smem = {};     // Smem: the workgroup tile
   bool split_k = false;   // Smem: split K over workgroups (few output tiles, deep K)
+  CoopTile coop = {};     // CoopMat: the workgroup
 };
 
 // B of a product in the vec4-row layout gemm/reg needs: [b_batches][K][round_up(N, 4)],
@@ -591,6 +604,32 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
     }
     case Algorithm::Smem:
       break;  // plan_smem
+    case Algorithm::CoopMat: {
+      const bool acc32 = ctx.arith == Arith::F16Acc32;
+      if (!ctx.device.cooperative_matrix_shape(16, 16, 16, acc32)) {
+        why_not = std::string("the device offers no 16x16x16 fp16 cooperative matrices with ") +
+                  (acc32 ? "fp32" : "fp16") + " accumulators (device feature cooperative-matrix)";
+        return std::nullopt;
+      }
+      if (!ctx.device.subgroup_size_control || ctx.device.subgroup_size == 0) {
+        why_not = "needs subgroup size control to number the subgroups of a workgroup";
+        return std::nullopt;
+      }
+      const CoopTile& t = tactic.coop;
+      const uint32_t invocations = t.warps_m * t.warps_n * ctx.device.subgroup_size;
+      const uint64_t shared = uint64_t(t.bm() + t.bn()) * t.bk() * 2 + uint64_t(t.bm()) * t.bn() * (acc32 ? 4 : 2);
+      if (!workgroup_fits(invocations, shared, ctx.device, why_not)) return std::nullopt;
+      const auto groups = gemm_grid_groups(ceil_div(p.N, t.bn()), 1, ceil_div(p.M, t.bm()), p.batches, ctx.device);
+      if (!groups) {
+        why_not = std::to_string(p.N) + " columns need more workgroups than the device allows";
+        return std::nullopt;
+      }
+      d.shader = ctx.shader("gemm/coopmat");
+      d.spec = {{0, invocations}, {1, t.warps_m}, {2, t.warps_n}, {3, t.k_steps}};
+      d.subgroup_size = ctx.device.subgroup_size;
+      d.groups = *groups;
+      break;
+    }
     case Algorithm::Block: {
       if (!(p.a_sk == 1 && p.a_sm % 4 == 0 && p.a_bs % 4 == 0)) {
         why_not = "needs A as vec4 runs along k (untransposed, with K % 4 == 0)";
@@ -607,6 +646,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
       d.spec = {{0, kLocalSize},       {1, tactic.block},
                 {2, a_vec4 ? 1u : 0u}, {3, p.N % 4 == 0 ? 1u : 0u},
                 {4, tactic.col_vecs},  {5, tactic.share_a ? 1u : 0u}};
+      if (tactic.share_a && ctx.device.subgroup_size_control) d.subgroup_size = ctx.device.subgroup_size;
       break;
     }
   }
@@ -634,6 +674,17 @@ void add_float(TacticRegistry& r, const std::string& base, int priority, FloatTa
                  [tactic](const LayerContext& ctx, std::string& why_not) { return plan_float(tactic, ctx, why_not); });
 }
 
+// The tensor-core tactics: fp16 inputs, fp16 or fp32 accumulators, on devices with cooperative matrices.
+void add_coopmat(TacticRegistry& r, const std::string& base, int priority, CoopTile tile) {
+  const FloatTactic tactic{.algorithm = Algorithm::CoopMat, .coop = tile};
+  for (Arith arith : {Arith::F16, Arith::F16Acc32}) {
+    Tactic t{base + "." + arith_name(arith), {"MatMul", "Gemm"}, arith, priority,
+             [tactic](const LayerContext& ctx, std::string& why_not) { return plan_float(tactic, ctx, why_not); }};
+    t.device_feature = "cooperative-matrix";
+    r.add(std::move(t));
+  }
+}
+
 }  // namespace
 
 void register_gemm_tactics(TacticRegistry& r) {
@@ -659,6 +710,8 @@ void register_gemm_tactics(TacticRegistry& r) {
   add_float(r, "gemm.smem128x64", 16, {.algorithm = Algorithm::Smem, .smem = {128, 64, 16, 8, 4}});
   add_float(r, "gemm.smem32x32", 17, {.algorithm = Algorithm::Smem, .smem = {32, 32, 32, 4, 4}});
   add_float(r, "gemm.smem32x32_splitk", 18, {.algorithm = Algorithm::Smem, .smem = {32, 32, 32, 4, 4}, .split_k = true});
+  add_coopmat(r, "gemm.coopmat64x64", 3, {.warps_m = 2, .warps_n = 2, .k_steps = 2});
+  add_coopmat(r, "gemm.coopmat128x64", 4, {.warps_m = 4, .warps_n = 2, .k_steps = 2});
   add_float(r, "gemm.naive", 20, {.algorithm = Algorithm::Naive, .block = 1, .col_vecs = 1});
   add_float(r, "gemm.tiled16x16", 30, {.algorithm = Algorithm::Tiled, .block = 16, .col_vecs = 1});
   add_float(r, "gemm.tiled8x8", 31, {.algorithm = Algorithm::Tiled, .block = 8, .col_vecs = 1});

@@ -203,6 +203,8 @@ Dispatch row_dispatch(const LayerContext& ctx, const std::string& shader, Algo a
       const uint32_t rows_per_group = std::max<uint32_t>(1, wg / sg);
       d.spec = {{0, wg}, {5, rows_per_group}};
       d.groups = linear_groups(uint64_t((g.rows + rows_per_group - 1) / rows_per_group) * wg, wg, ctx.device);
+      // Where the device can pin it, the subgroup size the plan was made for (full subgroups).
+      if (ctx.device.subgroup_size_control) d.subgroup_size = sg;
       break;
     }
   }

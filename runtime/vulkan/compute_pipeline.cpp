@@ -1,5 +1,11 @@
 #include "runtime/vulkan/compute_pipeline.h"
 
+#include <sstream>
+
+#include <bit>
+
+#include <algorithm>
+
 #include <utility>
 
 #include "runtime/vulkan/vk_check.h"
@@ -17,6 +23,17 @@ ComputePipeline::ComputePipeline(Device& device, std::span<const uint32_t> spirv
             "pipeline '" << desc_.name << "': " << desc_.push_constant_bytes
                          << " bytes of push constants (must be a multiple of 4, at most "
                          << info.max_push_constants_bytes << ")");
+  if (desc_.subgroup_size != 0) {
+    const uint32_t size = desc_.subgroup_size;
+    VKG_CHECK(info.subgroup_size_control && size >= info.min_subgroup_size && size <= info.max_subgroup_size &&
+                  std::has_single_bit(size),
+              "pipeline '" << desc_.name << "' requires subgroups of " << size << " invocations, which '" << info.name
+                           << "' cannot give (subgroup size control "
+                           << (info.subgroup_size_control ? "from " + std::to_string(info.min_subgroup_size) + " to " +
+                                                                std::to_string(info.max_subgroup_size)
+                                                          : std::string("unavailable or switched off"))
+                           << ")");
+  }
   VkDevice dev = device.handle();
   try {
     VkShaderModuleCreateInfo module{};
@@ -62,8 +79,18 @@ ComputePipeline::ComputePipeline(Device& device, std::span<const uint32_t> spirv
     spec.dataSize = values.size() * sizeof(uint32_t);
     spec.pData = values.data();
 
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup{};
+    subgroup.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO;
+    subgroup.requiredSubgroupSize = desc_.subgroup_size;
     VkComputePipelineCreateInfo pipeline{};
     pipeline.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+    if (desc_.subgroup_size != 0) {
+      pipeline.stage.pNext = &subgroup;
+      const auto local = std::find_if(desc_.specialization.begin(), desc_.specialization.end(),
+                                      [](const SpecConstant& c) { return c.id == 0; });
+      if (local != desc_.specialization.end() && local->value % desc_.subgroup_size == 0)
+        pipeline.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+    }
     pipeline.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     pipeline.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     pipeline.stage.module = module_;
@@ -76,6 +103,23 @@ ComputePipeline::ComputePipeline(Device& device, std::span<const uint32_t> spirv
     release();
     throw;
   }
+}
+
+PipelineDesc pipeline_desc(const Dispatch& d) {
+  PipelineDesc desc;
+  desc.name = d.shader;
+  desc.storage_buffers = uint32_t(d.bindings.size());
+  desc.push_constant_bytes = uint32_t(d.push.size() * 4);
+  for (const SpecValue& s : d.spec) desc.specialization.push_back(SpecConstant{s.id, s.value});
+  desc.subgroup_size = d.subgroup_size;
+  return desc;
+}
+
+std::string pipeline_key(const PipelineDesc& desc) {
+  std::ostringstream key;
+  key << desc.name << '|' << desc.storage_buffers << '|' << desc.push_constant_bytes << "|sg" << desc.subgroup_size;
+  for (const SpecConstant& s : desc.specialization) key << '|' << s.id << '=' << s.value;
+  return key.str();
 }
 
 ComputePipeline::~ComputePipeline() { release(); }

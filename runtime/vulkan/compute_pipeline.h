@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/engine/tactic.h"
 #include "runtime/vulkan/buffer.h"
 #include "runtime/vulkan/device.h"
 
@@ -33,7 +34,15 @@ struct PipelineDesc {
   uint32_t storage_buffers = 0;            // bindings 0..storage_buffers-1 of set 0
   uint32_t push_constant_bytes = 0;        // multiple of 4; 0: none
   std::vector<SpecConstant> specialization;
+  // Required subgroup size (DeviceInfo::subgroup_size_control), with full
+  // subgroups when the workgroup size (constant 0) is a multiple of it; 0: the driver's choice.
+  uint32_t subgroup_size = 0;
 };
+
+// The pipeline a dispatch runs on (its shader, bindings, push words, specialization, subgroup size).
+PipelineDesc pipeline_desc(const Dispatch& d);
+// A key naming a pipeline: pipelines with equal keys are interchangeable.
+std::string pipeline_key(const PipelineDesc& desc);
 
 class ComputePipeline {
  public:

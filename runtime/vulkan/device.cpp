@@ -1,5 +1,7 @@
 #include "runtime/vulkan/device.h"
 
+#include <vector>
+
 #include "runtime/core/logger.h"
 #include "runtime/vulkan/vk_check.h"
 
@@ -27,12 +29,31 @@ Device::Device(Instance& instance, const PhysicalDevice& physical) : instance_(i
   VkPhysicalDeviceFeatures2 features{};
   features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
   features.pNext = &f11;
+  // The optional features, when the device has them and no switch turned them off.
+  std::vector<const char*> extensions;
+  void** tail = &f12.pNext;
+  VkPhysicalDeviceSubgroupSizeControlFeatures size_control{};
+  size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
+  if (physical_.info.subgroup_size_control) {
+    size_control.subgroupSizeControl = size_control.computeFullSubgroups = VK_TRUE;
+    *tail = &size_control, tail = &size_control.pNext;
+    if (physical_.info.api_version < VK_API_VERSION_1_3) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  }
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat{};
+  coopmat.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+  if (physical_.info.cooperative_matrix) {
+    coopmat.cooperativeMatrix = VK_TRUE;
+    *tail = &coopmat;
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
 
   VkDeviceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   info.pNext = &features;
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue_info;
+  info.enabledExtensionCount = uint32_t(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
   VKG_VK_CHECK(vkCreateDevice(physical_.handle, &info, nullptr, &device_),
                "creating a Vulkan device on '" << physical_.info.name << "'");
   vkGetDeviceQueue(device_, queue_family(), 0, &queue_);

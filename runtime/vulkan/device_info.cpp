@@ -90,6 +90,18 @@ std::string DeviceInfo::api_version_string() const {
          std::to_string(api_version & 0xFFFu);
 }
 
+bool DeviceInfo::cooperative_matrix_shape(uint32_t m, uint32_t n, uint32_t k, bool acc32) const {
+  return cooperative_matrix && std::find(cooperative_matrix_shapes.begin(), cooperative_matrix_shapes.end(),
+                                         CooperativeMatrixShape{m, n, k, acc32}) != cooperative_matrix_shapes.end();
+}
+
+bool DeviceInfo::has_feature(const std::string& name) const {
+  if (name == "fp16") return fp16();
+  if (name == "subgroup-size-control") return subgroup_size_control;
+  if (name == "cooperative-matrix") return cooperative_matrix;
+  VKG_THROW("unknown device feature '" << name << "' (known: fp16, subgroup-size-control, cooperative-matrix)");
+}
+
 std::string DeviceInfo::unsupported_reason() const {
   const uint32_t major = (api_version >> 22) & 0x7Fu;
   const uint32_t minor = (api_version >> 12) & 0x3FFu;
@@ -110,6 +122,23 @@ std::string format_device_info(const DeviceInfo& d) {
   os << " | pipeline cache UUID " << d.uuid << "\n";
   os << "    fp16 arithmetic: " << yes_no(d.shader_float16) << " | 16-bit storage: " << yes_no(d.storage_buffer_16bit)
      << " | subgroup size: " << d.subgroup_size << "\n";
+  os << "    subgroup size control: ";
+  if (d.subgroup_size_control) {
+    os << "yes (" << d.min_subgroup_size << " to " << d.max_subgroup_size << ", full subgroups)\n";
+  } else {
+    os << "no\n";
+  }
+  os << "    cooperative matrix: ";
+  if (d.cooperative_matrix) {
+    os << "yes (VK_NV_cooperative_matrix, fp16 inputs, MxNxK:";
+    for (size_t i = 0; i < d.cooperative_matrix_shapes.size(); ++i) {
+      const CooperativeMatrixShape& c = d.cooperative_matrix_shapes[i];
+      os << (i ? ", " : " ") << c.m << "x" << c.n << "x" << c.k << (c.acc32 ? " fp32 acc" : " fp16 acc");
+    }
+    os << ")\n";
+  } else {
+    os << "no\n";
+  }
   os << "    timestamps: ";
   if (d.timestamps()) {
     os << "yes (queue family " << d.compute_queue_family << ", " << d.timestamp_valid_bits << " valid bits, "
@@ -163,6 +192,11 @@ bool env_switch(const char* name) {
 
 void apply_switches(DeviceInfo& info, const DeviceOptions& options) {
   if (options.disable_fp16) info.shader_float16 = info.storage_buffer_16bit = false;
+  if (options.disable_subgroup_size_control) info.subgroup_size_control = false;
+  if (options.disable_cooperative_matrix || !info.fp16()) {
+    info.cooperative_matrix = false;
+    info.cooperative_matrix_shapes.clear();
+  }
   info.force_staging = options.force_staging;
 }
 

@@ -29,6 +29,14 @@ struct MemoryHeap {
   bool device_local = false;
 };
 
+// One shape of a cooperative-matrix multiply-add a subgroup can do: D (m x n)
+// = A (m x k) * B (k x n) + C, A and B fp16, C and D fp16 or fp32 (acc32).
+struct CooperativeMatrixShape {
+  uint32_t m = 0, n = 0, k = 0;
+  bool acc32 = false;
+  bool operator==(const CooperativeMatrixShape&) const = default;
+};
+
 struct DeviceInfo {
   uint32_t index = 0;        // position in the instance's device list: `--device INDEX`
   std::string name;          // deviceName, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"
@@ -44,7 +52,16 @@ struct DeviceInfo {
   // Features vkgraphy uses.
   bool shader_float16 = false;       // fp16 arithmetic in shaders
   bool storage_buffer_16bit = false; // fp16/int16 elements in storage buffers
-  uint32_t subgroup_size = 0;
+  uint32_t subgroup_size = 0;        // the default subgroup size of compute shaders
+  // Subgroup size control (Vulkan 1.3 / VK_EXT_subgroup_size_control, for
+  // compute, with full subgroups): a pipeline can require any power of two in
+  // [min_subgroup_size, max_subgroup_size] (Dispatch::subgroup_size).
+  bool subgroup_size_control = false;
+  uint32_t min_subgroup_size = 0, max_subgroup_size = 0;
+  // Cooperative matrices (VK_NV_cooperative_matrix, the form Debian 12's
+  // headers and glslang know): the fp16 shapes a subgroup multiplies.
+  bool cooperative_matrix = false;
+  std::vector<CooperativeMatrixShape> cooperative_matrix_shapes;
 
   // Limits.
   uint32_t max_workgroup_size[3] = {0, 0, 0};
@@ -72,6 +89,11 @@ struct DeviceInfo {
 
   bool timestamps() const { return has_compute_queue && timestamp_valid_bits > 0 && timestamp_period_ns > 0; }
   bool fp16() const { return shader_float16 && storage_buffer_16bit; }
+  // True when cooperative matrices can run m x n x k with fp16 inputs and fp16 or fp32 (acc32) accumulators.
+  bool cooperative_matrix_shape(uint32_t m, uint32_t n, uint32_t k, bool acc32) const;
+  // The named device properties tactics rely on (Tactic::device_feature):
+  // "fp16", "subgroup-size-control", "cooperative-matrix"; throws Error on another name.
+  bool has_feature(const std::string& name) const;
   MemoryPath memory_path() const;
   // vkgraphy's shaders need Vulkan 1.2 and a compute queue; empty when usable, else why not.
   std::string unsupported_reason() const;
@@ -96,9 +118,16 @@ struct DeviceOptions {
   // buffers, as on a discrete GPU without resizable BAR: to test that path on
   // unified-memory devices (lavapipe) and to work around a driver's mapping bugs.
   bool force_staging = false;
+  // Treat the device as having no subgroup size control: pipelines take the
+  // driver's subgroup size (to compare, or avoid a driver's bugs).
+  bool disable_subgroup_size_control = false;
+  // Treat the device as having no cooperative matrices: the tensor-core
+  // tactics decline (to compare, or avoid a driver's bugs).
+  bool disable_cooperative_matrix = false;
 };
 
-// Applies the feature switches of `options` (disable_fp16, force_staging) to a device's info.
+// Applies the feature switches of `options` (disable_fp16, force_staging,
+// disable_subgroup_size_control, disable_cooperative_matrix) to a device's info.
 void apply_switches(DeviceInfo& info, const DeviceOptions& options);
 
 // True when VKGRAPHY_VK_VALIDATION asks for validation ("1", "true", "on", "yes");

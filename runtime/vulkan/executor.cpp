@@ -16,14 +16,6 @@ namespace {
 
 constexpr uint32_t kFaultLocalSize = 64;
 
-std::string pipeline_key(const std::string& shader, const std::vector<SpecValue>& spec, uint32_t bindings,
-                         uint32_t push_words) {
-  std::ostringstream key;
-  key << shader << '|' << bindings << '|' << push_words;
-  for (const SpecValue& s : spec) key << '|' << s.id << '=' << s.value;
-  return key.str();
-}
-
 std::vector<std::string> comma_list_from_env(const char* name) {
   std::vector<std::string> out;
   const char* env = std::getenv(name);
@@ -47,17 +39,10 @@ bool any_glob_matches(const std::vector<std::string>& patterns, const std::strin
 std::vector<std::string> faulty_tactics_from_env() { return comma_list_from_env("VKGRAPHY_FAULTY_TACTICS"); }
 std::vector<std::string> faulty_layers_from_env() { return comma_list_from_env("VKGRAPHY_FAULTY_LAYERS"); }
 
-const ComputePipeline& EngineExecutor::pipeline_for(const std::string& shader, const std::vector<SpecValue>& spec,
-                                                    uint32_t bindings, uint32_t push_words,
-                                                    const std::vector<uint32_t>& words) {
-  const std::string key = pipeline_key(shader, spec, bindings, push_words);
+const ComputePipeline& EngineExecutor::pipeline_for(PipelineDesc desc, const std::vector<uint32_t>& words) {
+  const std::string key = pipeline_key(desc);
   auto it = pipelines_.find(key);
   if (it != pipelines_.end()) return *it->second;
-  PipelineDesc desc;
-  desc.name = shader;
-  desc.storage_buffers = bindings;
-  desc.push_constant_bytes = push_words * 4;
-  for (const SpecValue& s : spec) desc.specialization.push_back(SpecConstant{s.id, s.value});
   auto pipeline = std::make_unique<ComputePipeline>(device_, words, std::move(desc));
   return *pipelines_.emplace(key, std::move(pipeline)).first->second;
 }
@@ -116,8 +101,7 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
       }
       const auto words = engine.spirv.find(d.shader);
       VKG_CHECK(words != engine.spirv.end(), "layer '" << layer.name << "': no SPIR-V for shader '" << d.shader << "'");
-      const ComputePipeline& p =
-          pipeline_for(d.shader, d.spec, uint32_t(d.bindings.size()), uint32_t(d.push.size()), words->second);
+      const ComputePipeline& p = pipeline_for(pipeline_desc(d), words->second);
       layers_[li].steps.push_back({&p, std::make_unique<DescriptorSet>(device, p, buffers), &d});
     }
     const bool by_tactic = any_glob_matches(options_.faulty_tactics, layer.tactic);
@@ -135,8 +119,12 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
       const std::string shader = tensor.storage == StorageType::F16 ? "debug/fault.f16" : "debug/fault.f32";
       const auto span = builtin_shader(shader);
       const std::vector<uint32_t> words(span.begin(), span.end());
-      const std::vector<SpecValue> spec = {{0, kFaultLocalSize}, {1, integer ? 1u : 0u}};
-      const ComputePipeline& p = pipeline_for(shader, spec, 1, 1, words);
+      Dispatch fault;
+      fault.shader = shader;
+      fault.spec = {{0, kFaultLocalSize}, {1, integer ? 1u : 0u}};
+      fault.bindings = {BindingRef::output(0)};
+      fault.push = {0};
+      const ComputePipeline& p = pipeline_for(pipeline_desc(fault), words);
       const Buffer* buffer = &tensor_buffer(t);
       const uint64_t n = uint64_t(num_elements(tensor.shape));
       layers_[li].faults.push_back({&p, std::make_unique<DescriptorSet>(device, p, std::span(&buffer, 1)),

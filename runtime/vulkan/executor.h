@@ -76,8 +76,7 @@ class EngineExecutor {
 
   const Buffer& tensor_buffer(int32_t tensor) const;
   void record();
-  const ComputePipeline& pipeline_for(const std::string& shader, const std::vector<SpecValue>& spec,
-                                      uint32_t bindings, uint32_t push_words, const std::vector<uint32_t>& words);
+  const ComputePipeline& pipeline_for(PipelineDesc desc, const std::vector<uint32_t>& words);
 
   Device& device_;
   const Engine& engine_;

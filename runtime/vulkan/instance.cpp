@@ -58,24 +58,59 @@ std::string hex_uuid(const uint8_t* bytes, size_t n) {
   return out;
 }
 
+bool has_device_extension(VkPhysicalDevice device, const char* name) {
+  uint32_t count = 0;
+  if (vkEnumerateDeviceExtensionProperties(device, nullptr, &count, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> extensions(count);
+  if (vkEnumerateDeviceExtensionProperties(device, nullptr, &count, extensions.data()) != VK_SUCCESS) return false;
+  return std::any_of(extensions.begin(), extensions.end(),
+                     [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
+}
+
+// The fp16 shapes of VK_NV_cooperative_matrix with subgroup scope (A, B fp16; C, D both fp16 or both fp32).
+std::vector<CooperativeMatrixShape> cooperative_matrix_shapes(VkInstance instance, VkPhysicalDevice device) {
+  auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  std::vector<CooperativeMatrixShape> shapes;
+  uint32_t count = 0;
+  if (get == nullptr || get(device, &count, nullptr) != VK_SUCCESS) return shapes;
+  std::vector<VkCooperativeMatrixPropertiesNV> props(count);
+  for (auto& p : props) p.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+  if (get(device, &count, props.data()) != VK_SUCCESS) return shapes;
+  for (const auto& p : props) {
+    if (p.AType != VK_COMPONENT_TYPE_FLOAT16_NV || p.BType != VK_COMPONENT_TYPE_FLOAT16_NV || p.CType != p.DType ||
+        p.scope != VK_SCOPE_SUBGROUP_NV)
+      continue;
+    if (p.CType != VK_COMPONENT_TYPE_FLOAT16_NV && p.CType != VK_COMPONENT_TYPE_FLOAT32_NV) continue;
+    shapes.push_back({p.MSize, p.NSize, p.KSize, p.CType == VK_COMPONENT_TYPE_FLOAT32_NV});
+  }
+  return shapes;
+}
+
 }  // namespace
 
-DeviceInfo query_device_info(VkPhysicalDevice device, uint32_t index) {
+DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint32_t index) {
   DeviceInfo info;
   info.index = index;
 
   VkPhysicalDeviceProperties base{};
   vkGetPhysicalDeviceProperties(device, &base);
   const bool v12 = base.apiVersion >= VK_API_VERSION_1_2;
+  const bool size_control = base.apiVersion >= VK_API_VERSION_1_3 ||
+                            has_device_extension(device, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  const bool coopmat = v12 && has_device_extension(device, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
 
   VkPhysicalDeviceSubgroupProperties subgroup{};
   subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
   VkPhysicalDeviceDriverProperties driver{};
   driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+  VkPhysicalDeviceSubgroupSizeControlProperties size_props{};
+  size_props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES;
   VkPhysicalDeviceProperties2 props{};
   props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
   props.pNext = &subgroup;
   if (v12) subgroup.pNext = &driver;
+  if (v12 && size_control) driver.pNext = &size_props;
   vkGetPhysicalDeviceProperties2(device, &props);
   const VkPhysicalDeviceProperties& p = props.properties;
   const VkPhysicalDeviceLimits& l = p.limits;
@@ -109,17 +144,35 @@ DeviceInfo query_device_info(VkPhysicalDevice device, uint32_t index) {
   f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
   VkPhysicalDevice16BitStorageFeatures storage16{};
   storage16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+  VkPhysicalDeviceSubgroupSizeControlFeatures size_features{};
+  size_features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat_features{};
+  coopmat_features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
   VkPhysicalDeviceFeatures2 features{};
   features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
   if (v12) {
     features.pNext = &f11;
     f11.pNext = &f12;
+    void** tail = &f12.pNext;
+    if (size_control) *tail = &size_features, tail = &size_features.pNext;
+    if (coopmat) *tail = &coopmat_features;
   } else {
     features.pNext = &storage16;
   }
   vkGetPhysicalDeviceFeatures2(device, &features);
   info.storage_buffer_16bit = v12 ? f11.storageBuffer16BitAccess : storage16.storageBuffer16BitAccess;
   info.shader_float16 = v12 && f12.shaderFloat16;
+  info.subgroup_size_control = v12 && size_control && size_features.subgroupSizeControl &&
+                               size_features.computeFullSubgroups &&
+                               (size_props.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+  if (info.subgroup_size_control) {
+    info.min_subgroup_size = size_props.minSubgroupSize;
+    info.max_subgroup_size = size_props.maxSubgroupSize;
+  }
+  if (coopmat && coopmat_features.cooperativeMatrix && info.fp16()) {
+    info.cooperative_matrix_shapes = cooperative_matrix_shapes(instance, device);
+    info.cooperative_matrix = !info.cooperative_matrix_shapes.empty();
+  }
 
   VkPhysicalDeviceMemoryProperties memory{};
   vkGetPhysicalDeviceMemoryProperties(device, &memory);
@@ -169,7 +222,7 @@ Instance::Instance(bool validation) : validation_(validation) {
   app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
   app.pApplicationName = "vkgraphy";
   app.pEngineName = "vkgraphy";
-  app.apiVersion = VK_API_VERSION_1_2;
+  app.apiVersion = VK_API_VERSION_1_3;  // the most vkgraphy uses (subgroup size control); 1.2 drivers still load
   // Chained into the create info, the messenger also sees instance creation and destruction.
   VkDebugUtilsMessengerCreateInfoEXT debug = messenger_info(&Instance::on_message, log_.get());
   VkInstanceCreateInfo info{};
@@ -251,7 +304,7 @@ std::vector<PhysicalDevice> Instance::physical_devices() const {
   VKG_CHECK(count > 0, "no Vulkan device found: the installed Vulkan drivers report none"
                        " (is VK_DRIVER_FILES pointing at a driver for this machine?)");
   std::vector<PhysicalDevice> devices;
-  for (uint32_t i = 0; i < count; ++i) devices.push_back({handles[i], query_device_info(handles[i], i)});
+  for (uint32_t i = 0; i < count; ++i) devices.push_back({handles[i], query_device_info(instance_, handles[i], i)});
   return devices;
 }
 

@@ -21,7 +21,7 @@ struct PhysicalDevice {
 };
 
 // Queries everything DeviceInfo holds; `index` is the device's place in the instance's list.
-DeviceInfo query_device_info(VkPhysicalDevice device, uint32_t index);
+DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint32_t index);
 
 class Instance {
  public:

@@ -49,18 +49,12 @@ VulkanPlanTimer::VulkanPlanTimer(Device& device) : device_(device) {
 VulkanPlanTimer::~VulkanPlanTimer() = default;
 
 const ComputePipeline& VulkanPlanTimer::pipeline(const Dispatch& d) {
-  std::ostringstream key;
-  key << d.shader << '|' << d.bindings.size() << '|' << d.push.size();
-  for (const SpecValue& s : d.spec) key << '|' << s.id << '=' << s.value;
-  auto it = pipelines_.find(key.str());
+  PipelineDesc desc = pipeline_desc(d);
+  const std::string key = pipeline_key(desc);
+  auto it = pipelines_.find(key);
   if (it != pipelines_.end()) return *it->second;
-  PipelineDesc desc;
-  desc.name = d.shader;
-  desc.storage_buffers = uint32_t(d.bindings.size());
-  desc.push_constant_bytes = uint32_t(d.push.size() * 4);
-  for (const SpecValue& s : d.spec) desc.specialization.push_back(SpecConstant{s.id, s.value});
   auto p = std::make_unique<ComputePipeline>(device_, builtin_shader(d.shader), std::move(desc));
-  return *pipelines_.emplace(key.str(), std::move(p)).first->second;
+  return *pipelines_.emplace(key, std::move(p)).first->second;
 }
 
 std::vector<double> VulkanPlanTimer::time(const LayerPlan& plan, const std::vector<Buffer>& inputs,

@@ -292,5 +292,31 @@ class TestMemoryPath(CliTestCase):
         self.assertIn("All outputs matched", out)
 
 
+class TestDeviceFeatures(CliTestCase):
+    """Subgroup size control and cooperative matrices are named device properties, each with a switch:
+    lavapipe has the first (8 to 8) and not the second; an engine whose pipelines pin a subgroup size
+    says so clearly on a device that cannot give it."""
+
+    def test_inspect_device_lists_them_and_the_switches_turn_them_off(self):
+        out = self.vkgraphy("inspect", "device")
+        self.assertIn("subgroup size control: yes (8 to 8, full subgroups)", out)
+        self.assertIn("cooperative matrix: no", out)
+        out = self.vkgraphy("inspect", "device", "--vk-disable-subgroup-size-control", "--vk-disable-cooperative-matrix")
+        self.assertIn("subgroup size control: no", out)
+
+    def test_subgroup_tactics_pin_the_size_and_an_engine_needs_it(self):
+        engine = self.path("soft.engine")
+        build = ["convert", vk_model("branchy.onnx"), "-o", engine, "--tactics-deny", "softmax.row*",
+                 "softmax.workgroup*", "--builder-optimization-level", "0"]
+        self.vkgraphy(*build)
+        self.assertIn(b'"subgroup_size":8', open(engine, "rb").read())
+        self.vkgraphy("run", engine, "--vk")
+        out = self.vkgraphy("run", engine, "--vk", "--vk-disable-subgroup-size-control", expect=3)
+        self.assertIn("requires subgroups of 8 invocations", out)
+        # Built without the property, the same layers take the driver's subgroup size.
+        self.vkgraphy(*build, "--vk-disable-subgroup-size-control")
+        self.assertNotIn(b'"subgroup_size"', open(engine, "rb").read())
+        self.vkgraphy("run", engine, "--vk", "--vk-disable-subgroup-size-control")
+
 if __name__ == "__main__":
     unittest.main()

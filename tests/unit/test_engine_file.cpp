@@ -71,6 +71,7 @@ Engine sample_engine() {
   d.spec = {{0, 64}, {1, 7}, {5, 0xffffffffu}};
   d.push = {24, 0, 0xffffffffu};
   d.groups = {2, 3, 65535};
+  d.subgroup_size = 32;
   add.plan.dispatches.push_back(d);
   add.plan.weights.push_back(Tensor::from_vector<float>({2, 3}, {1.5f, -2.f, 0.f, 3.25f, 1e-30f, -0.f}));
   add.plan.weights.push_back(Tensor::from_vector<int32_t>({3}, {7, -1, 2147483647}));

@@ -103,6 +103,10 @@ TEST_P(TacticConformance, MatchesReference) {
     GTEST_SKIP() << "not matched by VKGRAPHY_CONFORMANCE_FILTER";
   std::string why;
   if (test_vk_context(&why) == nullptr) VKG_NO_VULKAN(why);
+  const vk::DeviceInfo& device = test_vk_context()->device().info();
+  if (!tactic->device_feature.empty() && !device.has_feature(tactic->device_feature))
+    GTEST_SKIP() << tactic->name << " needs the device feature '" << tactic->device_feature << "', which "
+                 << device.name << " lacks";
 
   const std::set<std::string> declinable = declinable_classes(tactic->name);
   const double intermediate_rounding =

@@ -138,6 +138,45 @@ TEST(VulkanDeviceMemory, PathFollowsTheMemoryTypesAndTheSwitch) {
   EXPECT_STREQ(memory_path_name(MemoryPath::Rebar), "resizable-bar");
 }
 
+TEST(VulkanDeviceFeatures, NamedPropertiesAndTheirSwitches) {
+  DeviceInfo d = fake_device(0, "gpu", DeviceType::Discrete);
+  d.shader_float16 = d.storage_buffer_16bit = true;
+  d.subgroup_size = 32;
+  d.subgroup_size_control = true;
+  d.min_subgroup_size = 32;
+  d.max_subgroup_size = 64;
+  d.cooperative_matrix = true;
+  d.cooperative_matrix_shapes = {{16, 16, 16, false}, {16, 16, 16, true}, {16, 8, 8, true}};
+  EXPECT_TRUE(d.has_feature("fp16"));
+  EXPECT_TRUE(d.has_feature("subgroup-size-control"));
+  EXPECT_TRUE(d.has_feature("cooperative-matrix"));
+  EXPECT_THROW(d.has_feature("warp-drive"), Error);
+  EXPECT_TRUE(d.cooperative_matrix_shape(16, 16, 16, true));
+  EXPECT_FALSE(d.cooperative_matrix_shape(16, 8, 8, false));
+  const std::string text = format_device_info(d);
+  EXPECT_NE(text.find("subgroup size control: yes (32 to 64, full subgroups)"), std::string::npos) << text;
+  EXPECT_NE(text.find("cooperative matrix: yes (VK_NV_cooperative_matrix, fp16 inputs, MxNxK: 16x16x16 fp16 acc, "
+                      "16x16x16 fp32 acc, 16x8x8 fp32 acc)"),
+            std::string::npos)
+      << text;
+
+  DeviceInfo no_fp16 = d;
+  DeviceOptions fp16_off;
+  fp16_off.disable_fp16 = true;
+  apply_switches(no_fp16, fp16_off);  // the tensor-core tactics are fp16: they go with it
+  EXPECT_FALSE(no_fp16.has_feature("cooperative-matrix"));
+  EXPECT_TRUE(no_fp16.has_feature("subgroup-size-control"));
+
+  DeviceOptions options;
+  options.disable_subgroup_size_control = true;
+  options.disable_cooperative_matrix = true;
+  apply_switches(d, options);
+  EXPECT_FALSE(d.has_feature("subgroup-size-control"));
+  EXPECT_FALSE(d.has_feature("cooperative-matrix"));
+  EXPECT_FALSE(d.cooperative_matrix_shape(16, 16, 16, true));
+  EXPECT_NE(format_device_info(d).find("subgroup size control: no\n    cooperative matrix: no"), std::string::npos);
+}
+
 TEST(VulkanShaderTable, EmbedsTheAddShader) {
   const std::span<const uint32_t> words = builtin_shader("elementwise/add.f32");
   ASSERT_GT(words.size(), 5u);
@@ -392,6 +431,24 @@ TEST_F(VulkanTest, MisuseIsAnErrorNotACrash) {
   EXPECT_THROW(cmd.dispatch(pipeline, set, 1, 1, 1, nullptr, 0), Error);  // missing push constants
   EXPECT_THROW(cmd.write_timestamp(), Error);                             // no query pool
   cmd.submit_and_wait();
+  expect_no_validation_messages(*ctx);
+}
+
+TEST_F(VulkanTest, RequiredSubgroupSizeIsCheckedAndApplied) {
+  auto ctx = open();
+  Device& device = ctx->device();
+  const DeviceInfo& info = device.info();
+  if (!info.subgroup_size_control) GTEST_SKIP() << info.name << " has no subgroup size control";
+  PipelineDesc desc{"elementwise/add.f32", 3, 4, {SpecConstant::u32(0, 8 * info.max_subgroup_size)}};
+  desc.subgroup_size = info.max_subgroup_size;
+  EXPECT_NO_THROW(ComputePipeline(device, builtin_shader(desc.name), desc));
+  desc.subgroup_size = info.max_subgroup_size * 2;
+  try {
+    ComputePipeline(device, builtin_shader(desc.name), desc);
+    ADD_FAILURE() << "a subgroup size above the device's range was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot give (subgroup size control from"), std::string::npos) << e.what();
+  }
   expect_no_validation_messages(*ctx);
 }
 

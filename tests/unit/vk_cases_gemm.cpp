@@ -1,7 +1,10 @@
 // Conformance cases of the gemm family (runtime/tactics/gemm.cpp): MatMul,
 // Gemm, MatMulInteger and QLinearMatMul. Sizes are odd where tiles are not
 // (4-column and 4/8/16-row register blocks, 8x8/16x16 tiles), B is runtime or
-// constant (packed by the register-blocked tactics), and batch dims broadcast.
+// constant (packed by the register-blocked tactics), and batch dims broadcast;
+// and the planning of split-K and the cooperative-matrix tactics.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <random>
 
@@ -159,6 +162,64 @@ std::vector<VkCase> integer_cases() {
                               attrs));
   }
   return cases;
+}
+
+TEST(GemmTactics, SplitKServesFewTilesOfDeepK) {
+  TacticPlanner p("MatMul", 13);
+  p.input(DType::Float32, {24, 1024});
+  p.input(DType::Float32, {1024, 20});
+  p.output(DType::Float32, {24, 20});
+  std::string why;
+  const std::optional<LayerPlan> plan = p.plan("gemm.smem32x32_splitk.f32", why);
+  ASSERT_TRUE(plan) << why;
+  ASSERT_EQ(plan->dispatches.size(), 2u);  // partial sums, then their reduction, which writes the output
+  EXPECT_EQ(plan->dispatches[0].shader, "gemm/smem.f32");
+  EXPECT_EQ(plan->dispatches[0].bindings[3], BindingRef::scratch(0));
+  EXPECT_EQ(plan->dispatches[0].groups[2], 8u);  // 1024 / 128 splits of one batch
+  EXPECT_EQ(plan->dispatches[1].shader, "gemm/splitk_reduce.f32");
+  EXPECT_EQ(plan->dispatches[1].bindings[3], BindingRef::output(0));
+  EXPECT_EQ(plan->scratch_bytes, std::vector<uint64_t>{8 * 24 * 20 * 4});
+
+  TacticPlanner wide("MatMul", 13);
+  wide.input(DType::Float32, {512, 1024});
+  wide.input(DType::Float32, {1024, 512});
+  wide.output(DType::Float32, {512, 512});
+  EXPECT_FALSE(wide.plan("gemm.smem32x32_splitk.f32", why));
+  EXPECT_NE(why.find("already spreads over 256 workgroups"), std::string::npos) << why;
+}
+
+TEST(GemmTactics, CooperativeMatrixNeedsTheFeatureAndPinsTheSubgroupSize) {
+  TacticPlanner p("MatMul", 13);
+  p.input(DType::Float32, {100, 64});
+  p.input(DType::Float32, {64, 72});
+  p.output(DType::Float32, {100, 72});
+  p.device().max_shared_memory_bytes = 48 << 10;
+  std::string why;
+  EXPECT_FALSE(p.plan("gemm.coopmat64x64.f16acc32", why));
+  EXPECT_NE(why.find("cooperative matrices"), std::string::npos) << why;
+  EXPECT_EQ(TacticRegistry::builtin().find("gemm.coopmat64x64.f16acc32")->device_feature, "cooperative-matrix");
+
+  p.device().cooperative_matrix = true;
+  p.device().cooperative_matrix_shapes = {{16, 16, 16, true}};
+  EXPECT_FALSE(p.plan("gemm.coopmat64x64.f16", why));  // fp16 accumulators are not offered
+  EXPECT_NE(why.find("fp16 accumulators"), std::string::npos) << why;
+  EXPECT_FALSE(p.plan("gemm.coopmat64x64.f16acc32", why));
+  EXPECT_NE(why.find("subgroup size control"), std::string::npos) << why;
+
+  p.device().subgroup_size = 32;
+  p.device().subgroup_size_control = true;
+  p.device().min_subgroup_size = p.device().max_subgroup_size = 32;
+  const std::optional<LayerPlan> plan = p.plan("gemm.coopmat64x64.f16acc32", why);
+  ASSERT_TRUE(plan) << why;
+  const Dispatch& d = plan->dispatches.at(0);
+  EXPECT_EQ(d.shader, "gemm/coopmat.f16acc32");
+  EXPECT_EQ(d.subgroup_size, 32u);
+  EXPECT_EQ(d.spec.at(0), (SpecValue{0, 4 * 32}));  // 2 x 2 subgroups
+  EXPECT_EQ(d.groups, (std::array<uint32_t, 3>{2, 2, 1}));
+  // 128 x 64 needs 44 KiB of shared memory (fp32 accumulator tile).
+  p.device().max_shared_memory_bytes = 32 << 10;
+  EXPECT_FALSE(p.plan("gemm.coopmat128x64.f16acc32", why));
+  EXPECT_NE(why.find("shared memory"), std::string::npos) << why;
 }
 
 }  // namespace

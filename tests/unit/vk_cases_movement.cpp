@@ -246,51 +246,8 @@ VKG_VK_CASES(movement) {
 namespace vkg::test {
 namespace {
 
-// Plans one layer with a movement tactic directly, without Vulkan.
-class MovementPlanner {
- public:
-  MovementPlanner(const std::string& op, int64_t opset, std::map<std::string, Attribute> attrs = {}) : opset_(opset) {
-    node_.name = "layer";
-    node_.op_type = op;
-    node_.attrs = std::move(attrs);
-    device_.max_workgroup_count[0] = device_.max_workgroup_count[1] = device_.max_workgroup_count[2] = 65535;
-    device_.max_storage_buffers_per_stage = 32;
-  }
-  // An input; `constant` makes it a build-time constant.
-  void input(DType dtype, Shape shape, std::optional<Tensor> constant = std::nullopt) {
-    constants_.push_back(constant ? std::make_unique<Tensor>(std::move(*constant)) : nullptr);
-    inputs_.push_back(
-        {"in" + std::to_string(inputs_.size()), dtype, std::move(shape), storage(dtype), constants_.back().get()});
-    node_.inputs.push_back(inputs_.back().name);
-  }
-  void output(DType dtype, Shape shape) {
-    outputs_.push_back({"out" + std::to_string(outputs_.size()), dtype, std::move(shape), storage(dtype), nullptr});
-    node_.outputs.push_back(outputs_.back().name);
-  }
-  std::optional<LayerPlan> plan(const std::string& tactic_name, std::string& why_not) {
-    const Tactic* tactic = TacticRegistry::builtin().find(tactic_name);
-    VKG_CHECK(tactic != nullptr, "no tactic " << tactic_name);
-    arith_ = tactic->arith;
-    std::vector<LayerTensor> ins = inputs_, outs = outputs_;
-    for (LayerTensor& t : ins) t.storage = storage(t.dtype);
-    for (LayerTensor& t : outs) t.storage = storage(t.dtype);
-    LayerContext ctx{node_, opset_, arith_precision(arith_), arith_, ins, outs, device_};
-    return tactic->plan(ctx, why_not);
-  }
-
- private:
-  StorageType storage(DType dtype) const { return *storage_for(dtype, arith_precision(arith_)); }
-
-  Node node_;
-  int64_t opset_;
-  Arith arith_ = Arith::F32;
-  vk::DeviceInfo device_;
-  std::vector<std::unique_ptr<Tensor>> constants_;
-  std::vector<LayerTensor> inputs_, outputs_;
-};
-
 TEST(MovementTactics, DropoutTrainingWithRatioDeclines) {
-  MovementPlanner p("Dropout", 13);
+  TacticPlanner p("Dropout", 13);
   p.input(DType::Float32, {4, 4});
   p.input(DType::Float32, {}, Tensor::scalar<float>(0.5f));
   p.input(DType::Bool, {}, Tensor::scalar<bool>(true));
@@ -301,7 +258,7 @@ TEST(MovementTactics, DropoutTrainingWithRatioDeclines) {
 }
 
 TEST(MovementTactics, DropoutTrainingWithRuntimeFlagDeclines) {
-  MovementPlanner p("Dropout", 13);
+  TacticPlanner p("Dropout", 13);
   p.input(DType::Float32, {4, 4});
   p.input(DType::Float32, {}, Tensor::scalar<float>(0.5f));
   p.input(DType::Bool, {});
@@ -312,7 +269,7 @@ TEST(MovementTactics, DropoutTrainingWithRuntimeFlagDeclines) {
 }
 
 TEST(MovementTactics, ShapeInputsMustBeConstant) {
-  MovementPlanner p("Reshape", 13);
+  TacticPlanner p("Reshape", 13);
   p.input(DType::Float32, {2, 6});
   p.input(DType::Int64, {2});
   p.output(DType::Float32, {3, 4});
@@ -322,7 +279,7 @@ TEST(MovementTactics, ShapeInputsMustBeConstant) {
 }
 
 TEST(MovementTactics, Fp16DeclinesIntegerData) {
-  MovementPlanner p("Transpose", 13);
+  TacticPlanner p("Transpose", 13);
   p.input(DType::Int64, {4, 8});
   p.output(DType::Int64, {8, 4});
   std::string why;
@@ -333,7 +290,7 @@ TEST(MovementTactics, Fp16DeclinesIntegerData) {
 
 // Split-18 with num_outputs: the last chunk is smaller when the axis does not divide evenly.
 TEST(MovementTactics, Split18UnevenLastChunkIsSmaller) {
-  MovementPlanner p("Split", 18, {{"axis", int_attr(1)}, {"num_outputs", int_attr(3)}});
+  TacticPlanner p("Split", 18, {{"axis", int_attr(1)}, {"num_outputs", int_attr(3)}});
   p.input(DType::Float32, {2, 8});
   p.output(DType::Float32, {2, 3});
   p.output(DType::Float32, {2, 3});

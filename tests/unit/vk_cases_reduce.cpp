@@ -296,50 +296,8 @@ std::vector<VkCase> norm_cases() {
   return cases;
 }
 
-// Asks one tactic of the family for a plan, without a device.
-class ReducePlanner {
- public:
-  ReducePlanner(const std::string& op, Attrs attrs = {}, int64_t opset = 18) : opset_(opset) {
-    node_.name = "layer";
-    node_.op_type = op;
-    node_.attrs = std::move(attrs);
-    device_.max_workgroup_count[0] = device_.max_workgroup_count[1] = device_.max_workgroup_count[2] = 65535;
-    device_.max_workgroup_invocations = device_.max_workgroup_size[0] = 1024;
-    device_.subgroup_size = 8;
-    device_.shader_float16 = device_.storage_buffer_16bit = true;
-  }
-  // An input; `constant` makes it a build-time constant.
-  void input(DType dtype, Shape shape, std::optional<Tensor> constant = std::nullopt) {
-    constants_.push_back(constant ? std::make_unique<Tensor>(std::move(*constant)) : nullptr);
-    inputs_.push_back(
-        {"in" + std::to_string(inputs_.size()), dtype, std::move(shape), StorageType::F32, constants_.back().get()});
-    node_.inputs.push_back(inputs_.back().name);
-  }
-  void output(DType dtype, Shape shape) {
-    outputs_.push_back({"out" + std::to_string(outputs_.size()), dtype, std::move(shape), StorageType::F32, nullptr});
-    node_.outputs.push_back(outputs_.back().name);
-  }
-  vk::DeviceInfo& device() { return device_; }
-  std::optional<LayerPlan> plan(const std::string& tactic_name, std::string& why_not) {
-    const Tactic* tactic = TacticRegistry::builtin().find(tactic_name);
-    VKG_CHECK(tactic != nullptr, "no tactic " << tactic_name);
-    std::vector<LayerTensor> ins = inputs_, outs = outputs_;
-    for (auto* list : {&ins, &outs})
-      for (LayerTensor& t : *list) t.storage = storage_for(t.dtype, tactic->precision()).value_or(StorageType::F32);
-    LayerContext ctx{node_, opset_, tactic->precision(), tactic->arith, ins, outs, device_};
-    return tactic->plan(ctx, why_not);
-  }
-
- private:
-  Node node_;
-  int64_t opset_;
-  vk::DeviceInfo device_;
-  std::vector<std::unique_ptr<Tensor>> constants_;
-  std::vector<LayerTensor> inputs_, outputs_;
-};
-
 TEST(ReduceTactics, RuntimeAxesDecline) {
-  ReducePlanner p("ReduceSum");
+  TacticPlanner p("ReduceSum", 18);
   p.input(DType::Float32, {4, 5});
   p.input(DType::Int64, {1});
   p.output(DType::Float32, {4, 1});
@@ -349,7 +307,7 @@ TEST(ReduceTactics, RuntimeAxesDecline) {
 }
 
 TEST(ReduceTactics, MoreThanFourRunsDecline) {
-  ReducePlanner p("ReduceSum", {{"keepdims", int_attr(0)}});
+  TacticPlanner p("ReduceSum", 18, {{"keepdims", int_attr(0)}});
   p.input(DType::Float32, {2, 3, 2, 3, 2, 3, 2, 3, 2});
   p.input(DType::Int64, {5}, axes_tensor({0, 2, 4, 6, 8}));
   p.output(DType::Float32, {3, 3, 3, 3});
@@ -359,7 +317,7 @@ TEST(ReduceTactics, MoreThanFourRunsDecline) {
 }
 
 TEST(ReduceTactics, RepeatedAxisIsAnError) {
-  ReducePlanner p("ReduceMax", {{"axes", ints_attr({1, -1})}}, 17);
+  TacticPlanner p("ReduceMax", 17, {{"axes", ints_attr({1, -1})}});
   p.input(DType::Float32, {4, 5});
   p.output(DType::Float32, {4, 1});
   std::string why;
@@ -369,7 +327,7 @@ TEST(ReduceTactics, RepeatedAxisIsAnError) {
 // Size-1 axes vanish and neighbouring axes of one kind merge: [4, 1, 6, 1, 5]
 // reduced over axes 1 and 2 is rows (4 x stride 30, 5 x stride 1) of 6 x stride 5.
 TEST(ReduceTactics, GeometryMergesAxes) {
-  ReducePlanner p("ReduceSum");
+  TacticPlanner p("ReduceSum", 18);
   p.input(DType::Float32, {4, 1, 6, 1, 5});
   p.input(DType::Int64, {2}, axes_tensor({1, 2}));
   p.output(DType::Float32, {4, 1, 1, 1, 5});
@@ -382,7 +340,7 @@ TEST(ReduceTactics, GeometryMergesAxes) {
 }
 
 TEST(ReduceTactics, Fp16DeclinesIntegerLayers) {
-  ReducePlanner p("ArgMax", {{"axis", int_attr(1)}});
+  TacticPlanner p("ArgMax", 18, {{"axis", int_attr(1)}});
   p.input(DType::Int32, {4, 5});
   p.output(DType::Int64, {4, 1});
   std::string why;
@@ -392,7 +350,7 @@ TEST(ReduceTactics, Fp16DeclinesIntegerLayers) {
 }
 
 TEST(ReduceTactics, SubgroupTacticsNeedSubgroups) {
-  ReducePlanner p("Softmax", {{"axis", int_attr(-1)}}, 13);
+  TacticPlanner p("Softmax", 13, {{"axis", int_attr(-1)}});
   p.input(DType::Float32, {4, 50});
   p.output(DType::Float32, {4, 50});
   p.device().subgroup_size = 0;
@@ -405,7 +363,7 @@ TEST(ReduceTactics, SubgroupTacticsNeedSubgroups) {
 
 // Omitted optional outputs (and an omitted B) are bound to a scratch buffer the shader never touches.
 TEST(ReduceTactics, LayerNormOmittedOutputsBindScratch) {
-  ReducePlanner p("LayerNormalization", {}, 17);
+  TacticPlanner p("LayerNormalization", 17);
   p.input(DType::Float32, {3, 8});
   p.input(DType::Float32, {8}, random_floats({8}, 1));
   p.output(DType::Float32, {3, 8});
@@ -421,7 +379,7 @@ TEST(ReduceTactics, LayerNormOmittedOutputsBindScratch) {
 }
 
 TEST(ReduceTactics, Float64Declines) {
-  ReducePlanner p("LayerNormalization", {{"stash_type", int_attr(11)}}, 17);
+  TacticPlanner p("LayerNormalization", 17, {{"stash_type", int_attr(11)}});
   p.input(DType::Float32, {3, 8});
   p.input(DType::Float32, {8}, random_floats({8}, 1));
   p.output(DType::Float32, {3, 8});

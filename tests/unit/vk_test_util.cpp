@@ -415,4 +415,37 @@ VkCase make_case(std::string name, const std::string& op, std::vector<std::optio
   return c;
 }
 
+TacticPlanner::TacticPlanner(const std::string& op, int64_t opset, Attrs attrs) : opset_(opset) {
+  node_.name = "layer";
+  node_.op_type = op;
+  node_.attrs = std::move(attrs);
+  device_.max_workgroup_count[0] = device_.max_workgroup_count[1] = device_.max_workgroup_count[2] = 65535;
+  device_.max_workgroup_invocations = device_.max_workgroup_size[0] = 1024;
+  device_.max_storage_buffers_per_stage = 32;
+  device_.subgroup_size = 8;
+  device_.shader_float16 = device_.storage_buffer_16bit = true;
+}
+
+void TacticPlanner::input(DType dtype, Shape shape, std::optional<Tensor> constant) {
+  constants_.push_back(constant ? std::make_unique<Tensor>(std::move(*constant)) : nullptr);
+  inputs_.push_back(
+      {"in" + std::to_string(inputs_.size()), dtype, std::move(shape), StorageType::F32, constants_.back().get()});
+  node_.inputs.push_back(inputs_.back().name);
+}
+
+void TacticPlanner::output(DType dtype, Shape shape) {
+  outputs_.push_back({"out" + std::to_string(outputs_.size()), dtype, std::move(shape), StorageType::F32, nullptr});
+  node_.outputs.push_back(outputs_.back().name);
+}
+
+std::optional<LayerPlan> TacticPlanner::plan(const std::string& tactic_name, std::string& why_not) {
+  const Tactic* tactic = TacticRegistry::builtin().find(tactic_name);
+  VKG_CHECK(tactic != nullptr, "no tactic " << tactic_name);
+  std::vector<LayerTensor> ins = inputs_, outs = outputs_;
+  for (auto* list : {&ins, &outs})
+    for (LayerTensor& t : *list) t.storage = storage_for(t.dtype, tactic->precision()).value_or(StorageType::F32);
+  LayerContext ctx{node_, opset_, tactic->precision(), tactic->arith, ins, outs, device_};
+  return tactic->plan(ctx, why_not);
+}
+
 }  // namespace vkg::test

@@ -148,4 +148,24 @@ VkCase make_case(std::string name, const std::string& op, std::vector<std::optio
                  std::map<std::string, Attribute> attrs = {}, size_t num_outputs = 1,
                  std::set<size_t> constant_inputs = {});
 
+// Plans one layer with a named tactic directly, without Vulkan, on a plain-data
+// device profile (limits of a typical GPU, subgroups of 8, fp16) that a test may edit.
+class TacticPlanner {
+ public:
+  TacticPlanner(const std::string& op, int64_t opset, Attrs attrs = {});
+  // An input; `constant` makes it a build-time constant.
+  void input(DType dtype, Shape shape, std::optional<Tensor> constant = std::nullopt);
+  void output(DType dtype, Shape shape);
+  vk::DeviceInfo& device() { return device_; }
+  // The tactic's plan (storage forms follow its precision); nullopt with why_not filled when it declines.
+  std::optional<LayerPlan> plan(const std::string& tactic_name, std::string& why_not);
+
+ private:
+  Node node_;
+  int64_t opset_;
+  vk::DeviceInfo device_;
+  std::vector<std::unique_ptr<Tensor>> constants_;
+  std::vector<LayerTensor> inputs_, outputs_;
+};
+
 }  // namespace vkg::test
