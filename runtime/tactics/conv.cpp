@@ -14,6 +14,8 @@
 //   conv.depthwise           group == C_in (any channel multiplier), 1-3 spatial dims
 //   conv.winograd_f23        F(2x2, 3x3): 2-D, 3x3, stride 1, dilation 1, group 1; input
 //                            transform, 16 GEMMs (the same GEMM), output transform
+//   conv.transpose_block<RxC> ConvTranspose with kernel == strides (no padding): one GEMM on
+//                            gemm/block.comp storing each tap where it lands (depth to space)
 //   conv.transpose_gather    ConvTranspose in gather form (N-D, groups, runtime weights)
 //   conv.integer_direct.i32  ConvInteger, exact int32
 //   conv.qlinear_direct.i32  QLinearConv, exact int32 sums, requantized as the reference does
@@ -573,6 +575,32 @@ struct BlockShape {
   uint32_t rows = 16, col_vecs = 4;
 };
 
+// gemm/block.comp on the product `p`: A and B as bound, C the bias along M,
+// Y the layer output, stored densely or through a depth-to-space `map`.
+std::optional<Dispatch> block_dispatch(const LayerContext& ctx, LayerPlan& plan, const Product& p, BlockShape block,
+                                       BindingRef a, BindingRef b, std::pair<BindingRef, bool> bias,
+                                       const std::array<uint32_t, 8>& map, std::string& why_not) {
+  const int64_t columns = ((p.N + 3) / 4 + block.col_vecs - 1) / block.col_vecs;
+  const int64_t row_blocks = (p.M + block.rows - 1) / block.rows;
+  const auto groups = gemm_grid_groups(columns, kLocalSize, row_blocks, p.batches, ctx.device);
+  if (!groups) {
+    why_not = "too many positions for one dispatch";
+    return std::nullopt;
+  }
+  const bool depth_to_space = map[3] != 0;
+  Dispatch d;
+  d.shader = ctx.shader("gemm/block");
+  d.spec = {{0, kLocalSize},
+            {1, block.rows},
+            {2, block.col_vecs},
+            {3, p.N % 4 == 0 && !depth_to_space ? 1u : 0u},
+            {4, depth_to_space ? 1u : 0u}};
+  d.bindings = {a, b, bias.first, BindingRef::output(0), add_weight(plan, int_weight({0}))};
+  d.push = gemm_block_push(p, /*c_sm=*/1, /*c_sn=*/0, bias.second ? kGemmFlagHasC : 0u, 1.0f, 1.0f, map);
+  d.groups = *groups;
+  return d;
+}
+
 std::optional<Dispatch> block_gemm_dispatch(const LayerContext& ctx, LayerPlan& plan, const ConvShape& s,
                                             BlockShape block, BindingRef b, int64_t ldb, int64_t b_batch,
                                             std::string& why_not) {
@@ -586,27 +614,12 @@ std::optional<Dispatch> block_gemm_dispatch(const LayerContext& ctx, LayerPlan& 
   const BindingRef a = add_weight(plan, float_weight(float_values(*w_in.constant), st));
   if (!fits_binding(ctx, plan.weights.back().nbytes(), uint64_t(plan.weights.back().size()), "weights", why_not))
     return std::nullopt;
-  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, st);
-  const BindingRef table = add_weight(plan, int_weight({0}));
   // Y[n, m, p] = sum_k W[m, k] * B[n, k, p] + bias[m]: the weights as A (shared by every batch).
   Product p;
   p.M = s.out_channels, p.N = positions, p.K = kdim, p.batches = s.batch;
   p.a_bs = 0, p.a_sm = kdim, p.a_sk = 1;
   p.b_bs = b_batch, p.b_sk = ldb, p.b_sn = 1;
-  const int64_t columns = ((positions + 3) / 4 + block.col_vecs - 1) / block.col_vecs;
-  const int64_t row_blocks = (s.out_channels + block.rows - 1) / block.rows;
-  const auto groups = gemm_grid_groups(columns, kLocalSize, row_blocks, s.batch, ctx.device);
-  if (!groups) {
-    why_not = "too many positions for one dispatch";
-    return std::nullopt;
-  }
-  Dispatch d;
-  d.shader = ctx.shader("gemm/block");
-  d.spec = {{0, kLocalSize}, {1, block.rows}, {2, block.col_vecs}, {3, positions % 4 == 0 ? 1u : 0u}};
-  d.bindings = {a, b, bias, BindingRef::output(0), table};
-  d.push = gemm_float_push(p, /*c_sm=*/1, /*c_sn=*/0, has_bias ? kGemmFlagHasC : 0u, 1.0f, 1.0f);
-  d.groups = *groups;
-  return d;
+  return block_dispatch(ctx, plan, p, block, a, b, bind_optional(ctx, plan, 2, st), {}, why_not);
 }
 
 std::optional<LayerPlan> plan_pointwise_block(const LayerContext& ctx, BlockShape block, std::string& why_not) {
@@ -651,6 +664,62 @@ std::optional<LayerPlan> plan_im2col_block(const LayerContext& ctx, BlockShape b
       block_gemm_dispatch(ctx, plan, s, block, BindingRef::scratch(0), p4, col_rows * p4, why_not);
   if (!gemm) return std::nullopt;
   plan.dispatches.push_back(std::move(*gemm));
+  return plan;
+}
+
+// conv.transpose_block<RxC>: ConvTranspose whose kernel equals its strides,
+// without padding or dilation (every output position gets exactly one tap of
+// one input position: the upsampling "deconvolution" of segmentation heads)
+// is one GEMM, Y'[(m, tap)][p] = sum_c W[c][m][tap] * X[c][p], on
+// gemm/block.comp, whose store puts row (m, tap), column p where the tap
+// lands in the output (kDepthToSpace).
+std::optional<LayerPlan> plan_transpose_block(const LayerContext& ctx, BlockShape block, std::string& why_not) {
+  const std::optional<StorageType> st = float_storage(ctx, why_not);
+  if (!st) return std::nullopt;
+  const ConvShape s = conv_transpose_shape(ctx);
+  check_output(ctx, s);
+  if (!within_3d(s, why_not)) return std::nullopt;
+  const linalg::WindowGeometry& g = s.window;
+  for (size_t d = 0; d < s.rank(); ++d) {
+    if (g.kernel[d] != g.strides[d] || g.dilations[d] != 1 || g.pads_begin[d] != 0 ||
+        g.out[d] != g.in[d] * g.strides[d]) {
+      why_not = "serves kernels equal to their strides, without padding, dilation or output padding";
+      return std::nullopt;
+    }
+  }
+  const LayerTensor& w_in = ctx.input(1);
+  const int64_t taps = s.kernel_size(), positions = s.in_size(), channels = s.in_channels;
+  if (s.group != 1 || !w_in.is_constant() || (ctx.has_input(2) && !ctx.input(2).is_constant()) ||
+      channels % 4 != 0 || positions % 4 != 0) {
+    why_not = "needs one group, constant weights and bias, input channels % 4 == 0 and input positions % 4 == 0";
+    return std::nullopt;
+  }
+  // A[(m, tap)][c] = W[c][m][tap]; the bias repeats over the taps of its channel.
+  const std::vector<float> w = float_values(*w_in.constant);
+  const int64_t rows = s.out_channels * taps;
+  std::vector<float> a(size_t(rows * channels));
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t r = 0; r < rows; ++r) a[size_t(r * channels + c)] = w[size_t(c * rows + r)];
+  LayerPlan plan;
+  const BindingRef a_ref = add_weight(plan, float_weight(std::move(a), *st));
+  if (!fits_binding(ctx, plan.weights.back().nbytes(), uint64_t(plan.weights.back().size()), "weights", why_not))
+    return std::nullopt;
+  std::pair<BindingRef, bool> bias = {add_weight(plan, float_weight({0.0f}, *st)), false};
+  if (ctx.has_input(2)) {
+    const std::vector<float> b = float_values(*ctx.input(2).constant);
+    std::vector<float> expanded;
+    for (float v : b) expanded.insert(expanded.end(), size_t(taps), v);
+    bias = {add_weight(plan, float_weight(std::move(expanded), *st)), true};
+  }
+  Product p;
+  p.M = rows, p.N = positions, p.K = channels, p.batches = s.batch;
+  p.a_bs = 0, p.a_sm = channels, p.a_sk = 1;
+  p.b_bs = channels * positions, p.b_sk = positions, p.b_sn = 1;
+  const Window3 win = window3(g);
+  const std::array<uint32_t, 8> map = {win.in[0], win.in[1], win.in[2], win.kernel[0], win.kernel[1], win.kernel[2]};
+  std::optional<Dispatch> d = block_dispatch(ctx, plan, p, block, a_ref, BindingRef::input(0), bias, map, why_not);
+  if (!d) return std::nullopt;
+  plan.dispatches.push_back(std::move(*d));
   return plan;
 }
 
@@ -976,6 +1045,10 @@ void register_conv_tactics(TacticRegistry& r) {
   r.add_variants("conv.im2col_block8x8", conv, 36, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_im2col_block(c, {8, 2}, w);
   });
+  r.add_variants("conv.transpose_block16x16", {"ConvTranspose"}, 40, {kF32, kF16, kF16Acc32},
+                 [](const LayerContext& c, std::string& w) { return plan_transpose_block(c, {16, 4}, w); });
+  r.add_variants("conv.transpose_block4x8", {"ConvTranspose"}, 41, {kF32, kF16, kF16Acc32},
+                 [](const LayerContext& c, std::string& w) { return plan_transpose_block(c, {4, 2}, w); });
   // Implicit GEMM on shared-memory tiles: the GPU-class form (lavapipe prefers the register blocks above).
   for (const auto& [name, tile, priority] : {std::tuple{"64x64", SmemTile{64, 64, 16, 4, 4}, 37},
                                              std::tuple{"32x32", SmemTile{32, 32, 16, 4, 4}, 38}}) {

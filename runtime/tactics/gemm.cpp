@@ -69,6 +69,13 @@ std::vector<uint32_t> gemm_float_push(const Product& p, int64_t c_sm, int64_t c_
   return push;
 }
 
+std::vector<uint32_t> gemm_block_push(const Product& p, int64_t c_sm, int64_t c_sn, uint32_t flags, float alpha,
+                                      float beta, const std::array<uint32_t, 8>& map) {
+  std::vector<uint32_t> push = gemm_float_push(p, c_sm, c_sn, flags, alpha, beta);
+  push.insert(push.end(), map.begin(), map.end());
+  return push;
+}
+
 bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const vk::DeviceInfo& device, std::string& why_not) {
   if ((device.max_workgroup_invocations && invocations > device.max_workgroup_invocations) ||
       (device.max_workgroup_size[0] && invocations > device.max_workgroup_size[0]) ||
@@ -637,6 +644,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
       }
       d.shader = ctx.shader("gemm/block");
       d.spec = {{0, kLocalSize}, {1, tactic.block}, {2, tactic.col_vecs}, {3, p.N % 4 == 0 ? 1u : 0u}};
+      d.push = gemm_block_push(p, c_sm, c_sn, flags, alpha, beta);
       break;
     }
     case Algorithm::Reg: {

@@ -38,6 +38,11 @@ std::vector<uint32_t> gemm_common_push(const Product& p, int64_t c_sm, int64_t c
 std::vector<uint32_t> gemm_float_push(const Product& p, int64_t c_sm, int64_t c_sn, uint32_t flags, float alpha,
                                       float beta);
 
+// The push constants of gemm/block.comp: gemm_float_push, then its 8-word
+// store map (zeros: the dense Y; see kDepthToSpace there).
+std::vector<uint32_t> gemm_block_push(const Product& p, int64_t c_sm, int64_t c_sn, uint32_t flags, float alpha,
+                                      float beta, const std::array<uint32_t, 8>& map = {});
+
 // Group counts {x: ceil(columns / local), y: rows, z: batches}, y and z capped
 // at the device limits (the shaders loop over the rest); nullopt when x exceeds its limit.
 std::optional<std::array<uint32_t, 3>> gemm_grid_groups(int64_t columns, uint32_t local, int64_t rows, int64_t batches,

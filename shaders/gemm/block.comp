@@ -12,10 +12,16 @@
 // blocks, batches), as reg.comp; row blocks and batches past the y and z
 // counts are looped over.
 // Specialization constants: 0 (local_size_x_id) workgroup size; 1 kRows
-// (1..16); 2 kColVecs (1..4); 3 kNVec4 (N a multiple of 4: Y stored as vec4).
+// (1..16); 2 kColVecs (1..4); 3 kNVec4 (N a multiple of 4: Y stored as vec4);
+// 4 kDepthToSpace (1: ConvTranspose with kernel == strides and no padding:
+// row m = channel * taps + tap and column n = input position land in the
+// output [batches][M / taps][id * kd][ih * kh][iw * kw] at the position the
+// tap of the kernel puts them; p.map = {id, ih, iw, kd, kh, kw}).
+// Push constants: GemmParams with the 8-word store map (24 words).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#define VKG_GEMM_STORE_MAP
 #include "common/precision.glsl"
 #include "common/epilogue.glsl"
 #include "gemm/common.glsl"
@@ -24,6 +30,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint kRows = 16;
 layout(constant_id = 2) const uint kColVecs = 4;
 layout(constant_id = 3) const uint kNVec4 = 0;
+layout(constant_id = 4) const uint kDepthToSpace = 0;
 
 layout(binding = 0) readonly buffer A { sfp a[]; };
 layout(binding = 0) readonly buffer A4 { sfp4 a4[]; };
@@ -31,6 +38,21 @@ layout(binding = 1) readonly buffer B4 { sfp4 b4[]; };
 layout(binding = 2) readonly buffer C { sfp c[]; };
 layout(binding = 3) writeonly buffer Y { sfp y[]; };
 layout(binding = 3) writeonly buffer Y4 { sfp4 y4[]; };
+
+// kDepthToSpace: Y's index of element (batch, m, n) is d2s_row(batch, m) + d2s_col(n).
+uint d2s_row(uint batch, uint m) {
+  const uint id = p.map[0], ih = p.map[1], iw = p.map[2], kd = p.map[3], kh = p.map[4], kw = p.map[5];
+  const uint taps = kd * kh * kw, tap = m % taps;
+  const uint plane = ih * kh * iw * kw;
+  return (batch * (p.M / taps) + m / taps) * id * kd * plane + (tap / (kh * kw)) * plane +
+         ((tap / kw) % kh) * iw * kw + tap % kw;
+}
+
+uint d2s_col(uint n) {
+  const uint ih = p.map[1], iw = p.map[2], kd = p.map[3], kh = p.map[4], kw = p.map[5];
+  const uint plane = ih * kh * iw * kw;
+  return (n / (iw * ih)) * kd * plane + ((n / iw) % ih) * kh * iw * kw + (n % iw) * kw;
+}
 
 void store(uint batch, uint m, uint n0, afp4 acc) {
   if (m >= p.M || n0 >= p.N) return;
@@ -48,6 +70,16 @@ void store(uint batch, uint m, uint n0, afp4 acc) {
     [[unroll]] for (uint j = 0; j < 4; ++j) {
       if (n0 + j < p.N) y[yi + j] = afp2sfp(vkg_epilogue(result[j]));
     }
+  }
+}
+
+// The same through the depth-to-space map: `row` = d2s_row(batch, m), `cols` = d2s_col of n0..n0+3.
+void store_d2s(uint m, uint n0, uint row, uvec4 cols, afp4 acc) {
+  if (m >= p.M || n0 >= p.N) return;
+  afp4 result = afp(uintBitsToFloat(p.alpha_bits)) * acc;
+  if ((p.flags & kGemmHasC) != 0u) result += afp(uintBitsToFloat(p.beta_bits)) * sfp2afp(c[m * p.c_sm]);
+  [[unroll]] for (uint j = 0; j < 4; ++j) {
+    if (n0 + j < p.N) y[row + cols[j]] = afp2sfp(vkg_epilogue(result[j]));
   }
 }
 
@@ -93,8 +125,19 @@ void main() {
           [[unroll]] for (uint j = 0; j < kColVecs; ++j) acc[i * kColVecs + j] += av * bv[j];
         }
       }
-      [[unroll]] for (uint i = 0; i < kRows; ++i) {
-        [[unroll]] for (uint j = 0; j < kColVecs; ++j) store(batch, m0 + i, (cb + j) * 4, acc[i * kColVecs + j]);
+      if (kDepthToSpace == 0) {
+        [[unroll]] for (uint i = 0; i < kRows; ++i) {
+          [[unroll]] for (uint j = 0; j < kColVecs; ++j) store(batch, m0 + i, (cb + j) * 4, acc[i * kColVecs + j]);
+        }
+      } else {
+        uvec4 cols[kColVecs];
+        [[unroll]] for (uint j = 0; j < kColVecs; ++j) {
+          [[unroll]] for (uint e = 0; e < 4; ++e) cols[j][e] = d2s_col(min((cb + j) * 4 + e, p.N - 1));
+        }
+        [[unroll]] for (uint i = 0; i < kRows; ++i) {
+          const uint row = d2s_row(batch, min(m0 + i, p.M - 1));
+          [[unroll]] for (uint j = 0; j < kColVecs; ++j) store_d2s(m0 + i, (cb + j) * 4, row, cols[j], acc[i * kColVecs + j]);
+        }
       }
     }
   }

@@ -132,6 +132,12 @@ std::vector<VkCase> conv_transpose_cases() {
       {{"strides", ints_attr({3, 2})}, {"auto_pad", string_attr("VALID")}});
   add("2-D 16 channels 14x14 stride 2 (many workgroups)", {1, 16, 14, 14}, {16, 8, 4, 4},
       {{"strides", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 1, 1})}});
+  // Kernel == strides, no padding: the upsampling of segmentation heads (conv.transpose_block).
+  add("2-D kernel 2 stride 2 (upsampling), batch 2", {2, 8, 6, 6}, {8, 5, 2, 2}, {{"strides", ints_attr({2, 2})}});
+  add("2-D kernel 2x3 strides 2x3, one output channel, no bias", {1, 12, 4, 5}, {12, 1, 2, 3},
+      {{"strides", ints_attr({2, 3})}}, kNoBias);
+  add("1-D kernel 3 stride 3", {1, 4, 12}, {4, 6, 3}, {{"strides", ints_attr({3})}});
+  add("3-D kernel 2 stride 2", {1, 4, 2, 2, 3}, {4, 3, 2, 2, 2}, {{"strides", ints_attr({2, 2, 2})}});
   add("1-D stride 3 kernel_shape", {2, 3, 9}, {3, 5, 4},
       {{"strides", ints_attr({3})}, {"kernel_shape", ints_attr({4})}});
   add("3-D strides 1x2x2", {1, 2, 3, 4, 5}, {2, 3, 2, 3, 3}, {{"strides", ints_attr({1, 2, 2})}});

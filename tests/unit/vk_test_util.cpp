@@ -181,6 +181,16 @@ void add_window_classes(const VkCase& c, std::set<std::string>& out) {
   if (group > 1) out.insert("grouped");
   if (!pool) out.insert(x != nullptr && x->shape().size() > 1 && x->shape()[1] == group ? "depthwise" : "not-depthwise");
   if (kernel.size() > 3) out.insert("spatial>3");
+  if (n.op_type == "ConvTranspose") {
+    // conv.transpose_block: kernel == strides, input channels and positions in vec4 runs.
+    std::vector<int64_t> strides = n.attr_ints("strides");
+    if (strides.empty()) strides.assign(kernel.size(), 1);
+    if (strides != kernel) out.insert("kernel-not-stride");
+    if (x != nullptr && x->shape().size() > 2) {
+      if (x->shape()[1] % 4 != 0) out.insert("channel-tail");
+      if (num_elements(Shape(x->shape().begin() + 2, x->shape().end())) % 4 != 0) out.insert("input-positions-tail");
+    }
+  }
   if (n.op_type == "MaxPool") out.insert("max");
   if (pool && !kernel.empty()) {
     // Input columns a block of 4 adjacent outputs reads along the innermost axis.
