@@ -14,6 +14,7 @@
 //   conv.depthwise           group == C_in (any channel multiplier), 1-3 spatial dims
 //   conv.winograd_f23        F(2x2, 3x3): 2-D, 3x3, stride 1, dilation 1, group 1; input
 //                            transform, 16 GEMMs (the same GEMM), output transform
+//   conv.winograd_f23_block<RxC>  the same with the 16 GEMMs on gemm/block.comp (C % 4 == 0)
 //   conv.transpose_block<RxC> ConvTranspose with kernel == strides (no padding): one GEMM on
 //                            gemm/block.comp storing each tap where it lands (depth to space)
 //   conv.transpose_gather    ConvTranspose in gather form (N-D, groups, runtime weights)
@@ -579,7 +580,8 @@ struct BlockShape {
 // Y the layer output, stored densely or through a depth-to-space `map`.
 std::optional<Dispatch> block_dispatch(const LayerContext& ctx, LayerPlan& plan, const Product& p, BlockShape block,
                                        BindingRef a, BindingRef b, std::pair<BindingRef, bool> bias,
-                                       const std::array<uint32_t, 8>& map, std::string& why_not) {
+                                       const std::array<uint32_t, 8>& map, std::string& why_not,
+                                       BindingRef y = BindingRef::output(0)) {
   const int64_t columns = ((p.N + 3) / 4 + block.col_vecs - 1) / block.col_vecs;
   const int64_t row_blocks = (p.M + block.rows - 1) / block.rows;
   const auto groups = gemm_grid_groups(columns, kLocalSize, row_blocks, p.batches, ctx.device);
@@ -595,7 +597,7 @@ std::optional<Dispatch> block_dispatch(const LayerContext& ctx, LayerPlan& plan,
             {2, block.col_vecs},
             {3, p.N % 4 == 0 && !depth_to_space ? 1u : 0u},
             {4, depth_to_space ? 1u : 0u}};
-  d.bindings = {a, b, bias.first, BindingRef::output(0), add_weight(plan, int_weight({0}))};
+  d.bindings = {a, b, bias.first, y, add_weight(plan, int_weight({0}))};
   d.push = gemm_block_push(p, /*c_sm=*/1, /*c_sn=*/0, bias.second ? kGemmFlagHasC : 0u, 1.0f, 1.0f, map);
   d.groups = *groups;
   return d;
@@ -818,7 +820,11 @@ std::vector<float> winograd_weights(const std::vector<float>& w, int64_t m_count
 // Input transform (conv/winograd_input.comp) -> 16 GEMMs over the input
 // channels (conv/gemm.comp with the 16 elements as its groups) -> output
 // transform (conv/winograd_output.comp).
-std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blocking, std::string& why_not) {
+// The 16 GEMMs run on conv/gemm.comp (`blocking`), or with `block` on
+// gemm/block.comp (register blocks: transformed weights as [16][M][C] rows,
+// which needs C % 4 == 0).
+std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blocking, std::optional<BlockShape> block,
+                                       std::string& why_not) {
   const std::optional<StorageType> st = float_storage(ctx, why_not);
   if (!st) return std::nullopt;
   const ConvShape s = conv_shape(ctx, 0, 1);
@@ -832,6 +838,10 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   const LayerTensor& w_in = ctx.input(1);
   if (!w_in.is_constant()) {
     why_not = "needs constant weights to transform";
+    return std::nullopt;
+  }
+  if (block && s.in_channels % 4 != 0) {
+    why_not = "needs input channels % 4 == 0 (vec4 runs of the transformed weights)";
     return std::nullopt;
   }
   const int64_t tiles_h = (g.out[0] + 1) / 2, tiles_w = (g.out[1] + 1) / 2;
@@ -856,9 +866,18 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   shape.ldb = p_pad;
   shape.b_group = s.in_channels * p_pad;
   shape.aligned_b = true;
-  const BindingRef u = add_weight(
-      plan,
-      float_weight(winograd_weights(float_values(*w_in.constant), s.out_channels, s.in_channels, shape.mg_pad), *st));
+  std::vector<float> u_values =
+      winograd_weights(float_values(*w_in.constant), s.out_channels, s.in_channels, block ? s.out_channels : shape.mg_pad);
+  if (block) {  // [16][C][M] -> [16][M][C]
+    std::vector<float> rows(u_values.size());
+    const int64_t m_count = s.out_channels, c_count = s.in_channels;
+    for (int64_t xi = 0; xi < 16; ++xi)
+      for (int64_t c = 0; c < c_count; ++c)
+        for (int64_t m = 0; m < m_count; ++m)
+          rows[size_t((xi * m_count + m) * c_count + c)] = u_values[size_t((xi * c_count + c) * m_count + m)];
+    u_values = std::move(rows);
+  }
+  const BindingRef u = add_weight(plan, float_weight(std::move(u_values), *st));
   if (!fits_binding(ctx, plan.weights.back().nbytes(), uint64_t(plan.weights.back().size()), "transformed weights",
                     why_not))
     return std::nullopt;
@@ -870,8 +889,19 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
                {uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(g.in[0]), uint32_t(g.in[1]), uint32_t(tiles_h),
                 uint32_t(tiles_w), word(int32_t(g.pads_begin[0])), word(int32_t(g.pads_begin[1]))},
                v_elements / 16));
-  std::optional<Dispatch> gemm =
-      gemm_dispatch(ctx, shape, blocking, u, BindingRef::scratch(0), no_bias, false, BindingRef::scratch(1), why_not);
+  std::optional<Dispatch> gemm;
+  if (block) {
+    // M[xi][m][p] = sum_c U[xi][m][c] * V[xi][c][p]: 16 batches of one product.
+    Product p;
+    p.M = s.out_channels, p.N = positions, p.K = s.in_channels, p.batches = 16;
+    p.a_bs = s.out_channels * s.in_channels, p.a_sm = s.in_channels, p.a_sk = 1;
+    p.b_bs = s.in_channels * p_pad, p.b_sk = p_pad, p.b_sn = 1;
+    gemm = block_dispatch(ctx, plan, p, *block, u, BindingRef::scratch(0), {no_bias, false}, {}, why_not,
+                          BindingRef::scratch(1));
+  } else {
+    gemm = gemm_dispatch(ctx, shape, blocking, u, BindingRef::scratch(0), no_bias, false, BindingRef::scratch(1),
+                         why_not);
+  }
   if (!gemm) return std::nullopt;
   plan.dispatches.push_back(std::move(*gemm));
   plan.dispatches.push_back(dispatch(ctx, ctx.shader("conv/winograd_output"), {{1, has_bias}},
@@ -1019,8 +1049,10 @@ void register_conv_tactics(TacticRegistry& r) {
   // Specialised tactics first (each declines what it cannot serve); conv.direct serves every Conv.
   r.add_variants("conv.depthwise", conv, 10, {kF32, kF16, kF16Acc32}, plan_depthwise);
   r.add_variants("conv.winograd_f23", conv, 20, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
-    return plan_winograd(c, {8, 8}, w);
+    return plan_winograd(c, {8, 8}, std::nullopt, w);
   });
+  r.add_variants("conv.winograd_f23_block8x8", conv, 21, {kF32, kF16, kF16Acc32},
+                 [](const LayerContext& c, std::string& w) { return plan_winograd(c, {8, 8}, BlockShape{8, 2}, w); });
   r.add_variants("conv.1x1.8x8", conv, 30, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_pointwise(c, {8, 8}, w);
   });
