@@ -728,11 +728,14 @@ BuildResult Builder::build() {
   GraphOptimizerOptions options;
   options.fusion = config_.fusion;
   options.keep_tensors.insert(outputs.begin(), outputs.end());
-  options.rank_of = [&](const std::string& name) {
+  options.shape_of = [&](const std::string& name) -> std::optional<Shape> {
+    if (const Tensor* c = constant(name)) return c->shape();
     const ValueInfo* vi = graph_.find_value_info(name);
-    return vi != nullptr && vi->static_shape() ? int(vi->concrete_shape().size()) : -1;
+    if (vi == nullptr || !vi->static_shape()) return std::nullopt;
+    return vi->concrete_shape();
   };
   options.is_float = [&](const std::string& name) {
+    if (const Tensor* c = constant(name)) return is_float_dtype(c->dtype());
     const ValueInfo* vi = graph_.find_value_info(name);
     return vi != nullptr && vi->dtype && is_float_dtype(*vi->dtype);
   };

@@ -197,6 +197,14 @@ class FoldableProducer {
   size_t rank_ = 0;
 };
 
+constexpr const char* kChainOpAttr = "vkgraphy.chain_op";
+constexpr const char* kChainOperandFirstAttr = "vkgraphy.chain_operand_first";
+
+bool is_arithmetic(const Node& n) {
+  return (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div") &&
+         n.inputs.size() == 2 && n.outputs.size() == 1 && !n.outputs[0].empty();
+}
+
 constexpr const char* kActivationAttr = "vkgraphy.activation";
 constexpr const char* kAlphaAttr = "vkgraphy.alpha";
 constexpr const char* kBetaAttr = "vkgraphy.beta";
@@ -298,6 +306,11 @@ std::optional<std::pair<FusedActivation, std::vector<size_t>>> match_activation(
 
 }  // namespace
 
+std::optional<ChainedOp> chained_op(const Node& node) {
+  if (!node.has_attr(kChainOpAttr)) return std::nullopt;
+  return ChainedOp{node.attr_string(kChainOpAttr, ""), node.attr_int(kChainOperandFirstAttr, 0) != 0};
+}
+
 std::optional<FusedActivation> fused_activation(const Node& node) {
   if (!node.has_attr(kActivationAttr)) return std::nullopt;
   FusedActivation a;
@@ -342,13 +355,34 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
 
   std::vector<bool> absorbed(kept.size(), false);
   const Consumers users{kept, consumers, absorbed, options.keep_tensors};
-  auto rank_of = [&](const std::string& t) { return options.rank_of ? options.rank_of(t) : -1; };
+  auto shape_of = [&](const std::string& t) { return options.shape_of ? options.shape_of(t) : std::nullopt; };
+  auto rank_of = [&](const std::string& t) {
+    const std::optional<Shape> shape = shape_of(t);
+    return shape ? int(shape->size()) : -1;
+  };
+  auto is_float = [&](const std::string& t) { return options.is_float && options.is_float(t); };
+  // The position of each tensor's producer among the nodes left to run.
+  std::map<std::string, size_t> producer_of;
+  for (size_t i = 0; i < kept.size(); ++i)
+    for (const std::string& o : kept[i]->outputs)
+      if (!o.empty()) producer_of[o] = i;
+  // The chained op that the binary layer at `i` writing `x` can absorb: its node and the operand.
+  auto match_chain = [&](size_t i, const std::string& x) -> std::optional<std::pair<size_t, std::string>> {
+    const std::vector<size_t> c = users.of(x);
+    if (c.size() != 1 || !is_arithmetic(*kept[c[0]]) || !is_float(kept[c[0]]->outputs[0])) return std::nullopt;
+    const Node& next = *kept[c[0]];
+    const std::string d = other_input(next, x);
+    const std::optional<Shape> out_shape = shape_of(next.outputs[0]), x_shape = shape_of(x), d_shape = shape_of(d);
+    if (d.empty() || !out_shape || !x_shape || !d_shape || *x_shape != *out_shape || !is_float(d)) return std::nullopt;
+    if (*d_shape != *out_shape && num_elements(*d_shape) != 1) return std::nullopt;
+    auto p = producer_of.find(resolve(d));  // the operand must exist when the fused layer runs
+    if (p != producer_of.end() && p->second >= i) return std::nullopt;
+    return std::make_pair(c[0], d);
+  };
   for (size_t i = 0; i < kept.size(); ++i) {
     if (absorbed[i]) continue;
     const Node& head = *kept[i];
-    const bool binary_op = (head.op_type == "Add" || head.op_type == "Sub" || head.op_type == "Mul" ||
-                            head.op_type == "Div") &&
-                           head.outputs.size() == 1 && options.is_float && options.is_float(head.outputs[0]);
+    const bool binary_op = is_arithmetic(head) && is_float(head.outputs[0]);
     const bool producer_op = head.op_type == "Conv" || head.op_type == "ConvTranspose" || head.op_type == "Gemm" ||
                              head.op_type == "MatMul" || binary_op;
     if (!options.fusion || !producer_op || head.outputs.size() != 1 || head.outputs[0].empty()) {
@@ -373,6 +407,12 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       output = next.outputs[0];
       folded = true;
     }
+    std::optional<std::pair<size_t, std::string>> chain = binary_op ? match_chain(i, output) : std::nullopt;
+    if (chain) {
+      absorbed[chain->first] = true;
+      held.push_back(kept[chain->first]->name);
+      output = kept[chain->first]->outputs[0];
+    }
     const auto activation = match_activation(output, users, constant);
     if (activation) {
       for (size_t a : activation->second) {
@@ -390,6 +430,16 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     Node fused = folded ? producer->finish(name, output, out.constants) : head;
     fused.name = name;
     fused.outputs = {output};
+    if (chain) {
+      const Node& op = *kept[chain->first];
+      fused.inputs.push_back(chain->second);
+      Attribute& chained = fused.attrs[kChainOpAttr];
+      chained.kind = Attribute::Kind::String;
+      chained.s = op.op_type;
+      Attribute& first = fused.attrs[kChainOperandFirstAttr];
+      first.kind = Attribute::Kind::Int;
+      first.i = op.inputs[0] == chain->second ? 1 : 0;
+    }
     if (activation) {
       Attribute& kind = fused.attrs[kActivationAttr];
       kind.kind = Attribute::Kind::Int;

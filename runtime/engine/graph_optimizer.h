@@ -5,8 +5,11 @@
 //   their input, sharing its device buffer;
 // - a Conv, ConvTranspose, Gemm or MatMul with constant weights absorbs a
 //   following bias Add and BatchNormalization into new weights;
+// - a float Add, Sub, Mul or Div absorbs a following Add, Sub, Mul or Div of
+//   its result with a tensor of the output's shape or a single element that
+//   exists before it runs (an elementwise chain in one dispatch: x * s + r);
 // - a Conv, ConvTranspose, Gemm or MatMul, or a float Add, Sub, Mul or Div
-//   (the elementwise chain binary op + activation), then absorbs a following activation
+//   (with its chained op), then absorbs a following activation
 //   (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, GELU as Gelu
 //   or its Erf pattern, x*HardSigmoid(x), x*Sigmoid(x)), which its shader
 //   applies as it stores (shaders/common/epilogue.glsl).
@@ -36,6 +39,16 @@ struct FusedActivation {
   Activation kind = Activation::None;
   float alpha = 0, beta = 0;
 };
+// A chained elementwise op (the second op of an elementwise chain): the fused
+// node's third input is its other operand; operand_first when that operand is
+// the op's first input (v = op(D, v)), else v = op(v, D). Carried as the
+// attributes "vkgraphy.chain_op" and "vkgraphy.chain_operand_first".
+struct ChainedOp {
+  std::string op;  // Add, Sub, Mul or Div
+  bool operand_first = false;
+};
+std::optional<ChainedOp> chained_op(const Node& node);
+
 // A fused node carries its activation as attributes: "vkgraphy.activation" (the kind), "vkgraphy.alpha",
 // "vkgraphy.beta". nullopt for a node without one.
 std::optional<FusedActivation> fused_activation(const Node& node);
@@ -55,7 +68,7 @@ struct OptimizedGraph {
 struct GraphOptimizerOptions {
   bool fusion = true;                  // false: every node is a layer of its own (--no-fusion)
   std::set<std::string> keep_tensors;  // tensors read by the user: never aliased or fused away
-  std::function<int(const std::string&)> rank_of;  // a tensor's rank, -1 when unknown
+  std::function<std::optional<Shape>(const std::string&)> shape_of;  // a tensor's static shape, nullopt when unknown
   std::function<bool(const std::string&)> is_float;  // a tensor of a float type (false when unknown)
 };
 

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "runtime/core/error.h"
+#include "runtime/engine/graph_optimizer.h"
 #include "runtime/engine/tactic.h"
 
 namespace vkg {
@@ -542,8 +543,13 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
     }
     ++num_inputs;
   }
-  VKG_CHECK(num_inputs >= 1 && (variadic || num_inputs == 2),
-            node.describe() << ": expects " << (variadic ? "at least 1 input" : "2 inputs") << ", got " << num_inputs);
+  // A fused elementwise chain (graph_optimizer.h): the chained op's operand is a third input.
+  const std::optional<ChainedOp> chain = chained_op(node);
+  const size_t operands = chain ? 3 : 2;
+  VKG_CHECK(num_inputs >= 1 && (variadic || num_inputs == operands),
+            node.describe() << ": expects " << (variadic ? "at least 1 input" : std::to_string(operands) + " inputs")
+                            << ", got " << num_inputs);
+  VKG_CHECK(!chain || !variadic, node.describe() << ": a variadic op cannot carry a chained op");
   if (!binary_types_ok(ctx, op.types, why_not)) return std::nullopt;
 
   const LayerTensor& out = ctx.output(0);
@@ -600,11 +606,25 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
       return std::nullopt;
     }
     const uint32_t kind = int_kind(int_math ? s.a_tensor->dtype : out.dtype);
-    plan.dispatches.push_back(
-        make_dispatch(ctx, "elementwise/binary",
-                      {blocking == Blocking::Vec4 ? 4u : 1u, s.code, a_int, b_int, out_int, int_math, kind,
-                       input_layout(s.a_shape, b.n), input_layout(s.b_shape, b.n)},
-                      {s.a, s.b, BindingRef::output(0)}, push, invocations(b.n, blocking)));
+    // Binding 3 is the chained operand, or (unused) A again.
+    BindingRef d = s.a;
+    uint32_t chain_mode = 0, chain_code = 0, d_layout = 1;
+    if (chain) {
+      const LayerTensor& d_tensor = ctx.input(2);
+      d_layout = input_layout(d_tensor.shape, b.n);
+      if (out_int || int_math || is_int(d_tensor) || d_layout == 0) {
+        why_not = "a chained op needs float operands of the output's shape or one element";
+        return std::nullopt;
+      }
+      d = bind_input(ctx, plan, 2);
+      chain_mode = chain->operand_first ? 2 : 1;
+      chain_code = find_binary_op(chain->op).code;
+    }
+    plan.dispatches.push_back(make_dispatch(
+        ctx, "elementwise/binary",
+        {blocking == Blocking::Vec4 ? 4u : 1u, s.code, a_int, b_int, out_int, int_math, kind,
+         input_layout(s.a_shape, b.n), input_layout(s.b_shape, b.n), chain_mode, chain_code, d_layout},
+        {s.a, s.b, BindingRef::output(0), d}, push, invocations(b.n, blocking)));
   }
   return plan;
 }

@@ -24,6 +24,12 @@
 //                arithmetic produces an integer (Pow of an int base)
 //   8 kALayout, 9 kBLayout  LAYOUT_* below: how A / B are indexed (the strided
 //                form is general; the others let lavapipe load contiguously)
+//   10 kChain    an elementwise chain (float arithmetic only): 0 none; 1 the
+//                result v becomes chain_op(v, D); 2 it becomes chain_op(D, v)
+//   11 kChainOp  OP_ADD, OP_SUB, OP_MUL or OP_DIV
+//   12 kDLayout  LAYOUT_IDENTITY or LAYOUT_SINGLE: how D is indexed
+// Binding 3 = D, the chained operand (float storage; bound to any buffer when
+// kChain is 0).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common/precision.glsl"
@@ -68,6 +74,9 @@ layout(constant_id = 6) const uint kIntMath = 0;
 layout(constant_id = 7) const uint kIntKind = 0;
 layout(constant_id = 8) const uint kALayout = LAYOUT_STRIDED;
 layout(constant_id = 9) const uint kBLayout = LAYOUT_STRIDED;
+layout(constant_id = 10) const uint kChain = 0;
+layout(constant_id = 11) const uint kChainOp = OP_ADD;
+layout(constant_id = 12) const uint kDLayout = LAYOUT_IDENTITY;
 
 layout(push_constant) uniform Params {
   uint n;
@@ -90,6 +99,8 @@ layout(binding = 2) writeonly buffer C { sfp c[]; };
 layout(binding = 2) writeonly buffer C4 { sfp4 c4[]; };
 layout(binding = 2) writeonly buffer CI { int ci[]; };
 layout(binding = 2) writeonly buffer CI4 { ivec4 ci4[]; };
+layout(binding = 3) readonly buffer D { sfp d[]; };
+layout(binding = 3) readonly buffer D4 { sfp4 d4[]; };
 
 const bool kCompare = kOp >= OP_EQUAL && kOp <= OP_GREATER_EQUAL;
 const bool kUnsigned32 = kIntKind == KIND_U32;
@@ -212,6 +223,21 @@ afp float_op(afp x, afp y) {
   }
 }
 
+// The chained op of an elementwise chain applied to the result v of element e (dv: D's element).
+afp chained(afp v, afp dv) {
+  if (kChain == 0) return v;
+  const afp x = kChain == 1 ? v : dv, y = kChain == 1 ? dv : v;
+  switch (kChainOp) {
+    case OP_ADD: return x + y;
+    case OP_SUB: return x - y;
+    case OP_MUL: return x * y;
+    case OP_DIV: return x / y;
+    default: return v;
+  }
+}
+
+afp d_float(uint e) { return kChain == 0 ? afp(0) : sfp2afp(d[kDLayout == LAYOUT_SINGLE ? 0 : e]); }
+
 // The output element of one pair of operands, as an int (int output) or afp.
 int result_int(afp xf, afp yf, int xi, int yi) {
   if (kIntMath != 0) return int_op(xi, yi);
@@ -231,7 +257,7 @@ void element(uint e) {
     ci[e] = result_int(kIntMath != 0 ? afp(0) : a_float(oa), kIntMath != 0 ? afp(0) : b_float(ob), a_int(oa),
                        b_int(ob));
   } else {
-    c[e] = afp2sfp(vkg_epilogue(float_op(a_float(oa), b_float(ob))));
+    c[e] = afp2sfp(vkg_epilogue(chained(float_op(a_float(oa), b_float(ob)), d_float(e))));
   }
 }
 
@@ -262,8 +288,10 @@ void vector4(uint e) {
     for (int k = 0; k < 4; ++k) r[k] = result_int(xf[k], yf[k], xi[k], yi[k]);
     ci4[e / 4] = r;
   } else {
+    afp4 dv = afp4(0);
+    if (kChain != 0) dv = kDLayout == LAYOUT_SINGLE ? afp4(sfp2afp(d[0])) : sfp2afp4(d4[e / 4]);
     afp4 r;
-    for (int k = 0; k < 4; ++k) r[k] = vkg_epilogue(float_op(xf[k], yf[k]));
+    for (int k = 0; k < 4; ++k) r[k] = vkg_epilogue(chained(float_op(xf[k], yf[k]), dv[k]));
     c4[e / 4] = afp2sfp4(r);
   }
 }

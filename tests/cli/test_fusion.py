@@ -1,6 +1,7 @@
 """Graph optimization on lavapipe (validation layer on): no-ops removed as aliases, bias and
 BatchNormalization folded into Conv/ConvTranspose/Gemm/MatMul, activations fused into their
-producers (the ONNX Gelu op needs opset 20, beyond Debian's onnx 1.12: its Erf pattern is tested), fused layers named after their nodes,
+producers (the ONNX Gelu op needs opset 20, beyond Debian's onnx 1.12: its Erf pattern is tested), elementwise chains,
+fused layers named after their nodes,
 every fused pattern against the reference backend, --no-fusion, marked tensors kept, and replay
 files and --layer-precisions speaking in ONNX node names. Models are made here with onnx.helper."""
 import json
@@ -163,6 +164,32 @@ class TestFusion(CliTestCase):
         onnx.save(onnx.shape_inference.infer_shapes(m), self.path("int.onnx"))
         out = self.run_vk(self.path("int.onnx"))
         self.assertNotIn("Fused", out)
+
+    def test_elementwise_chains_run_as_one_dispatch(self):
+        # A squeeze-excitation gate (x * per-channel scale + residual, then Relu) and a chain whose
+        # operand comes first (2 / (t - 1), a scalar): two layers.
+        nodes = [helper.make_node("Mul", ["x", "s"], ["m"], name="scale"),
+                 helper.make_node("Add", ["x", "m"], ["a"], name="residual"),
+                 helper.make_node("Relu", ["a"], ["t"], name="relu"),
+                 helper.make_node("Sub", ["t", "one"], ["u"], name="sub"),
+                 helper.make_node("Div", ["two", "u"], ["y"], name="div")]
+        inits = [const("s", [1, 4, 1, 1]), numpy_helper.from_array(np.array(1.5, np.float32), "one"),
+                 numpy_helper.from_array(np.array(2.0, np.float32), "two")]
+        path = make_model(nodes, inits, [1, 4, 6, 6], "y", path=self.path("chain.onnx"))
+        out = self.run_vk(path, "--val-range", "x:[-2,2]")
+        self.assertIn("Fused 3 nodes into layer 'scale+residual+relu' (Mul)", out)
+        self.assertIn("Fused 2 nodes into layer 'sub+div' (Sub)", out)
+        self.assertIn("2 layers (", out)
+        self.assertIn("5 layers (", self.run_vk(path, "--val-range", "x:[-2,2]", "--no-fusion"))
+        # Not chained: an operand computed after the first op, and one that broadcasts.
+        nodes = [helper.make_node("Mul", ["x", "s"], ["m"], name="scale"),
+                 helper.make_node("Exp", ["x"], ["e"], name="exp"),
+                 helper.make_node("Add", ["m", "e"], ["a"], name="late"),
+                 helper.make_node("Mul", ["a", "x"], ["b"], name="mul"),
+                 helper.make_node("Add", ["b", "s"], ["y"], name="bias")]
+        out = self.run_vk(make_model(nodes, [const("s", [1, 4, 1, 1])], [1, 4, 6, 6], "y", path=self.path("no.onnx")))
+        self.assertIn("Fused 2 nodes into layer 'late+mul' (Add)", out)  # x exists before 'late' runs
+        self.assertIn("4 layers (", out)
 
     def test_a_marked_or_shared_tensor_is_not_fused_away(self):
         path = self.conv_bn_bias_relu()

@@ -99,7 +99,11 @@ struct Fixture : ::testing::Test {
   FakeTimer timer;
   vk::DeviceInfo device = fake_device(true);
   DeviceIdentity identity = device_identity(device);
-  BuildResult build(const Graph& g, const BuilderConfig& config) {
+  // These tests are about choosing tactics per layer, so the graph rewrite
+  // stays off (it would chain two_adds' Adds into one layer); the fusion is
+  // tested end to end in tests/cli/test_fusion.py.
+  BuildResult build(const Graph& g, BuilderConfig config) {
+    config.fusion = false;
     return build_engine(g, config, device, identity, &timer, registry);
   }
 };
