@@ -604,6 +604,17 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
         break;
       }
     }
+    // fp16 rounds: it must be faster beyond the near-tie margin. An fp32
+    // candidate within the margin of the fastest wins over an fp16 one (a
+    // measured difference inside the timing noise buys no speed).
+    if (choice.candidates[chosen].precision == Precision::FP16) {
+      for (size_t i = 0; i < choice.candidates.size(); ++i) {
+        const CandidateTiming& t = choice.candidates[i];
+        if (t.error || t.precision != Precision::FP32 || t.cost_ns() > best * (1 + config_.tie_margin)) continue;
+        const CandidateTiming& current = choice.candidates[chosen];
+        if (current.precision == Precision::FP16 || t.cost_ns() < current.cost_ns()) chosen = i;
+      }
+    }
   }
 
   Candidate& c = cands[chosen];

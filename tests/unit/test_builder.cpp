@@ -251,6 +251,13 @@ TEST_F(BuilderTest, Fp16AndPrecisionConstraints) {
   EXPECT_EQ(f16.median_ns, 50);
   EXPECT_EQ(f16.reformat_ns, 80);
   EXPECT_EQ(timer.reformat_calls, 1);  // once per conversion and size
+  // fp16 must be faster beyond the near-tie margin (10%): 95 against 100 buys nothing.
+  timer.ns["reformat"] = 0;
+  timer.ns["t3"] = 95;
+  r = build(two_adds(8), config);
+  EXPECT_EQ(r.replay.layers[0].tactic, "add.b.f32");
+  timer.ns["t3"] = 89;
+  EXPECT_EQ(build(two_adds(8), config).replay.layers[0].tactic, "add.a.f16");
   // Without fp16 on the device, --fp16 builds fp32; an obeyed fp16 pin fails.
   device = fake_device(false);
   config.layer_precisions.clear();
