@@ -542,7 +542,14 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
   } else if (config_.optimization_level == 0 || cands.size() == 1) {
     chosen = 0;
   } else {
-    const size_t n = std::min(level_limit, cands.size());
+    // The level's budget of candidates applies per precision, so that with
+    // --fp16 the fp32 tactics compete too (candidates come precision by precision).
+    std::map<Precision, size_t> taken;
+    std::vector<Candidate> budgeted;
+    for (Candidate& c : cands)
+      if (taken[c.precision]++ < level_limit) budgeted.push_back(std::move(c));
+    cands = std::move(budgeted);
+    const size_t n = cands.size();
     const int samples = config_.timing_samples > 0 ? config_.timing_samples : samples_for_level(config_.optimization_level);
     bool timed_here = false;
     for (size_t i = 0; i < n; ++i) {

@@ -268,6 +268,20 @@ TEST_F(BuilderTest, Fp16AndPrecisionConstraints) {
   EXPECT_EQ(build(two_adds(8), config).replay.layers[0].precision, Precision::FP32);
 }
 
+TEST_F(BuilderTest, TheLevelBudgetAppliesPerPrecision) {
+  // Level 1 times 2 candidates of each precision: add.a.f16, then add.a.f32 and add.b.f32 (fp16 candidates
+  // come first, and must not use up the budget).
+  timer.ns = {{"t0", 300}, {"t1", 100}, {"t2", 200}, {"t3", 250}};
+  BuilderConfig config;
+  config.fp16 = true;
+  config.optimization_level = 1;
+  const BuildResult r = build(two_adds(8), config);
+  EXPECT_EQ(r.replay.layers[0].tactic, "add.b.f32");
+  std::vector<std::string> timed;
+  for (const CandidateTiming& c : r.replay.layers[0].candidates) timed.push_back(c.tactic);
+  EXPECT_EQ(timed, (std::vector<std::string>{"add.a.f16", "add.a.f32", "add.b.f32"}));
+}
+
 TEST_F(BuilderTest, MarkAllAndMemoryPlan) {
   BuilderConfig config;
   config.optimization_level = 0;
