@@ -12,6 +12,7 @@
 //                            the window read as B is staged (1-3 spatial dims, any groups)
 //   conv.transpose_implicit_gemm<BxB>  ConvTranspose the same way (gather form)
 //   conv.depthwise           group == C_in (any channel multiplier), 1-3 spatial dims
+//   conv.depthwise_wide      the same, 8 outputs along a row per invocation (rows longer than 4)
 //   conv.winograd_f23        F(2x2, 3x3): 2-D, 3x3, stride 1, dilation 1, group 1; input
 //                            transform, 16 GEMMs (the same GEMM), output transform
 //   conv.winograd_f23_block<RxC>  the same with the 16 GEMMs on gemm/block.comp (C % 4 == 0)
@@ -768,7 +769,7 @@ std::optional<LayerPlan> plan_implicit_gemm(const LayerContext& ctx, SmemTile ti
 // ---------------------------------------------------------------------------
 // conv.depthwise
 
-std::optional<LayerPlan> plan_depthwise(const LayerContext& ctx, std::string& why_not) {
+std::optional<LayerPlan> plan_depthwise(const LayerContext& ctx, uint32_t max_pixels, std::string& why_not) {
   const std::optional<StorageType> st = float_storage(ctx, why_not);
   if (!st) return std::nullopt;
   const ConvShape s = conv_shape(ctx, 0, 1);
@@ -785,7 +786,11 @@ std::optional<LayerPlan> plan_depthwise(const LayerContext& ctx, std::string& wh
   const Window3 win = window3(s.window);
   std::vector<uint32_t> push{uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(s.out_channels)};
   push_window(push, win);
-  const uint32_t pixels = std::min<uint32_t>(kPixels, win.out[2]);
+  const uint32_t pixels = std::min<uint32_t>(max_pixels, win.out[2]);
+  if (max_pixels > kPixels && pixels <= kPixels) {
+    why_not = "rows of " + std::to_string(win.out[2]) + " outputs leave nothing to widen (conv.depthwise serves them)";
+    return std::nullopt;
+  }
   const uint64_t invocations =
       uint64_t(s.batch * s.out_channels) * win.out[0] * win.out[1] * ((win.out[2] + pixels - 1) / pixels);
   if (!fits_invocations(invocations, why_not)) return std::nullopt;
@@ -1047,7 +1052,10 @@ void register_conv_tactics(TacticRegistry& r) {
   constexpr auto kF32 = Arith::F32, kF16 = Arith::F16, kF16Acc32 = Arith::F16Acc32;
   const std::vector<std::string> conv{"Conv"};
   // Specialised tactics first (each declines what it cannot serve); conv.direct serves every Conv.
-  r.add_variants("conv.depthwise", conv, 10, {kF32, kF16, kF16Acc32}, plan_depthwise);
+  r.add_variants("conv.depthwise", conv, 10, {kF32, kF16, kF16Acc32},
+                 [](const LayerContext& c, std::string& w) { return plan_depthwise(c, kPixels, w); });
+  r.add_variants("conv.depthwise_wide", conv, 11, {kF32, kF16, kF16Acc32},
+                 [](const LayerContext& c, std::string& w) { return plan_depthwise(c, 2 * kPixels, w); });
   r.add_variants("conv.winograd_f23", conv, 20, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_winograd(c, {8, 8}, std::nullopt, w);
   });

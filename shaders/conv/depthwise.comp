@@ -1,7 +1,8 @@
 // vkgraphy-variants: f32 f16 f16acc32
 // Depthwise Conv (group == C, M = C * multiplier) over up to 3 spatial dims
 // (1-D and 2-D given as 3-D with size-1 leading dims). Each invocation computes
-// one output channel at kPixels consecutive positions along the last dim.
+// one output channel at kPixels consecutive positions along the last dim, its
+// accumulators in registers (a fixed-size array, compile-time indices, unrolled).
 //
 // Bindings: 0 X [N][C][ID][IH][IW]; 1 W [M][K] (the ONNX layout: one input channel
 //   per group); 2 B bias [M] (bound but unread when kHasBias == 0); 3 Y [N][M][OD][OH][OW].
@@ -10,6 +11,7 @@
 // Dispatch N * M * OD * OH * ceil(OW / kPixels) invocations (vkg_linear_index).
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
 #include "common/epilogue.glsl"
 #include "common/index.glsl"
@@ -50,8 +52,8 @@ void main() {
   const uint xc = (n * p.c + ci) * p.id;
   uint wk = om * p.kd * p.kh * p.kw;
 
-  afp acc[8];
-  for (uint q = 0; q < kPixels; ++q) acc[q] = afp(0);
+  afp acc[kPixels];
+  [[unroll]] for (uint q = 0; q < kPixels; ++q) acc[q] = afp(0);
   for (uint a = 0; a < p.kd; ++a) {
     const int iz = int(oz) * p.sd + int(a) * p.dd - p.pd;
     if (iz < 0 || iz >= int(p.id)) {
@@ -68,7 +70,7 @@ void main() {
       for (uint e = 0; e < p.kw; ++e, ++wk) {
         const afp wv = sfp2afp(w[wk]);
         const int ix0 = int(ox0) * p.sw + int(e) * p.dw - p.pw;
-        for (uint q = 0; q < kPixels; ++q) {
+        [[unroll]] for (uint q = 0; q < kPixels; ++q) {
           const int ix = ix0 + int(q) * p.sw;
           if (ix >= 0 && ix < int(p.iw)) acc[q] += sfp2afp(x[xrow + uint(ix)]) * wv;
         }
@@ -77,7 +79,7 @@ void main() {
   }
   const afp bv = kHasBias == 1 ? sfp2afp(bias[om]) : afp(0);
   const uint yrow = (((n * p.m + om) * p.od + oz) * p.oh + oy) * p.ow;
-  for (uint q = 0; q < kPixels; ++q) {
+  [[unroll]] for (uint q = 0; q < kPixels; ++q) {
     if (ox0 + q < p.ow) y[yrow + ox0 + q] = afp2sfp(vkg_epilogue(acc[q] + bv));
   }
 }

@@ -181,6 +181,11 @@ void add_window_classes(const VkCase& c, std::set<std::string>& out) {
   if (group > 1) out.insert("grouped");
   if (!pool) out.insert(x != nullptr && x->shape().size() > 1 && x->shape()[1] == group ? "depthwise" : "not-depthwise");
   if (kernel.size() > 3) out.insert("spatial>3");
+  if (n.op_type == "Conv") {
+    // conv.depthwise_wide: rows of more than 4 outputs.
+    const std::vector<Tensor> y = reference_outputs(c);
+    if (!y.empty() && !y[0].shape().empty() && y[0].shape().back() <= 4) out.insert("short-rows");
+  }
   if (n.op_type == "ConvTranspose") {
     // conv.transpose_block: kernel == strides, input channels and positions in vec4 runs.
     std::vector<int64_t> strides = n.attr_ints("strides");
