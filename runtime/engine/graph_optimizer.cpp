@@ -237,6 +237,19 @@ struct Consumers {
   }
 };
 
+// The bounds of a Clip: attributes (opset < 11) or constant inputs; nullopt when an input bound is not a constant.
+std::optional<std::pair<float, float>> clip_bounds(const Node& n,
+                                                   const std::function<const Tensor*(const std::string&)>& constant) {
+  float lo = n.attr_float("min", -INFINITY), hi = n.attr_float("max", INFINITY);
+  for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
+    if (n.inputs[i].empty()) continue;
+    const Tensor* bound = constant(n.inputs[i]);
+    if (bound == nullptr || bound->size() != 1 || bound->dtype() != DType::Float32) return std::nullopt;
+    (i == 1 ? lo : hi) = float(bound->get_as_double(0));
+  }
+  return std::make_pair(lo, hi);
+}
+
 // The activation applied to `x` by the nodes that consume it: its kind and the nodes it spans (the
 // last one writes the result).
 std::optional<std::pair<FusedActivation, std::vector<size_t>>> match_activation(
@@ -256,14 +269,9 @@ std::optional<std::pair<FusedActivation, std::vector<size_t>>> match_activation(
     if (op == "HardSigmoid") a = {Activation::HardSigmoid, n.attr_float("alpha", 0.2f), n.attr_float("beta", 0.5f)};
     if (op == "Gelu" && n.attr_string("approximate", "none") == "none") a.kind = Activation::Gelu;
     if (op == "Clip") {
-      float lo = n.attr_float("min", -INFINITY), hi = n.attr_float("max", INFINITY);
-      for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
-        if (n.inputs[i].empty()) continue;
-        const Tensor* bound = constant(n.inputs[i]);
-        if (bound == nullptr || bound->size() != 1 || bound->dtype() != DType::Float32) return std::nullopt;
-        (i == 1 ? lo : hi) = float(bound->get_as_double(0));
-      }
-      a = {Activation::Clip, lo, hi};
+      const std::optional<std::pair<float, float>> bounds = clip_bounds(n, constant);
+      if (!bounds) return std::nullopt;
+      a = {Activation::Clip, bounds->first, bounds->second};
     }
     if (a.kind == Activation::None) return std::nullopt;
     return std::make_pair(a, std::vector<size_t>{users[0]});
@@ -279,6 +287,29 @@ std::optional<std::pair<FusedActivation, std::vector<size_t>>> match_activation(
     if (gate.op_type == "Sigmoid") return std::make_pair(FusedActivation{Activation::MulSigmoid, 0, 0}, std::vector<size_t>{users[g], users[1 - g]});
     const FusedActivation a{Activation::MulHardSigmoid, gate.attr_float("alpha", 0.2f), gate.attr_float("beta", 0.5f)};
     return std::make_pair(a, std::vector<size_t>{users[g], users[1 - g]});
+  }
+  // HardSwish, decomposed: x * Clip(x + 3, 0, 6) / 6 (or * 1/6).
+  for (size_t s = 0; s < 2; ++s) {
+    const size_t add_i = users[s], mul_i = users[1 - s];
+    const Node& add = *consumers.kept[add_i];
+    if (!is_binary(add, "Add") || !scalar_near(constant(other_input(add, x)), 3.0)) continue;
+    const size_t clip_i = consumers.single(output_of(add_i), "Clip");
+    if (clip_i == SIZE_MAX || consumers.kept[clip_i]->inputs[0] != output_of(add_i)) continue;
+    const std::optional<std::pair<float, float>> bounds = clip_bounds(*consumers.kept[clip_i], constant);
+    if (!bounds || bounds->first != 0.0f || bounds->second != 6.0f) continue;
+    const Node& mul = *consumers.kept[mul_i];
+    if (!is_binary(mul, "Mul") || consumers.single(output_of(clip_i), "Mul") != mul_i ||
+        other_input(mul, x) != output_of(clip_i))
+      continue;
+    const std::vector<size_t> after = consumers.of(output_of(mul_i));
+    if (after.size() != 1) continue;
+    const Node& scale = *consumers.kept[after[0]];
+    const bool div = is_binary(scale, "Div") && scale.inputs[0] == output_of(mul_i) &&
+                     scalar_near(constant(scale.inputs[1]), 6.0);
+    const bool times = is_binary(scale, "Mul") && scalar_near(constant(other_input(scale, output_of(mul_i))), 1.0 / 6.0);
+    if (!div && !times) continue;
+    return std::make_pair(FusedActivation{Activation::HardSwish, 0, 0},
+                          std::vector<size_t>{add_i, clip_i, mul_i, after[0]});
   }
   // GELU, Erf form: 0.5 * x * (1 + erf(x / sqrt(2))), the scaling of x as a Div or a Mul, the final
   // 0.5 on either side: Mul(x, 1/sqrt2) | Div(x, sqrt2) -> Erf -> Add(1) -> Mul(x, .) -> Mul(0.5).

@@ -10,8 +10,9 @@
 //   exists before it runs (an elementwise chain in one dispatch: x * s + r);
 // - a Conv, ConvTranspose, Gemm or MatMul, or a float Add, Sub, Mul or Div
 //   (with its chained op), then absorbs a following activation
-//   (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, GELU as Gelu
-//   or its Erf pattern, x*HardSigmoid(x), x*Sigmoid(x)), which its shader
+//   (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish or its pattern
+//   x*Clip(x+3,0,6)/6, Tanh, GELU as Gelu or its Erf pattern, x*HardSigmoid(x),
+//   x*Sigmoid(x)), which its shader
 //   applies as it stores (shaders/common/epilogue.glsl).
 // A fused layer is named after the nodes it holds ("conv1+bn1") and remembers
 // them, so that every user-facing file and flag can speak in ONNX node names.

@@ -190,6 +190,20 @@ class TestFusion(CliTestCase):
         out = self.run_vk(make_model(nodes, [const("s", [1, 4, 1, 1])], [1, 4, 6, 6], "y", path=self.path("no.onnx")))
         self.assertIn("Fused 2 nodes into layer 'late+mul' (Add)", out)  # x exists before 'late' runs
         self.assertIn("4 layers (", out)
+        # An affine chain, then HardSwish written out (x * Clip(x + 3, 0, 6) / 6, as paddle2onnx exports it): one layer.
+        nodes = [helper.make_node("Mul", ["x", "s"], ["m"], name="scale"),
+                 helper.make_node("Add", ["m", "b"], ["a"], name="shift"),
+                 helper.make_node("Add", ["a", "three"], ["p"], name="plus3"),
+                 helper.make_node("Clip", ["p", "zero", "six"], ["c"], name="clip"),
+                 helper.make_node("Mul", ["a", "c"], ["g"], name="gate"),
+                 helper.make_node("Div", ["g", "six"], ["y"], name="div6")]
+        scalars = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in
+                   (("three", 3.0), ("zero", 0.0), ("six", 6.0))]
+        path = make_model(nodes, [const("s", [1]), const("b", [1, 4, 6, 6]), *scalars], [1, 4, 6, 6], "y",
+                          path=self.path("hswish.onnx"))
+        out = self.run_vk(path, "--val-range", "x:[-8,8]")
+        self.assertIn("Fused 6 nodes into layer 'scale+shift+plus3+clip+gate+div6' (Mul)", out)
+        self.assertIn("1 layers (", out)
 
     def test_a_marked_or_shared_tensor_is_not_fused_away(self):
         path = self.conv_bn_bias_relu()
