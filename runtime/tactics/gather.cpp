@@ -747,12 +747,15 @@ std::optional<LayerPlan> plan_resize_nearest_int(const LayerContext& ctx, std::s
   for (int64_t s : contiguous_strides(layer->in_shape)) meta.push_back(int32_t(s));
   for (int64_t s : contiguous_strides(p.out_shape)) meta.push_back(int32_t(s));
   const int64_t fw = factors.back();
-  const int64_t n = ctx.output(0).size() / fw;
+  const int64_t n = ctx.output(0).size() / fw, in_w = layer->in_shape.back();
+  // Several elements of a row per invocation: the row's address is computed once for them.
+  const uint32_t per = 4;
+  const uint64_t invocations = uint64_t(n / in_w) * uint64_t((in_w + per - 1) / per);
   LayerPlan plan;
   const BindingRef x = bind_input(ctx, plan, 0);
   const BindingRef m = add_int_table(plan, std::move(meta));
   plan.dispatches.push_back(linear_dispatch(ctx, "gather/resize_nearest_int", {x, BindingRef::output(0), m},
-                                            {u32(n), u32(rank), u32(fw)}, uint64_t(n)));
+                                            {u32(n), u32(rank), u32(fw)}, invocations, {{1, per}}));
   return plan;
 }
 
