@@ -707,12 +707,13 @@ std::optional<LayerPlan> plan_transpose_block(const LayerContext& ctx, BlockShap
   const BindingRef a_ref = add_weight(plan, float_weight(std::move(a), *st));
   if (!fits_binding(ctx, plan.weights.back().nbytes(), uint64_t(plan.weights.back().size()), "weights", why_not))
     return std::nullopt;
-  std::pair<BindingRef, bool> bias = {add_weight(plan, float_weight({0.0f}, *st)), false};
+  std::pair<BindingRef, bool> bias;
   if (ctx.has_input(2)) {
-    const std::vector<float> b = float_values(*ctx.input(2).constant);
     std::vector<float> expanded;
-    for (float v : b) expanded.insert(expanded.end(), size_t(taps), v);
+    for (float v : float_values(*ctx.input(2).constant)) expanded.insert(expanded.end(), size_t(taps), v);
     bias = {add_weight(plan, float_weight(std::move(expanded), *st)), true};
+  } else {
+    bias = bind_optional(ctx, plan, std::nullopt, *st);
   }
   Product p;
   p.M = rows, p.N = positions, p.K = channels, p.batches = s.batch;
