@@ -597,29 +597,31 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
     }
     if (timed_here) ++result_.stats.layers_timed;
     // The fastest by median plus the reformats it needs; with --deterministic,
-    // the first in heuristic order among near-ties.
+    // the first in heuristic order among near-ties. fp16 rounds, so it must be
+    // faster beyond the near-tie margin: when an fp32 candidate is within the
+    // margin of the fastest, only fp32 candidates are eligible (a measured
+    // difference inside the timing noise buys no speed).
     double best = INFINITY;
     for (const CandidateTiming& t : choice.candidates)
       if (!t.error) best = std::min(best, t.cost_ns());
     VKG_CHECK(std::isfinite(best), "every candidate tactic of " << node.describe() << " failed: "
                                                                 << choice.candidates.front().error.value_or(""));
+    const double near = best * (1 + config_.tie_margin);
+    const bool fp32_near = std::any_of(choice.candidates.begin(), choice.candidates.end(), [&](const CandidateTiming& t) {
+      return !t.error && t.precision == Precision::FP32 && t.cost_ns() <= near;
+    });
+    auto eligible = [&](const CandidateTiming& t) {
+      return !t.error && (!fp32_near || t.precision == Precision::FP32);
+    };
+    double best_eligible = INFINITY;
+    for (const CandidateTiming& t : choice.candidates)
+      if (eligible(t)) best_eligible = std::min(best_eligible, t.cost_ns());
     for (size_t i = 0; i < choice.candidates.size(); ++i) {
       const CandidateTiming& t = choice.candidates[i];
-      if (t.error) continue;
-      if (config_.deterministic ? t.cost_ns() <= best * (1 + config_.tie_margin) : t.cost_ns() == best) {
+      if (!eligible(t)) continue;
+      if (config_.deterministic ? t.cost_ns() <= near : t.cost_ns() == best_eligible) {
         chosen = i;
         break;
-      }
-    }
-    // fp16 rounds: it must be faster beyond the near-tie margin. An fp32
-    // candidate within the margin of the fastest wins over an fp16 one (a
-    // measured difference inside the timing noise buys no speed).
-    if (choice.candidates[chosen].precision == Precision::FP16) {
-      for (size_t i = 0; i < choice.candidates.size(); ++i) {
-        const CandidateTiming& t = choice.candidates[i];
-        if (t.error || t.precision != Precision::FP32 || t.cost_ns() > best * (1 + config_.tie_margin)) continue;
-        const CandidateTiming& current = choice.candidates[chosen];
-        if (current.precision == Precision::FP16 || t.cost_ns() < current.cost_ns()) chosen = i;
       }
     }
   }

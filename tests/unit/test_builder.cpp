@@ -258,6 +258,14 @@ TEST_F(BuilderTest, Fp16AndPrecisionConstraints) {
   EXPECT_EQ(r.replay.layers[0].tactic, "add.b.f32");
   timer.ns["t3"] = 89;
   EXPECT_EQ(build(two_adds(8), config).replay.layers[0].tactic, "add.a.f16");
+  // With --deterministic, the fp32 candidates within the margin are taken in heuristic order.
+  timer.ns["t3"] = 95;
+  timer.ns["t0"] = 104;
+  EXPECT_EQ(build(two_adds(8), config).replay.layers[0].tactic, "add.b.f32");
+  config.deterministic = true;
+  EXPECT_EQ(build(two_adds(8), config).replay.layers[0].tactic, "add.a.f32");
+  config.deterministic = false;
+  timer.ns["t0"] = 300;
   // Without fp16 on the device, --fp16 builds fp32; an obeyed fp16 pin fails.
   device = fake_device(false);
   config.layer_precisions.clear();
