@@ -146,7 +146,13 @@ Graph import_onnx(OnnxModel& model, const ImportOptions& options) {
   toposort(model);
   if (!options.input_shapes.empty()) override_input_shapes(model, options.input_shapes);
   const bool strict = !options.allow_unknown_ops;
-  if (options.shape_inference) infer_shapes(model, strict);
+  if (options.shape_inference) {
+    infer_shapes(model, strict);
+    const std::string rules = vkgraphy_shape_rules_used(model);
+    if (!rules.empty())
+      VKG_INFO("model '" << model.path << "': shape inference used vkgraphy's rules for " << rules
+                         << " (the installed ONNX 1.12 stops at opset 17), ONNX's for the other nodes");
+  }
   if (options.fold_constants) {
     FoldOptions fold;
     fold.shape_inference = options.shape_inference;

@@ -16,6 +16,7 @@
 
 namespace onnx {
 class ModelProto;
+class OpSchema;
 class NodeProto;
 class TensorProto;
 class TensorShapeProto;
@@ -23,6 +24,17 @@ class ValueInfoProto;
 }  // namespace onnx
 
 namespace vkg {
+
+// The newest opset of the default ONNX domain that import follows.
+constexpr int64_t kMaxSupportedOpset = 23;
+
+// Registers, once, the schemas of the op versions of opsets 18..23 that changed an op's
+// form (the installed ONNX 1.12 stops at opset 17), each with vkgraphy's own shape rule,
+// into ONNX's schema registry: its checker and shape inference then cover them. Every
+// import step calls it; calling it again does nothing.
+void register_newer_onnx_schemas();
+// True for the schemas registered above (their shape rules are vkgraphy's, not ONNX's).
+bool is_vkgraphy_schema(const onnx::OpSchema& schema);
 
 // Dimension overrides: -1 leaves a dimension dynamic.
 using InputShapes = std::map<std::string, Shape>;
@@ -48,6 +60,10 @@ struct OnnxModel {
   std::shared_ptr<onnx::ModelProto> proto;
   std::string path;  // "" when made in memory
 };
+
+// The op versions among the model's nodes whose shape rule is vkgraphy's, with their node
+// counts ("ReduceMean-18 x4, Split-18"); "" when ONNX's rules cover every node.
+std::string vkgraphy_shape_rules_used(const OnnxModel& model);
 
 // Reads and parses a model file. External data is loaded from `external_data_dir`
 // ("" = the model's folder). Throws Error for a missing, unreadable, truncated or

@@ -23,7 +23,6 @@ namespace vkg {
 namespace {
 
 constexpr int64_t kMaxIrVersion = 10;
-constexpr int64_t kMaxOpset = 17;
 
 // Replaces external-data references of one tensor with its bytes.
 void load_external_tensor(onnx::TensorProto& t, const std::string& base_dir, const std::string& model_path,
@@ -109,6 +108,7 @@ std::vector<std::string> validate_onnx_model(const OnnxModel& model) {
   const onnx::ModelProto& m = *model.proto;
   const onnx::GraphProto& g = m.graph();
   const std::string where = "model '" + model.path + "'";
+  register_newer_onnx_schemas();
   std::vector<std::string> problems;
   auto problem = [&](const std::string& p) { problems.push_back(p); };
 
@@ -116,8 +116,8 @@ std::vector<std::string> validate_onnx_model(const OnnxModel& model) {
   for (const auto& op : m.opset_import()) opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = int(op.version());
   const int64_t opset = default_opset(model);
   if (opset <= 0) problem("it imports no opset of the default ONNX domain (opset_import is missing)");
-  if (opset > kMaxOpset)
-    VKG_WARNING(where << " uses opset " << opset << "; opsets up to " << kMaxOpset << " are supported, trying anyway");
+  if (opset > kMaxSupportedOpset)
+    VKG_WARNING(where << " uses opset " << opset << "; opsets up to " << kMaxSupportedOpset << " are supported, trying anyway");
   if (g.name().empty()) problem("its graph has no name (ONNX requires one)");
   if (g.output_size() == 0) problem("its graph has no outputs");
 

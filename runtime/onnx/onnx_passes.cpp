@@ -133,6 +133,7 @@ void clear_inferred_shapes(OnnxModel& model) {
 }
 
 void infer_shapes(OnnxModel& model, bool strict) {
+  register_newer_onnx_schemas();
   OnnxModel copy{std::make_shared<onnx::ModelProto>(*model.proto), model.path};
   clear_inferred_shapes(copy);
   toposort(copy);  // inference reads the nodes in order

@@ -1,0 +1,449 @@
+// Op versions newer than the ONNX library vkgraphy builds against. Debian 12's ONNX 1.12
+// knows opsets up to 17; for the versions of opsets 18 to 23 that changed an op's form
+// (attributes that became inputs, new attributes, new ops), this file registers schemas
+// with vkgraphy's own shape rules into ONNX's registry, so that ONNX's checker and shape
+// inference (data propagation included) treat them like any other version. Versions that
+// only widened the type lists (most of opsets 19, 21, 22 and 23) need nothing: ONNX 1.12's
+// latest version of the op has the same form. A version the installed ONNX already has
+// is never registered again.
+#include <onnx/defs/schema.h>
+#include <onnx/defs/shape_inference.h>
+#include <onnx/defs/tensor_proto_util.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+
+#include "runtime/onnx/onnx_import.h"
+
+namespace onnx {
+// ONNX's shared convolution/pooling shape rule (onnx/defs/nn/defs.cc; exported by libonnx,
+// not declared in its headers): the output size of each spatial axis from kernel_shape,
+// strides, pads or auto_pad, dilations when `use_dilation`, and ceil_mode.
+void convPoolShapeInference(InferenceContext& ctx, bool use_dilation, bool require_kernel_shape, int input1Idx,
+                            int input2Idx);
+}  // namespace onnx
+
+namespace vkg {
+
+namespace {
+
+using onnx::AttributeProto;
+using onnx::InferenceContext;
+using onnx::OpSchema;
+
+constexpr const char* kSchemaFile = "vkgraphy:runtime/onnx/onnx_schemas.cpp";
+
+const std::vector<std::string> kFloatTypes = {"tensor(float16)", "tensor(float)", "tensor(double)",
+                                              "tensor(bfloat16)"};
+
+bool has_input(InferenceContext& ctx, size_t i) { return ctx.getNumInputs() > i && ctx.getInputType(i) != nullptr; }
+
+// The values of a constant integer input; nullopt when it is not known at inference time.
+std::optional<std::vector<int64_t>> constant_ints(InferenceContext& ctx, size_t i) {
+  const onnx::TensorProto* t = ctx.getInputData(i);
+  if (!t) return std::nullopt;
+  if (t->data_type() == onnx::TensorProto::INT32) {
+    const auto v = onnx::ParseData<int32_t>(t);
+    return std::vector<int64_t>(v.begin(), v.end());
+  }
+  if (t->data_type() != onnx::TensorProto::INT64) fail_shape_inference("input ", i, " must be int32 or int64");
+  return onnx::ParseData<int64_t>(t);
+}
+
+std::optional<std::vector<float>> constant_floats(InferenceContext& ctx, size_t i) {
+  const onnx::TensorProto* t = ctx.getInputData(i);
+  if (!t || t->data_type() != onnx::TensorProto::FLOAT) return std::nullopt;
+  return onnx::ParseData<float>(t);
+}
+
+int64_t normalized_axis(int64_t axis, int rank) {
+  if (axis < -rank || axis >= rank) fail_shape_inference("axis ", axis, " is out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+// Output `out` gets input 0's rank with every dimension unknown.
+void unknown_dims_of_input_rank(InferenceContext& ctx, size_t out) {
+  auto* shape = onnx::getOutputShape(ctx, out);
+  shape->clear_dim();
+  for (int d = 0; d < onnx::getInputShape(ctx, 0).dim_size(); ++d) shape->add_dim();
+}
+
+// Reduce*-18: the axes are an optional input (ReduceMax/ReduceMin-20 only add bool).
+void reduce_rule(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const auto& in = onnx::getInputShape(ctx, 0);
+  const int rank = in.dim_size();
+  const bool keepdims = onnx::getAttribute(ctx, "keepdims", 1) != 0;
+  std::vector<int64_t> axes;
+  if (has_input(ctx, 1)) {
+    const auto given = constant_ints(ctx, 1);
+    if (!given) {
+      if (keepdims) unknown_dims_of_input_rank(ctx, 0);
+      return;
+    }
+    axes = *given;
+  }
+  if (axes.empty() && onnx::getAttribute(ctx, "noop_with_empty_axes", 0) != 0) {
+    onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+    return;
+  }
+  std::vector<bool> reduced(size_t(rank), axes.empty());
+  for (int64_t a : axes) reduced[size_t(normalized_axis(a, rank))] = true;
+  auto* out = onnx::getOutputShape(ctx, 0);
+  out->clear_dim();
+  for (int d = 0; d < rank; ++d) {
+    if (!reduced[size_t(d)]) *out->add_dim() = in.dim(d);
+    else if (keepdims) out->add_dim()->set_dim_value(1);
+  }
+}
+
+// Split-18: `num_outputs` (the last part smaller when the axis does not divide) or the
+// `split` input.
+void split_rule(InferenceContext& ctx) {
+  const size_t n = ctx.getNumOutputs();
+  for (size_t i = 0; i < n; ++i) onnx::propagateElemTypeFromInputToOutput(ctx, 0, i);
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const auto& in = onnx::getInputShape(ctx, 0);
+  const int64_t axis = normalized_axis(onnx::getAttribute(ctx, "axis", 0), in.dim_size());
+  const auto& dim = in.dim(int(axis));
+  std::optional<std::vector<int64_t>> sizes;
+  if (has_input(ctx, 1)) {
+    if (ctx.getAttribute("num_outputs")) fail_shape_inference("give either the split input or num_outputs, not both");
+    sizes = constant_ints(ctx, 1);
+    if (sizes && sizes->size() != n) fail_shape_inference(sizes->size(), " split sizes for ", n, " outputs");
+    if (sizes && dim.has_dim_value()) {
+      int64_t sum = 0;
+      for (int64_t s : *sizes) sum += s;
+      if (sum != dim.dim_value()) fail_shape_inference("split sizes add up to ", sum, ", not ", dim.dim_value());
+    }
+  } else if (dim.has_dim_value()) {
+    const int64_t parts = onnx::getAttribute(ctx, "num_outputs", int64_t(n));
+    if (parts != int64_t(n) || parts <= 0) fail_shape_inference("num_outputs is ", parts, " but the node has ", n, " outputs");
+    const int64_t chunk = (dim.dim_value() + parts - 1) / parts;
+    sizes.emplace();
+    for (int64_t k = 0; k < parts; ++k) sizes->push_back(std::clamp<int64_t>(dim.dim_value() - k * chunk, 0, chunk));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    auto* out = onnx::getOutputShape(ctx, i);
+    *out = in;
+    out->mutable_dim(int(axis))->clear_dim_param();
+    if (sizes) out->mutable_dim(int(axis))->set_dim_value((*sizes)[i]);
+    else out->mutable_dim(int(axis))->clear_dim_value();
+  }
+}
+
+// Pad-18: pads and the optional axes they apply to are inputs.
+void pad_rule(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const auto& in = onnx::getInputShape(ctx, 0);
+  const int rank = in.dim_size();
+  const auto pads = constant_ints(ctx, 1);
+  std::optional<std::vector<int64_t>> axes = std::vector<int64_t>{};
+  if (has_input(ctx, 3)) axes = constant_ints(ctx, 3);
+  if (!pads || !axes) {
+    unknown_dims_of_input_rank(ctx, 0);
+    return;
+  }
+  if (axes->empty())
+    for (int d = 0; d < rank; ++d) axes->push_back(d);
+  if (pads->size() != 2 * axes->size()) fail_shape_inference(pads->size(), " pads for ", axes->size(), " axes");
+  auto* out = onnx::getOutputShape(ctx, 0);
+  *out = in;
+  for (size_t k = 0; k < axes->size(); ++k) {
+    auto* d = out->mutable_dim(int(normalized_axis((*axes)[k], rank)));
+    if (!d->has_dim_value()) continue;
+    d->set_dim_value(d->dim_value() + (*pads)[k] + (*pads)[k + axes->size()]);
+  }
+}
+
+// Resize-18: scales or sizes cover only the `axes` given, and keep_aspect_ratio_policy
+// turns sizes into one scale for all of them.
+void resize_rule(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const auto& in = onnx::getInputShape(ctx, 0);
+  const int rank = in.dim_size();
+  std::vector<int64_t> axes;
+  if (!onnx::getRepeatedAttribute(ctx, "axes", axes))
+    for (int d = 0; d < rank; ++d) axes.push_back(d);
+  for (int64_t& a : axes) a = normalized_axis(a, rank);
+  auto* out = onnx::getOutputShape(ctx, 0);
+  *out = in;
+  auto all_known = [&] {
+    for (int64_t a : axes)
+      if (!in.dim(int(a)).has_dim_value()) return false;
+    return true;
+  };
+  const auto sizes = has_input(ctx, 3) ? constant_ints(ctx, 3) : std::nullopt;
+  const auto scales = has_input(ctx, 2) ? constant_floats(ctx, 2) : std::nullopt;
+  if (sizes && !sizes->empty()) {
+    if (sizes->size() != axes.size()) fail_shape_inference(sizes->size(), " sizes for ", axes.size(), " axes");
+    const std::string policy = onnx::getAttribute(ctx, "keep_aspect_ratio_policy", std::string("stretch"));
+    if (policy == "stretch") {
+      for (size_t k = 0; k < axes.size(); ++k) out->mutable_dim(int(axes[k]))->set_dim_value((*sizes)[k]);
+      return;
+    }
+    if (policy != "not_larger" && policy != "not_smaller")
+      fail_shape_inference("unknown keep_aspect_ratio_policy '", policy, "'");
+    if (!all_known()) return;
+    double scale = policy == "not_larger" ? INFINITY : 0.0;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const double s = double((*sizes)[k]) / double(in.dim(int(axes[k])).dim_value());
+      scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
+    }
+    for (int64_t a : axes)
+      out->mutable_dim(int(a))->set_dim_value(int64_t(std::nearbyint(scale * double(in.dim(int(a)).dim_value()))));
+    return;
+  }
+  if (scales && !scales->empty()) {
+    if (scales->size() != axes.size()) fail_shape_inference(scales->size(), " scales for ", axes.size(), " axes");
+    for (size_t k = 0; k < axes.size(); ++k) {
+      auto* d = out->mutable_dim(int(axes[k]));
+      if (d->has_dim_value()) d->set_dim_value(int64_t(std::floor(double(d->dim_value()) * double((*scales)[k]))));
+    }
+    return;
+  }
+  for (int64_t a : axes) out->mutable_dim(int(a))->clear_dim_value();
+}
+
+// AveragePool-19 and LpPool-18: dilations (and LpPool's ceil_mode), as MaxPool has them.
+void dilated_pool_rule(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  onnx::convPoolShapeInference(ctx, /*use_dilation=*/true, /*require_kernel_shape=*/true, 0, 1);
+}
+
+// Ops whose only output has the shape and type of the first input.
+void same_as_first_input(InferenceContext& ctx) { onnx::propagateShapeAndTypeFromFirstInput(ctx); }
+
+// Attention-23: the 3-D form (batch, sequence, heads * head size) or the 4-D one
+// (batch, heads, sequence, head size), with an optional past key/value cache.
+void attention_rule(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  for (size_t o = 1; o < 3 && o < ctx.getNumOutputs(); ++o) onnx::propagateElemTypeFromInputToOutput(ctx, 1, o);
+  if (!onnx::hasNInputShapes(ctx, 3)) return;
+  const auto& q = onnx::getInputShape(ctx, 0);
+  const auto& k = onnx::getInputShape(ctx, 1);
+  const auto& v = onnx::getInputShape(ctx, 2);
+  if (q.dim_size() != k.dim_size() || q.dim_size() != v.dim_size() || (q.dim_size() != 3 && q.dim_size() != 4))
+    fail_shape_inference("Q, K and V must all be 3-D or all 4-D");
+  auto* y = onnx::getOutputShape(ctx, 0);
+  *y = q;
+  if (q.dim_size() == 3) {
+    const int64_t q_heads = onnx::getAttribute(ctx, "q_num_heads", 0);
+    const int64_t kv_heads = onnx::getAttribute(ctx, "kv_num_heads", 0);
+    if (q_heads <= 0 || kv_heads <= 0) fail_shape_inference("3-D inputs need q_num_heads and kv_num_heads");
+    auto* yd = y->mutable_dim(2);
+    yd->clear_dim_param();
+    if (v.dim(2).has_dim_value()) yd->set_dim_value(v.dim(2).dim_value() / kv_heads * q_heads);
+    else yd->clear_dim_value();
+    return;
+  }
+  *y->mutable_dim(3) = v.dim(3);
+  // present_key/present_value: the past cache with this step's keys/values appended.
+  for (size_t o = 1; o < 3 && o < ctx.getNumOutputs(); ++o) {
+    const size_t past = o + 3;  // past_key is input 4, past_value input 5
+    const auto& cur = o == 1 ? k : v;
+    auto* present = onnx::getOutputShape(ctx, o);
+    *present = cur;
+    auto* seq = present->mutable_dim(2);
+    if (!onnx::hasInputShape(ctx, past)) continue;
+    const auto& p = onnx::getInputShape(ctx, past);
+    seq->clear_dim_param();
+    if (p.dim_size() == 4 && p.dim(2).has_dim_value() && cur.dim(2).has_dim_value())
+      seq->set_dim_value(p.dim(2).dim_value() + cur.dim(2).dim_value());
+    else seq->clear_dim_value();
+  }
+}
+
+OpSchema fresh(const char* op, int since) {
+  OpSchema s;
+  s.SetName(op).SetDomain("").SinceVersion(since).SetLocation(kSchemaFile, 0);
+  return s;
+}
+
+// A new version of an op that ONNX 1.12 has: the form (inputs, outputs, attributes, type
+// constraints) and the rules of its latest schema at opset `from`, built anew (a finalized
+// schema cannot be copied and finalized again).
+OpSchema derived(const char* op, int from, int since) {
+  const OpSchema* base = onnx::OpSchemaRegistry::Schema(op, from, "");
+  VKG_CHECK(base, "ONNX has no schema of " << op << " at opset " << from);
+  OpSchema s = fresh(op, since);
+  int i = 0;
+  for (const auto& p : base->inputs())
+    s.Input(i++, p.GetName(), "", p.GetTypeStr(), p.GetOption(), p.GetIsHomogeneous(), p.GetMinArity(),
+            p.GetDifferentiationCategory());
+  i = 0;
+  for (const auto& p : base->outputs())
+    s.Output(i++, p.GetName(), "", p.GetTypeStr(), p.GetOption(), p.GetIsHomogeneous(), p.GetMinArity(),
+             p.GetDifferentiationCategory());
+  for (const auto& [name, attr] : base->attributes()) s.Attr(attr);
+  for (const auto& tc : base->typeConstraintParams())
+    s.TypeConstraint(tc.type_param_str, tc.allowed_type_strs, tc.description);
+  if (base->has_type_and_shape_inference_function()) s.TypeAndShapeInferenceFunction(base->GetTypeAndShapeInferenceFunction());
+  if (base->has_data_propagation_function()) s.PartialDataPropagationFunction(base->GetDataPropagationFunction());
+  return s;
+}
+
+OpSchema reduce18(const char* op, int since) {
+  OpSchema s = derived(op, 17, since);
+  s.Input(1, "axes", "", "tensor(int64)", OpSchema::Optional)
+      .Attr("noop_with_empty_axes", "", AttributeProto::INT, int64_t(0))
+      .TypeAndShapeInferenceFunction(reduce_rule);
+  return s;
+}
+
+OpSchema normalization(const char* op, int since) {
+  OpSchema s = fresh(op, since);
+  s.Input(0, "X", "", "T").Input(1, "scale", "", "T").Output(0, "Y", "", "T")
+      .Attr("epsilon", "", AttributeProto::FLOAT, 1e-5f)
+      .Attr("stash_type", "", AttributeProto::INT, int64_t(1))
+      .TypeConstraint("T", kFloatTypes, "")
+      .TypeAndShapeInferenceFunction(same_as_first_input);
+  return s;
+}
+
+std::vector<OpSchema> newer_schemas() {
+  std::vector<OpSchema> all;
+  for (const char* op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+                         "ReduceMin", "ReduceProd", "ReduceSumSquare"})
+    all.push_back(reduce18(op, 18));
+  {
+    OpSchema s = derived("Split", 17, 18);
+    s.Attr("num_outputs", "", AttributeProto::INT, false).TypeAndShapeInferenceFunction(split_rule);
+    all.push_back(std::move(s));
+  }
+  {
+    OpSchema s = derived("Pad", 17, 18);
+    s.Input(3, "axes", "", "Tind", OpSchema::Optional)
+        .TypeConstraint("Tind", {"tensor(int32)", "tensor(int64)"}, "")
+        .TypeAndShapeInferenceFunction(pad_rule);
+    all.push_back(std::move(s));
+  }
+  {
+    OpSchema s = derived("Resize", 17, 18);
+    s.Attr("antialias", "", AttributeProto::INT, int64_t(0))
+        .Attr("axes", "", AttributeProto::INTS, false)
+        .Attr("keep_aspect_ratio_policy", "", AttributeProto::STRING, std::string("stretch"))
+        .TypeAndShapeInferenceFunction(resize_rule);
+    all.push_back(std::move(s));
+  }
+  {
+    OpSchema s = derived("AveragePool", 17, 19);
+    s.Attr("dilations", "", AttributeProto::INTS, false).TypeAndShapeInferenceFunction(dilated_pool_rule);
+    all.push_back(std::move(s));
+  }
+  {
+    OpSchema s = derived("LpPool", 17, 18);
+    s.Attr("dilations", "", AttributeProto::INTS, false)
+        .Attr("ceil_mode", "", AttributeProto::INT, int64_t(0))
+        .TypeAndShapeInferenceFunction(dilated_pool_rule);
+    all.push_back(std::move(s));
+  }
+  for (const char* op : {"Cast", "CastLike"}) {  // 19: saturate (float8 targets only)
+    OpSchema s = derived(op, 17, 19);
+    s.Attr("saturate", "", AttributeProto::INT, int64_t(1));
+    all.push_back(std::move(s));
+  }
+  {
+    OpSchema s = fresh("Mish", 18);
+    s.Input(0, "X", "", "T").Output(0, "Y", "", "T").TypeConstraint("T", kFloatTypes, "")
+        .TypeAndShapeInferenceFunction(same_as_first_input);
+    all.push_back(std::move(s));
+  }
+  {
+    OpSchema s = fresh("Gelu", 20);
+    s.Input(0, "X", "", "T").Output(0, "Y", "", "T").TypeConstraint("T", kFloatTypes, "")
+        .Attr("approximate", "", AttributeProto::STRING, std::string("none"))
+        .TypeAndShapeInferenceFunction(same_as_first_input);
+    all.push_back(std::move(s));
+  }
+  for (int since : {18, 21}) {  // 18: scale and bias per group; 21: per channel
+    OpSchema s = normalization("GroupNormalization", since);
+    s.Input(2, "bias", "", "T").Attr("num_groups", "", AttributeProto::INT, true);
+    all.push_back(std::move(s));
+  }
+  {
+    OpSchema s = normalization("RMSNormalization", 23);
+    s.Attr("axis", "", AttributeProto::INT, int64_t(-1));
+    all.push_back(std::move(s));
+  }
+  {
+    OpSchema s = fresh("RotaryEmbedding", 23);
+    s.Input(0, "X", "", "T").Input(1, "cos_cache", "", "T").Input(2, "sin_cache", "", "T")
+        .Input(3, "position_ids", "", "M", OpSchema::Optional).Output(0, "Y", "", "T")
+        .Attr("interleaved", "", AttributeProto::INT, int64_t(0))
+        .Attr("num_heads", "", AttributeProto::INT, false)
+        .Attr("rotary_embedding_dim", "", AttributeProto::INT, int64_t(0))
+        .TypeConstraint("T", kFloatTypes, "").TypeConstraint("M", {"tensor(int64)"}, "")
+        .TypeAndShapeInferenceFunction(same_as_first_input);
+    all.push_back(std::move(s));
+  }
+  {
+    OpSchema s = fresh("Attention", 23);
+    s.Input(0, "Q", "", "T1").Input(1, "K", "", "T1").Input(2, "V", "", "T2")
+        .Input(3, "attn_mask", "", "U", OpSchema::Optional).Input(4, "past_key", "", "T1", OpSchema::Optional)
+        .Input(5, "past_value", "", "T2", OpSchema::Optional)
+        .Output(0, "Y", "", "T1").Output(1, "present_key", "", "T1", OpSchema::Optional)
+        .Output(2, "present_value", "", "T2", OpSchema::Optional)
+        .Output(3, "qk_matmul_output", "", "T1", OpSchema::Optional)
+        .Attr("is_causal", "", AttributeProto::INT, int64_t(0))
+        .Attr("kv_num_heads", "", AttributeProto::INT, false)
+        .Attr("q_num_heads", "", AttributeProto::INT, false)
+        .Attr("qk_matmul_output_mode", "", AttributeProto::INT, int64_t(0))
+        .Attr("scale", "", AttributeProto::FLOAT, false)
+        .Attr("softcap", "", AttributeProto::FLOAT, 0.0f)
+        .Attr("softmax_precision", "", AttributeProto::INT, false)
+        .TypeConstraint("T1", kFloatTypes, "").TypeConstraint("T2", kFloatTypes, "")
+        .TypeConstraint("U", {"tensor(bool)", "tensor(float16)", "tensor(float)", "tensor(double)",
+                              "tensor(bfloat16)"}, "")
+        .TypeAndShapeInferenceFunction(attention_rule);
+    all.push_back(std::move(s));
+  }
+  return all;
+}
+
+}  // namespace
+
+void register_newer_onnx_schemas() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // ONNX 1.12 refuses schemas above its own opset range; the range is data it owns, and
+    // raising it is what a newer ONNX release does.
+    auto& ranges = const_cast<std::unordered_map<std::string, std::pair<int, int>>&>(
+        onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map());
+    auto& onnx_range = ranges[onnx::ONNX_DOMAIN];
+    onnx_range.second = std::max(onnx_range.second, int(kMaxSupportedOpset));
+    for (OpSchema& s : newer_schemas()) {
+      const OpSchema* existing = onnx::OpSchemaRegistry::Schema(s.Name(), s.SinceVersion(), s.domain());
+      if (existing && existing->SinceVersion() == s.SinceVersion()) continue;  // a newer ONNX has it
+      const std::string name = s.Name();
+      const int since = s.SinceVersion();
+      onnx::OpSchemaRegistry::OpSchemaRegisterOnce registered(s);  // reports failures on stderr only
+      const OpSchema* now = onnx::OpSchemaRegistry::Schema(name, since, "");
+      VKG_CHECK(now && now->SinceVersion() == since, "cannot register the schema of " << name << "-" << since);
+    }
+  });
+}
+
+bool is_vkgraphy_schema(const onnx::OpSchema& schema) { return schema.file() == kSchemaFile; }
+
+std::string vkgraphy_shape_rules_used(const OnnxModel& model) {
+  register_newer_onnx_schemas();
+  const int opset = int(default_opset(model));
+  std::map<std::string, int> used;
+  for (const auto& node : model.proto->graph().node()) {
+    if (!(node.domain().empty() || node.domain() == "ai.onnx")) continue;
+    const OpSchema* s = onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "");
+    if (s && is_vkgraphy_schema(*s)) ++used[s->Name() + "-" + std::to_string(s->SinceVersion())];
+  }
+  std::string text;
+  for (const auto& [version, count] : used)
+    text += (text.empty() ? "" : ", ") + version + (count > 1 ? " x" + std::to_string(count) : "");
+  return text;
+}
+
+}  // namespace vkg
