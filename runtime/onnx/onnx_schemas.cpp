@@ -196,7 +196,7 @@ void resize_rule(InferenceContext& ctx) {
       scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
     }
     for (int64_t a : axes)
-      out->mutable_dim(int(a))->set_dim_value(int64_t(std::nearbyint(scale * double(in.dim(int(a)).dim_value()))));
+      out->mutable_dim(int(a))->set_dim_value(int64_t(std::floor(scale * double(in.dim(int(a)).dim_value()) + 0.5)));
     return;
   }
   if (scales && !scales->empty()) {

@@ -18,6 +18,7 @@
 #include <limits>
 
 #include "runtime/core/error.h"
+#include "runtime/core/resize_sampling.h"
 #include "runtime/engine/tactic.h"
 
 namespace vkg {
@@ -307,66 +308,15 @@ std::optional<LayerPlan> plan_scatter_nd(const LayerContext& ctx, std::string& w
 // (runtime/reference/ops/resize.cpp); here they fill per-axis tap tables at
 // build time, so one shader serves every mode.
 
-enum class ResizeMode { Nearest, Linear, Cubic };
-enum class CoordinateMode { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNn, TfCropAndResize };
-// Legacy is Resize-10/Upsample's rule: truncate when upsampling, round up when downsampling.
-enum class NearestMode { RoundPreferFloor, RoundPreferCeil, Floor, Ceil, Legacy };
-
-struct ResizeParams {
-  ResizeMode mode = ResizeMode::Nearest;
-  CoordinateMode coordinates = CoordinateMode::HalfPixel;
-  NearestMode nearest = NearestMode::RoundPreferFloor;
-  double cubic_a = -0.75;
-  bool exclude_outside = false;
-  double extrapolation_value = 0.0;
-  std::vector<double> scales;  // per axis
-  std::vector<double> roi;     // starts then ends (tf_crop_and_resize)
-  Shape out_shape;
-  bool sizes_given = false;
-};
-
-struct Tap {
-  int64_t index = 0;
-  double weight = 1.0;
-};
-
-// The taps of one output coordinate along one axis; `outside`: the extrapolation value.
-struct AxisTaps {
-  bool outside = false;
-  std::vector<Tap> taps;
-};
+using resize::AxisTaps;
+using resize::Tap;
 
 // A Resize/Upsample layer resolved at build time.
 struct ResizeLayer {
-  ResizeParams params;
+  resize::Params params;
   Shape in_shape;
   std::vector<std::vector<AxisTaps>> taps;  // [axis][output coordinate]; empty when the output is empty
 };
-
-std::optional<ResizeMode> parse_resize_mode(const std::string& mode) {
-  if (mode == "nearest") return ResizeMode::Nearest;
-  if (mode == "linear" || mode == "bilinear") return ResizeMode::Linear;
-  if (mode == "cubic") return ResizeMode::Cubic;
-  return std::nullopt;
-}
-
-std::optional<CoordinateMode> parse_coordinates(const std::string& mode) {
-  if (mode == "half_pixel") return CoordinateMode::HalfPixel;
-  if (mode == "pytorch_half_pixel") return CoordinateMode::PytorchHalfPixel;
-  if (mode == "align_corners") return CoordinateMode::AlignCorners;
-  if (mode == "asymmetric") return CoordinateMode::Asymmetric;
-  if (mode == "tf_half_pixel_for_nn") return CoordinateMode::TfHalfPixelForNn;
-  if (mode == "tf_crop_and_resize") return CoordinateMode::TfCropAndResize;
-  return std::nullopt;
-}
-
-std::optional<NearestMode> parse_nearest(const std::string& mode) {
-  if (mode == "round_prefer_floor") return NearestMode::RoundPreferFloor;
-  if (mode == "round_prefer_ceil") return NearestMode::RoundPreferCeil;
-  if (mode == "floor") return NearestMode::Floor;
-  if (mode == "ceil") return NearestMode::Ceil;
-  return std::nullopt;
-}
 
 // Input i when it is given and not empty (Resize's optional roi/scales/sizes).
 bool has_nonempty_input(const LayerContext& ctx, size_t i) { return ctx.has_input(i) && ctx.inputs[i].size() > 0; }
@@ -382,194 +332,49 @@ std::optional<std::vector<double>> constant_values(const LayerContext& ctx, size
   return t.constant->to_doubles();
 }
 
-// Output shape from scales: floor(input * scale), times the roi extent for tf_crop_and_resize.
-void set_shape_from_scales(const LayerContext& ctx, ResizeParams& p, const Shape& in_shape) {
-  VKG_CHECK(p.scales.size() == in_shape.size(),
-            ctx.node.describe() << ": " << p.scales.size() << " scales for an input of rank " << in_shape.size());
-  const size_t rank = in_shape.size();
-  for (size_t d = 0; d < rank; ++d) {
-    VKG_CHECK(p.scales[d] > 0, ctx.node.describe() << ": scale " << p.scales[d] << " must be positive");
-    double extent = double(in_shape[d]) * p.scales[d];
-    if (p.coordinates == CoordinateMode::TfCropAndResize) extent *= p.roi[d + rank] - p.roi[d];
-    VKG_CHECK(std::isfinite(extent) && extent >= 0 && extent < 1e15,
-              ctx.node.describe() << ": scale " << p.scales[d] << " gives an invalid size");
-    p.out_shape.push_back(int64_t(std::floor(extent)));
-  }
-}
-
-// Resize-11 and later: X, roi, scales, sizes.
-std::optional<ResizeParams> resize_params(const LayerContext& ctx, std::string& why) {
+// Resize-11 and later: X, roi, scales, sizes, whose values must be known at build time
+// (sizes computed at run time still equal the output shape, which the builder knows).
+std::optional<resize::Params> resize_params(const LayerContext& ctx, std::string& why) {
   const Shape& in_shape = ctx.input(0).shape;
-  const size_t rank = in_shape.size();
-  ResizeParams p;
-  const std::string mode = ctx.node.attr_string("mode", "nearest");
-  const std::string coordinates = ctx.node.attr_string("coordinate_transformation_mode", "half_pixel");
-  const std::string nearest = ctx.node.attr_string("nearest_mode", "round_prefer_floor");
-  const auto m = parse_resize_mode(mode);
-  const auto c = parse_coordinates(coordinates);
-  const auto n = parse_nearest(nearest);
-  if (!m || !c || !n) {
-    why = "mode '" + mode + "', coordinate_transformation_mode '" + coordinates + "' or nearest_mode '" + nearest +
-          "' is not supported";
-    return std::nullopt;
+  resize::Inputs inputs;
+  if (has_nonempty_input(ctx, 1) &&
+      ctx.node.attr_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") {
+    inputs.roi = constant_values(ctx, 1, "roi", why);
+    if (!inputs.roi) return std::nullopt;
   }
-  if (ctx.node.attr_int("antialias", 0) != 0 || ctx.node.has_attr("axes") ||
-      ctx.node.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch") {
-    why = "the opset-18 attributes antialias, axes and keep_aspect_ratio_policy are not supported";
-    return std::nullopt;
+  if (has_nonempty_input(ctx, 2)) {
+    inputs.scales = constant_values(ctx, 2, "scales", why);
+    if (!inputs.scales) return std::nullopt;
   }
-  p.mode = *m;
-  p.coordinates = *c;
-  p.nearest = *n;
-  p.cubic_a = ctx.node.attr_float("cubic_coeff_a", -0.75f);
-  p.exclude_outside = ctx.node.attr_int("exclude_outside", 0) != 0;
-  p.extrapolation_value = ctx.node.attr_float("extrapolation_value", 0.0f);
-
-  p.roi.assign(rank, 0.0);
-  p.roi.resize(2 * rank, 1.0);
-  if (has_nonempty_input(ctx, 1) && p.coordinates == CoordinateMode::TfCropAndResize) {
-    auto roi = constant_values(ctx, 1, "roi", why);
-    if (!roi) return std::nullopt;
-    VKG_CHECK(roi->size() == 2 * rank,
-              ctx.node.describe() << ": roi has " << roi->size() << " values, rank " << rank << " needs " << 2 * rank);
-    p.roi = *roi;
+  if (has_nonempty_input(ctx, 3)) {
+    if (ctx.input(3).is_constant()) {
+      inputs.sizes = ctx.input(3).constant->to_int64s();
+    } else if (ctx.opset >= 18 && (ctx.node.has_attr("axes") ||
+                                   ctx.node.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch")) {
+      why = "sizes ('" + ctx.input(3).name + "') must be a build-time constant with axes or keep_aspect_ratio_policy";
+      return std::nullopt;
+    } else {
+      inputs.sizes = ctx.output(0).shape;
+    }
   }
-  const bool has_scales = has_nonempty_input(ctx, 2), has_sizes = has_nonempty_input(ctx, 3);
-  VKG_CHECK(has_scales != has_sizes, ctx.node.describe() << ": exactly one of scales and sizes must be given");
-  if (has_scales) {
-    auto scales = constant_values(ctx, 2, "scales", why);
-    if (!scales) return std::nullopt;
-    p.scales = *scales;
-    set_shape_from_scales(ctx, p, in_shape);
-    return p;
-  }
-  // Sizes computed at run time still equal the output shape, which the builder knows.
-  if (ctx.input(3).is_constant()) {
-    p.out_shape = ctx.input(3).constant->to_int64s();
-  } else {
-    p.out_shape = ctx.output(0).shape;
-  }
-  VKG_CHECK(p.out_shape.size() == rank, ctx.node.describe() << ": sizes " << shape_to_string(p.out_shape)
-                                                            << " do not match the input rank " << rank);
-  p.sizes_given = true;
-  for (size_t d = 0; d < rank; ++d) {
-    VKG_CHECK(p.out_shape[d] >= 0, ctx.node.describe() << ": negative size in " << shape_to_string(p.out_shape));
-    p.scales.push_back(double(p.out_shape[d]) / double(in_shape[d]));
-  }
-  return p;
+  return resize::params(ctx.node, ctx.opset, in_shape, inputs);
 }
 
 // Resize-10 and Upsample: scales only, asymmetric coordinates, legacy nearest rounding.
-std::optional<ResizeParams> legacy_params(const LayerContext& ctx, std::string& why) {
-  ResizeParams p;
-  const std::string mode = ctx.node.attr_string("mode", "nearest");
-  const auto m = parse_resize_mode(mode);
-  VKG_CHECK(m.has_value(), ctx.node.describe() << ": unknown mode '" << mode << "'");
-  VKG_CHECK(*m != ResizeMode::Cubic, ctx.node.describe() << ": cubic mode needs opset 11 or later");
-  p.mode = *m;
-  p.coordinates = CoordinateMode::Asymmetric;
-  p.nearest = NearestMode::Legacy;
+std::optional<resize::Params> legacy_params(const LayerContext& ctx, std::string& why) {
   const Shape& in_shape = ctx.input(0).shape;
+  std::vector<double> scales;
   if (ctx.has_input(1)) {
-    auto scales = constant_values(ctx, 1, "scales", why);  // Resize-10, Upsample-9
-    if (!scales) return std::nullopt;
-    p.scales = *scales;
+    auto given = constant_values(ctx, 1, "scales", why);  // Resize-10, Upsample-9
+    if (!given) return std::nullopt;
+    scales = *given;
   } else if (ctx.node.has_attr("scales")) {
-    for (float s : ctx.node.attr_floats("scales")) p.scales.push_back(s);  // Upsample-7
+    for (float s : ctx.node.attr_floats("scales")) scales.push_back(s);  // Upsample-7
   } else {
     VKG_CHECK(in_shape.size() == 4, ctx.node.describe() << ": height_scale/width_scale need a 4-D input");
-    p.scales = {1.0, 1.0, ctx.node.attr_float("height_scale", 1.0f), ctx.node.attr_float("width_scale", 1.0f)};
+    scales = {1.0, 1.0, ctx.node.attr_float("height_scale", 1.0f), ctx.node.attr_float("width_scale", 1.0f)};
   }
-  set_shape_from_scales(ctx, p, in_shape);
-  return p;
-}
-
-double source_coordinate(const ResizeParams& p, size_t axis, int64_t x, int64_t in_dim) {
-  const double scale = p.scales[axis];
-  const auto out_dim = double(p.out_shape[axis]);
-  const auto in = double(in_dim);
-  switch (p.coordinates) {
-    case CoordinateMode::HalfPixel:
-      return (double(x) + 0.5) / scale - 0.5;
-    case CoordinateMode::PytorchHalfPixel:
-      return out_dim > 1 ? (double(x) + 0.5) / scale - 0.5 : 0.0;
-    case CoordinateMode::AlignCorners: {
-      const double length = p.sizes_given ? out_dim : scale * in;
-      return length == 1 ? 0.0 : double(x) * (in - 1) / (length - 1);
-    }
-    case CoordinateMode::Asymmetric:
-      return double(x) / scale;
-    case CoordinateMode::TfHalfPixelForNn:
-      return (double(x) + 0.5) / scale;
-    case CoordinateMode::TfCropAndResize: {
-      const double start = p.roi[axis], end = p.roi[axis + p.scales.size()];
-      if (out_dim > 1) return start * (in - 1) + double(x) * (end - start) * (in - 1) / (out_dim - 1);
-      return 0.5 * (start + end) * (in - 1);
-    }
-  }
-  return 0.0;
-}
-
-int64_t nearest_index(const ResizeParams& p, size_t axis, double xo) {
-  const double f = std::floor(xo);
-  const double r = xo - f;
-  if (p.nearest == NearestMode::Legacy) return int64_t(p.scales[axis] < 1 ? std::ceil(xo) : std::trunc(xo));
-  if (r == 0) return int64_t(f);
-  switch (p.nearest) {
-    case NearestMode::RoundPreferFloor:
-      return int64_t(r <= 0.5 ? f : f + 1);
-    case NearestMode::RoundPreferCeil:
-      return int64_t(r < 0.5 ? f : f + 1);
-    case NearestMode::Floor:
-      return int64_t(f);
-    case NearestMode::Ceil:
-      return int64_t(f + 1);
-    case NearestMode::Legacy:
-      break;
-  }
-  return int64_t(f);
-}
-
-AxisTaps taps_for(const ResizeParams& p, size_t axis, int64_t x, int64_t in_dim) {
-  const double xo = source_coordinate(p, axis, x, in_dim);
-  AxisTaps out;
-  if (p.coordinates == CoordinateMode::TfCropAndResize && (xo < 0 || xo > double(in_dim - 1))) {
-    out.outside = true;
-    return out;
-  }
-  auto clamp_index = [in_dim](int64_t i) { return std::clamp<int64_t>(i, 0, in_dim - 1); };
-  if (p.mode == ResizeMode::Nearest) {
-    out.taps.push_back({clamp_index(nearest_index(p, axis, xo)), 1.0});
-    return out;
-  }
-  // The left neighbour is preferred: a whole-number coordinate k is ratio 1 past k - 1.
-  double left = std::floor(xo);
-  double ratio = xo - left;
-  if (ratio == 0) {
-    left -= 1;
-    ratio = 1;
-  }
-  std::vector<Tap> taps;
-  if (p.mode == ResizeMode::Linear) {
-    taps = {{int64_t(left), 1 - ratio}, {int64_t(left) + 1, ratio}};
-  } else {
-    const double a = p.cubic_a, t0 = ratio + 1, t1 = ratio, t2 = 1 - ratio, t3 = 2 - ratio;
-    const double w[4] = {((a * t0 - 5 * a) * t0 + 8 * a) * t0 - 4 * a, ((a + 2) * t1 - (a + 3)) * t1 * t1 + 1,
-                         ((a + 2) * t2 - (a + 3)) * t2 * t2 + 1, ((a * t3 - 5 * a) * t3 + 8 * a) * t3 - 4 * a};
-    for (int64_t k = 0; k < 4; ++k) taps.push_back({int64_t(left) - 1 + k, w[k]});
-  }
-  if (p.exclude_outside) {
-    double sum = 0;
-    for (Tap& t : taps) {
-      if (t.index < 0 || t.index >= in_dim) t.weight = 0;
-      sum += t.weight;
-    }
-    for (Tap& t : taps) t.weight /= sum;
-  }
-  for (const Tap& t : taps)
-    if (t.weight != 0) out.taps.push_back({clamp_index(t.index), t.weight});
-  if (out.taps.empty()) out.taps.push_back({clamp_index(int64_t(left)), 0.0});
-  return out;
+  return resize::legacy_params(ctx.node, in_shape, scales);
 }
 
 // Resolves a Resize/Upsample layer; nullopt (why filled) when it cannot run on Vulkan.
@@ -578,14 +383,14 @@ std::optional<ResizeLayer> resize_layer(const LayerContext& ctx, std::string& wh
   const LayerTensor& out = ctx.output(0);
   if (!common_checks(ctx, x, why)) return std::nullopt;
   const bool legacy = ctx.node.op_type == "Upsample" || ctx.opset < 11;
-  std::optional<ResizeParams> p = legacy ? legacy_params(ctx, why) : resize_params(ctx, why);
+  std::optional<resize::Params> p = legacy ? legacy_params(ctx, why) : resize_params(ctx, why);
   if (!p) return std::nullopt;
   if (p->out_shape != out.shape) {
     why = "the output shape " + shape_to_string(out.shape) + " differs from " + shape_to_string(p->out_shape) +
           ", the one the scales give";
     return std::nullopt;
   }
-  if (p->mode != ResizeMode::Nearest && !is_float_dtype(x.dtype)) {
+  if (p->mode != resize::Mode::Nearest && !is_float_dtype(x.dtype)) {
     why = "interpolating " + std::string(dtype_name(x.dtype)) + " data is not supported (nearest mode is)";
     return std::nullopt;
   }
@@ -598,7 +403,7 @@ std::optional<ResizeLayer> resize_layer(const LayerContext& ctx, std::string& wh
   if (out.size() > 0) {
     layer.taps.resize(x.shape.size());
     for (size_t d = 0; d < x.shape.size(); ++d)
-      for (int64_t o = 0; o < out.shape[d]; ++o) layer.taps[d].push_back(taps_for(*p, d, o, x.shape[d]));
+      for (int64_t o = 0; o < out.shape[d]; ++o) layer.taps[d].push_back(resize::taps_for(*p, d, o, x.shape[d]));
   }
   layer.params = std::move(*p);
   return layer;
@@ -624,8 +429,8 @@ uint32_t extrapolation_bits(const LayerContext& ctx, double value) {
 std::optional<LayerPlan> plan_resize_scalar(const LayerContext& ctx, std::string& why) {
   std::optional<ResizeLayer> layer = resize_layer(ctx, why);
   if (!layer) return std::nullopt;
-  const ResizeParams& p = layer->params;
-  const bool nearest = p.mode == ResizeMode::Nearest;
+  const resize::Params& p = layer->params;
+  const bool nearest = p.mode == resize::Mode::Nearest;
   if (nearest && ctx.arith == Arith::F16Acc32) {
     why = "nearest mode moves values without arithmetic: the f16 variant serves it";
     return std::nullopt;
@@ -635,7 +440,9 @@ std::optional<LayerPlan> plan_resize_scalar(const LayerContext& ctx, std::string
     why = "rank " + std::to_string(rank) + " is above 8";
     return std::nullopt;
   }
-  const uint32_t taps_per_entry = nearest ? 1 : p.mode == ResizeMode::Linear ? 2 : 4;
+  uint32_t taps_per_entry = nearest ? 1 : p.mode == resize::Mode::Linear ? 2 : 4;
+  for (const auto& axis : layer->taps)  // antialiased downsampling reads more taps
+    for (const AxisTaps& a : axis) taps_per_entry = std::max(taps_per_entry, uint32_t(a.taps.size()));
   const std::vector<int64_t> in_strides = contiguous_strides(layer->in_shape);
   std::vector<int32_t> table;
   std::vector<float> weights;
@@ -678,9 +485,9 @@ bool identity_axis(const ResizeLayer& layer, size_t d) {
 std::optional<LayerPlan> plan_resize_bilinear(const LayerContext& ctx, std::string& why) {
   std::optional<ResizeLayer> layer = resize_layer(ctx, why);
   if (!layer) return std::nullopt;
-  const ResizeParams& p = layer->params;
+  const resize::Params& p = layer->params;
   const size_t rank = layer->in_shape.size();
-  if (p.mode != ResizeMode::Linear || rank < 2) {
+  if (p.mode != resize::Mode::Linear || rank < 2) {
     why = "serves linear mode on inputs of rank >= 2 only";
     return std::nullopt;
   }
@@ -691,6 +498,12 @@ std::optional<LayerPlan> plan_resize_bilinear(const LayerContext& ctx, std::stri
       return std::nullopt;
     }
   }
+  for (const auto& axis : layer->taps)
+    for (const AxisTaps& a : axis)
+      if (a.taps.size() > 2) {
+        why = "antialiased downsampling reads more than two taps";
+        return std::nullopt;
+      }
   const int64_t in_w = layer->in_shape[rank - 1];
   std::vector<int32_t> table;
   std::vector<float> weights;
@@ -720,9 +533,9 @@ std::optional<LayerPlan> plan_resize_bilinear(const LayerContext& ctx, std::stri
 std::optional<LayerPlan> plan_resize_nearest_int(const LayerContext& ctx, std::string& why) {
   std::optional<ResizeLayer> layer = resize_layer(ctx, why);
   if (!layer) return std::nullopt;
-  const ResizeParams& p = layer->params;
+  const resize::Params& p = layer->params;
   const size_t rank = layer->in_shape.size();
-  if (p.mode != ResizeMode::Nearest || rank < 1 || ctx.output(0).size() == 0) {
+  if (p.mode != resize::Mode::Nearest || rank < 1 || ctx.output(0).size() == 0) {
     why = "serves nearest mode on non-empty outputs of rank >= 1 only";
     return std::nullopt;
   }

@@ -296,12 +296,13 @@ void check_zero_point(const LayerContext& ctx, size_t zp, size_t operand, int64_
                                 << ", expected one value or " << count);
 }
 
-// A float32 scale input holding one value, which must be a build-time constant.
+// A scale input holding one float32 value (float16 or bfloat16 from opset 21), which must
+// be a build-time constant.
 std::optional<float> constant_scale(const LayerContext& ctx, size_t i, const char* name, std::string& why_not) {
   const LayerTensor& s = ctx.input(i);
-  VKG_CHECK(s.dtype == DType::Float32 && s.size() == 1, ctx.node.describe()
-                                                            << ": " << name << " must be one float32 value, got "
-                                                            << dtype_name(s.dtype) << shape_to_string(s.shape));
+  VKG_CHECK(is_floating(s.dtype) && s.dtype != DType::Float64 && s.size() == 1,
+            ctx.node.describe() << ": " << name << " must be one float32, float16 or bfloat16 value, got "
+                                << dtype_name(s.dtype) << shape_to_string(s.shape));
   if (!s.is_constant()) {
     why_not = std::string(name) + " must be a build-time constant";
     return std::nullopt;

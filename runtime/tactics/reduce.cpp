@@ -282,7 +282,9 @@ std::optional<LayerPlan> plan_reduce(const LayerContext& ctx, std::string& why_n
   std::optional<ReduceOp> op = reduce_op(node.op_type);
   VKG_CHECK(op, node.describe() << ": not a reduction");
   const LayerTensor& x = ctx.input(0);
-  VKG_CHECK(x.dtype != DType::Bool, node.describe() << ": input type bool is not supported");
+  // Bool is stored as 0/1 integers: its maximum and minimum (opset 20) are the integer ones.
+  VKG_CHECK(x.dtype != DType::Bool || *op == ReduceOp::Max || *op == ReduceOp::Min,
+            node.describe() << ": input type bool is not supported");
   const int64_t rank = int64_t(x.shape.size());
   const bool arg = *op == ReduceOp::ArgMax || *op == ReduceOp::ArgMin;
 

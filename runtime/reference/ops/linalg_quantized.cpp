@@ -47,10 +47,12 @@ Tensor conv_weights_minus_zero_point(const Node& node, const Tensor& w, const Te
   return subtract_zero_point(node, w, w_zp, w.size() / std::max<int64_t>(m, 1), m, "w");
 }
 
-// A float scale input: one value, or (when per_channel > 0) `per_channel` values.
+// A float scale input: one value, or (when per_channel > 0) `per_channel` values. Scales
+// are float32, or float16/bfloat16 from opset 21.
 std::vector<float> scales_of(const Node& node, const Tensor& s, int64_t per_channel, const char* name) {
-  VKG_CHECK(s.dtype() == DType::Float32,
-            node.describe() << ": " << name << " has type " << dtype_name(s.dtype()) << ", expected float32");
+  VKG_CHECK(is_floating(s.dtype()) && s.dtype() != DType::Float64,
+            node.describe() << ": " << name << " has type " << dtype_name(s.dtype())
+                            << ", expected float32, float16 or bfloat16");
   VKG_CHECK(s.size() == 1 || (per_channel > 0 && s.rank() == 1 && s.size() == per_channel),
             node.describe() << ": " << name << " has shape " << shape_to_string(s.shape()) << ", expected one value"
                             << (per_channel > 0 ? " or one per output channel" : ""));

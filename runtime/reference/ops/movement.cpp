@@ -55,7 +55,14 @@ std::vector<Tensor> split(const KernelContext& ctx) {
   } else if (ctx.opset < 13) {
     sizes = ctx.node.attr_ints("split");
   }
-  if (sizes.empty()) {
+  if (sizes.empty() && ctx.opset >= 18 && ctx.node.has_attr("num_outputs")) {
+    // Split-18: parts of ceil(dim / num_outputs), the last one smaller.
+    const int64_t parts = ctx.node.attr_int("num_outputs");
+    VKG_CHECK(parts == int64_t(n), ctx.node.describe() << ": num_outputs is " << parts << " but the node has " << n
+                                                       << " outputs");
+    const int64_t chunk = (dim + parts - 1) / parts;
+    for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::clamp<int64_t>(dim - k * chunk, 0, chunk));
+  } else if (sizes.empty()) {
     VKG_CHECK(dim % int64_t(n) == 0, ctx.node.describe() << ": axis " << axis << " of " << x.describe()
                                                          << " cannot be split into " << n << " equal parts");
     sizes.assign(n, dim / int64_t(n));

@@ -163,10 +163,11 @@ template <class A> struct MinOp {
   static A finish(const State& s, int64_t) { return s; }
 };
 
-// Calls f.template operator()<T>() for every dtype a reduction accepts (all but bool).
-template <class F> void visit_reduce_dtype(const Node& node, DType dt, F&& f) {
+// Calls f.template operator()<T>() for every dtype a reduction accepts (all but bool,
+// unless kBool: ReduceMax and ReduceMin take bool from opset 20).
+template <bool kBool = false, class F> void visit_reduce_dtype(const Node& node, DType dt, F&& f) {
   visit_dtype(dt, [&]<typename T>() {
-    if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (std::is_same_v<T, bool> && !kBool) {
       VKG_THROW(node.describe() << ": input type bool is not supported");
     } else {
       f.template operator()<T>();
@@ -195,7 +196,7 @@ std::vector<int64_t> reduce_axes(const KernelContext& ctx) {
   return axes.to_int64s();
 }
 
-template <template <class> class Op> RefKernel reduce_kernel() {
+template <template <class> class Op, bool kBool = false> RefKernel reduce_kernel() {
   return [](const KernelContext& ctx) -> std::vector<Tensor> {
     const Node& node = ctx.node;
     const Tensor& x = ctx.input(0);
@@ -204,7 +205,8 @@ template <template <class> class Op> RefKernel reduce_kernel() {
     const bool keepdims = node.attr_int("keepdims", 1) != 0;
     const ReducePlan plan = make_reduce_plan(x.shape(), axes_mask(node, axes, x.rank()), keepdims);
     Tensor y(x.dtype(), plan.out_shape);
-    visit_reduce_dtype(node, x.dtype(), [&]<typename T>() { reduce_typed<Op, T>(plan, x.data<T>(), y.data<T>()); });
+    visit_reduce_dtype<kBool>(node, x.dtype(),
+                              [&]<typename T>() { reduce_typed<Op, T>(plan, x.data<T>(), y.data<T>()); });
     return {y};
   };
 }
@@ -255,8 +257,8 @@ void register_reduce_ops(OpRegistry& registry) {
   registry.add("ReduceLogSum", reduce_kernel<LogSumOp>());
   registry.add("ReduceLogSumExp", reduce_kernel<LogSumExpOp>());
   registry.add("ReduceProd", reduce_kernel<ProdOp>());
-  registry.add("ReduceMax", reduce_kernel<MaxOp>());
-  registry.add("ReduceMin", reduce_kernel<MinOp>());
+  registry.add("ReduceMax", reduce_kernel<MaxOp, true>());
+  registry.add("ReduceMin", reduce_kernel<MinOp, true>());
   registry.add("ArgMax", arg_extreme<true>);
   registry.add("ArgMin", arg_extreme<false>);
 }

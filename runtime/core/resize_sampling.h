@@ -1,0 +1,79 @@
+// How ONNX Resize (opsets 10 to 19) and the deprecated Upsample sample their input: the
+// parameters a node gives, and for every output coordinate along every axis the input
+// "taps" with their weights (one for nearest, two for linear, four for cubic, more for
+// antialiased downsampling). An output element is the weighted sum over the product of
+// its per-axis taps. The rules follow ONNX's own reference implementation (the one that
+// made the conformance data), including its preference for the left pixel when the source
+// coordinate is a whole number. One implementation serves the reference kernel and the
+// Vulkan tactics, which turn the taps into tables at build time.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "runtime/core/graph.h"
+#include "runtime/core/tensor.h"
+
+namespace vkg::resize {
+
+enum class Mode { Nearest, Linear, Cubic };
+
+enum class CoordinateMode {
+  HalfPixel,
+  HalfPixelSymmetric,  // opset 19
+  PytorchHalfPixel,
+  AlignCorners,
+  Asymmetric,
+  TfHalfPixelForNn,
+  TfCropAndResize
+};
+
+// Legacy is Resize-10/Upsample's rule: truncate when upsampling, round up when downsampling.
+enum class NearestMode { RoundPreferFloor, RoundPreferCeil, Floor, Ceil, Legacy };
+
+struct Params {
+  Mode mode = Mode::Nearest;
+  CoordinateMode coordinates = CoordinateMode::HalfPixel;
+  NearestMode nearest = NearestMode::RoundPreferFloor;
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  bool antialias = false;  // linear and cubic downsampling widen their filter by 1 / scale (opset 18)
+  double extrapolation_value = 0.0;
+  std::vector<double> scales;  // per axis
+  std::vector<double> roi;     // starts then ends, 2 * rank values (tf_crop_and_resize)
+  Shape out_shape;
+  bool sizes_given = false;  // out_shape came from `sizes`
+};
+
+// Resize's optional inputs as the caller holds them: nullopt when absent or empty.
+struct Inputs {
+  std::optional<std::vector<double>> roi;
+  std::optional<std::vector<double>> scales;
+  std::optional<Shape> sizes;
+};
+
+// Resize-11 and later (the `axes` and keep_aspect_ratio_policy of opset 18 included).
+// Throws Error naming the node for an unknown mode or inputs that do not fit the shape.
+Params params(const Node& node, int64_t opset, const Shape& in_shape, const Inputs& inputs);
+
+// Resize-10 and Upsample: the given scales, asymmetric coordinates, legacy nearest rounding.
+Params legacy_params(const Node& node, const Shape& in_shape, std::vector<double> scales);
+
+// One input element that contributes to an output coordinate along one axis.
+struct Tap {
+  int64_t index = 0;
+  double weight = 1.0;
+};
+
+// The taps of one output coordinate along one axis. `outside` marks a
+// tf_crop_and_resize coordinate that falls outside the input: the output is the
+// extrapolation value.
+struct AxisTaps {
+  bool outside = false;
+  std::vector<Tap> taps;
+};
+
+// The taps of output coordinate `x` along `axis`; indices are clamped into [0, in_dim).
+AxisTaps taps_for(const Params& p, size_t axis, int64_t x, int64_t in_dim);
+
+}  // namespace vkg::resize
