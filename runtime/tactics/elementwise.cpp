@@ -223,8 +223,17 @@ constexpr UnaryOp kUnaryOps[] = {
     {"HardSwish", 32, Domain::Float}, {"ThresholdedRelu", 33, Domain::Float},
     {"Shrink", 34, Domain::Numeric},  {"Clip", 35, Domain::Numeric},
     {"IsNaN", 36, Domain::Predicate}, {"IsInf", 37, Domain::Predicate},
-    {"Not", 38, Domain::Bool},
+    {"Not", 38, Domain::Bool},        {"Mish", 39, Domain::Float},
+    {"Gelu", 40, Domain::Float},
 };
+
+// Gelu's `approximate`: "none" (the erf form) or "tanh".
+bool gelu_uses_tanh(const Node& node) {
+  const std::string approximate = node.attr_string("approximate", "none");
+  VKG_CHECK(approximate == "none" || approximate == "tanh",
+            node.describe() << ": approximate must be 'none' or 'tanh', got '" << approximate << "'");
+  return approximate == "tanh";
+}
 
 const UnaryOp& find_unary_op(const std::string& name) {
   for (const UnaryOp& op : kUnaryOps)
@@ -354,6 +363,8 @@ std::optional<LayerPlan> plan_unary(const LayerContext& ctx, std::string& why_no
     p[1] = float_bits(node.attr_float("bias", 0.0f));
   } else if (name == "Clip") {
     if (!clip_bounds(ctx, p[0], p[1], why_not)) return std::nullopt;
+  } else if (name == "Gelu") {
+    p[0] = gelu_uses_tanh(node) ? 1 : 0;
   } else if (name == "IsInf") {
     p[0] = node.attr_int("detect_negative", 1) != 0 ? 1 : 0;
     p[1] = node.attr_int("detect_positive", 1) != 0 ? 1 : 0;

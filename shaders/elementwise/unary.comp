@@ -62,6 +62,8 @@
 #define OP_IS_NAN 36
 #define OP_IS_INF 37        // p0 detect_negative, p1 detect_positive (0 or 1)
 #define OP_NOT 38
+#define OP_MISH 39
+#define OP_GELU 40           // p0: 1 for the tanh approximation
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint kVec = 1;
@@ -166,6 +168,15 @@ afp float_op(afp v) {
     case OP_SHRINK: {
       const afp lambd = param(params.p0), bias = param(params.p1);
       return v < -lambd ? v + bias : v > lambd ? v - bias : afp(0);
+    }
+    case OP_MISH: {
+      const afp softplus = v > afp(0) ? v + vkg_log1p(exp(-v)) : vkg_log1p(exp(v));
+      return v * vkg_tanh(softplus);
+    }
+    case OP_GELU: {
+      if (params.p0 == 0) return afp(0.5) * v * (afp(1) + vkg_erf(v * afp(0.70710678118654752)));
+      const afp inner = afp(0.79788456080286536) * (v + afp(0.044715) * v * v * v);
+      return afp(0.5) * v * (afp(1) + vkg_tanh(inner));
     }
     case OP_CLIP: {
       const afp lo = param(params.p0), hi = param(params.p1);

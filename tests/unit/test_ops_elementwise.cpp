@@ -271,6 +271,11 @@ TEST(ElementwiseActivation, SpotValues) {
   EXPECT_FLOAT_EQ(values<float>(run("Selu", {&x}))[3], 1.05070102214813232421875f);
   EXPECT_EQ(values<float>(run("ThresholdedRelu", {&x}))[3], 0.0f);
   EXPECT_FLOAT_EQ(values<float>(run("Softsign", {&x}))[3], 0.5f);
+  EXPECT_FLOAT_EQ(values<float>(run("Mish", {&x}))[3], std::tanh(std::log1p(std::exp(1.0f))));
+  EXPECT_EQ(values<float>(run("Mish", {&x}))[4], 100.0f);
+  EXPECT_FLOAT_EQ(values<float>(run("Gelu", {&x}))[3], 0.5f * (1.0f + std::erf(1.0f / std::sqrt(2.0f))));
+  EXPECT_NEAR(values<float>(run("Gelu", {&x}, {{"approximate", string_attr("tanh")}}))[3], 0.841192f, 1e-6f);
+  EXPECT_THROW(run("Gelu", {&x}, {{"approximate", string_attr("fast")}}), Error);
   EXPECT_EQ(values<float>(run("Shrink", {&x}, {{"bias", float_attr(0.5f)}})),
             (std::vector<float>{-99.5f, -0.5f, 0, 0.5f, 99.5f}));
   EXPECT_EQ(values<float>(run("Sign", {&x})), (std::vector<float>{-1, -1, 0, 1, 1}));

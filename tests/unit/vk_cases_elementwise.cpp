@@ -94,6 +94,9 @@ std::vector<VkCase> unary_cases() {
   unary("ThresholdedRelu", quarters({4, 16}, 40), {{"alpha", float_attr(-0.5f)}});
   unary("Shrink", quarters(kOdd, 41));
   unary("Shrink", quarters({4, 16}, 42), {{"lambd", float_attr(1.5f)}, {"bias", float_attr(0.3f)}});
+  unary("Mish", random_floats(kOdd, 51, -8.0f, 8.0f));
+  unary("Gelu", random_floats(kOdd, 52, -6.0f, 6.0f));
+  unary("Gelu", random_floats({4, 16}, 53, -6.0f, 6.0f), {{"approximate", string_attr("tanh")}});
 
   // Integer and bool forms.
   unary("Abs", integers<int32_t>({7, 9}, 43, -100, 100));

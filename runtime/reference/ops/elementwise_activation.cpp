@@ -70,6 +70,19 @@ std::vector<Tensor> hard_sigmoid_kernel(const KernelContext& ctx) {
   }));
 }
 
+// Gelu-20: the erf form, or with approximate="tanh" the tanh approximation.
+std::vector<Tensor> gelu_kernel(const KernelContext& ctx) {
+  const std::string approximate = ctx.node.attr_string("approximate", "none");
+  VKG_CHECK(approximate == "none" || approximate == "tanh",
+            ctx.node.describe() << ": approximate must be 'none' or 'tanh', got '" << approximate << "'");
+  const bool tanh_form = approximate == "tanh";
+  return one_output(unary_op<TypeSet::Float>(ctx, [tanh_form](auto x) {
+    using C = decltype(x);
+    if (tanh_form) return C(0.5) * x * (C(1) + std::tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x)));
+    return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476)));
+  }));
+}
+
 std::vector<Tensor> elu_kernel(const KernelContext& ctx) {
   const float alpha = ctx.node.attr_float("alpha", 1.0f);
   return one_output(unary_op<TypeSet::Float>(ctx, [alpha](auto x) {
@@ -173,6 +186,8 @@ void register_activation_ops(OpRegistry& registry) {
   registry.add("HardSigmoid", hard_sigmoid_kernel);
   registry.add("HardSwish", float_kernel([](auto x) { return hard_swish(x); }));
   registry.add("Softplus", float_kernel([](auto x) { return softplus(x); }));
+  registry.add("Mish", float_kernel([](auto x) { return x * std::tanh(softplus(x)); }));
+  registry.add("Gelu", gelu_kernel);
   registry.add("Softsign", float_kernel([](auto x) { return x / (1 + std::abs(x)); }));
   registry.add("Shrink", shrink_kernel);
   registry.add("Clip", clip_kernel);
