@@ -1,7 +1,7 @@
 // Vulkan tactics of the reduce family (see runtime/engine/tactic.h): the ten
 // Reduce* ops, ArgMax/ArgMin, Softmax/LogSoftmax/Hardmax and the row
-// normalizations (LayerNormalization, InstanceNormalization,
-// MeanVarianceNormalization, LpNormalization).
+// normalizations (LayerNormalization, RMSNormalization, InstanceNormalization,
+// GroupNormalization, MeanVarianceNormalization, LpNormalization).
 //
 // Every op here works on rows: output row o gathers the input elements
 //   base(o) + offset(r)   for r in [0, reduced)
@@ -378,6 +378,8 @@ enum class NormOp : uint32_t {
   MeanOnly,      // x - mean (MeanVarianceNormalization-1, normalize_variance = 0)
   L1,            // x / sum |x|
   L2,            // x / sqrt(sum x^2)
+  Rms,           // x * inv_rms * scale[r]
+  Group,         // (x - mean) * inv_std * scale[c] + bias[c], over (sample, group) rows
 };
 
 // Bindings of the norm shaders: 0 X, 1 Y, 2 scale, 3 bias, 4 Mean, 5 InvStdDev.
@@ -387,6 +389,7 @@ struct NormLayer {
   float epsilon = 0;
   std::optional<BindingRef> scale, bias, mean, inv_std;
   uint32_t scale_period = 1, bias_period = 1, channels = 1;
+  Shape view;  // the shape the mask applies to, when not the input's (GroupNormalization)
 };
 
 // A per-element LayerNormalization parameter (Scale or B) of shape `t`, broadcast
@@ -448,18 +451,60 @@ std::optional<NormLayer> layer_norm(const LayerContext& ctx, LayerPlan& plan, st
   VKG_CHECK(stash == 1 || stash == 10 || stash == 11 || stash == 16,
             node.describe() << ": stash_type " << stash << " is not a floating type");
   NormLayer n;
-  n.op = NormOp::Layer;
+  n.op = node.op_type == "RMSNormalization" ? NormOp::Rms : NormOp::Layer;
   n.mask = trailing_mask(axis, rank);
   n.epsilon = node.attr_float("epsilon", 1e-5f);
   const Shape normalized(x.shape.begin() + axis, x.shape.end());
   n.scale = bind_row_parameter(ctx, plan, 1, normalized, n.scale_period, why_not);
   if (!n.scale) return std::nullopt;
-  if (ctx.has_input(2)) {
+  if (n.op == NormOp::Layer && ctx.has_input(2)) {
     n.bias = bind_row_parameter(ctx, plan, 2, normalized, n.bias_period, why_not);
     if (!n.bias) return std::nullopt;
   }
   if (ctx.outputs.size() > 1 && ctx.outputs[1].present()) n.mean = BindingRef::output(1);
   if (ctx.outputs.size() > 2 && ctx.outputs[2].present()) n.inv_std = BindingRef::output(2);
+  return n;
+}
+
+// GroupNormalization: rows are (sample, group) blocks, contiguous in NCHW. Scale and bias
+// are per channel (opset 21) or per group (18: expanded to channels when constant).
+std::optional<NormLayer> group_norm(const LayerContext& ctx, LayerPlan& plan, std::string& why_not) {
+  const Node& node = ctx.node;
+  const LayerTensor& x = ctx.input(0);
+  VKG_CHECK(x.shape.size() >= 2, node.describe()
+                                     << ": the input must have rank >= 2 (N x C x ...), got rank " << x.shape.size());
+  const int64_t channels = x.shape[1], groups = node.attr_int("num_groups");
+  VKG_CHECK(groups > 0 && channels % groups == 0,
+            node.describe() << ": num_groups " << groups << " does not divide the " << channels << " channels");
+  const int64_t per_param = ctx.opset >= 21 ? 1 : channels / groups;
+  const int64_t spatial = x.size() / std::max<int64_t>(x.shape[0] * channels, 1);
+  NormLayer n;
+  n.op = NormOp::Group;
+  n.view = {x.shape[0], groups, channels / groups * spatial};
+  n.mask = {false, false, true};
+  n.epsilon = node.attr_float("epsilon", 1e-5f);
+  n.scale_period = uint32_t(std::max<int64_t>(spatial, 1));
+  n.bias_period = uint32_t(channels / groups);
+  n.channels = uint32_t(groups);
+  for (size_t i : {size_t(1), size_t(2)}) {
+    const LayerTensor& t = ctx.input(i);
+    VKG_CHECK(t.size() * per_param == channels,
+              node.describe() << ": " << (i == 1 ? "scale" : "bias") << " must have " << channels / per_param
+                              << " elements (one per " << (per_param == 1 ? "channel" : "group") << ")");
+    std::optional<BindingRef> ref;
+    if (per_param == 1) {
+      ref = bind_input(ctx, plan, i);
+    } else if (!t.is_constant()) {
+      why_not = "a per-group scale or bias (GroupNormalization-18) must be a build-time constant";
+      return std::nullopt;
+    } else {
+      const std::vector<double> values = t.constant->to_doubles();
+      Tensor full(DType::Float32, {channels});
+      for (int64_t c = 0; c < channels; ++c) full.data<float>()[c] = float(values[size_t(c / per_param)]);
+      ref = add_weight(plan, to_storage(full, t.storage, node.describe() + " input '" + t.name + "'"));
+    }
+    (i == 1 ? n.scale : n.bias) = ref;
+  }
   return n;
 }
 
@@ -517,8 +562,10 @@ std::optional<LayerPlan> plan_norm(const LayerContext& ctx, std::string& why_not
             node.describe() << ": input type " << dtype_name(x.dtype) << " is not supported (floating types only)");
   LayerPlan plan;
   std::optional<NormLayer> n;
-  if (node.op_type == "LayerNormalization") {
+  if (node.op_type == "LayerNormalization" || node.op_type == "RMSNormalization") {
     n = layer_norm(ctx, plan, why_not);
+  } else if (node.op_type == "GroupNormalization") {
+    n = group_norm(ctx, plan, why_not);
   } else if (node.op_type == "InstanceNormalization") {
     n = instance_norm(ctx, plan);
   } else if (node.op_type == "MeanVarianceNormalization") {
@@ -527,7 +574,7 @@ std::optional<LayerPlan> plan_norm(const LayerContext& ctx, std::string& why_not
     n = lp_norm(ctx);
   }
   if (!n) return std::nullopt;
-  const std::optional<RowGeometry> g = row_geometry(x.shape, n->mask, why_not);
+  const std::optional<RowGeometry> g = row_geometry(n->view.empty() ? x.shape : n->view, n->mask, why_not);
   if (!g) return std::nullopt;
 
   // Unused bindings point at a small scratch buffer the shader never touches.
@@ -563,8 +610,9 @@ void register_reduce_tactics(TacticRegistry& r) {
                                                "ReduceMax", "ReduceMean",      "ReduceMin",    "ReduceProd",
                                                "ReduceSum", "ReduceSumSquare", "ArgMax",       "ArgMin"};
   const std::vector<std::string> softmax_ops = {"Softmax", "LogSoftmax", "Hardmax"};
-  const std::vector<std::string> layer_norm_ops = {"LayerNormalization"};
-  const std::vector<std::string> norm_ops = {"InstanceNormalization", "MeanVarianceNormalization", "LpNormalization"};
+  const std::vector<std::string> layer_norm_ops = {"LayerNormalization", "RMSNormalization"};
+  const std::vector<std::string> norm_ops = {"InstanceNormalization", "GroupNormalization", "MeanVarianceNormalization",
+                                             "LpNormalization"};
 
   // Reductions mostly have many short rows (pooling-like means, arg-extremes
   // over classes): thread-per-row first. Softmax and normalization rows are

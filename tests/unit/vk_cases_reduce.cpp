@@ -9,7 +9,8 @@
 //   axis, inner or outer), large magnitudes (max subtraction);
 // - LayerNormalization (axis, epsilon, constant and runtime Scale/B with
 //   broadcasting, optional B, each optional Mean/InvStdDev output),
-//   InstanceNormalization, MeanVarianceNormalization (axes; opset 8 attributes)
+//   RMSNormalization, InstanceNormalization, GroupNormalization (per-group and
+//   per-channel parameters), MeanVarianceNormalization (axes; opset 8 attributes)
 //   and LpNormalization (p 1/2, a zero row).
 // Rows are long enough somewhere (hundreds to thousands of elements) for the
 // cooperative tactics to loop, and numerous enough elsewhere for several
@@ -257,6 +258,32 @@ std::vector<VkCase> norm_cases() {
   cases.push_back(layer_norm("LayerNorm axis 1 runtime Scale [1, 8] broadcast over rows [2, 8], 150x2x8",
                              random_floats({150, 2, 8}, 86), random_floats({1, 8}, 87), random_floats({8}, 88),
                              {{"axis", int_attr(1)}}, {2}));
+
+  // RMSNormalization (opset 23): LayerNormalization's rows without the mean.
+  for (VkCase c : {make_case("RMSNorm axis -1 constant scale, 4x7x64", "RMSNormalization",
+                             {random_floats({4, 7, 64}, 110, -2.0f, 6.0f), random_floats({64}, 111)}, {}, 1, {1}),
+                   make_case("RMSNorm axis 1 runtime scale [1, 8], epsilon 1e-2, 50x2x8", "RMSNormalization",
+                             {random_floats({50, 2, 8}, 112), random_floats({1, 8}, 113)},
+                             {{"axis", int_attr(1)}, {"epsilon", float_attr(1e-2f)}})}) {
+    c.opset = 23;
+    cases.push_back(std::move(c));
+  }
+
+  // GroupNormalization: scale and bias per group (opset 18, constant) or per channel (21).
+  for (VkCase c : {make_case("GroupNorm opset 18 per-group constant scale/bias, 2x6x5x7", "GroupNormalization",
+                             {random_floats({2, 6, 5, 7}, 114, -1.0f, 5.0f), random_floats({3}, 115),
+                              random_floats({3}, 116)},
+                             {{"num_groups", int_attr(3)}}, 1, {1, 2}),
+                   make_case("GroupNorm opset 21 runtime per-channel scale/bias, epsilon 1e-3, 1x8x40x30",
+                             "GroupNormalization",
+                             {random_floats({1, 8, 40, 30}, 117), random_floats({8}, 118), random_floats({8}, 119)},
+                             {{"num_groups", int_attr(2)}, {"epsilon", float_attr(1e-3f)}}),
+                   make_case("GroupNorm opset 21 one channel per group, rank 3, 3x4x9", "GroupNormalization",
+                             {random_floats({3, 4, 9}, 120), random_floats({4}, 121), random_floats({4}, 122)},
+                             {{"num_groups", int_attr(4)}}, 1, {1, 2})}) {
+    c.opset = c.name.find("opset 18") != std::string::npos ? 18 : 21;
+    cases.push_back(std::move(c));
+  }
 
   // InstanceNormalization.
   cases.push_back(make_case(

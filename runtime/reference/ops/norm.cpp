@@ -1,5 +1,5 @@
-// BatchNormalization, InstanceNormalization, LayerNormalization,
-// MeanVarianceNormalization and LpNormalization.
+// BatchNormalization, InstanceNormalization, LayerNormalization, GroupNormalization,
+// RMSNormalization, MeanVarianceNormalization and LpNormalization.
 //
 // Each one normalizes slices of its input picked by a ReducePlan, with statistics
 // computed in double (two passes: mean, then the variance around it).
@@ -146,16 +146,21 @@ std::vector<Tensor> instance_normalization(const KernelContext& ctx) {
   })};
 }
 
+// The axis from which LayerNormalization and RMSNormalization normalize, non-negative.
+int64_t normalized_axis(const Node& node, int64_t rank) {
+  int64_t axis = node.attr_int("axis", -1);
+  VKG_CHECK(rank > 0 && axis >= -rank && axis < rank,
+            node.describe() << ": axis " << axis << " is out of range for an input of rank " << rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
 // Opset 17: normalizes over the axes [axis, rank); optional outputs Mean and
 // InvStdDev have the stash_type dtype and the input's shape with those axes set to 1.
 std::vector<Tensor> layer_normalization(const KernelContext& ctx) {
   const Node& node = ctx.node;
   const Tensor& x = ctx.input(0);
   const int64_t rank = x.rank();
-  int64_t axis = node.attr_int("axis", -1);
-  VKG_CHECK(rank > 0 && axis >= -rank && axis < rank,
-            node.describe() << ": axis " << axis << " is out of range for an input of rank " << rank);
-  if (axis < 0) axis += rank;
+  const int64_t axis = normalized_axis(node, rank);
   const int64_t stash_onnx = node.attr_int("stash_type", 1);
   const std::optional<DType> stash = dtype_from_onnx(int32_t(stash_onnx));
   VKG_CHECK(stash && is_floating(*stash), node.describe()
@@ -177,6 +182,57 @@ std::vector<Tensor> layer_normalization(const KernelContext& ctx) {
     for (size_t r = 0; r < row.size(); ++r) row[r] = (row[r] - m.mean) * inv_std[size_t(o)] * scale[r] + bias[r];
   });
   return {y, store_doubles(node, *stash, plan.out_shape, mean), store_doubles(node, *stash, plan.out_shape, inv_std)};
+}
+
+// Opset 18: each sample's channels split into num_groups groups, normalized over the group
+// (its channels and spatial positions); scale and bias are per group (18) or per channel (21).
+std::vector<Tensor> group_normalization(const KernelContext& ctx) {
+  const Node& node = ctx.node;
+  const Tensor& x = ctx.input(0);
+  VKG_CHECK(x.rank() >= 2, node.describe() << ": the input must have rank >= 2 (N x C x ...), got " << x.describe());
+  const int64_t channels = x.dim(1), groups = node.attr_int("num_groups");
+  VKG_CHECK(groups > 0 && channels % groups == 0,
+            node.describe() << ": num_groups " << groups << " does not divide the " << channels << " channels");
+  const int64_t per_param = ctx.opset >= 21 ? 1 : channels / groups;  // channels sharing one scale
+  const Tensor& scale_t = ctx.input(1);
+  const Tensor& bias_t = ctx.input(2);
+  VKG_CHECK(scale_t.size() * per_param == channels && bias_t.size() * per_param == channels,
+            node.describe() << ": scale " << scale_t.describe() << " and bias " << bias_t.describe() << " must have "
+                            << channels / per_param << " elements (one per " << (ctx.opset >= 21 ? "channel" : "group")
+                            << " at opset " << ctx.opset << ")");
+  const std::vector<double> scale = load_doubles(node, scale_t);
+  const std::vector<double> bias = load_doubles(node, bias_t);
+  const double epsilon = node.attr_float("epsilon", 1e-5f);
+  const int64_t spatial = x.size() / std::max<int64_t>(x.dim(0) * channels, 1);
+  const int64_t group_channels = channels / groups;
+  // Each (sample, group) is one contiguous row of group_channels * spatial elements.
+  const ReducePlan plan = make_reduce_plan({x.dim(0), groups, group_channels * spatial}, {false, false, true}, true);
+  return {map_rows(node, x, plan, [&](int64_t o, std::vector<double>& row) {
+    const RowMoments m = row_moments(row);
+    const double inv_std = 1.0 / std::sqrt(m.var + epsilon);
+    for (size_t r = 0; r < row.size(); ++r) {
+      const int64_t c = (o % groups) * group_channels + int64_t(r) / std::max<int64_t>(spatial, 1);
+      const size_t k = size_t(c / per_param);
+      row[r] = (row[r] - m.mean) * inv_std * scale[k] + bias[k];
+    }
+  })};
+}
+
+// Opset 23: x / sqrt(mean(x^2) + epsilon) * scale over the axes [axis, rank).
+std::vector<Tensor> rms_normalization(const KernelContext& ctx) {
+  const Node& node = ctx.node;
+  const Tensor& x = ctx.input(0);
+  const int64_t axis = normalized_axis(node, x.rank());
+  const Shape normalized(x.shape().begin() + axis, x.shape().end());
+  const std::vector<double> scale = broadcast_doubles(node, ctx.input(1), normalized, "scale");
+  const double epsilon = node.attr_float("epsilon", 1e-5f);
+  const ReducePlan plan = make_reduce_plan(x.shape(), trailing_axes_mask(axis, x.rank()), true);
+  return {map_rows(node, x, plan, [&](int64_t, std::vector<double>& row) {
+    double squares = 0.0;
+    for (double v : row) squares += v * v;
+    const double inv_rms = 1.0 / std::sqrt(squares / double(row.size()) + epsilon);
+    for (size_t r = 0; r < row.size(); ++r) row[r] *= inv_rms * scale[r];
+  })};
 }
 
 // Opset 9+: (x - mean) / (std + 1e-9) over `axes` (default [0, 2, 3]). Opset 1 picks the
@@ -223,6 +279,8 @@ void register_norm_ops(OpRegistry& registry) {
   registry.add("BatchNormalization", batch_normalization);
   registry.add("InstanceNormalization", instance_normalization);
   registry.add("LayerNormalization", layer_normalization);
+  registry.add("GroupNormalization", group_normalization);
+  registry.add("RMSNormalization", rms_normalization);
   registry.add("MeanVarianceNormalization", mean_variance_normalization);
   registry.add("LpNormalization", lp_normalization);
 }
