@@ -224,11 +224,34 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
   return results;
 }
 
+// --load-inputs fixes the builder's input shapes, as --input-shapes does: the shape of each
+// model input the files hold joins `shapes`. Where --input-shapes names the input too, the
+// two must agree (its -1 dimensions match anything).
+void fix_shapes_from_loaded_inputs(const OnnxModel& model, const DataLoaderOptions& data, InputShapes& shapes) {
+  if (data.load_inputs_paths.empty()) return;
+  const std::vector<std::string> names = runtime_input_names(model);
+  const std::set<std::string> inputs(names.begin(), names.end());
+  for (const auto& [name, loaded] : loaded_input_shapes(data)) {
+    if (!inputs.count(name)) continue;
+    auto given = shapes.find(name);
+    if (given == shapes.end()) {
+      shapes[name] = loaded;
+      continue;
+    }
+    bool agree = given->second.size() == loaded.size();
+    for (size_t d = 0; agree && d < loaded.size(); ++d) agree = given->second[d] < 0 || given->second[d] == loaded[d];
+    VKG_CHECK(agree, "input '" << name << "': --input-shapes gives " << shape_to_string(given->second)
+                               << " but the --load-inputs data has shape " << shape_to_string(loaded));
+    given->second = loaded;
+  }
+}
+
 int run_tool(RunArgs& args) {
   // An engine file runs as it is; a model is imported (and built for --vk).
   std::optional<Engine> engine;
   Graph graph;
   std::vector<ValueInfo> input_infos;
+  InputShapes shapes = args.model.shapes();
   if (looks_like_engine(args.model.path)) {
     VKG_CHECK(!args.ref, "--ref needs an ONNX model, but '" << args.model.path << "' is a vkgraphy engine");
     VKG_CHECK(args.vk, "'" << args.model.path << "' is a vkgraphy engine: run it with --vk");
@@ -244,13 +267,17 @@ int run_tool(RunArgs& args) {
       input_infos.push_back(vi);
     }
   } else {
-    graph = import_onnx(args.model.path, args.model.import_options());
+    ImportOptions import = args.model.import_options();
+    OnnxModel model = load_onnx_model(args.model.path, import.load_external_data, import.external_data_dir);
+    if (args.vk) fix_shapes_from_loaded_inputs(model, args.data.options(), import.input_shapes);
+    shapes = import.input_shapes;
+    graph = import_onnx(model, import);
     VKG_VERBOSE("loaded " << args.model.path << ": " << graph.nodes.size() << " nodes");
     input_infos = graph.inputs;
   }
 
   DataLoaderOptions data_opts = args.data.options();
-  for (const auto& [name, shape] : args.model.shapes()) data_opts.input_shapes[name] = shape;
+  for (const auto& [name, shape] : shapes) data_opts.input_shapes[name] = shape;
   const std::vector<TensorMap> feeds = load_or_generate_inputs(input_infos, data_opts);
   if (!args.data.save_inputs_path().empty()) {
     save_inputs(args.data.save_inputs_path(), feeds);

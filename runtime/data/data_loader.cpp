@@ -275,6 +275,26 @@ TensorMap generate_inputs(const std::vector<ValueInfo>& graph_inputs, const Data
   return generate(resolve_inputs(graph_inputs, options), options, iteration);
 }
 
+std::map<std::string, Shape> loaded_input_shapes(const DataLoaderOptions& options) {
+  std::map<std::string, Shape> shapes;
+  std::map<std::string, std::string> first_seen;  // tensor -> where its shape was taken from
+  for (const auto& path : options.load_inputs_paths) {
+    const std::vector<TensorMap> feeds = load_inputs(path);
+    for (size_t i = 0; i < feeds.size(); ++i) {
+      const std::string where = "'" + path + "' iteration " + std::to_string(i);
+      for (const auto& [name, t] : feeds[i]) {
+        auto [it, fresh] = shapes.emplace(name, t.shape());
+        if (fresh) first_seen[name] = where;
+        VKG_CHECK(it->second == t.shape(), "input '" << name << "' has shape " << shape_to_string(t.shape()) << " in "
+                                                     << where << " but " << shape_to_string(it->second) << " in "
+                                                     << first_seen[name]
+                                                     << "; a Vulkan engine is built for one shape of each input");
+      }
+    }
+  }
+  return shapes;
+}
+
 std::vector<TensorMap> load_or_generate_inputs(const std::vector<ValueInfo>& graph_inputs,
                                                const DataLoaderOptions& options) {
   if (!options.load_inputs_paths.empty()) return load(graph_inputs, options);

@@ -39,6 +39,12 @@ struct DataLoaderOptions {
 std::vector<TensorMap> load_or_generate_inputs(const std::vector<ValueInfo>& graph_inputs,
                                                const DataLoaderOptions& options);
 
+// The shape of every tensor the --load-inputs files hold, which must be the same in all
+// of their iterations (an engine is built for one shape): what fixes a model's dynamic
+// input dimensions for the Vulkan builder. Empty without load_inputs_paths. Throws Error
+// naming the file, iteration and tensor when a shape changes.
+std::map<std::string, Shape> loaded_input_shapes(const DataLoaderOptions& options);
+
 // The generated feed dict of one iteration (what load_or_generate_inputs returns
 // at index `iteration` when no inputs are loaded).
 TensorMap generate_inputs(const std::vector<ValueInfo>& graph_inputs, const DataLoaderOptions& options, int iteration);

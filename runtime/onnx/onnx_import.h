@@ -71,6 +71,9 @@ std::string vkgraphy_shape_rules_used(const OnnxModel& model);
 OnnxModel load_onnx_model(const std::string& path, bool load_external_data = true,
                           const std::string& external_data_dir = "");
 
+// The graph inputs a caller feeds: declared inputs that no initializer gives a value.
+std::vector<std::string> runtime_input_names(const OnnxModel& model);
+
 // Version of the default ONNX domain the model imports (0 if none).
 int64_t default_opset(const OnnxModel& model);
 

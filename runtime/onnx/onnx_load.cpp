@@ -98,6 +98,15 @@ OnnxModel load_onnx_model(const std::string& path, bool load_external, const std
   return model;
 }
 
+std::vector<std::string> runtime_input_names(const OnnxModel& model) {
+  std::set<std::string> initializers;
+  for (const auto& init : model.proto->graph().initializer()) initializers.insert(init.name());
+  std::vector<std::string> names;
+  for (const auto& in : model.proto->graph().input())
+    if (!initializers.count(in.name())) names.push_back(in.name());
+  return names;
+}
+
 int64_t default_opset(const OnnxModel& model) {
   for (const auto& op : model.proto->opset_import())
     if (op.domain().empty() || op.domain() == "ai.onnx") return op.version();
