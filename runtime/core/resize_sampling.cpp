@@ -38,8 +38,8 @@ NearestMode parse_nearest(const Node& node) {
 
 // Output shape from scales: floor(input * scale), times the roi extent for tf_crop_and_resize.
 void set_shape_from_scales(const Node& node, const Shape& in, Params& p) {
-  VKG_CHECK(p.scales.size() == in.size(), node.describe() << ": " << p.scales.size() << " scales for an input of shape "
-                                                          << shape_to_string(in));
+  VKG_CHECK(p.scales.size() == in.size(),
+            node.describe() << ": " << p.scales.size() << " scales for an input of shape " << shape_to_string(in));
   const size_t rank = p.scales.size();
   for (size_t d = 0; d < rank; ++d) {
     VKG_CHECK(p.scales[d] > 0, node.describe() << ": scale " << p.scales[d] << " must be positive");
@@ -99,15 +99,15 @@ Params params(const Node& node, int64_t opset, const Shape& in, const Inputs& in
             where << "exactly one of scales and sizes must be given");
   p.scales.assign(rank, 1.0);
   if (inputs.scales) {
-    VKG_CHECK(inputs.scales->size() == n, where << inputs.scales->size() << " scales for " << n << " axes of "
-                                                << shape_to_string(in));
+    VKG_CHECK(inputs.scales->size() == n,
+              where << inputs.scales->size() << " scales for " << n << " axes of " << shape_to_string(in));
     for (size_t k = 0; k < n; ++k) p.scales[size_t(axes[k])] = (*inputs.scales)[k];
     set_shape_from_scales(node, in, p);
     return p;
   }
   const Shape& sizes = *inputs.sizes;
-  VKG_CHECK(sizes.size() == n, where << "sizes " << shape_to_string(sizes) << " do not match " << n << " axes of "
-                                     << shape_to_string(in));
+  VKG_CHECK(sizes.size() == n,
+            where << "sizes " << shape_to_string(sizes) << " do not match " << n << " axes of " << shape_to_string(in));
   for (int64_t s : sizes) VKG_CHECK(s >= 0, where << "negative size in " << shape_to_string(sizes));
   p.sizes_given = true;
   p.out_shape = in;
@@ -263,6 +263,5 @@ AxisTaps taps_for(const Params& p, size_t axis, int64_t x, int64_t in_dim) {
   if (out.taps.empty()) out.taps.push_back({clamp_index(int64_t(left)), 0.0});
   return out;
 }
-
 
 }  // namespace vkg::resize

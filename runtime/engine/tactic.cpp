@@ -219,6 +219,7 @@ const TacticRegistry& TacticRegistry::builtin() {
     register_pool_tactics(r);
     register_movement_tactics(r);
     register_gather_tactics(r);
+    register_recurrent_tactics(r);
     return r;
   }();
   return registry;

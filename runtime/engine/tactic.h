@@ -188,6 +188,7 @@ void register_reduce_tactics(TacticRegistry& r);    // reductions, arg-reduction
 void register_pool_tactics(TacticRegistry& r);      // pooling, global pooling, unpooling
 void register_movement_tactics(TacticRegistry& r);  // copies, transposes, concat/split/slice, expand/tile/pad
 void register_gather_tactics(TacticRegistry& r);    // gathers, scatters, resize
+void register_recurrent_tactics(TacticRegistry& r); // RNN, GRU, LSTM
 
 // Shell-style glob ('*', '?') used by --tactics-allow / --tactics-deny.
 bool glob_match(std::string_view pattern, std::string_view text);

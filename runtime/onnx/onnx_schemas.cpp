@@ -35,8 +35,7 @@ using onnx::OpSchema;
 
 constexpr const char* kSchemaFile = "vkgraphy:runtime/onnx/onnx_schemas.cpp";
 
-const std::vector<std::string> kFloatTypes = {"tensor(float16)", "tensor(float)", "tensor(double)",
-                                              "tensor(bfloat16)"};
+const std::vector<std::string> kFloatTypes = {"tensor(float16)", "tensor(float)", "tensor(double)", "tensor(bfloat16)"};
 
 bool has_input(InferenceContext& ctx, size_t i) { return ctx.getNumInputs() > i && ctx.getInputType(i) != nullptr; }
 
@@ -95,8 +94,10 @@ void reduce_rule(InferenceContext& ctx) {
   auto* out = onnx::getOutputShape(ctx, 0);
   out->clear_dim();
   for (int d = 0; d < rank; ++d) {
-    if (!reduced[size_t(d)]) *out->add_dim() = in.dim(d);
-    else if (keepdims) out->add_dim()->set_dim_value(1);
+    if (!reduced[size_t(d)])
+      *out->add_dim() = in.dim(d);
+    else if (keepdims)
+      out->add_dim()->set_dim_value(1);
   }
 }
 
@@ -121,7 +122,8 @@ void split_rule(InferenceContext& ctx) {
     }
   } else if (dim.has_dim_value()) {
     const int64_t parts = onnx::getAttribute(ctx, "num_outputs", int64_t(n));
-    if (parts != int64_t(n) || parts <= 0) fail_shape_inference("num_outputs is ", parts, " but the node has ", n, " outputs");
+    if (parts != int64_t(n) || parts <= 0)
+      fail_shape_inference("num_outputs is ", parts, " but the node has ", n, " outputs");
     const int64_t chunk = (dim.dim_value() + parts - 1) / parts;
     sizes.emplace();
     for (int64_t k = 0; k < parts; ++k) sizes->push_back(std::clamp<int64_t>(dim.dim_value() - k * chunk, 0, chunk));
@@ -130,8 +132,10 @@ void split_rule(InferenceContext& ctx) {
     auto* out = onnx::getOutputShape(ctx, i);
     *out = in;
     out->mutable_dim(int(axis))->clear_dim_param();
-    if (sizes) out->mutable_dim(int(axis))->set_dim_value((*sizes)[i]);
-    else out->mutable_dim(int(axis))->clear_dim_value();
+    if (sizes)
+      out->mutable_dim(int(axis))->set_dim_value((*sizes)[i]);
+    else
+      out->mutable_dim(int(axis))->clear_dim_value();
   }
 }
 
@@ -238,8 +242,10 @@ void attention_rule(InferenceContext& ctx) {
     if (q_heads <= 0 || kv_heads <= 0) fail_shape_inference("3-D inputs need q_num_heads and kv_num_heads");
     auto* yd = y->mutable_dim(2);
     yd->clear_dim_param();
-    if (v.dim(2).has_dim_value()) yd->set_dim_value(v.dim(2).dim_value() / kv_heads * q_heads);
-    else yd->clear_dim_value();
+    if (v.dim(2).has_dim_value())
+      yd->set_dim_value(v.dim(2).dim_value() / kv_heads * q_heads);
+    else
+      yd->clear_dim_value();
     return;
   }
   *y->mutable_dim(3) = v.dim(3);
@@ -255,7 +261,8 @@ void attention_rule(InferenceContext& ctx) {
     seq->clear_dim_param();
     if (p.dim_size() == 4 && p.dim(2).has_dim_value() && cur.dim(2).has_dim_value())
       seq->set_dim_value(p.dim(2).dim_value() + cur.dim(2).dim_value());
-    else seq->clear_dim_value();
+    else
+      seq->clear_dim_value();
   }
 }
 
@@ -283,7 +290,8 @@ OpSchema derived(const char* op, int from, int since) {
   for (const auto& [name, attr] : base->attributes()) s.Attr(attr);
   for (const auto& tc : base->typeConstraintParams())
     s.TypeConstraint(tc.type_param_str, tc.allowed_type_strs, tc.description);
-  if (base->has_type_and_shape_inference_function()) s.TypeAndShapeInferenceFunction(base->GetTypeAndShapeInferenceFunction());
+  if (base->has_type_and_shape_inference_function())
+    s.TypeAndShapeInferenceFunction(base->GetTypeAndShapeInferenceFunction());
   if (base->has_data_propagation_function()) s.PartialDataPropagationFunction(base->GetDataPropagationFunction());
   return s;
 }
@@ -298,7 +306,9 @@ OpSchema reduce18(const char* op, int since) {
 
 OpSchema normalization(const char* op, int since) {
   OpSchema s = fresh(op, since);
-  s.Input(0, "X", "", "T").Input(1, "scale", "", "T").Output(0, "Y", "", "T")
+  s.Input(0, "X", "", "T")
+      .Input(1, "scale", "", "T")
+      .Output(0, "Y", "", "T")
       .Attr("epsilon", "", AttributeProto::FLOAT, 1e-5f)
       .Attr("stash_type", "", AttributeProto::INT, int64_t(1))
       .TypeConstraint("T", kFloatTypes, "")
@@ -350,13 +360,17 @@ std::vector<OpSchema> newer_schemas() {
   }
   {
     OpSchema s = fresh("Mish", 18);
-    s.Input(0, "X", "", "T").Output(0, "Y", "", "T").TypeConstraint("T", kFloatTypes, "")
+    s.Input(0, "X", "", "T")
+        .Output(0, "Y", "", "T")
+        .TypeConstraint("T", kFloatTypes, "")
         .TypeAndShapeInferenceFunction(same_as_first_input);
     all.push_back(std::move(s));
   }
   {
     OpSchema s = fresh("Gelu", 20);
-    s.Input(0, "X", "", "T").Output(0, "Y", "", "T").TypeConstraint("T", kFloatTypes, "")
+    s.Input(0, "X", "", "T")
+        .Output(0, "Y", "", "T")
+        .TypeConstraint("T", kFloatTypes, "")
         .Attr("approximate", "", AttributeProto::STRING, std::string("none"))
         .TypeAndShapeInferenceFunction(same_as_first_input);
     all.push_back(std::move(s));
@@ -373,21 +387,29 @@ std::vector<OpSchema> newer_schemas() {
   }
   {
     OpSchema s = fresh("RotaryEmbedding", 23);
-    s.Input(0, "X", "", "T").Input(1, "cos_cache", "", "T").Input(2, "sin_cache", "", "T")
-        .Input(3, "position_ids", "", "M", OpSchema::Optional).Output(0, "Y", "", "T")
+    s.Input(0, "X", "", "T")
+        .Input(1, "cos_cache", "", "T")
+        .Input(2, "sin_cache", "", "T")
+        .Input(3, "position_ids", "", "M", OpSchema::Optional)
+        .Output(0, "Y", "", "T")
         .Attr("interleaved", "", AttributeProto::INT, int64_t(0))
         .Attr("num_heads", "", AttributeProto::INT, false)
         .Attr("rotary_embedding_dim", "", AttributeProto::INT, int64_t(0))
-        .TypeConstraint("T", kFloatTypes, "").TypeConstraint("M", {"tensor(int64)"}, "")
+        .TypeConstraint("T", kFloatTypes, "")
+        .TypeConstraint("M", {"tensor(int64)"}, "")
         .TypeAndShapeInferenceFunction(same_as_first_input);
     all.push_back(std::move(s));
   }
   {
     OpSchema s = fresh("Attention", 23);
-    s.Input(0, "Q", "", "T1").Input(1, "K", "", "T1").Input(2, "V", "", "T2")
-        .Input(3, "attn_mask", "", "U", OpSchema::Optional).Input(4, "past_key", "", "T1", OpSchema::Optional)
+    s.Input(0, "Q", "", "T1")
+        .Input(1, "K", "", "T1")
+        .Input(2, "V", "", "T2")
+        .Input(3, "attn_mask", "", "U", OpSchema::Optional)
+        .Input(4, "past_key", "", "T1", OpSchema::Optional)
         .Input(5, "past_value", "", "T2", OpSchema::Optional)
-        .Output(0, "Y", "", "T1").Output(1, "present_key", "", "T1", OpSchema::Optional)
+        .Output(0, "Y", "", "T1")
+        .Output(1, "present_key", "", "T1", OpSchema::Optional)
         .Output(2, "present_value", "", "T2", OpSchema::Optional)
         .Output(3, "qk_matmul_output", "", "T1", OpSchema::Optional)
         .Attr("is_causal", "", AttributeProto::INT, int64_t(0))
@@ -397,9 +419,10 @@ std::vector<OpSchema> newer_schemas() {
         .Attr("scale", "", AttributeProto::FLOAT, false)
         .Attr("softcap", "", AttributeProto::FLOAT, 0.0f)
         .Attr("softmax_precision", "", AttributeProto::INT, false)
-        .TypeConstraint("T1", kFloatTypes, "").TypeConstraint("T2", kFloatTypes, "")
-        .TypeConstraint("U", {"tensor(bool)", "tensor(float16)", "tensor(float)", "tensor(double)",
-                              "tensor(bfloat16)"}, "")
+        .TypeConstraint("T1", kFloatTypes, "")
+        .TypeConstraint("T2", kFloatTypes, "")
+        .TypeConstraint("U", {"tensor(bool)", "tensor(float16)", "tensor(float)", "tensor(double)", "tensor(bfloat16)"},
+                        "")
         .TypeAndShapeInferenceFunction(attention_rule);
     all.push_back(std::move(s));
   }

@@ -51,5 +51,6 @@ void register_linalg_ops(OpRegistry& registry);     // Conv, ConvTranspose, Gemm
 void register_normalization_ops(OpRegistry& registry);  // norms, softmax, reductions, ArgMax
 void register_shape_ops(OpRegistry& registry);      // data movement, shape and constant ops
 void register_resize_ops(OpRegistry& registry);     // Resize, Pad
+void register_recurrent_ops(OpRegistry& registry);  // RNN, GRU, LSTM
 
 }  // namespace vkg

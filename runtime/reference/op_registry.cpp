@@ -31,6 +31,7 @@ const OpRegistry& OpRegistry::reference() {
     register_normalization_ops(r);
     register_shape_ops(r);
     register_resize_ops(r);
+    register_recurrent_ops(r);
     return r;
   }();
   return registry;

@@ -14,6 +14,7 @@
 #include <numeric>
 
 #include "runtime/core/error.h"
+#include "runtime/core/depth_space.h"
 #include "runtime/engine/tactic.h"
 
 namespace vkg {
@@ -320,6 +321,19 @@ std::optional<StridedView> transpose_view(const LayerContext& ctx, std::string& 
   return v;
 }
 
+// DepthToSpace/SpaceToDepth: the permuted 6-D view of the input (runtime/core/depth_space.h).
+std::optional<StridedView> depth_space_view(const LayerContext& ctx, std::string& why_not) {
+  const BlockPermutation p = depth_space_permutation(ctx.node, ctx.input(0).shape);
+  if (!same_shape(p.out_shape, ctx.output(0), why_not)) return std::nullopt;
+  const std::vector<int64_t> strides = contiguous_strides(p.view);
+  StridedView v;
+  for (int64_t a : p.perm) {
+    v.dims.push_back(p.view[size_t(a)]);
+    v.strides.push_back(strides[size_t(a)]);
+  }
+  return v;
+}
+
 // ONNX Slice clamping (as runtime/reference/ops/movement.cpp): start and count along one axis.
 void slice_axis(int64_t start, int64_t end, int64_t step, int64_t dim, int64_t& first, int64_t& count) {
   first = 0, count = 0;
@@ -445,18 +459,21 @@ std::function<PlanResult(const LayerContext&, std::string&)> strided_tactic(View
   };
 }
 
-PlanResult plan_transpose_vec4(const LayerContext& ctx, std::string& why_not) {
-  if (!check_data(ctx, {&ctx.input(0), &ctx.output(0)}, why_not)) return std::nullopt;
-  const auto v = transpose_view(ctx, why_not);
-  if (!v) return std::nullopt;
-  const StridedView c = coalesce(*v);
-  if (num_elements(c.dims) == 0) {
-    why_not = "empty tensor";
-    return std::nullopt;
-  }
-  // The innermost axis stays innermost: whole rows of vectors move.
-  if (!c.strides.empty() && c.strides.back() == 1) return plan_strided(ctx, why_not, c, true);
-  return plan_transpose_blocks(ctx, why_not, c);
+// A permutation in vectors: whole rows of vectors where the innermost axis stays
+// innermost, else 4x4 register blocks.
+std::function<PlanResult(const LayerContext&, std::string&)> permute_vec4_tactic(ViewFn view) {
+  return [view](const LayerContext& ctx, std::string& why_not) -> PlanResult {
+    if (!check_data(ctx, {&ctx.input(0), &ctx.output(0)}, why_not)) return std::nullopt;
+    const auto v = view(ctx, why_not);
+    if (!v) return std::nullopt;
+    const StridedView c = coalesce(*v);
+    if (num_elements(c.dims) == 0) {
+      why_not = "empty tensor";
+      return std::nullopt;
+    }
+    if (!c.strides.empty() && c.strides.back() == 1) return plan_strided(ctx, why_not, c, true);
+    return plan_transpose_blocks(ctx, why_not, c);
+  };
 }
 
 // ---------------------------------------------------------------------------
@@ -766,8 +783,11 @@ void register_movement_tactics(TacticRegistry& r) {
                  [](const LayerContext& c, std::string& w) { return plan_copy(c, w, true); });
   r.add_variants("copy.scalar", copies, 1, both,
                  [](const LayerContext& c, std::string& w) { return plan_copy(c, w, false); });
-  r.add_variants("transpose.vec4", {"Transpose"}, 0, both, plan_transpose_vec4);
+  r.add_variants("transpose.vec4", {"Transpose"}, 0, both, permute_vec4_tactic(transpose_view));
   r.add_variants("transpose.scalar", {"Transpose"}, 1, both, strided_tactic(transpose_view, false));
+  r.add_variants("depth_space.vec4", {"DepthToSpace", "SpaceToDepth"}, 0, both, permute_vec4_tactic(depth_space_view));
+  r.add_variants("depth_space.scalar", {"DepthToSpace", "SpaceToDepth"}, 1, both,
+                 strided_tactic(depth_space_view, false));
   r.add_variants("slice.vec4", {"Slice"}, 0, both, strided_tactic(slice_view, true));
   r.add_variants("slice.scalar", {"Slice"}, 1, both, strided_tactic(slice_view, false));
   r.add_variants("expand.vec4", {"Expand"}, 0, both, strided_tactic(expand_view, true));

@@ -1,5 +1,5 @@
 // Conformance cases of the movement family (runtime/tactics/movement.cpp):
-// copies, Transpose, Concat, Split, Slice, Expand, Tile and Pad. Sizes are
+// copies, Transpose, DepthToSpace, SpaceToDepth, Concat, Split, Slice, Expand, Tile and Pad. Sizes are
 // chosen so that every tactic serves some cases and declines others: odd sizes
 // for the scalar paths, multiples of 4 for the vec4 ones, more than one
 // workgroup, empty tensors, integer data (moved exactly) and negative axes.
@@ -88,6 +88,15 @@ void add_transposes(std::vector<VkCase>& cases) {
   cases.push_back(make_case("Transpose 1x8x1x4 size-1 axes", "Transpose", {floats({1, 8, 1, 4}, 29)},
                             {{"perm", ints_attr({2, 3, 0, 1})}}));
   cases.push_back(make_case("Transpose empty", "Transpose", {floats({0, 4}, 30)}));
+  // DepthToSpace (DCR, CRD) and SpaceToDepth: permuted 6-D views of the input.
+  cases.push_back(make_case("DepthToSpace DCR 2x8x3x5 block 2", "DepthToSpace", {floats({2, 8, 3, 5}, 31)},
+                            {{"blocksize", int_attr(2)}}));
+  cases.push_back(make_case("DepthToSpace CRD 1x18x4x4 block 3", "DepthToSpace", {floats({1, 18, 4, 4}, 32)},
+                            {{"blocksize", int_attr(3)}, {"mode", string_attr("CRD")}}));
+  cases.push_back(make_case("DepthToSpace DCR int32 1x16x4x8 block 2", "DepthToSpace",
+                            {int_data({1, 16, 4, 8}, DType::Int32)}, {{"blocksize", int_attr(2)}}));
+  cases.push_back(make_case("SpaceToDepth 2x3x8x12 block 4", "SpaceToDepth", {floats({2, 3, 8, 12}, 33)},
+                            {{"blocksize", int_attr(4)}}));
 }
 
 void add_concats(std::vector<VkCase>& cases) {

@@ -283,6 +283,10 @@ std::set<std::string> case_classes(const VkCase& c) {
       out.insert("runtime-weight");
   }
   if (op == "GlobalMaxPool") out.insert("max");
+  if (op == "RNN" || op == "GRU" || op == "LSTM") {
+    const int64_t hidden = c.node.attr_int("hidden_size", 0);
+    if (hidden <= 64) out.insert("small-hidden");  // at most half a workgroup of 128 units
+  }
   if (op == "Slice") {
     const Tensor* steps = case_input(c, 4);
     if (steps != nullptr) {

@@ -106,6 +106,7 @@ Graph case_graph(const VkCase& c);
 //   Resize/Upsample: nearest, linear, cubic, not-whole-factor, outer-axes-resized, rank-1,
 //                 coord:<coordinate_transformation_mode>
 //   negative-step a Slice with a negative step
+//   small-hidden  an RNN, GRU or LSTM of hidden_size <= 64
 std::set<std::string> case_classes(const VkCase& c);
 
 struct VkCaseRun {

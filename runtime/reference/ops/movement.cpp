@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "runtime/core/depth_space.h"
 #include "runtime/reference/kernel.h"
 #include "runtime/reference/ops/shape_helpers.h"
 
@@ -164,6 +165,22 @@ std::vector<Tensor> slice(const KernelContext& ctx) {
   return {out};
 }
 
+// DepthToSpace and SpaceToDepth: the input's 6-D view, transposed (runtime/core/depth_space.h).
+std::vector<Tensor> depth_space(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const BlockPermutation p = depth_space_permutation(ctx.node, x.shape());
+  const auto view_strides = contiguous_strides(p.view);
+  Shape shape;
+  std::vector<int64_t> src_strides;
+  for (int64_t a : p.perm) {
+    shape.push_back(p.view[size_t(a)]);
+    src_strides.push_back(view_strides[size_t(a)]);
+  }
+  Tensor out(x.dtype(), p.out_shape);
+  copy_strided(x.raw(), src_strides, out.raw(), contiguous_strides(shape), shape, dtype_size(x.dtype()));
+  return {out};
+}
+
 std::vector<Tensor> transpose(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   std::vector<int64_t> reversed(size_t(x.rank()));
@@ -243,6 +260,8 @@ void register_movement_ops(OpRegistry& registry) {
   registry.add("Split", split);
   registry.add("Slice", slice);
   registry.add("Transpose", transpose);
+  registry.add("DepthToSpace", depth_space);
+  registry.add("SpaceToDepth", depth_space);
   registry.add("Expand", expand);
   registry.add("Tile", tile);
 }
