@@ -1,5 +1,7 @@
 #include "runtime/core/graph.h"
 
+#include <set>
+
 namespace vkg {
 
 namespace {
@@ -48,6 +50,49 @@ const Tensor& Node::attr_tensor(const std::string& name) const {
   const Attribute* a = find_attr(*this, name, Attribute::Kind::Tensor);
   VKG_CHECK(a, describe() << ": required attribute '" << name << "' is missing");
   return a->t;
+}
+
+const Graph& Node::attr_graph(const std::string& name) const {
+  const Attribute* a = find_attr(*this, name, Attribute::Kind::Graph);
+  VKG_CHECK(a && a->g, describe() << ": required subgraph attribute '" << name << "' is missing");
+  return *a->g;
+}
+
+std::vector<const Graph*> Node::subgraphs() const {
+  std::vector<const Graph*> out;
+  for (const auto& [name, a] : attrs)
+    if (a.kind == Attribute::Kind::Graph && a.g) out.push_back(a.g.get());
+  return out;
+}
+
+namespace {
+
+// Adds to `reads` the names `g` reads that it does not define itself.
+void collect_outer_reads(const Graph& g, std::set<std::string>& reads) {
+  std::set<std::string> defined;
+  for (const ValueInfo& in : g.inputs) defined.insert(in.name);
+  for (const auto& [name, t] : g.initializers) defined.insert(name);
+  for (const Node& n : g.nodes) {
+    for (const std::string& in : n.inputs)
+      if (!in.empty() && !defined.count(in)) reads.insert(in);
+    for (const Graph* sub : n.subgraphs()) {
+      std::set<std::string> inner;
+      collect_outer_reads(*sub, inner);
+      for (const std::string& name : inner)
+        if (!defined.count(name)) reads.insert(name);
+    }
+    for (const std::string& out : n.outputs) defined.insert(out);
+  }
+  for (const ValueInfo& out : g.outputs)
+    if (!defined.count(out.name)) reads.insert(out.name);
+}
+
+}  // namespace
+
+std::vector<std::string> Graph::outer_scope_reads(const Node& node) {
+  std::set<std::string> reads;
+  for (const Graph* sub : node.subgraphs()) collect_outer_reads(*sub, reads);
+  return {reads.begin(), reads.end()};
 }
 
 bool ValueInfo::static_shape() const {

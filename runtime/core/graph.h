@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "runtime/core/tensor.h"
 
 namespace vkg {
+
+struct Graph;
 
 struct Attribute {
   enum class Kind { Float, Int, String, Tensor, Floats, Ints, Strings, Graph };
@@ -22,7 +25,9 @@ struct Attribute {
   std::vector<float> floats;
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
-  // Kind::Graph attributes (If/Loop bodies) are recorded but not executable.
+  // Kind::Graph: a subgraph (If's branches, Loop's and Scan's body), which may read
+  // tensors of the graphs that enclose it by name.
+  std::shared_ptr<const Graph> g;
 };
 
 struct Node {
@@ -42,6 +47,9 @@ struct Node {
   std::vector<int64_t> attr_ints(const std::string& name, const std::vector<int64_t>& def = {}) const;
   std::vector<float> attr_floats(const std::string& name, const std::vector<float>& def = {}) const;
   const Tensor& attr_tensor(const std::string& name) const;
+  const Graph& attr_graph(const std::string& name) const;
+  // The node's subgraphs (nullptr-free), in attribute-name order.
+  std::vector<const Graph*> subgraphs() const;
   // "Conv 'conv1'" for messages.
   std::string describe() const;
 };
@@ -78,6 +86,9 @@ struct Graph {
   const Node* find_producer(const std::string& tensor) const;
   // Names of all tensors produced by nodes, in execution order.
   std::vector<std::string> node_outputs() const;
+  // Names the graph's subgraphs (at any depth) read from outside themselves: the
+  // outer-scope tensors a node with subgraphs depends on beyond its inputs.
+  static std::vector<std::string> outer_scope_reads(const Node& node);
 };
 
 }  // namespace vkg

@@ -10,6 +10,8 @@ namespace vkg {
 
 namespace {
 
+Graph graph_from_proto(const onnx::GraphProto& g);
+
 Attribute attribute_from_proto(const onnx::AttributeProto& a, const std::string& node_label) {
   Attribute out;
   switch (a.type()) {
@@ -42,9 +44,10 @@ Attribute attribute_from_proto(const onnx::AttributeProto& a, const std::string&
       out.strings.assign(a.strings().begin(), a.strings().end());
       break;
     case onnx::AttributeProto::GRAPH:
-    case onnx::AttributeProto::GRAPHS:
       out.kind = Attribute::Kind::Graph;
+      out.g = std::make_shared<const Graph>(graph_from_proto(a.g()));
       break;
+    case onnx::AttributeProto::GRAPHS:
     case onnx::AttributeProto::UNDEFINED:
     case onnx::AttributeProto::SPARSE_TENSOR:
     case onnx::AttributeProto::SPARSE_TENSORS:
@@ -100,12 +103,12 @@ Node node_from_proto(const onnx::NodeProto& np) {
   return n;
 }
 
-Graph to_graph(const OnnxModel& model) {
-  const onnx::GraphProto& g = model.proto->graph();
+namespace {
+
+// A graph or subgraph: inputs, initializers, value_info, outputs and nodes.
+Graph graph_from_proto(const onnx::GraphProto& g) {
   Graph graph;
   graph.name = g.name();
-  graph.ir_version = model.proto->ir_version();
-  graph.opset = default_opset(model);
   for (const auto& init : g.initializer()) graph.initializers[init.name()] = tensor_from_proto(init);
   for (const auto& in : g.input()) {
     ValueInfo vi = value_info_from_proto(in);
@@ -130,6 +133,15 @@ Graph to_graph(const OnnxModel& model) {
     graph.value_info[name] = vi;
   }
   for (const auto& np : g.node()) graph.nodes.push_back(node_from_proto(np));
+  return graph;
+}
+
+}  // namespace
+
+Graph to_graph(const OnnxModel& model) {
+  Graph graph = graph_from_proto(model.proto->graph());
+  graph.ir_version = model.proto->ir_version();
+  graph.opset = default_opset(model);
   return graph;
 }
 

@@ -11,17 +11,27 @@
 
 namespace vkg {
 
+// Runs a subgraph of the node being executed (an If branch, a Loop or Scan body): its
+// formal inputs bound to `inputs` in order, the names it does not define read from the
+// graphs that enclose it. Returns the subgraph's outputs in order.
+using SubgraphRunner = std::function<std::vector<Tensor>(const Graph& body, const std::vector<Tensor>& inputs)>;
+
 // What a kernel sees of one node execution.
 struct KernelContext {
   const Node& node;
   int64_t opset;                        // version of the default ONNX domain
   std::vector<const Tensor*> inputs;    // nullptr for an omitted optional input
+  // Set for nodes with subgraphs when the backend runs a whole graph; null in
+  // one-node runs (constant folding, which never folds such nodes).
+  const SubgraphRunner* run_subgraph = nullptr;
 
   size_t num_inputs() const { return inputs.size(); }
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
   // Throws Error naming the node when the input is absent.
   const Tensor& input(size_t i) const;
   size_t num_outputs() const { return node.outputs.size(); }
+  // Runs a subgraph; throws Error naming the node when subgraphs cannot run here.
+  std::vector<Tensor> run(const Graph& body, const std::vector<Tensor>& inputs) const;
 };
 
 // Computes all outputs of the node (at least as many as the node declares that are
@@ -52,5 +62,6 @@ void register_normalization_ops(OpRegistry& registry);  // norms, softmax, reduc
 void register_shape_ops(OpRegistry& registry);      // data movement, shape and constant ops
 void register_resize_ops(OpRegistry& registry);     // Resize, Pad
 void register_recurrent_ops(OpRegistry& registry);  // RNN, GRU, LSTM
+void register_control_flow_ops(OpRegistry& registry);  // If, Loop, Scan
 
 }  // namespace vkg

@@ -7,6 +7,11 @@ const Tensor& KernelContext::input(size_t i) const {
   return *inputs[i];
 }
 
+std::vector<Tensor> KernelContext::run(const Graph& body, const std::vector<Tensor>& inputs) const {
+  VKG_CHECK(run_subgraph, node.describe() << ": its subgraphs run only as part of a whole graph");
+  return (*run_subgraph)(body, inputs);
+}
+
 void OpRegistry::add(const std::string& op_type, RefKernel kernel) {
   // Two op families registering the same op is a programming error: the later would win silently.
   VKG_CHECK(kernels_.emplace(op_type, std::move(kernel)).second, "op '" << op_type << "' is registered twice");
@@ -32,6 +37,7 @@ const OpRegistry& OpRegistry::reference() {
     register_shape_ops(r);
     register_resize_ops(r);
     register_recurrent_ops(r);
+    register_control_flow_ops(r);
     return r;
   }();
   return registry;

@@ -4,13 +4,89 @@
 
 namespace vkg {
 
-std::vector<std::string> ReferenceBackend::unsupported_ops(const Graph& graph) {
-  std::map<std::string, std::vector<std::string>> missing;
+namespace {
+
+void collect_unsupported(const Graph& graph, std::map<std::string, std::vector<std::string>>& missing) {
   const OpRegistry& reg = OpRegistry::reference();
   for (const Node& n : graph.nodes) {
     const std::string key = n.domain.empty() || n.domain == "ai.onnx" ? n.op_type : n.domain + "::" + n.op_type;
     if (!(n.domain.empty() || n.domain == "ai.onnx") || !reg.find(n.op_type)) missing[key].push_back(n.name);
+    for (const Graph* sub : n.subgraphs()) collect_unsupported(*sub, missing);
   }
+}
+
+// The values visible while a graph runs: its own, then those of the graphs around it.
+struct Scope {
+  const Graph& graph;
+  const std::map<std::string, Tensor>& values;
+  const Scope* parent = nullptr;
+
+  const Tensor* find(const std::string& name) const {
+    if (auto it = values.find(name); it != values.end()) return &it->second;
+    if (auto it = graph.initializers.find(name); it != graph.initializers.end()) return &it->second;
+    return parent ? parent->find(name) : nullptr;
+  }
+};
+
+// Runs the nodes of `graph` on `values` (which hold its inputs), reading what it does not
+// define from `parent`. Tensors not in `keep` are freed after their last use.
+void execute(const Graph& graph, int64_t opset, std::map<std::string, Tensor>& values, const Scope* parent,
+             const std::set<std::string>& keep) {
+  // Last use of every tensor, subgraphs' reads of enclosing tensors included.
+  std::map<std::string, size_t> last_use;
+  std::vector<std::vector<std::string>> reads(graph.nodes.size());
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& node = graph.nodes[i];
+    reads[i] = node.inputs;
+    for (const std::string& name : Graph::outer_scope_reads(node)) reads[i].push_back(name);
+    for (const std::string& in : reads[i])
+      if (!in.empty()) last_use[in] = i;
+  }
+  const Scope scope{graph, values, parent};
+  const SubgraphRunner runner = [&](const Graph& body, const std::vector<Tensor>& inputs) {
+    VKG_CHECK(inputs.size() == body.inputs.size(),
+              "subgraph '" << body.name << "' takes " << body.inputs.size() << " inputs, given " << inputs.size());
+    std::map<std::string, Tensor> local;
+    for (size_t i = 0; i < inputs.size(); ++i) local[body.inputs[i].name] = inputs[i];
+    std::set<std::string> body_keep;
+    for (const ValueInfo& out : body.outputs) body_keep.insert(out.name);
+    execute(body, opset, local, &scope, body_keep);
+    const Scope body_scope{body, local, &scope};
+    std::vector<Tensor> outs;
+    for (const ValueInfo& out : body.outputs) {
+      const Tensor* t = body_scope.find(out.name);
+      VKG_CHECK(t, "subgraph '" << body.name << "': output '" << out.name << "' has no value");
+      outs.push_back(*t);
+    }
+    return outs;
+  };
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& node = graph.nodes[i];
+    std::vector<const Tensor*> ins;
+    for (const std::string& name : node.inputs) {
+      if (name.empty()) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      const Tensor* t = scope.find(name);
+      VKG_CHECK(t, node.describe() << ": input tensor '" << name << "' has no value");
+      ins.push_back(t);
+    }
+    std::vector<Tensor> outs = run_reference_node(node, opset, ins, node.subgraphs().empty() ? nullptr : &runner);
+    for (size_t o = 0; o < node.outputs.size(); ++o)
+      if (!node.outputs[o].empty()) values[node.outputs[o]] = std::move(outs[o]);
+    for (const std::string& name : reads[i]) {
+      auto lu = last_use.find(name);
+      if (lu != last_use.end() && lu->second == i && !keep.count(name)) values.erase(name);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> ReferenceBackend::unsupported_ops(const Graph& graph) {
+  std::map<std::string, std::vector<std::string>> missing;
+  collect_unsupported(graph, missing);
   std::vector<std::string> out;
   for (const auto& [op, names] : missing) {
     std::string s = op + " (";
@@ -30,10 +106,11 @@ ReferenceBackend::ReferenceBackend(const Graph& graph) : graph_(graph) {
   }
 }
 
-std::vector<Tensor> run_reference_node(const Node& node, int64_t opset, const std::vector<const Tensor*>& inputs) {
+std::vector<Tensor> run_reference_node(const Node& node, int64_t opset, const std::vector<const Tensor*>& inputs,
+                                       const SubgraphRunner* subgraphs) {
   const RefKernel* kernel = OpRegistry::reference().find(node.op_type);
   VKG_CHECK(kernel, node.describe() << ": op '" << node.op_type << "' is not supported by the reference backend");
-  KernelContext ctx{node, opset, inputs};
+  KernelContext ctx{node, opset, inputs, subgraphs};
   std::vector<Tensor> outs;
   try {
     outs = (*kernel)(ctx);
@@ -53,13 +130,7 @@ TensorMap ReferenceBackend::run(const TensorMap& inputs, const std::vector<std::
   if (wanted.empty())
     for (const ValueInfo& o : graph_.outputs) wanted.push_back(o.name);
 
-  // Last use of every tensor, so intermediates are freed as soon as possible.
-  std::map<std::string, size_t> last_use;
-  for (size_t i = 0; i < graph_.nodes.size(); ++i)
-    for (const std::string& in : graph_.nodes[i].inputs)
-      if (!in.empty()) last_use[in] = i;
   const std::set<std::string> keep(wanted.begin(), wanted.end());
-
   std::map<std::string, Tensor> values;
   for (const ValueInfo& in : graph_.inputs) {
     auto it = inputs.find(in.name);
@@ -73,37 +144,14 @@ TensorMap ReferenceBackend::run(const TensorMap& inputs, const std::vector<std::
       bool ok = in.shape->size() == t.shape().size();
       for (size_t d = 0; ok && d < t.shape().size(); ++d)
         ok = !(*in.shape)[d].known() || (*in.shape)[d].value == t.shape()[d];
-      VKG_CHECK(ok, "input '" << in.name << "' has shape " << shape_to_string(t.shape())
-                              << " but the model expects " << in.describe());
+      VKG_CHECK(ok, "input '" << in.name << "' has shape " << shape_to_string(t.shape()) << " but the model expects "
+                              << in.describe());
     }
     values[in.name] = t;
   }
-  auto lookup = [&](const std::string& name) -> const Tensor* {
-    if (auto it = values.find(name); it != values.end()) return &it->second;
-    if (auto it = graph_.initializers.find(name); it != graph_.initializers.end()) return &it->second;
-    return nullptr;
-  };
-
-  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
-    const Node& node = graph_.nodes[i];
-    std::vector<const Tensor*> ins;
-    for (const std::string& name : node.inputs) {
-      if (name.empty()) {
-        ins.push_back(nullptr);
-        continue;
-      }
-      const Tensor* t = lookup(name);
-      VKG_CHECK(t, node.describe() << ": input tensor '" << name << "' has no value");
-      ins.push_back(t);
-    }
-    std::vector<Tensor> outs = run_reference_node(node, graph_.opset, ins);
-    for (size_t o = 0; o < node.outputs.size(); ++o)
-      if (!node.outputs[o].empty()) values[node.outputs[o]] = std::move(outs[o]);
-    for (const std::string& name : node.inputs) {
-      auto lu = last_use.find(name);
-      if (lu != last_use.end() && lu->second == i && !keep.count(name)) values.erase(name);
-    }
-  }
+  execute(graph_, graph_.opset, values, nullptr, keep);
+  const Scope scope{graph_, values, nullptr};
+  auto lookup = [&](const std::string& name) { return scope.find(name); };
 
   TensorMap result;
   for (const std::string& name : wanted) {

@@ -22,14 +22,17 @@ class ReferenceBackend {
   // `outputs` (graph outputs when empty). Any tensor of the graph may be requested.
   TensorMap run(const TensorMap& inputs, const std::vector<std::string>& outputs = {}) const;
 
-  // Ops of the graph that have no reference kernel ("Op (node names)"), empty if all run.
+  // Ops of the graph (and its subgraphs) that have no reference kernel ("Op (node names)"),
+  // empty if all run.
   static std::vector<std::string> unsupported_ops(const Graph& graph);
 
  private:
   const Graph& graph_;
 };
 
-// Runs one node on the given inputs (nullptr for omitted ones). Used by constant folding.
-std::vector<Tensor> run_reference_node(const Node& node, int64_t opset, const std::vector<const Tensor*>& inputs);
+// Runs one node on the given inputs (nullptr for omitted ones). Used by constant folding;
+// a node with subgraphs needs `subgraphs` (ReferenceBackend::run provides it).
+std::vector<Tensor> run_reference_node(const Node& node, int64_t opset, const std::vector<const Tensor*>& inputs,
+                                       const SubgraphRunner* subgraphs = nullptr);
 
 }  // namespace vkg
