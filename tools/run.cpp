@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <cstring>
 #include <iomanip>
 #include <set>
 #include <sstream>
@@ -37,6 +38,7 @@ struct RunArgs {
   std::vector<std::string> onnx_exclude_outputs;
   std::vector<std::string> vk_outputs;            // names, or "mark all"
   std::vector<std::string> vk_exclude_outputs;
+  std::vector<std::string> freeze_inputs;  // inputs that become build-time constants for --vk
 };
 
 bool is_mark_all(const std::vector<std::string>& v) { return v.size() == 2 && v[0] == "mark" && v[1] == "all"; }
@@ -246,12 +248,47 @@ void fix_shapes_from_loaded_inputs(const OnnxModel& model, const DataLoaderOptio
   }
 }
 
+// --freeze-inputs: the model with those inputs replaced by the value the data gives them
+// (the same in every iteration), for the Vulkan builder: conditions and trip counts that
+// depend on them fold when the engine is built. Returns the graph and the feeds without them.
+Graph frozen_graph(const RunArgs& args, const ImportOptions& import, std::vector<TensorMap>& feeds) {
+  OnnxModel model = load_onnx_model(args.model.path, import.load_external_data, import.external_data_dir);
+  const std::vector<std::string> names = runtime_input_names(model);
+  std::map<std::string, Tensor> frozen;
+  for (const std::string& name : args.freeze_inputs) {
+    VKG_CHECK(std::find(names.begin(), names.end(), name) != names.end(),
+              "--freeze-inputs names '" << name << "', which is not an input of the model");
+    const Tensor& value = feeds.at(0).at(name);
+    for (size_t i = 1; i < feeds.size(); ++i) {
+      const Tensor& other = feeds[i].at(name);
+      VKG_CHECK(other.dtype() == value.dtype() && other.shape() == value.shape() &&
+                    std::memcmp(other.raw(), value.raw(), value.nbytes()) == 0,
+                "--freeze-inputs: input '" << name << "' differs between iterations 0 and " << i
+                                           << "; an engine is built for one value of it");
+    }
+    frozen[name] = value;
+    std::string shown;
+    for (int64_t i = 0; i < value.size() && i < 8; ++i) {
+      std::ostringstream os;
+      os << value.get_as_double(i);
+      shown += (i ? ", " : "") + os.str();
+    }
+    VKG_INFO("input '" << name << "' is frozen for the Vulkan engine: " << value.describe() << " [" << shown
+                       << (value.size() > 8 ? ", ..." : "") << "]");
+  }
+  freeze_inputs(model, frozen);
+  for (TensorMap& feed : feeds)
+    for (const std::string& name : args.freeze_inputs) feed.erase(name);
+  return import_onnx(model, import);
+}
+
 int run_tool(RunArgs& args) {
   // An engine file runs as it is; a model is imported (and built for --vk).
   std::optional<Engine> engine;
   Graph graph;
   std::vector<ValueInfo> input_infos;
   InputShapes shapes = args.model.shapes();
+  ImportOptions import = args.model.import_options();
   if (looks_like_engine(args.model.path)) {
     VKG_CHECK(!args.ref, "--ref needs an ONNX model, but '" << args.model.path << "' is a vkgraphy engine");
     VKG_CHECK(args.vk, "'" << args.model.path << "' is a vkgraphy engine: run it with --vk");
@@ -267,7 +304,6 @@ int run_tool(RunArgs& args) {
       input_infos.push_back(vi);
     }
   } else {
-    ImportOptions import = args.model.import_options();
     OnnxModel model = load_onnx_model(args.model.path, import.load_external_data, import.external_data_dir);
     if (args.vk) fix_shapes_from_loaded_inputs(model, args.data.options(), import.input_shapes);
     shapes = import.input_shapes;
@@ -287,7 +323,14 @@ int run_tool(RunArgs& args) {
   RunResults results;
   if (args.vk) {
     const std::string name = runner_name("vk", int(results.runs.size()));
-    results.runs.emplace_back(name, run_vulkan(args, engine ? nullptr : &graph, engine ? &*engine : nullptr, feeds, name));
+    VKG_CHECK(args.freeze_inputs.empty() || !engine, "--freeze-inputs applies when an engine is built from a model");
+    if (!args.freeze_inputs.empty()) {
+      std::vector<TensorMap> vk_feeds = feeds;
+      const Graph frozen = frozen_graph(args, import, vk_feeds);
+      results.runs.emplace_back(name, run_vulkan(args, &frozen, nullptr, vk_feeds, name));
+    } else {
+      results.runs.emplace_back(name, run_vulkan(args, engine ? nullptr : &graph, engine ? &*engine : nullptr, feeds, name));
+    }
   }
   if (args.ref) {
     const std::string name = runner_name("ref", int(results.runs.size()));
@@ -344,6 +387,11 @@ void add_run_tool(CLI::App& app) {
       ->take_all();
   run->add_option("--onnx-exclude-outputs", args->onnx_exclude_outputs,
                   "Tensors not to return (with --onnx-outputs mark all)")
+      ->take_all();
+  run->add_option("--freeze-inputs", args->freeze_inputs,
+                  "Inputs that become build-time constants of the Vulkan engine, with the value the data gives "
+                  "them (--load-inputs, or generated with --val-range; the same in every iteration): If conditions "
+                  "that depend on them fold to the branch taken")
       ->take_all();
   args->data.add_to(*run);
   args->compare.add_to(*run);

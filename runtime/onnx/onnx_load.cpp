@@ -107,6 +107,15 @@ std::vector<std::string> runtime_input_names(const OnnxModel& model) {
   return names;
 }
 
+void freeze_inputs(OnnxModel& model, const std::map<std::string, Tensor>& values) {
+  auto* g = model.proto->mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
+  for (const auto& in : g->input())
+    if (!values.count(in.name())) *kept.Add() = in;
+  g->mutable_input()->Swap(&kept);
+  for (const auto& [name, value] : values) tensor_to_proto(value, name, g->add_initializer());
+}
+
 int64_t default_opset(const OnnxModel& model) {
   for (const auto& op : model.proto->opset_import())
     if (op.domain().empty() || op.domain() == "ai.onnx") return op.version();

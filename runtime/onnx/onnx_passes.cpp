@@ -123,6 +123,78 @@ std::optional<Tensor> fold_shape_node(const onnx::GraphProto& g, const Node& nod
   return Tensor::from_vector<int64_t>({end - start}, std::vector<int64_t>(shape->begin() + start, shape->begin() + end));
 }
 
+// Renames the tensors `node` (and the subgraphs under it) reads or writes per `names`.
+void rename_tensors(onnx::NodeProto& node, const std::map<std::string, std::string>& names) {
+  auto rename = [&](std::string* name) {
+    if (auto it = names.find(*name); it != names.end()) *name = it->second;
+  };
+  for (auto& in : *node.mutable_input()) rename(&in);
+  for (auto& out : *node.mutable_output()) rename(&out);
+  for (auto& a : *node.mutable_attribute()) {
+    auto rename_graph = [&](onnx::GraphProto& g) {
+      for (auto& n : *g.mutable_node()) rename_tensors(n, names);
+      for (auto& o : *g.mutable_output()) rename(o.mutable_name());
+    };
+    if (a.has_g()) rename_graph(*a.mutable_g());
+    for (auto& sub : *a.mutable_graphs()) rename_graph(sub);
+  }
+}
+
+// The nodes that replace an If whose condition is known: the branch taken, its tensors
+// renamed "<If name>/<name>" (its initializers join the graph's), its outputs the If's.
+std::vector<onnx::NodeProto> inline_if(const onnx::NodeProto& node, bool cond, onnx::GraphProto& graph) {
+  const char* attr = cond ? "then_branch" : "else_branch";
+  const onnx::GraphProto* branch = nullptr;
+  for (const auto& a : node.attribute())
+    if (a.name() == attr && a.has_g()) branch = &a.g();
+  VKG_CHECK(branch, "If '" << node.name() << "' has no " << attr);
+  VKG_CHECK(branch->output_size() == node.output_size(), "If '" << node.name() << "': its " << attr << " has "
+                                                                << branch->output_size() << " outputs, the node "
+                                                                << node.output_size());
+  const std::string prefix = (node.name().empty() ? node.output(0) : node.name()) + "/";
+  std::map<std::string, std::string> names;
+  std::set<std::string> produced;
+  for (const auto& n : branch->node())
+    for (const auto& o : n.output())
+      if (!o.empty()) names[o] = prefix + o, produced.insert(o);
+  for (const auto& init : branch->initializer()) names[init.name()] = prefix + init.name();
+  // A tensor the branch computes becomes the If's output directly (once); anything else
+  // (an outer tensor, an initializer, a repeated output) goes through an Identity.
+  std::vector<onnx::NodeProto> identities;
+  std::set<std::string> claimed;
+  for (int i = 0; i < branch->output_size(); ++i) {
+    const std::string& out = branch->output(i).name();
+    if (produced.count(out) && !claimed.count(out)) {
+      names[out] = node.output(i);
+      claimed.insert(out);
+      continue;
+    }
+    onnx::NodeProto id;
+    id.set_op_type("Identity");
+    id.set_name(prefix + "output_" + std::to_string(i));
+    id.add_input(out);
+    id.add_output(node.output(i));
+    identities.push_back(id);
+  }
+  for (const auto& init : branch->initializer()) {
+    onnx::TensorProto* t = graph.add_initializer();
+    *t = init;
+    t->set_name(names.at(init.name()));
+  }
+  std::vector<onnx::NodeProto> out;
+  for (const auto& n : branch->node()) {
+    onnx::NodeProto copy = n;
+    copy.set_name(prefix + (n.name().empty() ? n.op_type() + "_" + std::to_string(out.size()) : n.name()));
+    rename_tensors(copy, names);
+    out.push_back(std::move(copy));
+  }
+  for (auto& id : identities) {
+    if (auto it = names.find(id.input(0)); it != names.end()) id.set_input(0, it->second);
+    out.push_back(std::move(id));
+  }
+  return out;
+}
+
 }  // namespace
 
 void clear_inferred_shapes(OnnxModel& model) {
@@ -197,8 +269,18 @@ size_t fold_constants(OnnxModel& model, const FoldOptions& options) {
 
     std::set<int> folded_nodes;
     std::vector<std::pair<std::string, Tensor>> new_constants;
+    std::map<int, std::vector<onnx::NodeProto>> inlined;  // If nodes with a known condition -> their branch
     for (int i = 0; i < g->node_size(); ++i) {
       const onnx::NodeProto& np = g->node(i);
+      if (np.op_type() == "If" && (np.domain().empty() || np.domain() == "ai.onnx") && np.input_size() == 1) {
+        if (auto c = constants.find(np.input(0)); c != constants.end() && c->second.size() == 1) {
+          const bool cond = c->second.get_as_double(0) != 0;
+          inlined[i] = inline_if(np, cond, *g);
+          VKG_VERBOSE("If '" << np.name() << "': the condition is constant (" << (cond ? "true" : "false")
+                             << "), the " << (cond ? "then" : "else") << " branch replaces it");
+        }
+        continue;
+      }
       if (!(np.domain().empty() || np.domain() == "ai.onnx") || is_nondeterministic(np.op_type()) || has_subgraph(np))
         continue;
       const Node node = node_from_proto(np);
@@ -243,12 +325,17 @@ size_t fold_constants(OnnxModel& model, const FoldOptions& options) {
       folded_nodes.insert(i);
       VKG_EXTRA_VERBOSE("folded " << node.describe());
     }
-    if (folded_nodes.empty()) break;
-    folded_total += folded_nodes.size();
+    if (folded_nodes.empty() && inlined.empty()) break;
+    folded_total += folded_nodes.size() + inlined.size();
 
     google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
-    for (int i = 0; i < g->node_size(); ++i)
-      if (!folded_nodes.count(i)) *kept.Add() = g->node(i);
+    for (int i = 0; i < g->node_size(); ++i) {
+      if (auto it = inlined.find(i); it != inlined.end()) {
+        for (auto& n : it->second) *kept.Add() = std::move(n);
+      } else if (!folded_nodes.count(i)) {
+        *kept.Add() = g->node(i);
+      }
+    }
     g->mutable_node()->Swap(&kept);
     for (auto& [name, t] : new_constants) tensor_to_proto(t, name, g->add_initializer());
     // Folded tensors no longer need value_info entries.

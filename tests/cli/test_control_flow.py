@@ -1,0 +1,102 @@
+"""If, Loop and Scan: the reference backend runs them (subgraphs reading outer-scope tensors),
+and a Vulkan engine folds an If whose condition is known at build time, from a constant or
+from an input the user freezes with --freeze-inputs."""
+import unittest
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from vkgraphy_cli import CliTestCase, load_inputs, load_outputs
+
+
+def branch(name, op, other):
+    """A branch computing op(x, outer) where `outer` is a tensor of the enclosing graph."""
+    y = helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT, [2, 3])
+    return helper.make_graph([helper.make_node(op, ["x", other], [f"{name}_y"], name=f"{name}_op")], name, [], [y])
+
+
+def model(with_loops=True):
+    """y = mode == 1 ? x + bias : x * bias; s = sum of 3 Loop steps of (acc + x); c = Scan cumulative sum of x's rows."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    mode = helper.make_tensor_value_info("mode", TensorProto.INT64, [])
+    one = helper.make_tensor("one", TensorProto.INT64, [], [1])
+    bias = helper.make_tensor("bias", TensorProto.FLOAT, [2, 3], [0.5, -1, 2, 3, -0.25, 1])
+    trips = helper.make_tensor("trips", TensorProto.INT64, [], [3])
+    acc0 = helper.make_tensor("acc0", TensorProto.FLOAT, [2, 3], [0] * 6)
+    body = helper.make_graph(
+        [helper.make_node("Add", ["acc_in", "x"], ["acc_out"], name="loop_add"),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"], name="loop_cond")],
+        "loop_body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_in", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, [2, 3])])
+    scan_body = helper.make_graph(
+        [helper.make_node("Add", ["sum_in", "row"], ["sum_out"], name="scan_add"),
+         helper.make_node("Identity", ["sum_out"], ["row_out"], name="scan_out")],
+        "scan_body",
+        [helper.make_tensor_value_info("sum_in", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("row", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("sum_out", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("row_out", TensorProto.FLOAT, [3])])
+    nodes = [
+        helper.make_node("Equal", ["mode", "one"], ["is_one"], name="is_one"),
+        helper.make_node("If", ["is_one"], ["y"], name="choose",
+                         then_branch=branch("then", "Add", "bias"), else_branch=branch("else", "Mul", "bias")),
+        helper.make_node("Loop", ["trips", "", "acc0"], ["s"], name="loop", body=body),
+        helper.make_node("Scan", ["zeros3", "x"], ["total", "c"], name="scan", num_scan_inputs=1, body=scan_body),
+    ]
+    zeros3 = helper.make_tensor("zeros3", TensorProto.FLOAT, [3], [0, 0, 0])
+    outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("s", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("c", TensorProto.FLOAT, [2, 3])]
+    if not with_loops:  # Vulkan engines do not unroll Loop and Scan yet
+        nodes, outs = nodes[:2], outs[:1]
+    g = helper.make_graph(nodes, "control_flow", [x, mode], outs, [one, bias, trips, acc0, zeros3])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+class TestControlFlow(CliTestCase):
+    def setUp(self):
+        super().setUp()
+        self.model = self.path("control_flow.onnx")
+        onnx.save(model(), self.model)
+        self.if_model = self.path("if.onnx")
+        onnx.save(model(with_loops=False), self.if_model)
+
+    def test_reference_runs_if_loop_and_scan(self):
+        bias = np.array([[0.5, -1, 2], [3, -0.25, 1]], np.float32)
+        for mode in (1, 0):
+            self.vkgraphy("run", self.model, "--ref", "--val-range", f"mode:[{mode},{mode}]", "--save-inputs",
+                          self.path("in.json"), "--save-outputs", self.path("out.json"))
+            xv = load_inputs(self.path("in.json"))[0]["x"]
+            (out,), = load_outputs(self.path("out.json")).values()
+            np.testing.assert_allclose(out["y"], xv + bias if mode == 1 else xv * bias, rtol=1e-6)
+            np.testing.assert_allclose(out["s"], 3 * xv, rtol=1e-6)
+            np.testing.assert_allclose(out["c"], np.cumsum(xv, axis=0), rtol=1e-6)
+
+    def test_frozen_input_folds_the_if_on_vulkan(self):
+        out = self.vkgraphy("run", self.if_model, "--vk", "--builder-optimization-level", "0", "--val-range",
+                            "mode:[1,1]", expect=3)
+        self.assertIn("no tactic for these ops: If ('choose')", out)
+        for mode in (1, 0):
+            out = self.vkgraphy("run", self.if_model, "--vk", "--ref", "--builder-optimization-level", "0", "-v",
+                                "--val-range", f"mode:[{mode},{mode}]", "--freeze-inputs", "mode")
+            self.assertIn("input 'mode' is frozen for the Vulkan engine", out)
+            self.assertIn(f"the {'then' if mode else 'else'} branch replaces it", out)
+            self.assertIn("PASSED | All outputs matched", out)
+
+    def test_a_frozen_input_must_be_the_same_in_every_iteration(self):
+        out = self.vkgraphy("run", self.if_model, "--vk", "--val-range", "mode:[0,5]", "--iterations", "4",
+                            "--freeze-inputs", "mode", expect=3)
+        self.assertIn("--freeze-inputs: input 'mode' differs between iterations 0 and", out)
+        out = self.vkgraphy("run", self.if_model, "--vk", "--freeze-inputs", "nope", expect=3)
+        self.assertIn("--freeze-inputs names 'nope', which is not an input of the model", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
