@@ -84,7 +84,8 @@ std::vector<Tensor> loop_kernel(const KernelContext& ctx) {
   const Graph& body = node.attr_graph("body");
   const bool has_trips = ctx.has_input(0), has_cond = ctx.has_input(1);
   VKG_CHECK(has_trips || has_cond, node.describe() << ": a Loop with neither a trip count nor a condition never ends");
-  const int64_t trips = has_trips ? int64_t(ctx.input(0).get_as_double(0)) : std::numeric_limits<int64_t>::max();
+  // Read exactly: exporters write INT64_MAX for "no limit", which a double cannot hold.
+  const int64_t trips = has_trips ? ctx.input(0).to_int64s().at(0) : std::numeric_limits<int64_t>::max();
   bool cond = has_cond ? truth(ctx, ctx.input(1), "the condition") : true;
   std::vector<Tensor> carried;
   for (size_t i = 2; i < ctx.num_inputs(); ++i) carried.push_back(ctx.input(i));
