@@ -3,7 +3,9 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "runtime/core/logger.h"
@@ -195,6 +197,217 @@ std::vector<onnx::NodeProto> inline_if(const onnx::NodeProto& node, bool cond, o
   return out;
 }
 
+// Nodes stacking `parts` along a new axis `axis` into `output`: an Unsqueeze of each, then
+// a Concat.
+void stack_parts(const std::vector<std::string>& parts, int64_t axis, const std::string& name,
+                 const std::string& output, int64_t opset, onnx::GraphProto& graph, std::vector<onnx::NodeProto>& out) {
+  const std::string axes = name + "/axes";
+  if (opset >= 13) tensor_to_proto(Tensor::from_vector<int64_t>({1}, {axis}), axes, graph.add_initializer());
+  onnx::NodeProto concat;
+  concat.set_op_type("Concat");
+  concat.set_name(name);
+  auto* a = concat.add_attribute();
+  a->set_name("axis");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(axis);
+  for (size_t k = 0; k < parts.size(); ++k) {
+    onnx::NodeProto unsqueeze;
+    unsqueeze.set_op_type("Unsqueeze");
+    unsqueeze.set_name(name + "/unsqueeze_" + std::to_string(k));
+    unsqueeze.add_input(parts[k]);
+    if (opset >= 13) {
+      unsqueeze.add_input(axes);
+    } else {
+      auto* ua = unsqueeze.add_attribute();
+      ua->set_name("axes");
+      ua->set_type(onnx::AttributeProto::INTS);
+      ua->add_ints(axis);
+    }
+    unsqueeze.add_output(unsqueeze.name());
+    concat.add_input(unsqueeze.name());
+    out.push_back(std::move(unsqueeze));
+  }
+  concat.add_output(output);
+  out.push_back(std::move(concat));
+}
+
+// One copy of `body` for an unrolled iteration: its tensors renamed `prefix` + name, its
+// formal inputs read from `inputs` (body input name -> tensor), its initializers added to
+// the graph. Returns the names its outputs have in the graph.
+std::vector<std::string> copy_body(const onnx::GraphProto& body, const std::string& prefix,
+                                   std::map<std::string, std::string> names, onnx::GraphProto& graph,
+                                   std::vector<onnx::NodeProto>& out) {
+  for (const auto& init : body.initializer()) {
+    names[init.name()] = prefix + init.name();
+    onnx::TensorProto* t = graph.add_initializer();
+    *t = init;
+    t->set_name(prefix + init.name());
+  }
+  for (const auto& n : body.node())
+    for (const auto& o : n.output())
+      if (!o.empty()) names[o] = prefix + o;
+  for (const auto& n : body.node()) {
+    onnx::NodeProto copy = n;
+    copy.set_name(prefix + (n.name().empty() ? n.op_type() + "_" + std::to_string(out.size()) : n.name()));
+    rename_tensors(copy, names);
+    out.push_back(std::move(copy));
+  }
+  std::vector<std::string> outputs;
+  for (const auto& o : body.output()) {
+    auto it = names.find(o.name());
+    outputs.push_back(it == names.end() ? o.name() : it->second);
+  }
+  return outputs;
+}
+
+// Loops unroll into at most this many copies of their body.
+constexpr int64_t kMaxUnrolledIterations = 256;
+
+const onnx::GraphProto* subgraph(const onnx::NodeProto& node, const char* name) {
+  for (const auto& a : node.attribute())
+    if (a.name() == name && a.has_g()) return &a.g();
+  return nullptr;
+}
+
+// The nodes that replace a Loop of `trips` iterations whose condition stays true (absent or
+// constant, and passed through the body unchanged): `trips` copies of the body, renamed
+// "<Loop name>/iter<k>/<name>", each reading the previous one's loop-carried values; scan
+// outputs are unsqueezed and concatenated. nullopt when the body computes its condition.
+std::optional<std::vector<onnx::NodeProto>> unroll_loop(const onnx::NodeProto& node, int64_t trips, int64_t opset,
+                                                        onnx::GraphProto& graph) {
+  const onnx::GraphProto* body = subgraph(node, "body");
+  const int carried = node.input_size() - 2;
+  if (!body || carried < 0 || body->input_size() != 2 + carried || body->output_size() < 1 + carried) return std::nullopt;
+  const std::string& cond_in = body->input(1).name();
+  const std::string& cond_out = body->output(0).name();
+  bool passthrough = cond_out == cond_in;
+  for (const auto& n : body->node())
+    if (n.op_type() == "Identity" && n.output_size() == 1 && n.output(0) == cond_out && n.input(0) == cond_in)
+      passthrough = true;
+  if (!passthrough) return std::nullopt;
+  const int scans = body->output_size() - 1 - carried;
+  const std::string base = node.name().empty() ? node.output(0) : node.name();
+  std::vector<std::string> state(node.input().begin() + 2, node.input().end());
+  std::vector<std::vector<std::string>> parts(static_cast<size_t>(scans));
+  std::vector<onnx::NodeProto> out;
+  for (int64_t k = 0; k < trips; ++k) {
+    const std::string prefix = base + "/iter" + std::to_string(k) + "/";
+    std::map<std::string, std::string> names;
+    names[body->input(0).name()] = prefix + "iteration";
+    tensor_to_proto(Tensor::scalar<int64_t>(k), prefix + "iteration", graph.add_initializer());
+    names[cond_in] = prefix + "condition";
+    tensor_to_proto(Tensor::scalar<bool>(true), prefix + "condition", graph.add_initializer());
+    for (int c = 0; c < carried; ++c) names[body->input(2 + c).name()] = state[size_t(c)];
+    const std::vector<std::string> outs = copy_body(*body, prefix, names, graph, out);
+    for (int c = 0; c < carried; ++c) state[size_t(c)] = outs[size_t(1 + c)];
+    for (int s = 0; s < scans; ++s) parts[size_t(s)].push_back(outs[size_t(1 + carried + s)]);
+  }
+  for (int c = 0; c < carried; ++c) {
+    if (node.output(c).empty()) continue;
+    onnx::NodeProto id;
+    id.set_op_type("Identity");
+    id.set_name(base + "/carried_" + std::to_string(c));
+    id.add_input(state[size_t(c)]);
+    id.add_output(node.output(c));
+    out.push_back(std::move(id));
+  }
+  for (int s = 0; s < scans; ++s)
+    if (!node.output(carried + s).empty())
+      stack_parts(parts[size_t(s)], 0, base + "/scan_" + std::to_string(s), node.output(carried + s), opset, graph,
+                  out);
+  return out;
+}
+
+// The nodes that replace a Scan (opset 9 and later) over sequences of a static length: one
+// copy of the body per step, renamed "<Scan name>/step<t>/<name>", reading the step's
+// slices (Gather of one index along the scan axis) and the previous step's states; scan
+// outputs are stacked along their axes. nullopt when the length is unknown or too long.
+std::optional<std::vector<onnx::NodeProto>> unroll_scan(const onnx::NodeProto& node, int64_t opset,
+                                                        onnx::GraphProto& graph) {
+  const onnx::GraphProto* body = subgraph(node, "body");
+  if (!body || opset < 9) return std::nullopt;
+  auto ints = [&](const char* name, int count) {
+    std::vector<int64_t> v(static_cast<size_t>(std::max(count, 0)), 0);
+    for (const auto& a : node.attribute())
+      if (a.name() == name) v.assign(a.ints().begin(), a.ints().end());
+    return v;
+  };
+  int64_t m = 0;
+  for (const auto& a : node.attribute())
+    if (a.name() == "num_scan_inputs") m = a.i();
+  const int n = node.input_size() - int(m);
+  const int k = body->output_size() - n;
+  if (m < 1 || n < 0 || k < 0 || body->input_size() != n + int(m)) return std::nullopt;
+  const std::vector<int64_t> in_axes = ints("scan_input_axes", int(m)), in_dirs = ints("scan_input_directions", int(m));
+  const std::vector<int64_t> out_axes = ints("scan_output_axes", k), out_dirs = ints("scan_output_directions", k);
+  if (in_axes.size() != size_t(m) || in_dirs.size() != size_t(m) || out_axes.size() != size_t(k) ||
+      out_dirs.size() != size_t(k))
+    return std::nullopt;
+  if (std::any_of(out_axes.begin(), out_axes.end(), [](int64_t a) { return a < 0; })) return std::nullopt;
+  int64_t length = -1;
+  std::vector<int64_t> axes;
+  for (int j = 0; j < int(m); ++j) {
+    const std::string& seq = node.input(n + j);
+    std::optional<Shape> shape = static_shape_of(graph, seq);
+    for (const auto& init : graph.initializer())
+      if (init.name() == seq) shape = Shape(init.dims().begin(), init.dims().end());
+    if (!shape) return std::nullopt;
+    const auto rank = int64_t(shape->size());
+    int64_t axis = in_axes[size_t(j)];
+    if (axis < -rank || axis >= rank) return std::nullopt;
+    if (axis < 0) axis += rank;
+    if (length >= 0 && (*shape)[size_t(axis)] != length) return std::nullopt;
+    length = (*shape)[size_t(axis)];
+    axes.push_back(axis);
+  }
+  if (length < 1 || length > kMaxUnrolledIterations) return std::nullopt;
+  const std::string base = node.name().empty() ? node.output(0) : node.name();
+  std::vector<std::string> state(node.input().begin(), node.input().begin() + n);
+  std::vector<std::vector<std::string>> parts(static_cast<size_t>(k));
+  std::vector<onnx::NodeProto> out;
+  for (int64_t t = 0; t < length; ++t) {
+    const std::string prefix = base + "/step" + std::to_string(t) + "/";
+    std::map<std::string, std::string> names;
+    for (int i = 0; i < n; ++i) names[body->input(i).name()] = state[size_t(i)];
+    for (int j = 0; j < int(m); ++j) {
+      const std::string index = prefix + "index_" + std::to_string(j), slice = prefix + "slice_" + std::to_string(j);
+      tensor_to_proto(Tensor::scalar<int64_t>(in_dirs[size_t(j)] ? length - 1 - t : t), index,
+                      graph.add_initializer());
+      onnx::NodeProto gather;
+      gather.set_op_type("Gather");
+      gather.set_name(slice);
+      gather.add_input(node.input(n + j));
+      gather.add_input(index);
+      gather.add_output(slice);
+      auto* a = gather.add_attribute();
+      a->set_name("axis");
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(axes[size_t(j)]);
+      out.push_back(std::move(gather));
+      names[body->input(n + j).name()] = slice;
+    }
+    const std::vector<std::string> outs = copy_body(*body, prefix, names, graph, out);
+    for (int i = 0; i < n; ++i) state[size_t(i)] = outs[size_t(i)];
+    for (int o = 0; o < k; ++o) parts[size_t(o)].push_back(outs[size_t(n + o)]);
+  }
+  for (int i = 0; i < n; ++i) {
+    if (node.output(i).empty()) continue;
+    onnx::NodeProto id;
+    id.set_op_type("Identity");
+    id.set_name(base + "/state_" + std::to_string(i));
+    id.add_input(state[size_t(i)]);
+    id.add_output(node.output(i));
+    out.push_back(std::move(id));
+  }
+  for (int o = 0; o < k; ++o) {
+    if (node.output(n + o).empty()) continue;
+    std::vector<std::string> p = parts[size_t(o)];
+    if (out_dirs[size_t(o)]) std::reverse(p.begin(), p.end());
+    stack_parts(p, out_axes[size_t(o)], base + "/scan_" + std::to_string(o), node.output(n + o), opset, graph, out);
+  }
+  return out;
+}
+
 }  // namespace
 
 void clear_inferred_shapes(OnnxModel& model) {
@@ -269,7 +482,8 @@ size_t fold_constants(OnnxModel& model, const FoldOptions& options) {
 
     std::set<int> folded_nodes;
     std::vector<std::pair<std::string, Tensor>> new_constants;
-    std::map<int, std::vector<onnx::NodeProto>> inlined;  // If nodes with a known condition -> their branch
+    // If nodes with a known condition -> their branch; Loops with a known trip count -> unrolled.
+    std::map<int, std::vector<onnx::NodeProto>> inlined;
     for (int i = 0; i < g->node_size(); ++i) {
       const onnx::NodeProto& np = g->node(i);
       if (np.op_type() == "If" && (np.domain().empty() || np.domain() == "ai.onnx") && np.input_size() == 1) {
@@ -278,6 +492,29 @@ size_t fold_constants(OnnxModel& model, const FoldOptions& options) {
           inlined[i] = inline_if(np, cond, *g);
           VKG_VERBOSE("If '" << np.name() << "': the condition is constant (" << (cond ? "true" : "false")
                              << "), the " << (cond ? "then" : "else") << " branch replaces it");
+        }
+        continue;
+      }
+      if (np.op_type() == "Loop" && (np.domain().empty() || np.domain() == "ai.onnx") && np.input_size() >= 2) {
+        auto m = constants.find(np.input(0));
+        auto c = constants.find(np.input(1));
+        const bool cond_true = np.input(1).empty() || (c != constants.end() && c->second.size() == 1 &&
+                                                        c->second.get_as_double(0) != 0);
+        if (m != constants.end() && m->second.size() == 1 && cond_true) {
+          const int64_t trips = m->second.to_int64s().at(0);
+          if (trips >= 1 && trips <= kMaxUnrolledIterations) {
+            if (auto nodes = unroll_loop(np, trips, opset, *g)) {
+              inlined[i] = std::move(*nodes);
+              VKG_VERBOSE("Loop '" << np.name() << "': " << trips << " iterations with a constant trip count, unrolled");
+            }
+          }
+        }
+        continue;
+      }
+      if (np.op_type() == "Scan" && (np.domain().empty() || np.domain() == "ai.onnx")) {
+        if (auto nodes = unroll_scan(np, opset, *g)) {
+          inlined[i] = std::move(*nodes);
+          VKG_VERBOSE("Scan '" << np.name() << "': sequences of a static length, unrolled");
         }
         continue;
       }

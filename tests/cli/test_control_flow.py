@@ -52,7 +52,7 @@ def model(with_loops=True):
     outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
             helper.make_tensor_value_info("s", TensorProto.FLOAT, [2, 3]),
             helper.make_tensor_value_info("c", TensorProto.FLOAT, [2, 3])]
-    if not with_loops:  # Vulkan engines do not unroll Loop and Scan yet
+    if not with_loops:
         nodes, outs = nodes[:2], outs[:1]
     g = helper.make_graph(nodes, "control_flow", [x, mode], outs, [one, bias, trips, acc0, zeros3])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
@@ -89,6 +89,13 @@ class TestControlFlow(CliTestCase):
             self.assertIn("input 'mode' is frozen for the Vulkan engine", out)
             self.assertIn(f"the {'then' if mode else 'else'} branch replaces it", out)
             self.assertIn("PASSED | All outputs matched", out)
+
+    def test_loop_and_scan_of_static_length_unroll_on_vulkan(self):
+        out = self.vkgraphy("run", self.model, "--vk", "--ref", "--builder-optimization-level", "0", "-v",
+                            "--val-range", "mode:[1,1]", "--freeze-inputs", "mode")
+        self.assertIn("Loop 'loop': 3 iterations with a constant trip count, unrolled", out)
+        self.assertIn("Scan 'scan': sequences of a static length, unrolled", out)
+        self.assertIn("PASSED | All outputs matched", out)
 
     def test_a_frozen_input_must_be_the_same_in_every_iteration(self):
         out = self.vkgraphy("run", self.if_model, "--vk", "--val-range", "mode:[0,5]", "--iterations", "4",

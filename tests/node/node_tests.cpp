@@ -141,11 +141,14 @@ class VkBackend : public Backend {
 };
 
 // True when a build failed only because a layer needs the value of a model input
-// at build time (a shape, axes, repeats or scales tensor fed as an input).
+// at build time (a shape, axes, repeats or scales tensor fed as an input, an If's
+// condition, a Loop's trip count).
 bool needs_build_time_values(const Error& e) {
   const std::string what = e.what();
   return (what.rfind("no tactic can serve", 0) == 0 && what.find("constant") != std::string::npos) ||
-         what.find("the Vulkan builder needs static shapes") != std::string::npos;
+         what.find("the Vulkan builder needs static shapes") != std::string::npos ||
+         what.find("the Vulkan backend has no tactic for these ops: If") != std::string::npos ||
+         what.find("the Vulkan backend has no tactic for these ops: Loop") != std::string::npos;
 }
 
 // The inputs of an op that a Vulkan engine takes at build time, by position:
@@ -167,6 +170,8 @@ const std::map<std::string, std::set<size_t>>& build_time_inputs() {
         {"Expand", {1}},
         {"HammingWindow", {0}},
         {"HannWindow", {0}},
+        {"If", {0}},         // the condition: the branch taken is folded in
+        {"Loop", {0, 1}},    // trip count and condition: the loop is unrolled
         {"MaxUnpool", {2}},
         {"OneHot", {1, 2}},
         {"Pad", {1, 2, 3}},
@@ -483,12 +488,18 @@ int main(int argc, char** argv) {
       continue;
     }
     bool supported = needs.has_value();
-    if (needs)
-      for (const auto& op : needs->ops)
-        if (!registry.find(op) || (vk && op != "Constant" && op != "Shape" && op != "Size" && tactics.for_op(op).empty())) {
+    if (needs) {
+      for (const auto& op : needs->ops) {
+        // Ops without tactics that the builder folds: control flow folds an If of a known
+        // condition and unrolls Loops and Scans of a known length, or the build says it cannot.
+        const bool folds =
+            op == "Constant" || op == "Shape" || op == "Size" || op == "If" || op == "Loop" || op == "Scan";
+        if (!registry.find(op) || (vk && !folds && tactics.for_op(op).empty())) {
           supported = false;
           skipped_ops[op]++;
         }
+      }
+    }
     if (!supported) {
       ++skipped;
       if (listed != exceptions.end())
