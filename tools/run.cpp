@@ -277,9 +277,12 @@ Graph frozen_graph(const RunArgs& args, const ImportOptions& import, std::vector
                        << (value.size() > 8 ? ", ..." : "") << "]");
   }
   freeze_inputs(model, frozen);
-  for (TensorMap& feed : feeds)
-    for (const std::string& name : args.freeze_inputs) feed.erase(name);
-  return import_onnx(model, import);
+  ImportOptions options = import;
+  for (const std::string& name : args.freeze_inputs) {
+    options.input_shapes.erase(name);
+    for (TensorMap& feed : feeds) feed.erase(name);
+  }
+  return import_onnx(model, options);
 }
 
 int run_tool(RunArgs& args) {

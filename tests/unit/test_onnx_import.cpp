@@ -96,14 +96,35 @@ TEST(OnnxImport, MalformedFixturesAreClearErrors) {
   expect_import_error(fixture("does_not_exist.onnx"), "does not exist");
 }
 
-TEST(OnnxImport, UnsupportedOpsAreNamedByTheReferenceBackend) {
+TEST(OnnxImport, UnsupportedOpsAreNamedByTheReferenceBackendInsideSubgraphsToo) {
+  // Polygraphy's conditionally invalid model: If picks a constant whose shape MatMul accepts
+  // in one branch only. Replace the else branch's op by one no backend has.
   Graph g = import_onnx(fixture("bad_graph_conditionally_invalid.onnx"));
+  Graph branch = g.nodes.at(0).attr_graph("else_branch");
+  branch.nodes.at(0).op_type = "NoSuchOp";
+  branch.nodes.at(0).name = "inner";
+  g.nodes.at(0).attrs["else_branch"].g = std::make_shared<const Graph>(branch);
   try {
     ReferenceBackend ref(g);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("If ('If_Node')"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("NoSuchOp ('inner')"), std::string::npos) << e.what();
   }
+}
+
+TEST(OnnxImport, ConditionallyInvalidModelFailsOnlyOnItsBadBranch) {
+  const Graph g = import_onnx(fixture("bad_graph_conditionally_invalid.onnx"));
+  const ReferenceBackend ref(g);
+  int failures = 0;
+  for (bool cond : {true, false}) {
+    try {
+      ref.run({{"cond", Tensor::from_vector<bool>({1}, {cond})}});
+    } catch (const Error& e) {
+      ++failures;
+      EXPECT_NE(std::string(e.what()).find("MatMul"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(failures, 1);
 }
 
 TEST(OnnxImport, TruncatedAndForeignFilesAreClearErrors) {

@@ -97,6 +97,11 @@ void add_transposes(std::vector<VkCase>& cases) {
                             {int_data({1, 16, 4, 8}, DType::Int32)}, {{"blocksize", int_attr(2)}}));
   cases.push_back(make_case("SpaceToDepth 2x3x8x12 block 4", "SpaceToDepth", {floats({2, 3, 8, 12}, 33)},
                             {{"blocksize", int_attr(4)}}));
+  // Aligned for the 4x4-block transpose: the block and the innermost axis are multiples of 4.
+  cases.push_back(make_case("DepthToSpace DCR 1x32x4x8 block 4 aligned", "DepthToSpace", {floats({1, 32, 4, 8}, 34)},
+                            {{"blocksize", int_attr(4)}}));
+  cases.push_back(make_case("SpaceToDepth 1x2x8x16 block 4 aligned", "SpaceToDepth", {floats({1, 2, 8, 16}, 35)},
+                            {{"blocksize", int_attr(4)}}));
 }
 
 void add_concats(std::vector<VkCase>& cases) {

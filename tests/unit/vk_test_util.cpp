@@ -283,6 +283,8 @@ std::set<std::string> case_classes(const VkCase& c) {
       out.insert("runtime-weight");
   }
   if (op == "GlobalMaxPool") out.insert("max");
+  if ((op == "DepthToSpace" || op == "SpaceToDepth") && c.node.attr_int("blocksize", 1) % 4 != 0)
+    out.insert("block-not-4");  // the block axes are transposed: vectors need blocks of 4
   if (op == "RNN" || op == "GRU" || op == "LSTM") {
     const int64_t hidden = c.node.attr_int("hidden_size", 0);
     if (hidden <= 64) out.insert("small-hidden");  // at most half a workgroup of 128 units

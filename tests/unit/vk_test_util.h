@@ -107,6 +107,7 @@ Graph case_graph(const VkCase& c);
 //                 coord:<coordinate_transformation_mode>
 //   negative-step a Slice with a negative step
 //   small-hidden  an RNN, GRU or LSTM of hidden_size <= 64
+//   block-not-4   a DepthToSpace/SpaceToDepth whose blocksize is not a multiple of 4
 std::set<std::string> case_classes(const VkCase& c);
 
 struct VkCaseRun {
