@@ -125,6 +125,16 @@ std::optional<Tensor> fold_shape_node(const onnx::GraphProto& g, const Node& nod
   return Tensor::from_vector<int64_t>({end - start}, std::vector<int64_t>(shape->begin() + start, shape->begin() + end));
 }
 
+// An Identity node `name` copying `input` to `output`.
+onnx::NodeProto identity_node(const std::string& name, const std::string& input, const std::string& output) {
+  onnx::NodeProto id;
+  id.set_op_type("Identity");
+  id.set_name(name);
+  id.add_input(input);
+  id.add_output(output);
+  return id;
+}
+
 // Renames the tensors `node` (and the subgraphs under it) reads or writes per `names`.
 void rename_tensors(onnx::NodeProto& node, const std::map<std::string, std::string>& names) {
   auto rename = [&](std::string* name) {
@@ -171,12 +181,7 @@ std::vector<onnx::NodeProto> inline_if(const onnx::NodeProto& node, bool cond, o
       claimed.insert(out);
       continue;
     }
-    onnx::NodeProto id;
-    id.set_op_type("Identity");
-    id.set_name(prefix + "output_" + std::to_string(i));
-    id.add_input(out);
-    id.add_output(node.output(i));
-    identities.push_back(id);
+    identities.push_back(identity_node(prefix + "output_" + std::to_string(i), out, node.output(i)));
   }
   for (const auto& init : branch->initializer()) {
     onnx::TensorProto* t = graph.add_initializer();
@@ -302,15 +307,9 @@ std::optional<std::vector<onnx::NodeProto>> unroll_loop(const onnx::NodeProto& n
     for (int c = 0; c < carried; ++c) state[size_t(c)] = outs[size_t(1 + c)];
     for (int s = 0; s < scans; ++s) parts[size_t(s)].push_back(outs[size_t(1 + carried + s)]);
   }
-  for (int c = 0; c < carried; ++c) {
-    if (node.output(c).empty()) continue;
-    onnx::NodeProto id;
-    id.set_op_type("Identity");
-    id.set_name(base + "/carried_" + std::to_string(c));
-    id.add_input(state[size_t(c)]);
-    id.add_output(node.output(c));
-    out.push_back(std::move(id));
-  }
+  for (int c = 0; c < carried; ++c)
+    if (!node.output(c).empty())
+      out.push_back(identity_node(base + "/carried_" + std::to_string(c), state[size_t(c)], node.output(c)));
   for (int s = 0; s < scans; ++s)
     if (!node.output(carried + s).empty())
       stack_parts(parts[size_t(s)], 0, base + "/scan_" + std::to_string(s), node.output(carried + s), opset, graph,
@@ -390,15 +389,9 @@ std::optional<std::vector<onnx::NodeProto>> unroll_scan(const onnx::NodeProto& n
     for (int i = 0; i < n; ++i) state[size_t(i)] = outs[size_t(i)];
     for (int o = 0; o < k; ++o) parts[size_t(o)].push_back(outs[size_t(n + o)]);
   }
-  for (int i = 0; i < n; ++i) {
-    if (node.output(i).empty()) continue;
-    onnx::NodeProto id;
-    id.set_op_type("Identity");
-    id.set_name(base + "/state_" + std::to_string(i));
-    id.add_input(state[size_t(i)]);
-    id.add_output(node.output(i));
-    out.push_back(std::move(id));
-  }
+  for (int i = 0; i < n; ++i)
+    if (!node.output(i).empty())
+      out.push_back(identity_node(base + "/state_" + std::to_string(i), state[size_t(i)], node.output(i)));
   for (int o = 0; o < k; ++o) {
     if (node.output(n + o).empty()) continue;
     std::vector<std::string> p = parts[size_t(o)];
