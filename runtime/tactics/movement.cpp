@@ -334,6 +334,31 @@ std::optional<StridedView> depth_space_view(const LayerContext& ctx, std::string
   return v;
 }
 
+// Trilu: the upper or lower triangle of the last two axes; k (input 1) must be a
+// build-time constant.
+PlanResult plan_trilu(const LayerContext& ctx, std::string& why_not) {
+  const LayerTensor& x = ctx.input(0);
+  if (!check_data(ctx, {&x, &ctx.output(0)}, why_not)) return std::nullopt;
+  VKG_CHECK(x.shape.size() >= 2, ctx.node.describe() << ": the input must have rank >= 2, got "
+                                                     << shape_to_string(x.shape));
+  int64_t k = 0;
+  if (ctx.has_input(1)) {
+    if (!require_constant(ctx, 1, why_not)) return std::nullopt;
+    const std::vector<int64_t> ks = constant_ints(ctx, 1, "k");
+    VKG_CHECK(ks.size() == 1, ctx.node.describe() << ": k must hold one value");
+    k = ks[0];
+  }
+  const int64_t rows = x.shape[x.shape.size() - 2], cols = x.shape.back();
+  k = std::clamp<int64_t>(k, -rows - 1, cols + 1);  // beyond the matrix, every k keeps or drops all alike
+  LayerPlan plan;
+  const BindingRef src = bind_input(ctx, plan, 0);
+  const uint32_t upper = ctx.node.attr_int("upper", 1) != 0 ? 1u : 0u;
+  plan.dispatches.push_back(make_dispatch(ctx, "trilu", {{1, upper}}, {src, BindingRef::output(0)},
+                                          {uint32_t(x.size()), uint32_t(rows), uint32_t(cols), word(k)},
+                                          uint64_t(x.size())));
+  return plan;
+}
+
 // ONNX Slice clamping (as runtime/reference/ops/movement.cpp): start and count along one axis.
 void slice_axis(int64_t start, int64_t end, int64_t step, int64_t dim, int64_t& first, int64_t& count) {
   first = 0, count = 0;
@@ -788,6 +813,7 @@ void register_movement_tactics(TacticRegistry& r) {
   r.add_variants("depth_space.vec4", {"DepthToSpace", "SpaceToDepth"}, 0, both, permute_vec4_tactic(depth_space_view));
   r.add_variants("depth_space.scalar", {"DepthToSpace", "SpaceToDepth"}, 1, both,
                  strided_tactic(depth_space_view, false));
+  r.add_variants("trilu.scalar", {"Trilu"}, 0, both, plan_trilu);
   r.add_variants("slice.vec4", {"Slice"}, 0, both, strided_tactic(slice_view, true));
   r.add_variants("slice.scalar", {"Slice"}, 1, both, strided_tactic(slice_view, false));
   r.add_variants("expand.vec4", {"Expand"}, 0, both, strided_tactic(expand_view, true));

@@ -1,5 +1,5 @@
 // Conformance cases of the movement family (runtime/tactics/movement.cpp):
-// copies, Transpose, DepthToSpace, SpaceToDepth, Concat, Split, Slice, Expand, Tile and Pad. Sizes are
+// copies, Transpose, Trilu, DepthToSpace, SpaceToDepth, Concat, Split, Slice, Expand, Tile and Pad. Sizes are
 // chosen so that every tactic serves some cases and declines others: odd sizes
 // for the scalar paths, multiples of 4 for the vec4 ones, more than one
 // workgroup, empty tensors, integer data (moved exactly) and negative axes.
@@ -97,6 +97,14 @@ void add_transposes(std::vector<VkCase>& cases) {
                             {int_data({1, 16, 4, 8}, DType::Int32)}, {{"blocksize", int_attr(2)}}));
   cases.push_back(make_case("SpaceToDepth 2x3x8x12 block 4", "SpaceToDepth", {floats({2, 3, 8, 12}, 33)},
                             {{"blocksize", int_attr(4)}}));
+  // Trilu: upper and lower, k positive, negative, beyond the matrix; integer data.
+  cases.push_back(make_case("Trilu upper 2x5x7", "Trilu", {floats({2, 5, 7}, 36)}));
+  cases.push_back(make_case("Trilu lower k -1 4x6", "Trilu", {floats({4, 6}, 37), ints1({-1})},
+                            {{"upper", int_attr(0)}}, 1, {1}));
+  cases.push_back(make_case("Trilu upper k 2 int32 3x3x9", "Trilu", {int_data({3, 3, 9}, DType::Int32), ints1({2})},
+                            {}, 1, {1}));
+  cases.push_back(make_case("Trilu lower k 40 5x5", "Trilu", {floats({5, 5}, 38), ints1({40})},
+                            {{"upper", int_attr(0)}}, 1, {1}));
   // Aligned for the 4x4-block transpose: the block and the innermost axis are multiples of 4.
   cases.push_back(make_case("DepthToSpace DCR 1x32x4x8 block 4 aligned", "DepthToSpace", {floats({1, 32, 4, 8}, 34)},
                             {{"blocksize", int_attr(4)}}));

@@ -2,6 +2,7 @@
 // Transpose, Expand, Tile. Each one describes its copy as strides and hands it
 // to copy_strided, so every DType is served by the same byte-level code.
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "runtime/core/depth_space.h"
@@ -181,6 +182,28 @@ std::vector<Tensor> depth_space(const KernelContext& ctx) {
   return {out};
 }
 
+// Trilu (opset 14): the upper (j - i >= k) or lower (j - i <= k) triangle of every matrix
+// of the last two axes, zeros elsewhere.
+std::vector<Tensor> trilu(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  VKG_CHECK(x.rank() >= 2, ctx.node.describe() << ": the input must have rank >= 2, got " << x.describe());
+  int64_t k = 0;
+  if (ctx.has_input(1)) {
+    const std::vector<int64_t> ks = int_input(ctx, 1, "k");
+    VKG_CHECK(ks.size() == 1, ctx.node.describe() << ": k must hold one value");
+    k = ks[0];
+  }
+  const bool upper = ctx.node.attr_int("upper", 1) != 0;
+  const int64_t rows = x.dim(x.rank() - 2), cols = x.dim(x.rank() - 1);
+  Tensor out(x.dtype(), x.shape());
+  const size_t elem = dtype_size(x.dtype());
+  for (int64_t e = 0; e < x.size(); ++e) {
+    const int64_t j = e % cols, i = (e / cols) % rows;
+    if (upper ? j - i >= k : j - i <= k) std::memcpy(out.raw() + size_t(e) * elem, x.raw() + size_t(e) * elem, elem);
+  }
+  return {out};
+}
+
 std::vector<Tensor> transpose(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   std::vector<int64_t> reversed(size_t(x.rank()));
@@ -260,6 +283,7 @@ void register_movement_ops(OpRegistry& registry) {
   registry.add("Split", split);
   registry.add("Slice", slice);
   registry.add("Transpose", transpose);
+  registry.add("Trilu", trilu);
   registry.add("DepthToSpace", depth_space);
   registry.add("SpaceToDepth", depth_space);
   registry.add("Expand", expand);
