@@ -597,6 +597,41 @@ std::optional<LayerPlan> plan_norm(const LayerContext& ctx, std::string& why_not
   return plan;
 }
 
+// CumSum: shaders/reduce/cumsum.comp, one invocation per row along the axis, whose value
+// (input 1) must be a build-time constant.
+std::optional<LayerPlan> plan_cumsum(const LayerContext& ctx, std::string& why_not) {
+  if (!layer_supported(ctx, why_not)) return std::nullopt;
+  const Node& node = ctx.node;
+  const LayerTensor& x = ctx.input(0);
+  const LayerTensor& axis_t = ctx.input(1);
+  if (!axis_t.is_constant()) {
+    why_not = "the axis input '" + axis_t.name + "' is not a build-time constant";
+    return std::nullopt;
+  }
+  const auto rank = int64_t(x.shape.size());
+  const std::vector<int64_t> given = axis_t.constant->to_int64s();
+  VKG_CHECK(rank >= 1 && given.size() == 1 && given[0] >= -rank && given[0] < rank,
+            node.describe() << ": axis must be one value in [-rank, rank) for an input of rank " << rank);
+  const int64_t axis = given[0] < 0 ? given[0] + rank : given[0];
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape[size_t(d)];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[size_t(d)];
+  const int64_t len = x.shape[size_t(axis)];
+  LayerPlan plan;
+  Dispatch d;
+  d.shader = ctx.shader("reduce/cumsum");
+  const uint32_t wg = workgroup_size(ctx, 64);
+  d.spec = {{0, wg},
+            {1, x.storage == StorageType::I32 ? 1u : 0u},
+            {2, node.attr_int("exclusive", 0) != 0 ? 1u : 0u},
+            {3, node.attr_int("reverse", 0) != 0 ? 1u : 0u}};
+  d.bindings = {bind_input(ctx, plan, 0), BindingRef::output(0)};
+  d.push = {uint32_t(outer * inner), uint32_t(len), uint32_t(std::max<int64_t>(inner, 1))};
+  d.groups = linear_groups(uint64_t(outer * inner), wg, ctx.device);
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
 template <std::optional<LayerPlan> (*Plan)(const LayerContext&, std::string&, Algo), Algo A>
 std::optional<LayerPlan> planner(const LayerContext& ctx, std::string& why_not) {
   return Plan(ctx, why_not, A);
@@ -626,6 +661,7 @@ void register_reduce_tactics(TacticRegistry& r) {
   r.add_variants("layernorm.subgroup", layer_norm_ops, 0, {F32, F16, F16Acc32}, planner<plan_norm, Algo::Subgroup>);
   r.add_variants("layernorm.row", layer_norm_ops, 1, {F32, F16, F16Acc32}, planner<plan_norm, Algo::Row>);
   r.add_variants("layernorm.workgroup", layer_norm_ops, 2, {F32, F16, F16Acc32}, planner<plan_norm, Algo::Workgroup>);
+  r.add_variants("cumsum.scalar", {"CumSum"}, 0, {F32, F16Acc32}, plan_cumsum);
   r.add_variants("norm.subgroup", norm_ops, 0, {F32, F16, F16Acc32}, planner<plan_norm, Algo::Subgroup>);
   r.add_variants("norm.row", norm_ops, 1, {F32, F16, F16Acc32}, planner<plan_norm, Algo::Row>);
   r.add_variants("norm.workgroup", norm_ops, 2, {F32, F16, F16Acc32}, planner<plan_norm, Algo::Workgroup>);

@@ -418,9 +418,24 @@ TEST(ReduceTactics, Float64Declines) {
 
 }  // namespace
 
+// CumSum: inner, middle and outer axes, exclusive and reverse, integer data.
+std::vector<VkCase> cumsum_cases() {
+  const auto axis = [](int64_t a) { return Tensor::from_vector<int64_t>({1}, {a}); };
+  std::vector<VkCase> cases;
+  cases.push_back(make_case("CumSum axis -1, 4x33", "CumSum", {random_floats({4, 33}, 130), axis(-1)}, {}, 1, {1}));
+  cases.push_back(make_case("CumSum axis 1 exclusive, 3x50x7", "CumSum", {random_floats({3, 50, 7}, 131), axis(1)},
+                            {{"exclusive", int_attr(1)}}, 1, {1}));
+  cases.push_back(make_case("CumSum axis 0 reverse exclusive, 9x6", "CumSum", {random_floats({9, 6}, 132), axis(0)},
+                            {{"exclusive", int_attr(1)}, {"reverse", int_attr(1)}}, 1, {1}));
+  cases.push_back(make_case("CumSum int32 axis 1 reverse, 5x40", "CumSum",
+                            {integers<int32_t>({5, 40}, 133, -1000, 1000), axis(1)}, {{"reverse", int_attr(1)}}, 1,
+                            {1}));
+  return cases;
+}
+
 VKG_VK_CASES(reduce) {
   std::vector<VkCase> cases = reduce_cases();
-  for (auto* more : {arg_cases, softmax_cases, norm_cases}) {
+  for (auto* more : {arg_cases, softmax_cases, norm_cases, cumsum_cases}) {
     std::vector<VkCase> extra = more();
     cases.insert(cases.end(), extra.begin(), extra.end());
   }

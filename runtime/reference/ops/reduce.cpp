@@ -1,4 +1,4 @@
-// Reduce* (all ten ONNX reductions, opsets 1..18) and ArgMax/ArgMin.
+// Reduce* (all ten ONNX reductions, opsets 1..20), ArgMax/ArgMin and CumSum.
 //
 // Every reduction is one small accumulator policy run by the same loop over a
 // ReducePlan. Floating inputs accumulate in double; integer inputs in 64-bit
@@ -246,6 +246,39 @@ template <bool kMax> std::vector<Tensor> arg_extreme(const KernelContext& ctx) {
   return {y};
 }
 
+// CumSum (opsets 11, 14): running sums along `axis` (input 1), inclusive or exclusive,
+// forwards or from the end; accumulated as the reductions do.
+std::vector<Tensor> cumsum(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const std::vector<int64_t> given = ctx.input(1).to_int64s();
+  VKG_CHECK(x.rank() >= 1 && given.size() == 1 && given[0] >= -x.rank() && given[0] < x.rank(),
+            ctx.node.describe() << ": axis must be one value in [-rank, rank) for " << x.describe());
+  const int64_t axis = given[0] < 0 ? given[0] + x.rank() : given[0];
+  const bool exclusive = ctx.node.attr_int("exclusive", 0) != 0, reverse = ctx.node.attr_int("reverse", 0) != 0;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
+  for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
+  const int64_t len = x.dim(axis);
+  Tensor y(x.dtype(), x.shape());
+  visit_reduce_dtype(ctx.node, x.dtype(), [&]<typename T>() {
+    using A = Accum<T>;
+    const T* xs = x.data<T>();
+    T* ys = y.data<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        A acc = A(0);
+        for (int64_t s = 0; s < len; ++s) {
+          const int64_t off = (o * len + (reverse ? len - 1 - s : s)) * inner + i;
+          const A v = to_accum<A>(xs[off]);
+          if (!exclusive) acc += v;
+          ys[off] = from_accum<T>(acc);
+          if (exclusive) acc += v;
+        }
+      }
+  });
+  return {y};
+}
+
 }  // namespace
 
 void register_reduce_ops(OpRegistry& registry) {
@@ -259,6 +292,7 @@ void register_reduce_ops(OpRegistry& registry) {
   registry.add("ReduceProd", reduce_kernel<ProdOp>());
   registry.add("ReduceMax", reduce_kernel<MaxOp, true>());
   registry.add("ReduceMin", reduce_kernel<MinOp, true>());
+  registry.add("CumSum", cumsum);
   registry.add("ArgMax", arg_extreme<true>);
   registry.add("ArgMin", arg_extreme<false>);
 }
