@@ -5,12 +5,15 @@ nothing depends on timing luck."""
 import glob
 import os
 import re
+import subprocess
 import unittest
 
 import onnx
 
 from test_vk import fp16_tolerance, perturb_largest
-from vkgraphy_cli import BIN, VK_MODELS, CliTestCase, edit_outputs, model
+from vkgraphy_cli import BIN, VENV, VK_MODELS, CliTestCase, edit_outputs, model
+
+POLYGRAPHY = os.path.join(VENV, "bin", "polygraphy")
 
 FAULTY = "VKGRAPHY_FAULTY_TACTICS"
 # fp16_overflow.onnx's output with big and small in fp32: the tolerance table in test_vk.py.
@@ -22,9 +25,13 @@ def vk_model(name):
 
 
 class TestWorkflows(CliTestCase):
+    def make_golden(self, path):
+        """golden.json: the model's outputs on the default data loader's inputs, from the reference backend."""
+        self.vkgraphy("run", path, "--ref", "--save-outputs", "golden.json")
+
     def test_flaky_tactic_found_by_debug_build_and_diff_tactics(self):
         path = vk_model("branchy.onnx")
-        self.vkgraphy("run", path, "--ref", "--save-outputs", "golden.json")
+        self.make_golden(path)
         # Random tactic selection stands in for a timing-driven choice that changes from build to build;
         # SEED + iteration makes each build differ, reproducibly.
         out = self.vkgraphy("debug", "build", path, "--tactic-selection", "random:26", "--until", "10",
@@ -44,7 +51,7 @@ class TestWorkflows(CliTestCase):
 
     def test_precision_names_the_overflowing_layers_and_the_printed_pins_pass(self):
         path = vk_model("fp16_overflow.onnx")
-        self.vkgraphy("run", path, "--ref", "--save-outputs", "golden.json")
+        self.make_golden(path)
         check = [BIN, "run", "vkgraphy_debug.engine", "--vk", "--load-outputs", "golden.json", *FP16_TOL]
         for mode, direction in (("bisect", "forward"), ("linear", "forward"), ("bisect", "reverse")):
             with self.subTest(mode=mode, direction=direction):
@@ -138,6 +145,29 @@ class TestWorkflows(CliTestCase):
                 self.vkgraphy("run", "reduced.onnx", "--vk", "--ref", "--builder-optimization-level", "0",
                               env={FAULTY: "softmax.*"}, expect=1)
                 self.vkgraphy("run", "reduced.onnx", "--vk", "--ref", "--builder-optimization-level", "0")
+
+
+
+
+class TestWorkflowsWithPolygraphyGoldens(TestWorkflows):
+    """The same workflows with the real Polygraphy making the goldens on ONNX Runtime
+    (`polygraphy run --onnxrt --save-outputs`): its data loader draws the inputs vkgraphy's
+    draws (test_polygraphy_interop.py), so the engines under test see the same data."""
+
+    def make_golden(self, path):
+        proc = subprocess.run([POLYGRAPHY, "run", path, "--onnxrt", "--save-outputs", "golden.json"], cwd=self.tmp,
+                              capture_output=True, text=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+
+    def test_reduce_with_onnx_runtime_as_the_reference(self):
+        # Polygraphy's own reduce recipe (--check polygraphy run polygraphy_debug.onnx --trt --onnxrt), with
+        # vkgraphy's engine in TensorRT's place: ONNX Runtime's outputs of each subgraph are the reference.
+        check = ["sh", "-c", f"{POLYGRAPHY} run vkgraphy_debug.onnx --onnxrt --save-outputs ort.json >/dev/null && "
+                 f"{BIN} run vkgraphy_debug.onnx --vk --builder-optimization-level 0 --load-outputs ort.json"]
+        self.vkgraphy("debug", "reduce", vk_model("transformer.onnx"), "-o", "reduced.onnx", "--check", *check,
+                      env={FAULTY: "softmax.*"})
+        m = onnx.load(self.path("reduced.onnx"))
+        self.assertEqual([n.op_type for n in m.graph.node], ["Softmax"])
 
 
 if __name__ == "__main__":
