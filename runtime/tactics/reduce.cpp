@@ -632,6 +632,53 @@ std::optional<LayerPlan> plan_cumsum(const LayerContext& ctx, std::string& why_n
   return plan;
 }
 
+// TopK: shaders/reduce/topk.comp, one invocation per row along the axis, K selection
+// passes; K (input 1) must be a build-time constant. Sorted output only.
+std::optional<LayerPlan> plan_topk(const LayerContext& ctx, std::string& why_not) {
+  if (!layer_supported(ctx, why_not)) return std::nullopt;
+  const Node& node = ctx.node;
+  const LayerTensor& x = ctx.input(0);
+  const LayerTensor& k_t = ctx.input(1);
+  if (!k_t.is_constant()) {
+    why_not = "K ('" + k_t.name + "') is not a build-time constant";
+    return std::nullopt;
+  }
+  if (node.attr_int("sorted", 1) == 0) {
+    why_not = "unsorted output (sorted=0) is not supported";
+    return std::nullopt;
+  }
+  const auto rank = int64_t(x.shape.size());
+  int64_t axis = node.attr_int("axis", -1);
+  VKG_CHECK(rank >= 1 && axis >= -rank && axis < rank,
+            node.describe() << ": axis " << axis << " is out of range for an input of rank " << rank);
+  if (axis < 0) axis += rank;
+  const std::vector<int64_t> ks = k_t.constant->to_int64s();
+  const int64_t len = x.shape[size_t(axis)];
+  VKG_CHECK(ks.size() == 1 && ks[0] >= 0 && ks[0] <= len,
+            node.describe() << ": K must be one value in [0, " << len << "]");
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape[size_t(d)];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[size_t(d)];
+  LayerPlan plan;
+  const uint64_t out_elems = uint64_t(outer * ks[0] * inner);
+  auto output_or_scratch = [&](size_t i) {
+    if (i < ctx.outputs.size() && ctx.outputs[i].present()) return BindingRef::output(uint32_t(i));
+    plan.scratch_bytes.push_back(std::max<uint64_t>(16, out_elems * 4));
+    return BindingRef::scratch(uint32_t(plan.scratch_bytes.size() - 1));
+  };
+  Dispatch d;
+  d.shader = ctx.shader("reduce/topk");
+  const uint32_t wg = workgroup_size(ctx, 64);
+  d.spec = {{0, wg},
+            {1, x.storage == StorageType::I32 ? 1u : 0u},
+            {2, node.attr_int("largest", 1) != 0 ? 1u : 0u}};
+  d.bindings = {bind_input(ctx, plan, 0), output_or_scratch(0), output_or_scratch(1)};
+  d.push = {uint32_t(outer * inner), uint32_t(len), uint32_t(std::max<int64_t>(inner, 1)), uint32_t(ks[0])};
+  d.groups = linear_groups(uint64_t(outer * inner), wg, ctx.device);
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
 template <std::optional<LayerPlan> (*Plan)(const LayerContext&, std::string&, Algo), Algo A>
 std::optional<LayerPlan> planner(const LayerContext& ctx, std::string& why_not) {
   return Plan(ctx, why_not, A);
@@ -662,6 +709,7 @@ void register_reduce_tactics(TacticRegistry& r) {
   r.add_variants("layernorm.row", layer_norm_ops, 1, {F32, F16, F16Acc32}, planner<plan_norm, Algo::Row>);
   r.add_variants("layernorm.workgroup", layer_norm_ops, 2, {F32, F16, F16Acc32}, planner<plan_norm, Algo::Workgroup>);
   r.add_variants("cumsum.scalar", {"CumSum"}, 0, {F32, F16Acc32}, plan_cumsum);
+  r.add_variants("topk.select", {"TopK"}, 0, {F32, F16Acc32}, plan_topk);
   r.add_variants("norm.subgroup", norm_ops, 0, {F32, F16, F16Acc32}, planner<plan_norm, Algo::Subgroup>);
   r.add_variants("norm.row", norm_ops, 1, {F32, F16, F16Acc32}, planner<plan_norm, Algo::Row>);
   r.add_variants("norm.workgroup", norm_ops, 2, {F32, F16, F16Acc32}, planner<plan_norm, Algo::Workgroup>);

@@ -433,9 +433,30 @@ std::vector<VkCase> cumsum_cases() {
   return cases;
 }
 
+// TopK: last and middle axes, largest and smallest, ties (index order), integer data,
+// K = 0 and K = the whole axis, an omitted Indices output.
+std::vector<VkCase> topk_cases() {
+  const auto k = [](int64_t v) { return Tensor::from_vector<int64_t>({1}, {v}); };
+  std::vector<VkCase> cases;
+  const auto topk = [&](const std::string& name, Tensor x, int64_t kv, Attrs attrs = {}) {
+    VkCase c = make_case(name, "TopK", {std::move(x), k(kv)}, std::move(attrs), 2, {1});
+    c.opset = 11;
+    return c;
+  };
+  cases.push_back(topk("TopK k 3, 5x17", random_floats({5, 17}, 140), 3));
+  cases.push_back(topk("TopK smallest k 4 axis 1 ties, 3x9x5", tied_floats({3, 9, 5}, 141, -3, 3), 4,
+                       {{"axis", int_attr(1)}, {"largest", int_attr(0)}}));
+  cases.push_back(topk("TopK int32 k 2 axis 0, 8x6", integers<int32_t>({8, 6}, 142, -5, 5), 2, {{"axis", int_attr(0)}}));
+  cases.push_back(topk("TopK whole axis, 2x12", random_floats({2, 12}, 143), 12));
+  VkCase values_only = topk("TopK values only k 5, 4x40", random_floats({4, 40}, 144), 5);
+  values_only.node.outputs[1] = "";
+  cases.push_back(std::move(values_only));
+  return cases;
+}
+
 VKG_VK_CASES(reduce) {
   std::vector<VkCase> cases = reduce_cases();
-  for (auto* more : {arg_cases, softmax_cases, norm_cases, cumsum_cases}) {
+  for (auto* more : {arg_cases, softmax_cases, norm_cases, cumsum_cases, topk_cases}) {
     std::vector<VkCase> extra = more();
     cases.insert(cases.end(), extra.begin(), extra.end());
   }

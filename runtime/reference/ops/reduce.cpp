@@ -3,7 +3,9 @@
 // Every reduction is one small accumulator policy run by the same loop over a
 // ReducePlan. Floating inputs accumulate in double; integer inputs in 64-bit
 // integers, so sums and products of integers stay exact.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -279,6 +281,55 @@ std::vector<Tensor> cumsum(const KernelContext& ctx) {
   return {y};
 }
 
+// TopK (opsets 1, 10, 11): the K largest (or smallest) elements along `axis` with their
+// indices, best first; equal values keep index order (ONNX's rule); NaN ranks above every
+// number. K is an attribute before opset 10, then an input.
+std::vector<Tensor> topk(const KernelContext& ctx) {
+  const Node& node = ctx.node;
+  const Tensor& x = ctx.input(0);
+  int64_t k = 0;
+  if (ctx.opset < 10) {
+    k = node.attr_int("k");
+  } else {
+    const std::vector<int64_t> ks = ctx.input(1).to_int64s();
+    VKG_CHECK(ks.size() == 1, node.describe() << ": K must hold one value");
+    k = ks[0];
+  }
+  VKG_CHECK(x.rank() >= 1, node.describe() << ": the input must have rank >= 1");
+  int64_t axis = node.attr_int("axis", -1);
+  VKG_CHECK(axis >= -x.rank() && axis < x.rank(),
+            node.describe() << ": axis " << axis << " is out of range for " << x.describe());
+  if (axis < 0) axis += x.rank();
+  const int64_t len = x.dim(axis);
+  VKG_CHECK(k >= 0 && k <= len, node.describe() << ": K " << k << " is outside [0, " << len << "]");
+  const bool largest = ctx.opset < 11 || node.attr_int("largest", 1) != 0;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
+  for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
+  Shape out_shape = x.shape();
+  out_shape[size_t(axis)] = k;
+  Tensor values(x.dtype(), out_shape), indices(DType::Int64, out_shape);
+  const std::vector<double> v = x.to_doubles();
+  const size_t elem = dtype_size(x.dtype());
+  std::vector<int64_t> order(static_cast<size_t>(len));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t t) { return v[size_t((o * len + t) * inner + i)]; };
+      for (int64_t t = 0; t < len; ++t) order[size_t(t)] = t;
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        const double va = at(a), vb = at(b);
+        if (std::isnan(va) || std::isnan(vb)) return std::isnan(va) && !std::isnan(vb);
+        return largest ? va > vb : va < vb;
+      });
+      for (int64_t s = 0; s < k; ++s) {
+        const int64_t src = (o * len + order[size_t(s)]) * inner + i, dst = (o * k + s) * inner + i;
+        std::memcpy(values.raw() + size_t(dst) * elem, x.raw() + size_t(src) * elem, elem);
+        indices.data<int64_t>()[dst] = order[size_t(s)];
+      }
+    }
+  return {values, indices};
+}
+
 }  // namespace
 
 void register_reduce_ops(OpRegistry& registry) {
@@ -293,6 +344,7 @@ void register_reduce_ops(OpRegistry& registry) {
   registry.add("ReduceMax", reduce_kernel<MaxOp, true>());
   registry.add("ReduceMin", reduce_kernel<MinOp, true>());
   registry.add("CumSum", cumsum);
+  registry.add("TopK", topk);
   registry.add("ArgMax", arg_extreme<true>);
   registry.add("ArgMin", arg_extreme<false>);
 }
