@@ -250,9 +250,9 @@ void fix_shapes_from_loaded_inputs(const OnnxModel& model, const DataLoaderOptio
 
 // --freeze-inputs: the model with those inputs replaced by the value the data gives them
 // (the same in every iteration), for the Vulkan builder: conditions and trip counts that
-// depend on them fold when the engine is built. Returns the graph and the feeds without them.
-Graph frozen_graph(const RunArgs& args, const ImportOptions& import, std::vector<TensorMap>& feeds) {
-  OnnxModel model = load_onnx_model(args.model.path, import.load_external_data, import.external_data_dir);
+// depend on them fold when the engine is built. `model` is the model as loaded, not yet
+// imported. Returns the graph; `feeds` lose the frozen inputs.
+Graph frozen_graph(const RunArgs& args, OnnxModel model, const ImportOptions& import, std::vector<TensorMap>& feeds) {
   const std::vector<std::string> names = runtime_input_names(model);
   std::map<std::string, Tensor> frozen;
   for (const std::string& name : args.freeze_inputs) {
@@ -292,6 +292,7 @@ int run_tool(RunArgs& args) {
   std::vector<ValueInfo> input_infos;
   InputShapes shapes = args.model.shapes();
   ImportOptions import = args.model.import_options();
+  std::optional<OnnxModel> unimported;  // for --freeze-inputs: import changes the model in place
   if (looks_like_engine(args.model.path)) {
     VKG_CHECK(!args.ref, "--ref needs an ONNX model, but '" << args.model.path << "' is a vkgraphy engine");
     VKG_CHECK(args.vk, "'" << args.model.path << "' is a vkgraphy engine: run it with --vk");
@@ -310,6 +311,7 @@ int run_tool(RunArgs& args) {
     OnnxModel model = load_onnx_model(args.model.path, import.load_external_data, import.external_data_dir);
     if (args.vk) fix_shapes_from_loaded_inputs(model, args.data.options(), import.input_shapes);
     shapes = import.input_shapes;
+    if (args.vk && !args.freeze_inputs.empty()) unimported = copy_onnx_model(model);
     graph = import_onnx(model, import);
     VKG_VERBOSE("loaded " << args.model.path << ": " << graph.nodes.size() << " nodes");
     input_infos = graph.inputs;
@@ -329,7 +331,7 @@ int run_tool(RunArgs& args) {
     VKG_CHECK(args.freeze_inputs.empty() || !engine, "--freeze-inputs applies when an engine is built from a model");
     if (!args.freeze_inputs.empty()) {
       std::vector<TensorMap> vk_feeds = feeds;
-      const Graph frozen = frozen_graph(args, import, vk_feeds);
+      const Graph frozen = frozen_graph(args, std::move(*unimported), import, vk_feeds);
       results.runs.emplace_back(name, run_vulkan(args, &frozen, nullptr, vk_feeds, name));
     } else {
       results.runs.emplace_back(name, run_vulkan(args, engine ? nullptr : &graph, engine ? &*engine : nullptr, feeds, name));

@@ -74,6 +74,9 @@ OnnxModel load_onnx_model(const std::string& path, bool load_external_data = tru
 // The graph inputs a caller feeds: declared inputs that no initializer gives a value.
 std::vector<std::string> runtime_input_names(const OnnxModel& model);
 
+// A deep copy (import modifies a model in place).
+OnnxModel copy_onnx_model(const OnnxModel& model);
+
 // Turns the named graph inputs into initializers holding the given values.
 void freeze_inputs(OnnxModel& model, const std::map<std::string, Tensor>& values);
 

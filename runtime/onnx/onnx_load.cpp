@@ -107,6 +107,10 @@ std::vector<std::string> runtime_input_names(const OnnxModel& model) {
   return names;
 }
 
+OnnxModel copy_onnx_model(const OnnxModel& model) {
+  return OnnxModel{std::make_shared<onnx::ModelProto>(*model.proto), model.path};
+}
+
 void freeze_inputs(OnnxModel& model, const std::map<std::string, Tensor>& values) {
   auto* g = model.proto->mutable_graph();
   google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;

