@@ -220,6 +220,7 @@ const TacticRegistry& TacticRegistry::builtin() {
     register_movement_tactics(r);
     register_gather_tactics(r);
     register_recurrent_tactics(r);
+    register_attention_tactics(r);
     return r;
   }();
   return registry;

@@ -189,6 +189,7 @@ void register_pool_tactics(TacticRegistry& r);      // pooling, global pooling, 
 void register_movement_tactics(TacticRegistry& r);  // copies, transposes, concat/split/slice, expand/tile/pad
 void register_gather_tactics(TacticRegistry& r);    // gathers, scatters, resize
 void register_recurrent_tactics(TacticRegistry& r); // RNN, GRU, LSTM
+void register_attention_tactics(TacticRegistry& r); // RotaryEmbedding, Attention
 
 // Shell-style glob ('*', '?') used by --tactics-allow / --tactics-deny.
 bool glob_match(std::string_view pattern, std::string_view text);

@@ -38,6 +38,7 @@ const OpRegistry& OpRegistry::reference() {
     register_resize_ops(r);
     register_recurrent_ops(r);
     register_control_flow_ops(r);
+    register_attention_ops(r);
     return r;
   }();
   return registry;
