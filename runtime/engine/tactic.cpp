@@ -221,6 +221,7 @@ const TacticRegistry& TacticRegistry::builtin() {
     register_gather_tactics(r);
     register_recurrent_tactics(r);
     register_attention_tactics(r);
+    register_einsum_tactics(r);
     return r;
   }();
   return registry;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "op_test_util.h"
+#include "runtime/core/einsum_equation.h"
 #include "runtime/reference/ops/linalg_kernels.h"
 #include "runtime/reference/reference_backend.h"
 
@@ -731,6 +732,71 @@ TEST(LinalgPerformance, Conv3x3AndMatMul) {
       "(%d threads)\n",
       conv_s * 1e3, conv_flops / conv_s * 1e-9, mm_s * 1e3, 2.0 * 1024 * 1024 * 1024 / mm_s * 1e-9,
       linalg::reference_threads());
+}
+
+// ---------------------------------------------------------------------------------
+// Einsum (values worked by hand).
+
+TEST(LinalgEinsum, ImplicitOutputIsSortedSingleLetters) {
+  // "ba,b": a occurs once, b twice, so the output is "a": y[a] = sum_b x[b, a] * v[b].
+  const Tensor x = Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor v = Tensor::from_vector<float>({2}, {10, 100});
+  const Tensor y = run1(make_node("Einsum", 2, 1, {{"equation", string_attr("ba,b")}}), 12, {&x, &v});
+  EXPECT_EQ(y.shape(), Shape({3}));
+  expect_near(y, {410, 520, 630});
+}
+
+TEST(LinalgEinsum, DiagonalTraceAndBroadcastEllipsis) {
+  const Tensor m = Tensor::from_vector<float>({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  expect_near(run1(make_node("Einsum", 1, 1, {{"equation", string_attr("ii->i")}}), 12, {&m}), {1, 5, 9});
+  expect_near(run1(make_node("Einsum", 1, 1, {{"equation", string_attr("ii")}}), 12, {&m}), {15});
+  // [2, 1, 2] against [3, 2]: the ellipsis broadcasts to [2, 3].
+  const Tensor a = Tensor::from_vector<float>({2, 1, 2}, {1, 2, 3, 4});
+  const Tensor b = Tensor::from_vector<float>({3, 2}, {1, 0, 0, 1, 1, 1});
+  const Tensor y = run1(make_node("Einsum", 2, 1, {{"equation", string_attr("...i,...i->...")}}), 12, {&a, &b});
+  EXPECT_EQ(y.shape(), Shape({2, 3}));
+  expect_near(y, {1, 2, 3, 3, 4, 7});
+}
+
+TEST(LinalgEinsum, IntegersAreExact) {
+  const Tensor a = Tensor::from_vector<int64_t>({2, 2}, {1, 2, 3, 4});
+  const Tensor b = Tensor::from_vector<int64_t>({2, 2}, {5, 6, 7, 8});
+  const Tensor y = run1(make_node("Einsum", 2, 1, {{"equation", string_attr("ij,jk->ik")}}), 12, {&a, &b});
+  EXPECT_EQ(y.dtype(), DType::Int64);
+  EXPECT_EQ(values<int64_t>(y), (std::vector<int64_t>{19, 22, 43, 50}));
+}
+
+TEST(LinalgEinsum, BadEquationsNameTheNode) {
+  const Tensor m = random_tensor({2, 3}, 1);
+  expect_error(make_node("Einsum", 1, 1, {{"equation", string_attr("ij,jk->ik")}}), {&m}, "2 operand(s)");
+  expect_error(make_node("Einsum", 1, 1, {{"equation", string_attr("ijk->i")}}), {&m}, "names 3 axes");
+  expect_error(make_node("Einsum", 1, 1, {{"equation", string_attr("i2->i")}}), {&m}, "invalid character '2'");
+  expect_error(make_node("Einsum", 1, 1, {{"equation", string_attr("ij->k")}}), {&m}, "in no input");
+  expect_error(make_node("Einsum", 1, 1, {{"equation", string_attr("ii->i")}}), {&m}, "sizes 2 and 3");
+}
+
+TEST(EinsumEquation, MatrixProductForms) {
+  std::string why;
+  const auto g = einsum_as_gemm(parse_einsum("bhqd,bhkd->bhqk", {{2, 3, 5, 8}, {2, 3, 7, 8}}, "t"), why);
+  ASSERT_TRUE(g) << why;
+  EXPECT_EQ(g->a, 0u);
+  EXPECT_EQ(g->M, 5);
+  EXPECT_EQ(g->N, 7);
+  EXPECT_EQ(g->K, 8);
+  EXPECT_EQ(g->a_sm, 8);
+  EXPECT_EQ(g->b_sn, 8);
+  EXPECT_EQ(g->a_sk, 1);
+  EXPECT_EQ(g->b_sk, 1);
+  EXPECT_EQ(g->a_offsets.size(), 6u);
+  EXPECT_EQ(g->b_offsets[1], 56);
+  // The output's N labels belong to operand 0: operands swap.
+  const auto t = einsum_as_gemm(parse_einsum("ij,jk->ki", {{4, 5}, {5, 6}}, "t"), why);
+  ASSERT_TRUE(t) << why;
+  EXPECT_EQ(t->a, 1u);
+  EXPECT_EQ(t->M, 6);
+  EXPECT_EQ(t->N, 4);
+  EXPECT_FALSE(einsum_as_gemm(parse_einsum("ij,jk->i", {{4, 5}, {5, 6}}, "t"), why));
+  EXPECT_NE(why.find("one operand only"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "runtime/core/einsum_equation.h"
 #include "runtime/core/error.h"
 #include "runtime/reference/reference_backend.h"
 #include "runtime/vulkan/executor.h"
@@ -288,6 +289,14 @@ std::set<std::string> case_classes(const VkCase& c) {
   if (op == "RNN" || op == "GRU" || op == "LSTM") {
     const int64_t hidden = c.node.attr_int("hidden_size", 0);
     if (hidden <= 64) out.insert("small-hidden");  // at most half a workgroup of 128 units
+  }
+  if (op == "Einsum") {
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < c.node.inputs.size(); ++i) shapes.push_back(case_input(c, i)->shape());
+    const EinsumEquation e = parse_einsum(c.node.attr_string("equation", ""), shapes, c.node.describe());
+    if (e.inputs.size() > 4) out.insert("operands>4");
+    std::string why;
+    if (!einsum_as_gemm(e, why)) out.insert("not-matmul-form");
   }
   if (op == "Slice") {
     const Tensor* steps = case_input(c, 4);

@@ -108,6 +108,8 @@ Graph case_graph(const VkCase& c);
 //   negative-step a Slice with a negative step
 //   small-hidden  an RNN, GRU or LSTM of hidden_size <= 64
 //   block-not-4   a DepthToSpace/SpaceToDepth whose blocksize is not a multiple of 4
+//   operands>4    an Einsum of more than four operands
+//   not-matmul-form an Einsum that is no batched matrix product (runtime/core/einsum_equation.h)
 std::set<std::string> case_classes(const VkCase& c);
 
 struct VkCaseRun {

@@ -120,6 +120,7 @@ void register_linalg_ops(OpRegistry& registry) {
   registry.add("ConvTranspose", linalg::conv_transpose);
   registry.add("Gemm", linalg::gemm_op);
   registry.add("MatMul", linalg::matmul);
+  registry.add("Einsum", linalg::einsum);
   registry.add("MaxPool", linalg::max_pool);
   registry.add("AveragePool", linalg::average_pool);
   registry.add("LpPool", linalg::lp_pool);

@@ -147,6 +147,7 @@ std::vector<Tensor> conv(const KernelContext& ctx);
 std::vector<Tensor> conv_transpose(const KernelContext& ctx);
 std::vector<Tensor> gemm_op(const KernelContext& ctx);
 std::vector<Tensor> matmul(const KernelContext& ctx);
+std::vector<Tensor> einsum(const KernelContext& ctx);  // einsum.cpp
 std::vector<Tensor> max_pool(const KernelContext& ctx);
 std::vector<Tensor> average_pool(const KernelContext& ctx);
 std::vector<Tensor> lp_pool(const KernelContext& ctx);
