@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <deque>
 #include <iomanip>
 #include <iostream>
 #include <random>
@@ -48,14 +49,35 @@ DeviceIdentity device_identity(const vk::DeviceInfo& device) {
   return id;
 }
 
-std::vector<std::string> unsupported_vulkan_ops(const Graph& graph, const TacticRegistry& registry) {
-  std::map<std::string, std::vector<std::string>> missing;
+namespace {
+
+void collect_unsupported(const Graph& graph, const TacticRegistry& registry,
+                         std::map<std::string, std::vector<std::string>>& missing) {
   for (const Node& n : graph.nodes) {
     if (n.op_type == "Constant" || n.op_type == "Shape" || n.op_type == "Size") continue;  // folded
+    if (n.domain.empty() && n.op_type == "If") {  // the builder runs both branches' layers
+      for (const Graph* branch : n.subgraphs()) collect_unsupported(*branch, registry, missing);
+      continue;
+    }
     if (!n.domain.empty() || registry.for_op(n.op_type).empty()) {
       missing[n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type].push_back(n.name);
     }
   }
+}
+
+// Every node name in `graph` and its subgraphs.
+void collect_node_names(const Graph& graph, std::set<std::string>& names) {
+  for (const Node& n : graph.nodes) {
+    names.insert(n.name);
+    for (const Graph* sub : n.subgraphs()) collect_node_names(*sub, names);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> unsupported_vulkan_ops(const Graph& graph, const TacticRegistry& registry) {
+  std::map<std::string, std::vector<std::string>> missing;
+  collect_unsupported(graph, registry, missing);
   std::vector<std::string> out;
   for (const auto& [op, names] : missing) {
     std::string line = op + " (";
@@ -159,9 +181,25 @@ class Builder {
   const Tensor* constant(const std::string& name) const {
     auto f = folded_.find(name);
     if (f != folded_.end()) return &f->second;
-    auto i = graph_.initializers.find(name);
-    return i == graph_.initializers.end() ? nullptr : &i->second;
+    for (auto g = scopes_.rbegin(); g != scopes_.rend(); ++g) {
+      auto i = (*g)->initializers.find(name);
+      if (i != (*g)->initializers.end()) return &i->second;
+    }
+    return nullptr;
   }
+  // The declared type and shape of `name` in the innermost graph that knows it.
+  const ValueInfo* find_info(const std::string& name) const {
+    for (auto g = scopes_.rbegin(); g != scopes_.rend(); ++g)
+      if (const ValueInfo* vi = (*g)->find_value_info(name)) return vi;
+    return nullptr;
+  }
+  // `graph`'s nodes with unique layer names: unnamed ones become "<prefix><Op>_<index>".
+  std::vector<const Node*> named_nodes(const Graph& graph, const std::string& prefix);
+  // Folds what it can of `nodes`, then optimizes and adds the rest as layers;
+  // `keep` are the tensors read after them (never fused or aliased away).
+  void add_block(const std::vector<const Node*>& nodes, std::vector<std::string> keep);
+  void add_layers(const std::vector<const Node*>& remaining, std::vector<std::string> keep);
+  void add_if(const Node& node, size_t index, size_t total);
   bool try_fold(const Node& node);
   ValueInfo info_of(const std::string& name, const Node& node) const;
   int32_t add_tensor(const std::string& name, DType dtype, const Shape& shape, StorageType storage);
@@ -191,7 +229,9 @@ class Builder {
   const TacticRegistry& registry_;
 
   BuildResult result_;
-  std::vector<Node> nodes_;  // the graph's nodes, each with a unique name
+  std::deque<Node> nodes_;  // the graph's nodes and its If branches', each with a unique name
+  std::set<std::string> names_;  // node names taken
+  std::vector<const Graph*> scopes_;  // the model's graph, then the branches being added
   std::map<std::string, Tensor> folded_;
   std::map<std::string, std::string> aliases_;  // removed no-ops: tensor -> the tensor whose buffer it shares
   // Engine tensor of each (tensor name, storage) pair; the first entry per name is the producer's.
@@ -204,6 +244,7 @@ class Builder {
 };
 
 bool Builder::try_fold(const Node& node) {
+  if (!node.subgraphs().empty()) return false;  // Ifs left by the import have a computed condition
   if (node.op_type == "Shape" || node.op_type == "Size") {
     const ValueInfo vi = info_of(node.inputs.at(0), node);
     const Shape shape = vi.concrete_shape();
@@ -248,7 +289,7 @@ ValueInfo Builder::info_of(const std::string& name, const Node& node) const {
     v.shape = dims;
     return v;
   }
-  const ValueInfo* vi = graph_.find_value_info(name);
+  const ValueInfo* vi = find_info(name);
   VKG_CHECK(vi == nullptr || vi->dtype || !vi->static_shape(),
             node.describe() << ": tensor '" << name << "' has type/shape " << vi->describe()
                             << ": its data type is unknown or not one vkgraphy holds (numeric tensors only)");
@@ -670,6 +711,186 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
   ++result_.stats.layers;
 }
 
+std::vector<const Node*> Builder::named_nodes(const Graph& graph, const std::string& prefix) {
+  std::vector<const Node*> out;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    Node n = graph.nodes[i];
+    if (n.name.empty()) {
+      n.name = prefix + n.op_type + "_" + std::to_string(i);
+      while (!names_.insert(n.name).second) n.name += "_";
+    }
+    nodes_.push_back(std::move(n));
+    out.push_back(&nodes_.back());
+  }
+  return out;
+}
+
+void Builder::add_block(const std::vector<const Node*>& nodes, std::vector<std::string> keep) {
+  std::vector<const Node*> remaining;
+  for (const Node* node : nodes) {
+    if (try_fold(*node)) {
+      ++result_.stats.folded;
+      continue;
+    }
+    remaining.push_back(node);
+  }
+  add_layers(remaining, std::move(keep));
+}
+
+void Builder::add_layers(const std::vector<const Node*>& remaining, std::vector<std::string> keep) {
+  // An If's branches read tensors of this graph by name: keep those too.
+  for (const Node* n : remaining)
+    for (const std::string& read : Graph::outer_scope_reads(*n)) keep.push_back(read);
+  GraphOptimizerOptions options;
+  options.fusion = config_.fusion;
+  options.keep_tensors.insert(keep.begin(), keep.end());
+  options.shape_of = [&](const std::string& name) -> std::optional<Shape> {
+    if (const Tensor* c = constant(name)) return c->shape();
+    const ValueInfo* vi = find_info(name);
+    if (vi == nullptr || !vi->static_shape()) return std::nullopt;
+    return vi->concrete_shape();
+  };
+  options.is_float = [&](const std::string& name) {
+    if (const Tensor* c = constant(name)) return is_float_dtype(c->dtype());
+    const ValueInfo* vi = find_info(name);
+    return vi != nullptr && vi->dtype && is_float_dtype(*vi->dtype);
+  };
+  OptimizedGraph optimized =
+      optimize_graph(remaining, [&](const std::string& name) { return constant(name); }, options);
+  for (auto& [name, target] : optimized.aliases) aliases_[name] = target;
+  for (auto& [name, value] : optimized.constants) folded_[name] = std::move(value);
+  result_.stats.removed += optimized.removed.size();
+  for (const std::string& removed : optimized.removed) {
+    VKG_VERBOSE("Removed no-op node '" << removed << "': its output shares its input's buffer");
+    if (config_.layer_precisions.count(removed))
+      VKG_WARNING("--layer-precisions pins node '" << removed << "', which was removed as a no-op (it computes nothing)");
+  }
+  for (size_t i = 0; i < optimized.layers.size(); ++i) {
+    const OptimizedLayer& l = optimized.layers[i];
+    if (l.nodes.size() > 1) {
+      result_.stats.fused += l.nodes.size() - 1;
+      VKG_VERBOSE("Fused " << l.nodes.size() << " nodes into layer '" << l.node.name << "' (" << l.node.op_type << ")");
+    }
+    if (l.node.op_type == "If" && l.node.domain.empty())
+      add_if(l.node, i, optimized.layers.size());
+    else
+      add_layer(l.node, l.nodes, i, optimized.layers.size());
+  }
+}
+
+// An If whose condition is computed on the device: the layers of both branches,
+// then a branching layer that copies the results of the branch taken into its
+// outputs (EngineLayer::branch_layers). A branch that cannot be built at the
+// engine's shapes (its ops fail there, or its results' shapes differ from the
+// other branch's) becomes an error the engine raises when the condition selects
+// it, as ONNX Runtime fails only when it runs such a branch.
+void Builder::add_if(const Node& node, size_t index, size_t total) {
+  progress(index, total, node);
+  Engine& engine = result_.engine;
+  const std::string& cond_name = node.inputs.at(0);
+  VKG_CHECK(constant(cond_name) == nullptr, node.describe() << ": its condition is a constant, but the branch was not "
+                                                                 "inlined at import");
+  const ValueInfo cond = info_of(cond_name, node);
+  VKG_CHECK(num_elements(cond.concrete_shape()) == 1,
+            node.describe() << ": the condition '" << cond_name << "' has shape " << cond.describe()
+                            << "; it must hold one element");
+  for (const std::string& out : node.outputs) VKG_CHECK(!out.empty(), node.describe() << ": an output is omitted");
+  EngineLayer layer;
+  layer.name = node.name;
+  layer.nodes = {node.name};
+  layer.op = node.op_type;
+  layer.tactic = "control.if";
+  layer.inputs = {tensor_in(cond_name, StorageType::I32)};
+
+  // The outputs take the first buildable branch's results' types and shapes (shape
+  // inference leaves dimensions open where the branches could differ).
+  const size_t k = node.outputs.size();
+  std::vector<EngineTensor> outs;
+  const char* branch_names[2] = {"then", "else"};
+  const Graph* branches[2] = {&node.attr_graph("then_branch"), &node.attr_graph("else_branch")};
+  std::string first_error;
+  for (size_t b = 0; b < 2; ++b) {
+    const Graph& graph = *branches[b];
+    VKG_CHECK(graph.outputs.size() == k, node.describe() << ": its " << branch_names[b] << " branch has "
+                                                         << graph.outputs.size() << " outputs, the node " << k);
+    // Tensors made in one branch (including reformats of outer tensors) are not
+    // there in the other branch, nor after the If.
+    const auto tensors = tensors_;
+    const auto produced = produced_storage_;
+    const size_t first_layer = engine.layers.size(), first_tensor = engine.tensors.size();
+    const size_t first_choice = result_.replay.layers.size(), first_dispatch = layer.plan.dispatches.size();
+    const size_t first_out = outs.size();
+    scopes_.push_back(&graph);
+    try {
+      std::vector<std::string> results;
+      for (const ValueInfo& out : graph.outputs) results.push_back(out.name);
+      add_block(named_nodes(graph, node.name + "/" + branch_names[b] + "/"), results);
+      for (size_t j = 0; j < k; ++j) {
+        const std::string& r = results[j];
+        const std::string name = resolve(r);
+        if (!produced_storage_.count(name)) {
+          VKG_CHECK(constant(r) != nullptr, "it never produces '" << r << "'");
+          add_constant_output(r);
+        }
+        const EngineTensor made = engine.tensors[size_t(tensors_.at({name, produced_storage_.at(name)}))];
+        if (outs.size() == j) {
+          const std::optional<StorageType> storage = storage_for(made.dtype, Precision::FP32);
+          VKG_CHECK(storage.has_value(), "its result '" << r << "' is " << dtype_name(made.dtype)
+                                                        << ", which the Vulkan backend does not support");
+          VKG_CHECK(num_elements(made.shape) > 0, "its result '" << r << "' is empty");
+          const ValueInfo* declared = find_info(node.outputs[j]);
+          VKG_CHECK(declared == nullptr || !declared->static_shape() || declared->concrete_shape() == made.shape,
+                    "it gives '" << r << "' the shape " << shape_to_string(made.shape) << ", but output '"
+                                 << node.outputs[j] << "' is " << declared->describe());
+          EngineTensor out = made;
+          out.name = node.outputs[j];
+          out.storage = *storage;
+          outs.push_back(out);
+        }
+        VKG_CHECK(made.dtype == outs[j].dtype && made.shape == outs[j].shape,
+                  "it gives output '" << node.outputs[j] << "' the type " << dtype_name(made.dtype)
+                                      << shape_to_string(made.shape) << ", the other branch "
+                                      << dtype_name(outs[j].dtype) << shape_to_string(outs[j].shape)
+                                      << " (a Vulkan engine needs one static shape)");
+        layer.inputs.push_back(tensor_in(r, outs[j].storage));
+        LayerPlan copy = reformat_plan(outs[j].storage, outs[j].storage, uint64_t(num_elements(made.shape)), device_,
+                                       std::nullopt);
+        for (Dispatch& d : copy.dispatches) {
+          d.bindings = {BindingRef::input(uint32_t(layer.inputs.size() - 1)), BindingRef::output(uint32_t(j))};
+          layer.plan.dispatches.push_back(std::move(d));
+        }
+      }
+      layer.branch_errors.emplace_back();
+    } catch (const Error& e) {
+      const std::string error = std::string("the ") + branch_names[b] + " branch of " + node.describe() +
+                                " cannot run at the engine's shapes: " + e.what();
+      VKG_WARNING(error << "; the engine fails if the condition selects it");
+      if (first_error.empty()) first_error = error;
+      engine.layers.resize(first_layer);
+      engine.tensors.resize(first_tensor);
+      result_.replay.layers.resize(first_choice);
+      layer.plan.dispatches.resize(first_dispatch);
+      outs.resize(first_out);
+      layer.inputs.resize(1 + b * k);
+      layer.inputs.resize(1 + (b + 1) * k, -1);
+      layer.branch_errors.push_back(error);
+    }
+    scopes_.pop_back();
+    layer.branch_layers.push_back(uint32_t(engine.layers.size() - first_layer));
+    layer.branch_dispatches.push_back(uint32_t(layer.plan.dispatches.size() - first_dispatch));
+    tensors_ = tensors;
+    produced_storage_ = produced;
+  }
+  VKG_CHECK(outs.size() == k, first_error);
+  if (layer.branch_errors[0].empty() && layer.branch_errors[1].empty()) layer.branch_errors.clear();
+  for (const EngineTensor& out : outs) layer.outputs.push_back(add_tensor(out.name, out.dtype, out.shape, out.storage));
+  VKG_VERBOSE(node.describe() << ": a condition computed on the device; branches of " << layer.branch_layers[0]
+                              << " and " << layer.branch_layers[1]
+                              << " layers, the executor runs the one the condition selects");
+  engine.layers.push_back(std::move(layer));
+  ++result_.stats.layers;
+}
+
 BuildResult Builder::build() {
   if (config_.random_seed) rng_.seed(*config_.random_seed);
   VKG_CHECK(config_.optimization_level >= 0 && config_.optimization_level <= 5,
@@ -685,21 +906,14 @@ BuildResult Builder::build() {
     VKG_THROW("the Vulkan backend has no tactic for these ops: " << list);
   }
   // Every layer needs a unique name (replays, --layer-precisions): unnamed nodes
-  // become "<Op>_<index in the graph>".
-  std::set<std::string> names;
-  for (const Node& n : graph_.nodes) names.insert(n.name);
-  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
-    Node n = graph_.nodes[i];
-    if (n.name.empty()) {
-      n.name = n.op_type + "_" + std::to_string(i);
-      while (!names.insert(n.name).second) n.name += "_";
-    }
-    nodes_.push_back(std::move(n));
-  }
+  // become "<Op>_<index in the graph>" (in an If branch, "<If>/then/<Op>_<index>").
+  collect_node_names(graph_, names_);
+  names_.erase("");
   for (const auto& [name, pin] : config_.layer_precisions) {
-    VKG_CHECK(std::any_of(nodes_.begin(), nodes_.end(), [&](const Node& n) { return n.name == name; }),
-              "--layer-precisions names layer '" << name << "', which the model does not have");
+    VKG_CHECK(names_.count(name), "--layer-precisions names layer '" << name << "', which the model does not have");
   }
+  scopes_ = {&graph_};
+  const std::vector<const Node*> nodes = named_nodes(graph_, "");
 
   Engine& engine = result_.engine;
   engine.vkgraphy_version = VKGRAPHY_VERSION;
@@ -720,12 +934,12 @@ BuildResult Builder::build() {
   }
 
   std::vector<const Node*> remaining;
-  for (const Node& node : nodes_) {
-    if (try_fold(node)) {
+  for (const Node* node : nodes) {
+    if (try_fold(*node)) {
       ++result_.stats.folded;
       continue;
     }
-    remaining.push_back(&node);
+    remaining.push_back(node);
   }
 
   // The tensors the user reads: never aliased or fused away.
@@ -742,41 +956,11 @@ BuildResult Builder::build() {
     });
     // Produced by a node left to run, folded to a constant, or a model input.
     VKG_CHECK(produced || constant(name) || produced_storage_.count(name),
-              "cannot mark tensor '" << name << "' as an output: the model has no such tensor");
+              "cannot mark tensor '" << name << "' as an output: the model has no such tensor"
+                                     << " (tensors inside an If branch are not always computed)");
     outputs.push_back(name);
   }
-  GraphOptimizerOptions options;
-  options.fusion = config_.fusion;
-  options.keep_tensors.insert(outputs.begin(), outputs.end());
-  options.shape_of = [&](const std::string& name) -> std::optional<Shape> {
-    if (const Tensor* c = constant(name)) return c->shape();
-    const ValueInfo* vi = graph_.find_value_info(name);
-    if (vi == nullptr || !vi->static_shape()) return std::nullopt;
-    return vi->concrete_shape();
-  };
-  options.is_float = [&](const std::string& name) {
-    if (const Tensor* c = constant(name)) return is_float_dtype(c->dtype());
-    const ValueInfo* vi = graph_.find_value_info(name);
-    return vi != nullptr && vi->dtype && is_float_dtype(*vi->dtype);
-  };
-  OptimizedGraph optimized =
-      optimize_graph(remaining, [&](const std::string& name) { return constant(name); }, options);
-  aliases_ = std::move(optimized.aliases);
-  for (auto& [name, value] : optimized.constants) folded_[name] = std::move(value);
-  result_.stats.removed = optimized.removed.size();
-  for (const std::string& removed : optimized.removed) {
-    VKG_VERBOSE("Removed no-op node '" << removed << "': its output shares its input's buffer");
-    if (config_.layer_precisions.count(removed))
-      VKG_WARNING("--layer-precisions pins node '" << removed << "', which was removed as a no-op (it computes nothing)");
-  }
-  for (size_t i = 0; i < optimized.layers.size(); ++i) {
-    const OptimizedLayer& l = optimized.layers[i];
-    if (l.nodes.size() > 1) {
-      result_.stats.fused += l.nodes.size() - 1;
-      VKG_VERBOSE("Fused " << l.nodes.size() << " nodes into layer '" << l.node.name << "' (" << l.node.op_type << ")");
-    }
-    add_layer(l.node, l.nodes, i, optimized.layers.size());
-  }
+  add_layers(remaining, outputs);
   if (progress_line_) std::cerr << "\r\033[K" << std::flush;
 
   std::set<std::string> seen;

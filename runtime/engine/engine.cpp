@@ -105,6 +105,40 @@ void plan_memory(Engine& engine) {
   }
 }
 
+namespace {
+
+// The items of layers [begin, end), read from the back: a branching layer owns
+// the blocks of layers right before it.
+LayerBlock blocks_of(const Engine& engine, size_t begin, size_t end, const std::string& what) {
+  LayerBlock block;
+  size_t i = end;
+  while (i > begin) {
+    --i;
+    LayerBlock::Item item{i, {}};
+    const EngineLayer& l = engine.layers[i];
+    if (l.is_branch()) {
+      VKG_CHECK(l.branch_layers.size() == 2 && l.branch_dispatches.size() == 2,
+                what << ": branching layer '" << l.name << "' needs the layer and dispatch counts of two branches");
+      const uint64_t then_n = l.branch_layers[0], else_n = l.branch_layers[1];
+      VKG_CHECK(then_n + else_n <= i - begin, what << ": the branches of layer '" << l.name << "' (" << then_n
+                                                    << " + " << else_n << " layers) reach outside its block");
+      const size_t else_begin = i - size_t(else_n), then_begin = else_begin - size_t(then_n);
+      item.branches.push_back(blocks_of(engine, then_begin, else_begin, what));
+      item.branches.push_back(blocks_of(engine, else_begin, i, what));
+      i = then_begin;
+    }
+    block.items.push_back(std::move(item));
+  }
+  std::reverse(block.items.begin(), block.items.end());
+  return block;
+}
+
+}  // namespace
+
+LayerBlock layer_blocks(const Engine& engine, const std::string& what) {
+  return blocks_of(engine, 0, engine.layers.size(), what);
+}
+
 void validate_engine(const Engine& engine, const std::string& what) {
   const int32_t n = int32_t(engine.tensors.size());
   auto check_tensor = [&](int32_t t, const std::string& where) {
@@ -142,6 +176,28 @@ void validate_engine(const Engine& engine, const std::string& what) {
                 what << ": " << where << " has a weight of dtype " << dtype_name(w.dtype()));
     }
     VKG_CHECK(!l.plan.dispatches.empty(), what << ": " << where << " has no dispatch");
+    if (l.is_branch()) {
+      VKG_CHECK(l.branch_dispatches.size() == 2 &&
+                    uint64_t(l.branch_dispatches[0]) + l.branch_dispatches[1] == l.plan.dispatches.size(),
+                what << ": " << where << " splits its dispatches between the branches wrongly");
+      VKG_CHECK(l.inputs.size() == 1 + 2 * l.outputs.size() && l.inputs[0] >= 0 &&
+                    engine.tensors[size_t(l.inputs[0])].storage == StorageType::I32 &&
+                    engine.tensors[size_t(l.inputs[0])].shape.size() <= 1 &&
+                    num_elements(engine.tensors[size_t(l.inputs[0])].shape) == 1,
+                what << ": " << where << " needs a one-element integer condition and the results of both branches");
+      VKG_CHECK(l.branch_errors.empty() || l.branch_errors.size() == 2,
+                what << ": " << where << " needs an error entry per branch or none");
+      for (size_t b = 0; b < l.branch_errors.size() && l.branch_layers.size() == 2; ++b) {
+        if (l.branch_errors[b].empty()) continue;
+        bool results_absent = true;
+        for (size_t j = 0; j < l.outputs.size(); ++j) results_absent &= l.inputs[1 + b * l.outputs.size() + j] == -1;
+        VKG_CHECK(results_absent && l.branch_layers[b] == 0 && l.branch_dispatches[b] == 0,
+                  what << ": " << where << " has layers or results for a branch it marks as failing");
+      }
+    } else {
+      VKG_CHECK(l.branch_dispatches.empty() && l.branch_errors.empty(),
+                what << ": " << where << " has branch data but no branches");
+    }
     for (const Dispatch& d : l.plan.dispatches) {
       VKG_CHECK(engine.spirv.count(d.shader), what << ": " << where << " uses shader '" << d.shader
                                                    << "' whose SPIR-V is missing");
@@ -160,6 +216,7 @@ void validate_engine(const Engine& engine, const std::string& what) {
       }
     }
   }
+  layer_blocks(engine, what);
 }
 
 }  // namespace vkg

@@ -38,10 +38,29 @@ struct EngineLayer {
   std::vector<int32_t> outputs;     // engine tensor per node output; -1 for omitted
   std::vector<int32_t> scratch_slots;  // memory slot per plan.scratch_bytes entry
   LayerPlan plan;
+  // Layers of op "If" (a condition computed on the device) select a branch at run
+  // time. Their branches are the layers right before them: branch_layers[0] layers
+  // of the then branch, followed by branch_layers[1] of the else branch. Input 0 is
+  // the condition; inputs 1..k are the then branch's results and k+1..2k the else
+  // branch's, for the k outputs. The executor reads the condition back, runs the
+  // layers of one branch, then this layer's dispatches for that branch: the first
+  // branch_dispatches[0] copy the then results into the outputs, the next
+  // branch_dispatches[1] the else results. Both empty for every other layer.
+  std::vector<uint32_t> branch_layers;
+  std::vector<uint32_t> branch_dispatches;
+  // Where a branch could not be built at the engine's shapes: per branch, the error
+  // the executor raises when the condition selects it ("" for a built branch; its
+  // results are then -1 and it has no layers or dispatches). Empty when both are built.
+  std::vector<std::string> branch_errors;
+
+  bool is_branch() const { return !branch_layers.empty(); }
 };
 
 struct Engine {
-  static constexpr uint32_t kFormatVersion = 1;
+  // The format this vkgraphy writes; it also reads kOldestFormatVersion and later
+  // (version 2 added branching layers, which a version-1 reader would misread).
+  static constexpr uint32_t kFormatVersion = 2;
+  static constexpr uint32_t kOldestFormatVersion = 1;
 
   std::string vkgraphy_version;
   DeviceIdentity device;   // the device the engine was built (and timed) on
@@ -57,6 +76,22 @@ struct Engine {
   uint64_t activation_bytes() const;  // sum of slots
   uint64_t weight_bytes() const;      // sum of packed weights
 };
+
+// The control structure of an engine's layer list: a sequence of layers, where a
+// branching layer (EngineLayer::is_branch) holds the blocks of its branches.
+// Every layer of the engine appears exactly once.
+struct LayerBlock {
+  struct Item {
+    size_t layer = 0;                // index into Engine::layers
+    std::vector<LayerBlock> branches;  // of a branching layer: then, else
+  };
+  std::vector<Item> items;  // in execution order
+};
+
+// The engine's layers as nested blocks. Throws Error naming `what` when a
+// branching layer's counts do not fit the layers before it or the blocks of its
+// enclosing branch.
+LayerBlock layer_blocks(const Engine& engine, const std::string& what);
 
 // Assigns a memory slot to every engine tensor and scratch buffer: a slot is
 // reused by tensors whose lifetimes do not overlap; inputs and outputs get slots

@@ -130,6 +130,11 @@ Json layer_to_json(const EngineLayer& l, BlobWriter& blob) {
   j["inputs"] = l.inputs;
   j["outputs"] = l.outputs;
   j["scratch_slots"] = l.scratch_slots;
+  if (l.is_branch()) {
+    j["branch_layers"] = l.branch_layers;
+    j["branch_dispatches"] = l.branch_dispatches;
+    if (!l.branch_errors.empty()) j["branch_errors"] = l.branch_errors;
+  }
   j["plan"] = plan_to_json(l, blob);
   return j;
 }
@@ -343,6 +348,13 @@ class MetadataReader {
     l.inputs = tensor_refs(j, "inputs", where);
     l.outputs = tensor_refs(j, "outputs", where);
     l.scratch_slots = tensor_refs(j, "scratch_slots", where);
+    for (const char* key : {"branch_layers", "branch_dispatches"}) {
+      if (!j.contains(key)) continue;
+      const Json& counts = array(j, key, where);
+      auto& into = std::string_view(key) == "branch_layers" ? l.branch_layers : l.branch_dispatches;
+      for (size_t i = 0; i < counts.size(); ++i) into.push_back(u32(counts[i], where.field(key).index(i)));
+    }
+    l.branch_errors = json_optional_strings(j, "branch_errors", where);
     const Json& plan = json_member(j, "plan", where);
     const JsonPlace plan_where = where.field("plan");
     const Json& dispatches = array(plan, "dispatches", plan_where);
@@ -423,10 +435,10 @@ Engine deserialize_engine(std::string_view bytes, const std::string& what) {
   if (bytes.substr(0, magic.size()) != magic) fail("not a vkgraphy engine (wrong magic bytes)");
   if (size < kHeaderBytes) truncated("it ends inside the header");
   const uint32_t version = uint32_t(get_le(bytes, 8, 4));
-  if (version != Engine::kFormatVersion)
-    fail("engine format version " + std::to_string(version) +
-         ", but this vkgraphy (" VKGRAPHY_VERSION ") reads version " + std::to_string(Engine::kFormatVersion) +
-         "; rebuild the engine");
+  if (version < Engine::kOldestFormatVersion || version > Engine::kFormatVersion)
+    fail("engine format version " + std::to_string(version) + ", but this vkgraphy (" VKGRAPHY_VERSION
+         ") reads versions " + std::to_string(Engine::kOldestFormatVersion) + " to " +
+         std::to_string(Engine::kFormatVersion) + "; rebuild the engine");
   const uint32_t flags = uint32_t(get_le(bytes, 12, 4));
   if (flags != 0) fail("unknown header flags " + hex(flags) + " (this vkgraphy knows none)");
 

@@ -110,10 +110,12 @@ std::optional<Shape> static_shape_of(const onnx::GraphProto& g, const std::strin
   return std::nullopt;
 }
 
-// Shape/Size of a statically shaped tensor.
-std::optional<Tensor> fold_shape_node(const onnx::GraphProto& g, const Node& node) {
+// Shape/Size of a statically shaped tensor of `scopes` (the graph, then the graphs enclosing it).
+std::optional<Tensor> fold_shape_node(const std::vector<const onnx::GraphProto*>& scopes, const Node& node) {
   if (node.op_type != "Shape" && node.op_type != "Size") return std::nullopt;
-  const auto shape = static_shape_of(g, node.inputs.at(0));
+  std::optional<Shape> shape;
+  for (const onnx::GraphProto* g : scopes)
+    if ((shape = static_shape_of(*g, node.inputs.at(0)))) break;
   if (!shape) return std::nullopt;
   if (node.op_type == "Size") return Tensor::scalar<int64_t>(num_elements(*shape));
   const int64_t rank = int64_t(shape->size());
@@ -390,19 +392,73 @@ void clear_inferred_shapes(OnnxModel& model) {
     if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
 }
 
+namespace {
+
+// Shapes for the outputs of the graph's Ifs that inference left open because one
+// branch's result is not static at these shapes (it may fail there, as Silero VAD's
+// 8 kHz branch does at 16 kHz frame sizes): the other branch's static shape, the only
+// one an engine can build (builder.cpp, add_if). Adds to `pins`; false when none is new.
+bool pin_if_outputs(const onnx::GraphProto& g, std::map<std::string, Shape>& pins) {
+  bool added = false;
+  for (const auto& n : g.node()) {
+    if (n.op_type() != "If" || !(n.domain().empty() || n.domain() == "ai.onnx")) continue;
+    for (int o = 0; o < n.output_size(); ++o) {
+      const std::string& name = n.output(o);
+      if (name.empty() || pins.count(name) || static_shape_of(g, name)) continue;
+      std::vector<std::optional<Shape>> shapes;
+      for (const auto& a : n.attribute())
+        if (a.has_g() && o < a.g().output_size()) shapes.push_back(static_shape_of(a.g(), a.g().output(o).name()));
+      std::optional<Shape> pin;
+      bool conflict = false;
+      for (const auto& s : shapes) {
+        if (!s) continue;
+        if (pin && *pin != *s) conflict = true;
+        if (!pin) pin = s;
+      }
+      if (!pin || conflict) continue;
+      pins[name] = *pin;
+      added = true;
+      VKG_VERBOSE("If '" << n.name() << "': output '" << name << "' takes the shape " << shape_to_string(*pin)
+                         << " of the branch whose shape is static");
+    }
+  }
+  return added;
+}
+
+void set_shape(onnx::ValueInfoProto& vi, const Shape& shape) {
+  auto* s = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
+  s->clear_dim();
+  for (int64_t d : shape) s->add_dim()->set_dim_value(d);
+}
+
+}  // namespace
+
 void infer_shapes(OnnxModel& model, bool strict) {
   register_newer_onnx_schemas();
-  OnnxModel copy{std::make_shared<onnx::ModelProto>(*model.proto), model.path};
-  clear_inferred_shapes(copy);
-  toposort(copy);  // inference reads the nodes in order
-  try {
-    run_shape_inference(copy, strict);
-  } catch (const Error& e) {
-    // ONNX lists one problem per line; errors are one line.
-    std::string message = e.what();
-    for (size_t nl; (nl = message.find('\n')) != std::string::npos;) message.replace(nl, 1, "; ");
-    while (message.size() >= 2 && message.compare(message.size() - 2, 2, "; ") == 0) message.resize(message.size() - 2);
-    throw Error(message);
+  std::map<std::string, Shape> pins;
+  OnnxModel copy;
+  for (int pass = 0;; ++pass) {
+    copy = OnnxModel{std::make_shared<onnx::ModelProto>(*model.proto), model.path};
+    clear_inferred_shapes(copy);
+    auto* cg = copy.proto->mutable_graph();
+    for (const auto& [name, shape] : pins) {
+      auto out = std::find_if(cg->mutable_output()->begin(), cg->mutable_output()->end(),
+                              [&](const onnx::ValueInfoProto& vi) { return vi.name() == name; });
+      onnx::ValueInfoProto* vi = out != cg->mutable_output()->end() ? &*out : cg->add_value_info();
+      vi->set_name(name);
+      set_shape(*vi, shape);
+    }
+    toposort(copy);  // inference reads the nodes in order
+    try {
+      run_shape_inference(copy, strict);
+    } catch (const Error& e) {
+      // ONNX lists one problem per line; errors are one line.
+      std::string message = e.what();
+      for (size_t nl; (nl = message.find('\n')) != std::string::npos;) message.replace(nl, 1, "; ");
+      while (message.size() >= 2 && message.compare(message.size() - 2, 2, "; ") == 0) message.resize(message.size() - 2);
+      throw Error(message);
+    }
+    if (pass == 4 || !pin_if_outputs(copy.proto->graph(), pins)) break;
   }
   auto* g = model.proto->mutable_graph();
   // Inferred entries replace recorded ones; recorded ones that inference could not
@@ -413,6 +469,19 @@ void infer_shapes(OnnxModel& model, bool strict) {
   for (const auto& vi : g->value_info())
     if (!inferred_names.count(vi.name())) *value_info.Add() = vi;
   g->mutable_value_info()->Swap(&value_info);
+  // Inference also typed the tensors inside subgraphs (If branches, Loop and Scan
+  // bodies): take those subgraphs, found by their node's first output.
+  std::map<std::string, const onnx::NodeProto*> inferred_nodes;
+  for (const auto& n : copy.proto->graph().node())
+    if (has_subgraph(n) && n.output_size() > 0) inferred_nodes[n.output(0)] = &n;
+  for (auto& n : *g->mutable_node()) {
+    if (!has_subgraph(n) || n.output_size() == 0) continue;
+    auto it = inferred_nodes.find(n.output(0));
+    if (it == inferred_nodes.end()) continue;
+    for (int a = 0; a < n.attribute_size() && a < it->second->attribute_size(); ++a)
+      if (n.attribute(a).has_g() && n.attribute(a).name() == it->second->attribute(a).name())
+        *n.mutable_attribute(a)->mutable_g() = it->second->attribute(a).g();
+  }
   for (int i = 0; i < g->output_size(); ++i) {
     auto* declared = g->mutable_output(i);
     const onnx::TypeProto& inferred = copy.proto->graph().output(i).type();
@@ -441,120 +510,137 @@ void infer_shapes(OnnxModel& model, bool strict) {
   }
 }
 
+namespace {
+
+// One round of folding in `g`, whose enclosing graphs are `outer` (innermost first) with
+// the constants `constants` (g's own initializers are added): Ifs with a known condition
+// inlined, Loops and Scans of a known length unrolled, nodes of constant inputs computed,
+// and the same, recursively, inside the branches of the Ifs left. Returns the count.
+size_t fold_graph_once(onnx::GraphProto& g, std::map<std::string, Tensor> constants,
+                       const std::vector<const onnx::GraphProto*>& outer, int64_t opset, const FoldOptions& options) {
+  for (const auto& init : g.initializer()) constants.insert_or_assign(init.name(), tensor_from_proto(init));
+  std::vector<const onnx::GraphProto*> scopes = {&g};
+  scopes.insert(scopes.end(), outer.begin(), outer.end());
+  size_t folded_in_branches = 0;
+
+  std::set<int> folded_nodes;
+  std::vector<std::pair<std::string, Tensor>> new_constants;
+  // If nodes with a known condition -> their branch; Loops with a known trip count -> unrolled.
+  std::map<int, std::vector<onnx::NodeProto>> inlined;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& np = g.node(i);
+    if (np.op_type() == "If" && (np.domain().empty() || np.domain() == "ai.onnx") && np.input_size() == 1) {
+      if (auto c = constants.find(np.input(0)); c != constants.end() && c->second.size() == 1) {
+        const bool cond = c->second.get_as_double(0) != 0;
+        inlined[i] = inline_if(np, cond, g);
+        VKG_VERBOSE("If '" << np.name() << "': the condition is constant (" << (cond ? "true" : "false")
+                           << "), the " << (cond ? "then" : "else") << " branch replaces it");
+        continue;
+      }
+      // Computed on the device: fold what is constant inside both branches.
+      for (auto& a : *g.mutable_node(i)->mutable_attribute())
+        if (a.has_g()) folded_in_branches += fold_graph_once(*a.mutable_g(), constants, scopes, opset, options);
+      continue;
+    }
+    if (np.op_type() == "Loop" && (np.domain().empty() || np.domain() == "ai.onnx") && np.input_size() >= 2) {
+      auto m = constants.find(np.input(0));
+      auto c = constants.find(np.input(1));
+      const bool cond_true = np.input(1).empty() || (c != constants.end() && c->second.size() == 1 &&
+                                                      c->second.get_as_double(0) != 0);
+      if (m != constants.end() && m->second.size() == 1 && cond_true) {
+        const int64_t trips = m->second.to_int64s().at(0);
+        if (trips >= 1 && trips <= kMaxUnrolledIterations) {
+          if (auto nodes = unroll_loop(np, trips, opset, g)) {
+            inlined[i] = std::move(*nodes);
+            VKG_VERBOSE("Loop '" << np.name() << "': " << trips << " iterations with a constant trip count, unrolled");
+          }
+        }
+      }
+      continue;
+    }
+    if (np.op_type() == "Scan" && (np.domain().empty() || np.domain() == "ai.onnx")) {
+      if (auto nodes = unroll_scan(np, opset, g)) {
+        inlined[i] = std::move(*nodes);
+        VKG_VERBOSE("Scan '" << np.name() << "': sequences of a static length, unrolled");
+      }
+      continue;
+    }
+    if (!(np.domain().empty() || np.domain() == "ai.onnx") || is_nondeterministic(np.op_type()) || has_subgraph(np))
+      continue;
+    const Node node = node_from_proto(np);
+    std::vector<Tensor> outs;
+    if (auto s = fold_shape_node(scopes, node)) {
+      outs.push_back(std::move(*s));
+    } else {
+      std::vector<const Tensor*> ins;
+      bool all_const = true;
+      for (const auto& in : node.inputs) {
+        if (in.empty()) {
+          ins.push_back(nullptr);
+          continue;
+        }
+        auto it = constants.find(in);
+        if (it == constants.end()) {
+          all_const = false;
+          break;
+        }
+        ins.push_back(&it->second);
+      }
+      if (!all_const || !OpRegistry::reference().find(node.op_type)) continue;
+      try {
+        outs = run_reference_node(node, opset, ins);
+      } catch (const Error& e) {
+        VKG_VERBOSE("constant folding skips " << node.describe() << ": " << e.what());
+        continue;
+      }
+    }
+    size_t bytes = 0;
+    for (const Tensor& t : outs) bytes += t.nbytes();
+    if (options.size_threshold >= 0 && int64_t(bytes) > options.size_threshold) {
+      VKG_VERBOSE("constant folding skips " << node.describe() << ": its outputs take " << bytes
+                                            << " bytes, more than the threshold " << options.size_threshold);
+      continue;
+    }
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      if (node.outputs[o].empty()) continue;
+      constants[node.outputs[o]] = outs[o];
+      new_constants.emplace_back(node.outputs[o], std::move(outs[o]));
+    }
+    folded_nodes.insert(i);
+    VKG_EXTRA_VERBOSE("folded " << node.describe());
+  }
+  if (folded_nodes.empty() && inlined.empty()) return folded_in_branches;
+
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (int i = 0; i < g.node_size(); ++i) {
+    if (auto it = inlined.find(i); it != inlined.end()) {
+      for (auto& n : it->second) *kept.Add() = std::move(n);
+    } else if (!folded_nodes.count(i)) {
+      *kept.Add() = g.node(i);
+    }
+  }
+  g.mutable_node()->Swap(&kept);
+  for (auto& [name, t] : new_constants) tensor_to_proto(t, name, g.add_initializer());
+  // Folded tensors no longer need value_info entries.
+  std::set<std::string> now_const;
+  for (const auto& [name, t] : new_constants) now_const.insert(name);
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> vis;
+  for (const auto& vi : g.value_info())
+    if (!now_const.count(vi.name())) *vis.Add() = vi;
+  g.mutable_value_info()->Swap(&vis);
+  return folded_in_branches + folded_nodes.size() + inlined.size();
+}
+
+}  // namespace
+
 size_t fold_constants(OnnxModel& model, const FoldOptions& options) {
   const int64_t opset = default_opset(model);
   size_t folded_total = 0;
   const int rounds = options.max_rounds >= 0 ? std::min(options.max_rounds, 64) : 64;
   for (int round = 0; round < rounds; ++round) {
-    auto* g = model.proto->mutable_graph();
-    std::map<std::string, Tensor> constants;
-    std::set<std::string> runtime_inputs;
-    for (const auto& in : g->input()) runtime_inputs.insert(in.name());
-    for (const auto& init : g->initializer())
-      constants.emplace(init.name(), tensor_from_proto(init));
-
-    std::set<int> folded_nodes;
-    std::vector<std::pair<std::string, Tensor>> new_constants;
-    // If nodes with a known condition -> their branch; Loops with a known trip count -> unrolled.
-    std::map<int, std::vector<onnx::NodeProto>> inlined;
-    for (int i = 0; i < g->node_size(); ++i) {
-      const onnx::NodeProto& np = g->node(i);
-      if (np.op_type() == "If" && (np.domain().empty() || np.domain() == "ai.onnx") && np.input_size() == 1) {
-        if (auto c = constants.find(np.input(0)); c != constants.end() && c->second.size() == 1) {
-          const bool cond = c->second.get_as_double(0) != 0;
-          inlined[i] = inline_if(np, cond, *g);
-          VKG_VERBOSE("If '" << np.name() << "': the condition is constant (" << (cond ? "true" : "false")
-                             << "), the " << (cond ? "then" : "else") << " branch replaces it");
-        }
-        continue;
-      }
-      if (np.op_type() == "Loop" && (np.domain().empty() || np.domain() == "ai.onnx") && np.input_size() >= 2) {
-        auto m = constants.find(np.input(0));
-        auto c = constants.find(np.input(1));
-        const bool cond_true = np.input(1).empty() || (c != constants.end() && c->second.size() == 1 &&
-                                                        c->second.get_as_double(0) != 0);
-        if (m != constants.end() && m->second.size() == 1 && cond_true) {
-          const int64_t trips = m->second.to_int64s().at(0);
-          if (trips >= 1 && trips <= kMaxUnrolledIterations) {
-            if (auto nodes = unroll_loop(np, trips, opset, *g)) {
-              inlined[i] = std::move(*nodes);
-              VKG_VERBOSE("Loop '" << np.name() << "': " << trips << " iterations with a constant trip count, unrolled");
-            }
-          }
-        }
-        continue;
-      }
-      if (np.op_type() == "Scan" && (np.domain().empty() || np.domain() == "ai.onnx")) {
-        if (auto nodes = unroll_scan(np, opset, *g)) {
-          inlined[i] = std::move(*nodes);
-          VKG_VERBOSE("Scan '" << np.name() << "': sequences of a static length, unrolled");
-        }
-        continue;
-      }
-      if (!(np.domain().empty() || np.domain() == "ai.onnx") || is_nondeterministic(np.op_type()) || has_subgraph(np))
-        continue;
-      const Node node = node_from_proto(np);
-      std::vector<Tensor> outs;
-      if (auto s = fold_shape_node(*g, node)) {
-        outs.push_back(std::move(*s));
-      } else {
-        std::vector<const Tensor*> ins;
-        bool all_const = true;
-        for (const auto& in : node.inputs) {
-          if (in.empty()) {
-            ins.push_back(nullptr);
-            continue;
-          }
-          auto it = constants.find(in);
-          if (it == constants.end()) {
-            all_const = false;
-            break;
-          }
-          ins.push_back(&it->second);
-        }
-        if (!all_const || !OpRegistry::reference().find(node.op_type)) continue;
-        try {
-          outs = run_reference_node(node, opset, ins);
-        } catch (const Error& e) {
-          VKG_VERBOSE("constant folding skips " << node.describe() << ": " << e.what());
-          continue;
-        }
-      }
-      size_t bytes = 0;
-      for (const Tensor& t : outs) bytes += t.nbytes();
-      if (options.size_threshold >= 0 && int64_t(bytes) > options.size_threshold) {
-        VKG_VERBOSE("constant folding skips " << node.describe() << ": its outputs take " << bytes
-                                              << " bytes, more than the threshold " << options.size_threshold);
-        continue;
-      }
-      for (size_t o = 0; o < node.outputs.size(); ++o) {
-        if (node.outputs[o].empty()) continue;
-        constants[node.outputs[o]] = outs[o];
-        new_constants.emplace_back(node.outputs[o], std::move(outs[o]));
-      }
-      folded_nodes.insert(i);
-      VKG_EXTRA_VERBOSE("folded " << node.describe());
-    }
-    if (folded_nodes.empty() && inlined.empty()) break;
-    folded_total += folded_nodes.size() + inlined.size();
-
-    google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
-    for (int i = 0; i < g->node_size(); ++i) {
-      if (auto it = inlined.find(i); it != inlined.end()) {
-        for (auto& n : it->second) *kept.Add() = std::move(n);
-      } else if (!folded_nodes.count(i)) {
-        *kept.Add() = g->node(i);
-      }
-    }
-    g->mutable_node()->Swap(&kept);
-    for (auto& [name, t] : new_constants) tensor_to_proto(t, name, g->add_initializer());
-    // Folded tensors no longer need value_info entries.
-    std::set<std::string> now_const;
-    for (const auto& [name, t] : new_constants) now_const.insert(name);
-    google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> vis;
-    for (const auto& vi : g->value_info())
-      if (!now_const.count(vi.name())) *vis.Add() = vi;
-    g->mutable_value_info()->Swap(&vis);
+    const size_t folded = fold_graph_once(*model.proto->mutable_graph(), {}, {}, opset, options);
+    if (folded == 0) break;
+    folded_total += folded;
     remove_unused_initializers(model);
     if (options.shape_inference) infer_shapes(model, /*strict=*/false);
   }

@@ -137,39 +137,99 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
 EngineExecutor::~EngineExecutor() = default;
 
 void EngineExecutor::record() {
-  const bool timestamps = device_.info().timestamps();
-  const uint32_t queries = timestamps ? uint32_t(options_.profile ? engine_.layers.size() + 1 : 2) : 0;
-  cmd_ = std::make_unique<ComputeCommands>(device_, queries);
-  ComputeCommands& cmd = *cmd_;
-  cmd.begin(/*reusable=*/true);
-  bool copied = false;
-  for (size_t i = 0; i < engine_.inputs.size(); ++i) {
-    const EngineTensor& t = engine_.tensors[size_t(engine_.inputs[i])];
-    if (input_staging_[i] == nullptr || t.bytes() == 0) continue;
-    cmd.copy(*input_staging_[i], tensor_buffer(engine_.inputs[i]), size_t(t.bytes()));
-    copied = true;
+  recordings_.clear();
+  program_.clear();
+  conditions_.clear();
+  failures_.clear();
+  Pending pending;
+  emit(layer_blocks(engine_, "the engine"), pending);
+  flush(pending, /*last=*/true);
+}
+
+void EngineExecutor::emit(const LayerBlock& block, Pending& pending) {
+  for (const LayerBlock::Item& item : block.items) {
+    const EngineLayer& layer = engine_.layers[item.layer];
+    if (!layer.is_branch()) {
+      pending.layers.emplace_back(item.layer, 0, layers_[item.layer].steps.size());
+      continue;
+    }
+    // Up to the condition; then the then branch and its copies, or the else branch and its copies.
+    pending.condition = layer.inputs.at(0);
+    flush(pending, false);
+    const size_t test = program_.size();
+    program_.push_back({Instruction::Kind::JumpIfFalse, conditions_.size() - 1, 0});
+    size_t jump = 0;
+    for (size_t b = 0; b < 2; ++b) {
+      if (b == 1) {
+        jump = program_.size();
+        program_.push_back({Instruction::Kind::Jump, 0, 0});
+        program_[test].target = program_.size();
+      }
+      if (!layer.branch_errors.empty() && !layer.branch_errors[b].empty()) {
+        program_.push_back({Instruction::Kind::Fail, failures_.size(), 0});
+        failures_.push_back(layer.branch_errors[b]);
+        continue;
+      }
+      emit(item.branches.at(b), pending);
+      const size_t first = b == 0 ? 0 : layer.branch_dispatches[0];
+      pending.layers.emplace_back(item.layer, first, first + layer.branch_dispatches[b]);
+      flush(pending, false);
+    }
+    program_[jump].target = program_.size();
   }
-  if (copied) cmd.barrier();
-  marks_.clear();
-  if (timestamps) marks_.push_back(cmd.write_timestamp());
-  for (size_t li = 0; li < layers_.size(); ++li) {
-    for (const Step& s : layers_[li].steps) {
-      cmd.dispatch(*s.pipeline, *s.set, s.dispatch->groups[0], s.dispatch->groups[1], s.dispatch->groups[2],
-                   s.dispatch->push.data(), uint32_t(s.dispatch->push.size() * 4));
+}
+
+void EngineExecutor::flush(Pending& pending, bool last) {
+  const bool first = recordings_.empty();
+  const bool timestamps = device_.info().timestamps();
+  Recording rec;
+  const uint32_t queries = timestamps ? uint32_t(options_.profile ? pending.layers.size() + 1 : 2) : 0;
+  rec.cmd = std::make_unique<ComputeCommands>(device_, queries);
+  ComputeCommands& cmd = *rec.cmd;
+  cmd.begin(/*reusable=*/true);
+  if (first) {
+    bool copied = false;
+    for (size_t i = 0; i < engine_.inputs.size(); ++i) {
+      const EngineTensor& t = engine_.tensors[size_t(engine_.inputs[i])];
+      if (input_staging_[i] == nullptr || t.bytes() == 0) continue;
+      cmd.copy(*input_staging_[i], tensor_buffer(engine_.inputs[i]), size_t(t.bytes()));
+      copied = true;
+    }
+    if (copied) cmd.barrier();
+  }
+  if (timestamps) rec.first_mark = rec.last_mark = cmd.write_timestamp();
+  for (const auto& [li, begin, end] : pending.layers) {
+    for (size_t s = begin; s < end; ++s) {
+      const Step& step = layers_[li].steps[s];
+      cmd.dispatch(*step.pipeline, *step.set, step.dispatch->groups[0], step.dispatch->groups[1],
+                   step.dispatch->groups[2], step.dispatch->push.data(), uint32_t(step.dispatch->push.size() * 4));
       cmd.barrier();
     }
     for (const Fault& f : layers_[li].faults) {
       cmd.dispatch(*f.pipeline, *f.set, f.groups[0], f.groups[1], f.groups[2], &f.elements, 4);
       cmd.barrier();
     }
-    if (timestamps && options_.profile) marks_.push_back(cmd.write_timestamp());
+    if (timestamps && options_.profile) {
+      rec.last_mark = cmd.write_timestamp();
+      rec.layer_marks.emplace_back(li, rec.last_mark);
+    }
   }
-  if (timestamps && !options_.profile) marks_.push_back(cmd.write_timestamp());
-  for (size_t i = 0; i < engine_.outputs.size(); ++i) {
-    const EngineTensor& t = engine_.tensors[size_t(engine_.outputs[i])];
-    if (output_staging_[i] == nullptr || t.bytes() == 0) continue;
-    cmd.copy(tensor_buffer(engine_.outputs[i]), *output_staging_[i], size_t(t.bytes()));
+  if (timestamps && !options_.profile) rec.last_mark = cmd.write_timestamp();
+  if (pending.condition >= 0) {
+    conditions_.push_back(std::make_unique<Buffer>(device_, 4, BufferUse::Staging));
+    cmd.copy(tensor_buffer(pending.condition), *conditions_.back(), 4);
+    cmd.barrier();
   }
+  if (last) {
+    for (size_t i = 0; i < engine_.outputs.size(); ++i) {
+      const EngineTensor& t = engine_.tensors[size_t(engine_.outputs[i])];
+      if (output_staging_[i] == nullptr || t.bytes() == 0) continue;
+      cmd.copy(tensor_buffer(engine_.outputs[i]), *output_staging_[i], size_t(t.bytes()));
+    }
+  }
+  program_.push_back({Instruction::Kind::Submit, recordings_.size(), 0});
+  recordings_.push_back(std::move(rec));
+  pending = Pending{};
 }
 
 TensorMap EngineExecutor::run(const TensorMap& inputs) {
@@ -189,14 +249,33 @@ TensorMap EngineExecutor::run(const TensorMap& inputs) {
     target.upload(stored.raw(), stored.nbytes());
   }
 
-  cmd_->submit_and_wait();
-
-  last_layer_ns_.clear();
+  const bool timestamps = device_.info().timestamps();
   last_device_ns_ = 0;
-  if (!marks_.empty()) {
-    last_device_ns_ = cmd_->elapsed_ns(marks_.front(), marks_.back());
-    if (options_.profile) {
-      for (size_t i = 0; i + 1 < marks_.size(); ++i) last_layer_ns_.push_back(cmd_->elapsed_ns(marks_[i], marks_[i + 1]));
+  last_layer_ns_.assign(timestamps && options_.profile ? engine_.layers.size() : 0, 0.0);
+  size_t pc = 0;  // jumps only go forward: the program ends
+  while (pc < program_.size()) {
+    const Instruction& in = program_[pc];
+    switch (in.kind) {
+      case Instruction::Kind::Submit: {
+        Recording& rec = recordings_[in.index];
+        rec.cmd->submit_and_wait();
+        if (timestamps) last_device_ns_ += rec.cmd->elapsed_ns(rec.first_mark, rec.last_mark);
+        uint32_t before = rec.first_mark;
+        for (const auto& [layer, mark] : rec.layer_marks) {
+          last_layer_ns_[layer] += rec.cmd->elapsed_ns(before, mark);
+          before = mark;
+        }
+        ++pc;
+        break;
+      }
+      case Instruction::Kind::JumpIfFalse: {
+        int32_t condition = 0;
+        conditions_[in.index]->download(&condition, sizeof condition);
+        pc = condition != 0 ? pc + 1 : in.target;
+        break;
+      }
+      case Instruction::Kind::Jump: pc = in.target; break;
+      case Instruction::Kind::Fail: VKG_THROW(failures_[in.index]);
     }
   }
 

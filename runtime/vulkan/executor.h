@@ -5,11 +5,20 @@
 // command buffer (input copies, every dispatch with a barrier after each,
 // output copies, timestamps) is recorded once. Each run writes the inputs,
 // resubmits that command buffer, waits and reads the outputs.
+//
+// An engine with branching layers (an If whose condition is computed on the
+// device) is recorded as several command buffers: the work up to the condition
+// (which ends by copying the condition to host memory), then each branch, then
+// the work after it. A run submits the first, waits, reads the condition, and
+// submits the recording of the branch it selects: one more submission and wait
+// per branching layer executed, and the layers of the other branch cost nothing.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "runtime/core/tensor.h"
@@ -74,8 +83,27 @@ class EngineExecutor {
     std::vector<Fault> faults;
   };
 
+  // A run is a small program over the recorded command buffers.
+  struct Instruction {
+    enum class Kind { Submit, JumpIfFalse, Jump, Fail } kind = Kind::Submit;
+    size_t index = 0;   // Submit: the recording; JumpIfFalse: the condition's host copy; Fail: the error
+    size_t target = 0;  // jumps: the instruction to go on with
+  };
+  struct Recording {
+    std::unique_ptr<ComputeCommands> cmd;
+    std::vector<std::pair<size_t, uint32_t>> layer_marks;  // (layer, timestamp query after it)
+    uint32_t first_mark = 0, last_mark = 0;
+  };
+  // A recording being assembled: layers with the range of their dispatches to run.
+  struct Pending {
+    std::vector<std::tuple<size_t, size_t, size_t>> layers;  // (layer, first dispatch, end dispatch)
+    int32_t condition = -1;  // engine tensor to copy to host memory at the end, -1 for none
+  };
+
   const Buffer& tensor_buffer(int32_t tensor) const;
   void record();
+  void emit(const LayerBlock& block, Pending& pending);
+  void flush(Pending& pending, bool last);
   const ComputePipeline& pipeline_for(PipelineDesc desc, const std::vector<uint32_t>& words);
 
   Device& device_;
@@ -87,8 +115,10 @@ class EngineExecutor {
   std::vector<LayerSteps> layers_;
   // Host-visible copies of the input/output slots that the host cannot map (by engine input/output position).
   std::vector<std::unique_ptr<Buffer>> input_staging_, output_staging_;
-  std::vector<uint32_t> marks_;           // timestamp queries of the recording
-  std::unique_ptr<ComputeCommands> cmd_;  // last: destroyed before the buffers and pipelines it uses
+  std::vector<std::unique_ptr<Buffer>> conditions_;  // host copies of branch conditions, in recording order
+  std::vector<Instruction> program_;
+  std::vector<std::string> failures_;  // errors of branches that could not be built
+  std::vector<Recording> recordings_;  // last: destroyed before the buffers and pipelines they use
   double last_device_ns_ = 0;
   std::vector<double> last_layer_ns_;
 };
