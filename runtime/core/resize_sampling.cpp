@@ -212,6 +212,8 @@ double keys(double t, double a) {
 
 }  // namespace
 
+double cubic_kernel(double t, double a) { return keys(t, a); }
+
 AxisTaps taps_for(const Params& p, size_t axis, int64_t x, int64_t in_dim) {
   const double xo = source_coordinate(p, axis, x, in_dim);
   AxisTaps out;
@@ -262,6 +264,33 @@ AxisTaps taps_for(const Params& p, size_t axis, int64_t x, int64_t in_dim) {
     if (t.weight != 0) out.taps.push_back({clamp_index(t.index), t.weight});
   if (out.taps.empty()) out.taps.push_back({clamp_index(int64_t(left)), 0.0});
   return out;
+}
+
+GridSampleParams grid_sample_params(const Node& node) {
+  GridSampleParams p;
+  const std::string mode = node.attr_string("mode", "linear");
+  if (mode == "bilinear" || mode == "linear") {
+    p.mode = Mode::Linear;
+  } else if (mode == "nearest") {
+    p.mode = Mode::Nearest;
+  } else if (mode == "bicubic" || mode == "cubic") {
+    p.mode = Mode::Cubic;
+  } else {
+    VKG_THROW(node.describe() << ": unknown GridSample mode '" << mode << "' (expected linear, nearest or cubic)");
+  }
+  const std::string padding = node.attr_string("padding_mode", "zeros");
+  if (padding == "zeros") {
+    p.padding = GridPadding::Zeros;
+  } else if (padding == "border") {
+    p.padding = GridPadding::Border;
+  } else if (padding == "reflection") {
+    p.padding = GridPadding::Reflection;
+  } else {
+    VKG_THROW(node.describe() << ": unknown GridSample padding_mode '" << padding
+                              << "' (expected zeros, border or reflection)");
+  }
+  p.align_corners = node.attr_int("align_corners", 0) != 0;
+  return p;
 }
 
 }  // namespace vkg::resize

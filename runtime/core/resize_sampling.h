@@ -73,7 +73,22 @@ struct AxisTaps {
   std::vector<Tap> taps;
 };
 
+// Keys' cubic convolution kernel at distance t with coefficient a (Resize's cubic_coeff_a;
+// GridSample's cubic mode uses a = -0.75): zero from distance 2 on.
+double cubic_kernel(double t, double a);
+
 // The taps of output coordinate `x` along `axis`; indices are clamped into [0, in_dim).
 AxisTaps taps_for(const Params& p, size_t axis, int64_t x, int64_t in_dim);
+
+// GridSample (opsets 16, 20, 22): its mode ("bilinear"/"linear", "nearest",
+// "bicubic"/"cubic": both spellings at every opset), padding and corner alignment. Throws
+// Error naming the node for unknown values.
+enum class GridPadding { Zeros, Border, Reflection };
+struct GridSampleParams {
+  Mode mode = Mode::Linear;
+  GridPadding padding = GridPadding::Zeros;
+  bool align_corners = false;
+};
+GridSampleParams grid_sample_params(const Node& node);
 
 }  // namespace vkg::resize

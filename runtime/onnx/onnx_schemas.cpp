@@ -266,6 +266,21 @@ void attention_rule(InferenceContext& ctx) {
   }
 }
 
+// GridSample-20: X [N, C, D1 .. Dr] sampled at grid [N, O1 .. Or, r] gives [N, C, O1 .. Or].
+void grid_sample_rule(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasNInputShapes(ctx, 2)) return;
+  const auto& x = onnx::getInputShape(ctx, 0);
+  const auto& grid = onnx::getInputShape(ctx, 1);
+  if (x.dim_size() < 3 || grid.dim_size() != x.dim_size())
+    fail_shape_inference("X and grid must have the same rank, at least 3");
+  auto* y = onnx::getOutputShape(ctx, 0);
+  y->clear_dim();
+  *y->add_dim() = x.dim(0);
+  *y->add_dim() = x.dim(1);
+  for (int d = 1; d + 1 < grid.dim_size(); ++d) *y->add_dim() = grid.dim(d);
+}
+
 OpSchema fresh(const char* op, int since) {
   OpSchema s;
   s.SetName(op).SetDomain("").SinceVersion(since).SetLocation(kSchemaFile, 0);
@@ -383,6 +398,19 @@ std::vector<OpSchema> newer_schemas() {
   {
     OpSchema s = normalization("RMSNormalization", 23);
     s.Attr("axis", "", AttributeProto::INT, int64_t(-1));
+    all.push_back(std::move(s));
+  }
+  {  // 20: N-D inputs, modes "linear" and "cubic" (22 only widened the types)
+    OpSchema s = fresh("GridSample", 20);
+    s.Input(0, "X", "", "T1")
+        .Input(1, "grid", "", "T2")
+        .Output(0, "Y", "", "T1")
+        .Attr("align_corners", "", AttributeProto::INT, int64_t(0))
+        .Attr("mode", "", AttributeProto::STRING, std::string("linear"))
+        .Attr("padding_mode", "", AttributeProto::STRING, std::string("zeros"))
+        .TypeConstraint("T1", onnx::OpSchema::all_tensor_types(), "")
+        .TypeConstraint("T2", kFloatTypes, "")
+        .TypeAndShapeInferenceFunction(grid_sample_rule);
     all.push_back(std::move(s));
   }
   {

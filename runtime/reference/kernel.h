@@ -64,5 +64,6 @@ void register_resize_ops(OpRegistry& registry);     // Resize, Pad
 void register_recurrent_ops(OpRegistry& registry);  // RNN, GRU, LSTM
 void register_control_flow_ops(OpRegistry& registry);  // If, Loop, Scan
 void register_attention_ops(OpRegistry& registry);     // RotaryEmbedding, Attention
+void register_grid_sample_ops(OpRegistry& registry);   // GridSample
 
 }  // namespace vkg

@@ -39,6 +39,7 @@ const OpRegistry& OpRegistry::reference() {
     register_recurrent_ops(r);
     register_control_flow_ops(r);
     register_attention_ops(r);
+    register_grid_sample_ops(r);
     return r;
   }();
   return registry;

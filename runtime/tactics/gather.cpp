@@ -632,6 +632,72 @@ std::optional<LayerPlan> plan_constant_of_shape(const LayerContext& ctx, std::st
 
 }  // namespace
 
+// GridSample: shaders/gather/grid_sample.comp, one invocation per output element taking
+// its taps from the grid point; 1 to 3 spatial axes (4-D and 5-D inputs, and 3-D ones).
+std::optional<LayerPlan> plan_grid_sample(const LayerContext& ctx, std::string& why) {
+  const LayerTensor& x = ctx.input(0);
+  const LayerTensor& grid = ctx.input(1);
+  for (const LayerTensor* t : {&x, &grid, &ctx.output(0)}) {
+    if (!is_float_dtype(t->dtype) || !storage_for(t->dtype, ctx.precision)) {
+      why = "tensor '" + t->name + "' is " + dtype_name(t->dtype) + ": the shader samples float data only";
+      return std::nullopt;
+    }
+    if (t->size() > std::numeric_limits<int32_t>::max()) {
+      why = "tensor '" + t->name + "' has more elements than 32-bit indices address";
+      return std::nullopt;
+    }
+  }
+  if (ctx.arith != Arith::F32 && !ctx.device.fp16()) {
+    why = "the device lacks fp16 arithmetic or 16-bit storage";
+    return std::nullopt;
+  }
+  const resize::GridSampleParams gp = resize::grid_sample_params(ctx.node);
+  VKG_CHECK(
+      x.shape.size() >= 3 && grid.shape.size() == x.shape.size() && grid.shape.back() == int64_t(x.shape.size()) - 2,
+      ctx.node.describe() << ": X and grid must have the same rank >= 3, grid's last dimension the spatial rank");
+  const size_t rank = x.shape.size() - 2;
+  if (rank > 3) {
+    why = std::to_string(rank) + " spatial axes; the shader takes at most 3";
+    return std::nullopt;
+  }
+  const Shape spatial(x.shape.begin() + 2, x.shape.end());
+  const std::vector<int64_t> strides = contiguous_strides(spatial);
+  std::vector<uint32_t> push = {u32(ctx.output(0).size()), u32(x.shape[1]),
+                                u32(product(grid.shape, 1, grid.shape.size() - 1)), u32(num_elements(spatial))};
+  for (size_t a = 0; a < 3; ++a) push.push_back(a < rank ? u32(spatial[a]) : 1u);
+  for (size_t a = 0; a < 3; ++a) push.push_back(a < rank ? u32(strides[a]) : 0u);
+  uint32_t mode = 0;
+  switch (gp.mode) {
+    case resize::Mode::Nearest:
+      mode = 0;
+      break;
+    case resize::Mode::Linear:
+      mode = 1;
+      break;
+    case resize::Mode::Cubic:
+      mode = 2;
+      break;
+  }
+  uint32_t padding = 0;
+  switch (gp.padding) {
+    case resize::GridPadding::Zeros:
+      padding = 0;
+      break;
+    case resize::GridPadding::Border:
+      padding = 1;
+      break;
+    case resize::GridPadding::Reflection:
+      padding = 2;
+      break;
+  }
+  LayerPlan plan;
+  const BindingRef xb = bind_input(ctx, plan, 0), gb = bind_input(ctx, plan, 1);
+  plan.dispatches.push_back(
+      linear_dispatch(ctx, "gather/grid_sample", {xb, gb, BindingRef::output(0)}, push, uint64_t(ctx.output(0).size()),
+                      {{1, u32(int64_t(rank))}, {2, mode}, {3, padding}, {4, gp.align_corners ? 1u : 0u}}));
+  return plan;
+}
+
 void register_gather_tactics(TacticRegistry& r) {
   constexpr auto F32 = Arith::F32, F16 = Arith::F16, F16Acc32 = Arith::F16Acc32;
   r.add_variants("gather.vec4", {"Gather"}, 0, {F32, F16}, [](auto& c, auto& w) { return plan_gather(c, w, 4); });
@@ -643,6 +709,7 @@ void register_gather_tactics(TacticRegistry& r) {
   r.add_variants("resize.nearest_int", {"Resize", "Upsample"}, 0, {F32, F16}, plan_resize_nearest_int);
   r.add_variants("resize.bilinear", {"Resize", "Upsample"}, 1, {F32, F16, F16Acc32}, plan_resize_bilinear);
   r.add_variants("resize.scalar", {"Resize", "Upsample"}, 10, {F32, F16, F16Acc32}, plan_resize_scalar);
+  r.add_variants("grid_sample.scalar", {"GridSample"}, 0, {F32, F16, F16Acc32}, plan_grid_sample);
   r.add_variants("range.scalar", {"Range"}, 0, {F32, F16}, plan_range);
   r.add_variants("constant_of_shape.scalar", {"ConstantOfShape"}, 0, {F32, F16}, plan_constant_of_shape);
 }

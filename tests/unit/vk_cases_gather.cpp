@@ -341,10 +341,41 @@ std::vector<VkCase> generator_cases() {
 
 }  // namespace
 
+// GridSample: every mode (both spellings) and padding, with and without align_corners,
+// 4-D (opset 16), 5-D and 3-D (opset 20) inputs; grid points reach past [-1, 1] so that
+// padding and (repeated) reflection take effect.
+std::vector<VkCase> grid_sample_cases() {
+  std::vector<VkCase> cases;
+  const auto gs = [](const std::string& name, int64_t opset, const Shape& x, const Shape& grid, const std::string& mode,
+                     const std::string& padding, int align, uint32_t seed, float reach = 1.3f) {
+    VkCase c = make_case(
+        name, "GridSample", {random_floats(x, seed), random_floats(grid, seed + 1, -reach, reach)},
+        {{"mode", string_attr(mode)}, {"padding_mode", string_attr(padding)}, {"align_corners", int_attr(align)}});
+    c.opset = opset;
+    return c;
+  };
+  cases.push_back(
+      gs("GridSample bilinear zeros, 2x3x5x7", 16, {2, 3, 5, 7}, {2, 4, 6, 2}, "bilinear", "zeros", 0, 500));
+  cases.push_back(
+      gs("GridSample bicubic border align, 1x2x6x5", 16, {1, 2, 6, 5}, {1, 3, 4, 2}, "bicubic", "border", 1, 502));
+  cases.push_back(gs("GridSample nearest reflection, 1x3x4x6", 16, {1, 3, 4, 6}, {1, 5, 5, 2}, "nearest", "reflection",
+                     0, 504, 3.5f));
+  cases.push_back(gs("GridSample bicubic reflection, 1x2x5x5", 16, {1, 2, 5, 5}, {1, 4, 3, 2}, "bicubic", "reflection",
+                     0, 506, 2.5f));
+  cases.push_back(gs("GridSample linear reflection align 5-D, 1x2x3x4x5", 20, {1, 2, 3, 4, 5}, {1, 2, 3, 4, 3},
+                     "linear", "reflection", 1, 508, 2.0f));
+  cases.push_back(
+      gs("GridSample cubic zeros 5-D, 1x1x4x4x4", 20, {1, 1, 4, 4, 4}, {1, 2, 2, 3, 3}, "cubic", "zeros", 0, 510));
+  cases.push_back(gs("GridSample nearest border align 5-D, 2x2x3x3x3", 20, {2, 2, 3, 3, 3}, {2, 2, 2, 2, 3}, "nearest",
+                     "border", 1, 512));
+  cases.push_back(gs("GridSample linear zeros 3-D, 2x3x9", 20, {2, 3, 9}, {2, 5, 1}, "linear", "zeros", 0, 514));
+  return cases;
+}
+
 VKG_VK_CASES(gather) {
   std::vector<VkCase> cases;
   for (auto* family : {gather_cases, gather_elements_cases, gather_nd_cases, scatter_elements_cases, scatter_nd_cases,
-                       resize_cases, generator_cases}) {
+                       resize_cases, generator_cases, grid_sample_cases}) {
     std::vector<VkCase> more = family();
     cases.insert(cases.end(), more.begin(), more.end());
   }
