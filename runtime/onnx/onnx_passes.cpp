@@ -394,10 +394,11 @@ void clear_inferred_shapes(OnnxModel& model) {
 
 namespace {
 
-// Shapes for the outputs of the graph's Ifs that inference left open because one
-// branch's result is not static at these shapes (it may fail there, as Silero VAD's
-// 8 kHz branch does at 16 kHz frame sizes): the other branch's static shape, the only
-// one an engine can build (builder.cpp, add_if). Adds to `pins`; false when none is new.
+// Shapes for the outputs of the graph's Ifs that inference left open because the
+// branches' results differ or one is not static at these shapes (it may fail there, as
+// Silero VAD's 8 kHz branch does at 16 kHz frame sizes): the first static shape of the
+// then and else branches, the one an engine builds (builder.cpp, add_if; the other
+// branch fails if selected). Adds to `pins`; false when none is new.
 bool pin_if_outputs(const onnx::GraphProto& g, std::map<std::string, Shape>& pins) {
   bool added = false;
   for (const auto& n : g.node()) {
@@ -406,20 +407,16 @@ bool pin_if_outputs(const onnx::GraphProto& g, std::map<std::string, Shape>& pin
       const std::string& name = n.output(o);
       if (name.empty() || pins.count(name) || static_shape_of(g, name)) continue;
       std::vector<std::optional<Shape>> shapes;
-      for (const auto& a : n.attribute())
-        if (a.has_g() && o < a.g().output_size()) shapes.push_back(static_shape_of(a.g(), a.g().output(o).name()));
-      std::optional<Shape> pin;
-      bool conflict = false;
-      for (const auto& s : shapes) {
-        if (!s) continue;
-        if (pin && *pin != *s) conflict = true;
-        if (!pin) pin = s;
+      for (const char* branch : {"then_branch", "else_branch"}) {
+        const onnx::GraphProto* g = subgraph(n, branch);
+        if (g != nullptr && o < g->output_size()) shapes.push_back(static_shape_of(*g, g->output(o).name()));
       }
-      if (!pin || conflict) continue;
-      pins[name] = *pin;
+      const auto pin = std::find_if(shapes.begin(), shapes.end(), [](const auto& s) { return s.has_value(); });
+      if (pin == shapes.end()) continue;
+      pins[name] = **pin;
       added = true;
-      VKG_VERBOSE("If '" << n.name() << "': output '" << name << "' takes the shape " << shape_to_string(*pin)
-                         << " of the branch whose shape is static");
+      VKG_VERBOSE("If '" << n.name() << "': output '" << name << "' takes the shape " << shape_to_string(**pin)
+                         << " of its " << (pin == shapes.begin() ? "then" : "else") << " branch");
     }
   }
   return added;
@@ -436,6 +433,7 @@ void set_shape(onnx::ValueInfoProto& vi, const Shape& shape) {
 void infer_shapes(OnnxModel& model, bool strict) {
   register_newer_onnx_schemas();
   std::map<std::string, Shape> pins;
+  std::set<std::string> initializer_entries;
   OnnxModel copy;
   for (int pass = 0;; ++pass) {
     copy = OnnxModel{std::make_shared<onnx::ModelProto>(*model.proto), model.path};
@@ -447,6 +445,19 @@ void infer_shapes(OnnxModel& model, bool strict) {
       onnx::ValueInfoProto* vi = out != cg->mutable_output()->end() ? &*out : cg->add_value_info();
       vi->set_name(name);
       set_shape(*vi, shape);
+    }
+    // Subgraphs see the types of outer tensors through value_info and inputs only:
+    // declare the initializers too (their entries are dropped again below).
+    std::set<std::string> typed;
+    for (const auto& vi : cg->input()) typed.insert(vi.name());
+    for (const auto& vi : cg->value_info()) typed.insert(vi.name());
+    for (const auto& init : cg->initializer()) {
+      if (typed.count(init.name())) continue;
+      onnx::ValueInfoProto* vi = cg->add_value_info();
+      vi->set_name(init.name());
+      vi->mutable_type()->mutable_tensor_type()->set_elem_type(init.data_type());
+      set_shape(*vi, Shape(init.dims().begin(), init.dims().end()));
+      initializer_entries.insert(init.name());
     }
     toposort(copy);  // inference reads the nodes in order
     try {
@@ -464,6 +475,9 @@ void infer_shapes(OnnxModel& model, bool strict) {
   // Inferred entries replace recorded ones; recorded ones that inference could not
   // find (after a failed lenient inference, or past data-dependent ops) stay.
   google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> value_info = copy.proto->graph().value_info();
+  value_info.erase(std::remove_if(value_info.begin(), value_info.end(),
+                                  [&](const onnx::ValueInfoProto& vi) { return initializer_entries.count(vi.name()); }),
+                   value_info.end());
   std::set<std::string> inferred_names;
   for (const auto& vi : value_info) inferred_names.insert(vi.name());
   for (const auto& vi : g->value_info())

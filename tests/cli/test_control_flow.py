@@ -1,6 +1,8 @@
 """If, Loop and Scan: the reference backend runs them (subgraphs reading outer-scope tensors),
 and a Vulkan engine folds an If whose condition is known at build time, from a constant or
-from an input the user freezes with --freeze-inputs."""
+from an input the user freezes with --freeze-inputs. An If whose condition is computed at run
+time is built with both branches: the engine reads the condition back and runs the branch it
+selects; a branch that cannot be built at the engine's shapes fails only when selected."""
 import unittest
 
 import numpy as np
@@ -14,6 +16,24 @@ def branch(name, op, other):
     """A branch computing op(x, outer) where `outer` is a tensor of the enclosing graph."""
     y = helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT, [2, 3])
     return helper.make_graph([helper.make_node(op, ["x", other], [f"{name}_y"], name=f"{name}_op")], name, [], [y])
+
+
+def mismatched_if_model():
+    """y = flag ? x + 1 : Transpose(x): the else branch has another shape."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    flag = helper.make_tensor_value_info("flag", TensorProto.BOOL, [1])
+    one = helper.make_tensor("one_f", TensorProto.FLOAT, [], [1.0])
+    then_b = helper.make_graph([helper.make_node("Add", ["x", "one_f"], ["t_y"], name="t_add")], "then", [],
+                               [helper.make_tensor_value_info("t_y", TensorProto.FLOAT, None)])
+    else_b = helper.make_graph([helper.make_node("Transpose", ["x"], ["e_y"], name="e_transpose")], "else", [],
+                               [helper.make_tensor_value_info("e_y", TensorProto.FLOAT, None)])
+    node = helper.make_node("If", ["flag"], ["y"], name="pick", then_branch=then_b, else_branch=else_b)
+    relu = helper.make_node("Relu", ["y"], ["z"], name="after")
+    g = helper.make_graph([node, relu], "mismatched_if", [x, flag],
+                          [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)], [one])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
 
 
 def model(with_loops=True):
@@ -80,15 +100,42 @@ class TestControlFlow(CliTestCase):
             np.testing.assert_allclose(out["c"], np.cumsum(xv, axis=0), rtol=1e-6)
 
     def test_frozen_input_folds_the_if_on_vulkan(self):
-        out = self.vkgraphy("run", self.if_model, "--vk", "--builder-optimization-level", "0", "--val-range",
-                            "mode:[1,1]", expect=3)
-        self.assertIn("no tactic for these ops: If ('choose')", out)
         for mode in (1, 0):
             out = self.vkgraphy("run", self.if_model, "--vk", "--ref", "--builder-optimization-level", "0", "-v",
                                 "--val-range", f"mode:[{mode},{mode}]", "--freeze-inputs", "mode")
             self.assertIn("input 'mode' is frozen for the Vulkan engine", out)
             self.assertIn(f"the {'then' if mode else 'else'} branch replaces it", out)
+            self.assertNotIn("a condition computed on the device", out)
             self.assertIn("PASSED | All outputs matched", out)
+
+    def test_condition_computed_on_the_device_selects_the_branch(self):
+        """One engine, saved and loaded, runs whichever branch each input selects."""
+        engine = self.path("if.engine")
+        out = self.vkgraphy("convert", self.if_model, "-o", engine, "--builder-optimization-level", "0", "-v")
+        self.assertIn("If 'choose': a condition computed on the device; branches of 1 and 1 layers", out)
+        bias = np.array([[0.5, -1, 2], [3, -0.25, 1]], np.float32)
+        for mode in (1, 0, 7):
+            self.vkgraphy("run", engine, "--vk", "--val-range", f"mode:[{mode},{mode}]", "--save-inputs",
+                          self.path("in.json"), "--save-outputs", self.path("out.json"))
+            xv = load_inputs(self.path("in.json"))[0]["x"]
+            (out,), = load_outputs(self.path("out.json")).values()
+            np.testing.assert_allclose(out["y"], xv + bias if mode == 1 else xv * bias, rtol=1e-6)
+        # Against the reference, with several iterations switching branch, and in fp16.
+        out = self.vkgraphy("run", self.if_model, "--vk", "--ref", "--fp16", "--builder-optimization-level", "0",
+                            "--val-range", "mode:[0,1]", "--iterations", "6", "--atol", "1e-2")
+        self.assertIn("PASSED | All outputs matched", out)
+
+    def test_a_branch_of_another_shape_fails_only_when_selected(self):
+        m = self.path("mismatched.onnx")
+        onnx.save(mismatched_if_model(), m)
+        out = self.vkgraphy("run", m, "--vk", "--ref", "--builder-optimization-level", "0", "--val-range",
+                            "flag:[1,1]")
+        self.assertIn("the else branch of If 'pick' cannot run at the engine's shapes: it gives output 'y' "
+                      "the type float32[3, 2], the other branch float32[2, 3]", out)
+        self.assertIn("PASSED | All outputs matched", out)
+        out = self.vkgraphy("run", m, "--vk", "--builder-optimization-level", "0", "--val-range", "flag:[0,0]",
+                            expect=3)
+        self.assertIn("[E] the else branch of If 'pick' cannot run at the engine's shapes", out)
 
     def test_loop_and_scan_of_static_length_unroll_on_vulkan(self):
         out = self.vkgraphy("run", self.model, "--vk", "--ref", "--builder-optimization-level", "0", "-v",

@@ -54,7 +54,7 @@ class EngineFileTest(CliTestCase):
         engine = self.convert("conv.onnx")
         out = self.vkgraphy("inspect", "model", engine)
         self.assertIn("==== vkgraphy Engine ====", out)
-        self.assertIn("| Engine format version: 1 | vkgraphy version: ", out)
+        self.assertIn("| Engine format version: 2 | vkgraphy version: ", out)
         self.assertIn("Built on: ", out)
         self.assertIn("---- 1 Engine Input(s) ----\n    {a [dtype=float32, shape=(1, 16, 8, 8), storage=f32]}", out)
         self.assertIn("---- 1 Engine Output(s) ----\n    {conv_out_0 [dtype=float32, shape=(1, 4, 5, 5), storage=f32]}",

@@ -23,8 +23,13 @@ POLYGRAPHY = os.path.join(VENV, "bin", "polygraphy")
 SILERO_DATA = ["--input-shapes", "input:[1,512]", "state:[2,1,128]", "--val-range", "sr:[16000,16000]",
                "input:[-0.5,0.5]"]
 MODELS = {
-    "silero_vad": ("silero_vad-6.2.3", "silero_vad/data/silero_vad.onnx", SILERO_DATA, ["--freeze-inputs", "sr"],
+    # Its If on the sample rate runs on the device (the 8 kHz branch cannot run at 512 samples).
+    "silero_vad": ("silero_vad-6.2.3", "silero_vad/data/silero_vad.onnx", SILERO_DATA, [],
                    "0.1"),
+    # The same engine form at 8 kHz (256 samples): the condition selects the else branch.
+    "silero_vad_8k": ("silero_vad-6.2.3", "silero_vad/data/silero_vad.onnx",
+                      ["--input-shapes", "input:[1,256]", "state:[2,1,128]", "--val-range", "sr:[8000,8000]",
+                       "input:[-0.5,0.5]"], [], "0.1"),
     "silero_vad_op18_ifless": ("silero_vad-6.2.3", "silero_vad/data/silero_vad_op18_ifless.onnx", SILERO_DATA,
                                ["--freeze-inputs", "sr"], "0.1"),
     "pp_ocrv4_det": ("rapidocr_onnxruntime-1.4.4", "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",

@@ -146,6 +146,9 @@ void expect_equal(const Engine& a, const Engine& b) {
     for (size_t w = 0; w < la.plan.weights.size(); ++w)
       EXPECT_TRUE(la.plan.weights[w].bit_equal(lb.plan.weights[w])) << "weight " << w;
     EXPECT_TRUE(la.plan == lb.plan);
+    EXPECT_EQ(la.branch_layers, lb.branch_layers);
+    EXPECT_EQ(la.branch_dispatches, lb.branch_dispatches);
+    EXPECT_EQ(la.branch_errors, lb.branch_errors);
   }
   EXPECT_EQ(a.inputs, b.inputs);
   EXPECT_EQ(a.outputs, b.outputs);
@@ -384,9 +387,119 @@ TEST(EngineFile, OtherFormatVersionSaysWhich) {
   set_u32(bytes, 8, 7);
   const std::string message = load_error(bytes, "new.engine");
   EXPECT_NE(message.find("'new.engine': engine format version 7"), std::string::npos) << message;
-  EXPECT_NE(message.find("reads version " + std::to_string(Engine::kFormatVersion)), std::string::npos) << message;
+  EXPECT_NE(message.find("reads versions " + std::to_string(Engine::kOldestFormatVersion) + " to " +
+                         std::to_string(Engine::kFormatVersion)),
+            std::string::npos)
+      << message;
   fix_checksum(bytes);  // the version is checked first, whatever follows
   EXPECT_EQ(load_error(bytes, "new.engine"), message);
+}
+
+// y = cond ? a(x) : b(x), the else branch holding a nested If whose then branch
+// could not be built: layers [a] [b, (nested: [] [c]), nested-if] if.
+Engine branching_engine() {
+  Engine e;
+  e.vkgraphy_version = "0.1.0";
+  e.model_name = "branches";
+  e.tensors = {{"x", DType::Float32, {4}, StorageType::F32, -1},   {"cond", DType::Bool, {}, StorageType::I32, -1},
+               {"a", DType::Float32, {4}, StorageType::F32, -1},   {"b", DType::Float32, {4}, StorageType::F32, -1},
+               {"c", DType::Float32, {4}, StorageType::F32, -1},   {"inner", DType::Float32, {4}, StorageType::F32, -1},
+               {"y", DType::Float32, {4}, StorageType::F32, -1}};
+  auto unary = [](const std::string& name, int32_t in, int32_t out) {
+    EngineLayer l;
+    l.name = name;
+    l.op = "Relu";
+    l.tactic = "elementwise.unary.f32";
+    l.inputs = {in};
+    l.outputs = {out};
+    l.plan.dispatches.push_back(dispatch("elementwise/add.f32", {BindingRef::input(0), BindingRef::output(0)}));
+    return l;
+  };
+  auto branching = [](const std::string& name, std::vector<int32_t> inputs, int32_t out, std::vector<uint32_t> layers,
+                      std::vector<uint32_t> dispatches, std::vector<std::string> errors) {
+    EngineLayer l;
+    l.name = name;
+    l.op = "If";
+    l.tactic = "control.if";
+    l.inputs = std::move(inputs);
+    l.outputs = {out};
+    for (uint32_t b = 0; b < 2; ++b)
+      for (uint32_t d = 0; d < dispatches[b]; ++d)
+        l.plan.dispatches.push_back(
+            dispatch("elementwise/add.f32", {BindingRef::input(1 + b), BindingRef::output(0)}));
+    l.branch_layers = std::move(layers);
+    l.branch_dispatches = std::move(dispatches);
+    l.branch_errors = std::move(errors);
+    return l;
+  };
+  e.layers = {unary("a", 0, 2), unary("b", 0, 3), unary("c", 3, 4),
+              branching("nested", {1, -1, 4}, 5, {0, 1}, {0, 1}, {"the then branch of If 'nested' cannot run", ""}),
+              branching("pick", {1, 2, 5}, 6, {1, 3}, {1, 1}, {})};
+  e.inputs = {0, 1};
+  e.outputs = {6};
+  e.spirv["elementwise/add.f32"] = add_shader();
+  plan_memory(e);
+  validate_engine(e, "branching engine");
+  return e;
+}
+
+TEST(EngineFile, BranchingLayersRoundTrip) {
+  const Engine e = branching_engine();
+  const Engine loaded = deserialize_engine(serialize_engine(e), "branches.engine");
+  expect_equal(e, loaded);
+  const LayerBlock blocks = layer_blocks(loaded, "branches.engine");
+  ASSERT_EQ(blocks.items.size(), 1u);  // everything is inside 'pick'
+  const LayerBlock::Item& pick = blocks.items[0];
+  EXPECT_EQ(pick.layer, 4u);
+  ASSERT_EQ(pick.branches.size(), 2u);
+  ASSERT_EQ(pick.branches[0].items.size(), 1u);
+  EXPECT_EQ(pick.branches[0].items[0].layer, 0u);
+  ASSERT_EQ(pick.branches[1].items.size(), 2u);  // b, then nested (holding c)
+  EXPECT_EQ(pick.branches[1].items[0].layer, 1u);
+  const LayerBlock::Item& nested = pick.branches[1].items[1];
+  EXPECT_EQ(nested.layer, 3u);
+  EXPECT_TRUE(nested.branches[0].items.empty());
+  ASSERT_EQ(nested.branches[1].items.size(), 1u);
+  EXPECT_EQ(nested.branches[1].items[0].layer, 2u);
+  // A tensor read only inside a branch stays alive until the branching layer reads the results.
+  EXPECT_NE(loaded.tensors[2].slot, loaded.tensors[3].slot);
+}
+
+TEST(EngineFile, VersionOneFilesStillLoad) {
+  std::string bytes = serialize_engine(sample_engine());
+  EXPECT_EQ(uint8_t(bytes[8]), Engine::kFormatVersion);
+  set_u32(bytes, 8, Engine::kOldestFormatVersion);
+  fix_checksum(bytes);
+  expect_equal(sample_engine(), deserialize_engine(bytes, "old.engine"));
+}
+
+TEST(EngineFile, BranchCountsAreChecked) {
+  Engine e = branching_engine();
+  e.layers[4].branch_layers = {1, 4};  // reaches before the first layer
+  EXPECT_THROW(
+      {
+        try {
+          validate_engine(e, "e");
+        } catch (const Error& err) {
+          EXPECT_NE(std::string(err.what()).find("the branches of layer 'pick' (1 + 4 layers) reach outside its block"),
+                    std::string::npos)
+              << err.what();
+          throw;
+        }
+      },
+      Error);
+  e = branching_engine();
+  e.layers[3].branch_layers = {0, 3};  // more layers than the enclosing else branch holds before it
+  EXPECT_THROW(validate_engine(e, "e"), Error);
+  e = branching_engine();
+  e.layers[3].branch_errors = {"failed", "failed too"};  // an error for a branch that has layers
+  EXPECT_THROW(validate_engine(e, "e"), Error);
+  e = branching_engine();
+  e.layers[4].branch_dispatches = {2, 1};  // more than the layer has
+  EXPECT_THROW(validate_engine(e, "e"), Error);
+  e = branching_engine();
+  e.layers[1].branch_dispatches = {1, 0};  // branch data on a plain layer
+  EXPECT_THROW(validate_engine(e, "e"), Error);
 }
 
 TEST(EngineFile, UnknownFlagsAreAnError) {
