@@ -55,7 +55,7 @@ void collect_unsupported(const Graph& graph, const TacticRegistry& registry,
                          std::map<std::string, std::vector<std::string>>& missing) {
   for (const Node& n : graph.nodes) {
     if (n.op_type == "Constant" || n.op_type == "Shape" || n.op_type == "Size") continue;  // folded
-    if (n.domain.empty() && n.op_type == "If") {  // the builder runs both branches' layers
+    if (n.domain.empty() && (n.op_type == "If" || n.op_type == "Loop")) {  // the builder adds their subgraphs' layers
       for (const Graph* branch : n.subgraphs()) collect_unsupported(*branch, registry, missing);
       continue;
     }
@@ -200,6 +200,9 @@ class Builder {
   void add_block(const std::vector<const Node*>& nodes, std::vector<std::string> keep);
   void add_layers(const std::vector<const Node*>& remaining, std::vector<std::string> keep);
   void add_if(const Node& node, size_t index, size_t total);
+  void add_loop(const Node& node, size_t index, size_t total);
+  // A copy of the tensor `from` (an input of `layer`, or a weight when from_weight) into output `out`.
+  void add_copy(EngineLayer& layer, StorageType storage, uint64_t elements, BindingRef from, uint32_t out);
   bool try_fold(const Node& node);
   ValueInfo info_of(const std::string& name, const Node& node) const;
   int32_t add_tensor(const std::string& name, DType dtype, const Shape& shape, StorageType storage);
@@ -232,6 +235,7 @@ class Builder {
   std::deque<Node> nodes_;  // the graph's nodes and its If branches', each with a unique name
   std::set<std::string> names_;  // node names taken
   std::vector<const Graph*> scopes_;  // the model's graph, then the branches being added
+  std::deque<Graph> synthetic_;       // types of the tensors of nodes the builder adds (loop counters)
   std::map<std::string, Tensor> folded_;
   std::map<std::string, std::string> aliases_;  // removed no-ops: tensor -> the tensor whose buffer it shares
   // Engine tensor of each (tensor name, storage) pair; the first entry per name is the producer's.
@@ -773,6 +777,8 @@ void Builder::add_layers(const std::vector<const Node*>& remaining, std::vector<
     }
     if (l.node.op_type == "If" && l.node.domain.empty())
       add_if(l.node, i, optimized.layers.size());
+    else if (l.node.op_type == "Loop" && l.node.domain.empty())
+      add_loop(l.node, i, optimized.layers.size());
     else
       add_layer(l.node, l.nodes, i, optimized.layers.size());
   }
@@ -853,12 +859,8 @@ void Builder::add_if(const Node& node, size_t index, size_t total) {
                                       << dtype_name(outs[j].dtype) << shape_to_string(outs[j].shape)
                                       << " (a Vulkan engine needs one static shape)");
         layer.inputs.push_back(tensor_in(r, outs[j].storage));
-        LayerPlan copy = reformat_plan(outs[j].storage, outs[j].storage, uint64_t(num_elements(made.shape)), device_,
-                                       std::nullopt);
-        for (Dispatch& d : copy.dispatches) {
-          d.bindings = {BindingRef::input(uint32_t(layer.inputs.size() - 1)), BindingRef::output(uint32_t(j))};
-          layer.plan.dispatches.push_back(std::move(d));
-        }
+        add_copy(layer, outs[j].storage, uint64_t(num_elements(made.shape)),
+                 BindingRef::input(uint32_t(layer.inputs.size() - 1)), uint32_t(j));
       }
       layer.branch_errors.emplace_back();
     } catch (const Error& e) {
@@ -887,6 +889,215 @@ void Builder::add_if(const Node& node, size_t index, size_t total) {
   VKG_VERBOSE(node.describe() << ": a condition computed on the device; branches of " << layer.branch_layers[0]
                               << " and " << layer.branch_layers[1]
                               << " layers, the executor runs the one the condition selects");
+  engine.layers.push_back(std::move(layer));
+  ++result_.stats.layers;
+}
+
+void Builder::add_copy(EngineLayer& layer, StorageType storage, uint64_t elements, BindingRef from, uint32_t out) {
+  LayerPlan copy = reformat_plan(storage, storage, elements, device_, std::nullopt);
+  for (Dispatch& d : copy.dispatches) {
+    d.bindings = {from, BindingRef::output(out)};
+    layer.plan.dispatches.push_back(std::move(d));
+  }
+}
+
+namespace {
+
+// True when a node of `graph` (or of a subgraph inside it) reads `name`.
+bool reads(const Graph& graph, const std::string& name) {
+  for (const Node& n : graph.nodes) {
+    if (std::find(n.inputs.begin(), n.inputs.end(), name) != n.inputs.end()) return true;
+    for (const Graph* sub : n.subgraphs())
+      if (reads(*sub, name)) return true;
+  }
+  return std::any_of(graph.outputs.begin(), graph.outputs.end(), [&](const ValueInfo& o) { return o.name == name; });
+}
+
+}  // namespace
+
+// A Loop whose condition or trip count is computed on the device (a constant trip
+// count with a constant condition was unrolled at import): the layers of its body,
+// then a loop layer (EngineLayer::is_loop) holding the loop state. The body reads
+// the state through its inputs; the loop layer sets the state before the first
+// iteration and copies the body's results into it after each.
+void Builder::add_loop(const Node& node, size_t index, size_t total) {
+  progress(index, total, node);
+  Engine& engine = result_.engine;
+  const Graph& body = node.attr_graph("body");
+  VKG_CHECK(node.inputs.size() >= 2 && body.inputs.size() == node.inputs.size() && body.outputs.size() + 1 >= body.inputs.size(),
+            node.describe() << ": its body's inputs and outputs do not match the loop's");
+  const size_t n = node.inputs.size() - 2;  // loop-carried values
+  const size_t scans = body.outputs.size() + 1 - body.inputs.size();
+  VKG_CHECK(scans == 0, node.describe() << ": its " << scans
+                                        << " scan output(s) grow by one slice per iteration, and the iterations are "
+                                           "counted at run time; a Vulkan engine needs static shapes (a constant trip "
+                                           "count and condition unroll the loop)");
+  EngineLayer layer;
+  layer.name = node.name;
+  layer.nodes = {node.name};
+  layer.op = node.op_type;
+  layer.tactic = "control.loop";
+  int32_t trip_count = -1, first_condition = -1;
+  const std::string& m = node.inputs[0];
+  const std::string& cond = node.inputs[1];
+  if (!m.empty()) {
+    if (const Tensor* c = constant(m)) {
+      layer.loop_trip_count = std::max<int64_t>(c->to_int64s().at(0), 0);
+    } else {
+      VKG_CHECK(num_elements(info_of(m, node).concrete_shape()) == 1, node.describe() << ": its trip count is not one value");
+      trip_count = tensor_in(m, StorageType::I32);
+    }
+  }
+  if (!cond.empty()) {
+    if (const Tensor* c = constant(cond)) {
+      if (c->get_as_double(0) == 0) layer.loop_trip_count = 0;
+    } else {
+      VKG_CHECK(num_elements(info_of(cond, node).concrete_shape()) == 1, node.describe() << ": its condition is not one value");
+      first_condition = tensor_in(cond, StorageType::I32);
+    }
+  }
+
+  // The state: the loop-carried values (named as the Loop's outputs), then the iteration
+  // count and the condition where the body reads them. Its initial values: an engine tensor or a weight.
+  struct State {
+    std::string name;
+    DType dtype;
+    Shape shape;
+    StorageType storage;
+    std::string body_input, body_result;
+    int32_t initial = -1;
+    std::optional<Tensor> initial_value;
+  };
+  std::vector<State> state;
+  for (size_t k = 0; k < n; ++k) {
+    const std::string& init = node.inputs[2 + k];
+    VKG_CHECK(!init.empty(), node.describe() << ": loop-carried value " << k << " has no initial value");
+    State st;
+    const ValueInfo vi = info_of(init, node);
+    st.dtype = *vi.dtype;
+    st.shape = vi.concrete_shape();
+    const std::optional<StorageType> storage = storage_for(st.dtype, Precision::FP32);
+    VKG_CHECK(storage.has_value(), node.describe() << ": loop-carried value '" << init << "' is "
+                                                   << dtype_name(st.dtype) << ", which the Vulkan backend does not support");
+    st.storage = *storage;
+    st.name = k < node.outputs.size() && !node.outputs[k].empty() ? node.outputs[k] : node.name + "/state" + std::to_string(k);
+    st.body_input = body.inputs[2 + k].name;
+    st.body_result = body.outputs[1 + k].name;
+    if (const Tensor* c = constant(init))
+      st.initial_value = to_storage(*c, st.storage, "initial value '" + init + "'");
+    else
+      st.initial = tensor_in(init, st.storage);
+    state.push_back(std::move(st));
+  }
+  // Nodes the builder adds to the body: the iteration count + 1.
+  Graph& counters = synthetic_.emplace_back();
+  std::vector<Node> added;
+  const std::string& iter_name = body.inputs[0].name;
+  if (!iter_name.empty() && reads(body, iter_name)) {
+    State st{node.name + "/iteration", DType::Int64, {}, StorageType::I32, iter_name, node.name + "/iteration+1"};
+    st.initial_value = Tensor::scalar<int32_t>(0);
+    folded_[node.name + "/one"] = Tensor::scalar<int64_t>(1);
+    counters.value_info[st.body_result] = ValueInfo{st.body_result, DType::Int64, std::vector<Dim>{}};
+    Node add;
+    add.name = node.name + "/iteration+1";
+    add.op_type = "Add";
+    add.inputs = {iter_name, node.name + "/one"};
+    add.outputs = {st.body_result};
+    added.push_back(std::move(add));
+    state.push_back(std::move(st));
+  }
+  const std::string& cond_in = body.inputs[1].name;
+  if (!cond_in.empty() && reads(body, cond_in)) {
+    State st{node.name + "/condition", DType::Bool, {}, StorageType::I32, cond_in, body.outputs[0].name};
+    if (first_condition >= 0)
+      st.initial = first_condition;
+    else
+      st.initial_value = Tensor::scalar<int32_t>(1);
+    state.push_back(std::move(st));
+  }
+
+  std::vector<int32_t> state_ids;
+  for (const State& st : state) {
+    state_ids.push_back(add_tensor(st.name, st.dtype, st.shape, st.storage));
+    aliases_[st.body_input] = st.name;
+    // The body's inputs have the state's types and shapes (whatever the body declares).
+    std::vector<Dim> dims;
+    for (int64_t d : st.shape) dims.push_back(Dim{d, ""});
+    counters.value_info[st.body_input] = ValueInfo{st.body_input, st.dtype, dims};
+  }
+  const auto tensors = tensors_;
+  const auto produced = produced_storage_;
+  const size_t first_layer = engine.layers.size();
+  scopes_.push_back(&body);
+  scopes_.push_back(&counters);
+  std::vector<const Node*> nodes = named_nodes(body, node.name + "/body/");
+  for (Node& a : added) {
+    names_.insert(a.name);
+    nodes_.push_back(std::move(a));
+    nodes.push_back(&nodes_.back());
+  }
+  std::vector<std::string> keep;
+  for (const ValueInfo& out : body.outputs) keep.push_back(out.name);
+  for (const State& st : state) keep.push_back(st.body_result);
+  add_block(nodes, keep);
+  // The body's results in the state's storage forms (made now: reformats belong to the body).
+  auto produce = [&](const std::string& r) {
+    if (!produced_storage_.count(resolve(r))) {
+      VKG_CHECK(constant(r) != nullptr, node.describe() << ": its body never produces '" << r << "'");
+      add_constant_output(r);
+    }
+  };
+  std::vector<int32_t> results;
+  for (const State& st : state) {
+    produce(st.body_result);
+    const int32_t id = tensor_in(st.body_result, st.storage);
+    const EngineTensor& t = engine.tensors[size_t(id)];
+    VKG_CHECK(t.shape == st.shape, node.describe() << ": its body gives '" << st.body_result << "' the shape "
+                                                   << shape_to_string(t.shape) << ", but the value it carries has "
+                                                   << shape_to_string(st.shape)
+                                                   << " (a Vulkan engine needs loop-carried values of one static shape)");
+    results.push_back(id);
+  }
+  produce(body.outputs[0].name);
+  const int32_t body_condition = constant(body.outputs[0].name) && constant(body.outputs[0].name)->get_as_double(0) != 0
+                                     ? -1
+                                     : tensor_in(body.outputs[0].name, StorageType::I32);
+  scopes_.pop_back();
+  scopes_.pop_back();
+  tensors_ = tensors;
+  produced_storage_ = produced;
+  layer.branch_layers = {uint32_t(engine.layers.size() - first_layer)};
+
+  layer.inputs = {trip_count, first_condition};
+  for (const State& st : state) layer.inputs.push_back(st.initial);
+  layer.inputs.insert(layer.inputs.end(), results.begin(), results.end());
+  layer.inputs.push_back(body_condition);
+  // Outer tensors the body reads stay alive until the loop ends.
+  for (const std::string& read : Graph::outer_scope_reads(node)) {
+    const std::string name = resolve(read);
+    auto p = produced_storage_.find(name);
+    if (p != produced_storage_.end()) layer.inputs.push_back(tensors_.at({name, p->second}));
+  }
+  const size_t s = state.size();
+  for (size_t j = 0; j < s; ++j) {
+    const uint64_t elements = uint64_t(num_elements(state[j].shape));
+    if (elements == 0) continue;
+    BindingRef from = BindingRef::input(uint32_t(2 + j));
+    if (state[j].initial_value) from = add_weight(layer.plan, *state[j].initial_value);
+    add_copy(layer, state[j].storage, elements, from, uint32_t(j));
+  }
+  layer.branch_dispatches.push_back(uint32_t(layer.plan.dispatches.size()));
+  for (size_t j = 0; j < s; ++j) {
+    const uint64_t elements = uint64_t(num_elements(state[j].shape));
+    if (elements > 0) add_copy(layer, state[j].storage, elements, BindingRef::input(uint32_t(2 + s + j)), uint32_t(j));
+  }
+  layer.branch_dispatches.push_back(uint32_t(layer.plan.dispatches.size() - layer.branch_dispatches[0]));
+  VKG_CHECK(!layer.plan.dispatches.empty(), node.describe() << ": it carries no values");
+  layer.outputs = state_ids;
+  VKG_VERBOSE(node.describe() << ": " << (layer.loop_trip_count >= 0 ? "a constant trip count and a condition"
+                                                                      : "a trip count or condition")
+                              << " computed on the device; a body of " << layer.branch_layers[0]
+                              << " layers run once per iteration, the condition read back after each");
   engine.layers.push_back(std::move(layer));
   ++result_.stats.layers;
 }

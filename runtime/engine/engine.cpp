@@ -1,6 +1,7 @@
 #include "runtime/engine/engine.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "runtime/core/error.h"
@@ -85,8 +86,19 @@ void plan_memory(Engine& engine) {
     if (engine.tensors[size_t(t)].slot < 0)
       engine.tensors[size_t(t)].slot = pool.dedicated(engine.tensors[size_t(t)].bytes());
   }
+  std::multimap<size_t, size_t> loops_by_start;  // first body layer -> loop layer
+  for (size_t li = 0; li < engine.layers.size(); ++li) {
+    const EngineLayer& l = engine.layers[li];
+    if (l.is_loop() && l.branch_layers.size() == 1 && l.branch_layers[0] <= li)
+      loops_by_start.emplace(li - l.branch_layers[0], li);
+  }
   for (size_t li = 0; li < engine.layers.size(); ++li) {
     EngineLayer& layer = engine.layers[li];
+    for (auto [it, end] = loops_by_start.equal_range(li); it != end; ++it) {
+      for (int32_t t : engine.layers[it->second].outputs)
+        if (t >= 0 && engine.tensors[size_t(t)].slot < 0)
+          engine.tensors[size_t(t)].slot = pool.acquire(engine.tensors[size_t(t)].bytes());
+    }
     for (int32_t t : layer.outputs) {
       if (t >= 0 && engine.tensors[size_t(t)].slot < 0)
         engine.tensors[size_t(t)].slot = pool.acquire(engine.tensors[size_t(t)].bytes());
@@ -116,7 +128,12 @@ LayerBlock blocks_of(const Engine& engine, size_t begin, size_t end, const std::
     --i;
     LayerBlock::Item item{i, {}};
     const EngineLayer& l = engine.layers[i];
-    if (l.is_branch()) {
+    if (l.is_loop()) {
+      VKG_CHECK(l.branch_layers.size() == 1 && l.branch_layers[0] <= i - begin,
+                what << ": the body of loop '" << l.name << "' reaches outside its block");
+      item.branches.push_back(blocks_of(engine, i - l.branch_layers[0], i, what));
+      i -= l.branch_layers[0];
+    } else if (l.is_branch()) {
       VKG_CHECK(l.branch_layers.size() == 2 && l.branch_dispatches.size() == 2,
                 what << ": branching layer '" << l.name << "' needs the layer and dispatch counts of two branches");
       const uint64_t then_n = l.branch_layers[0], else_n = l.branch_layers[1];
@@ -176,7 +193,21 @@ void validate_engine(const Engine& engine, const std::string& what) {
                 what << ": " << where << " has a weight of dtype " << dtype_name(w.dtype()));
     }
     VKG_CHECK(!l.plan.dispatches.empty(), what << ": " << where << " has no dispatch");
-    if (l.is_branch()) {
+    if (l.is_loop()) {
+      const size_t s = l.outputs.size();
+      VKG_CHECK(l.branch_dispatches.size() == 2 &&
+                    uint64_t(l.branch_dispatches[0]) + l.branch_dispatches[1] == l.plan.dispatches.size() &&
+                    l.branch_errors.empty(),
+                what << ": " << where << " splits its dispatches between setting and updating its state wrongly");
+      VKG_CHECK(l.inputs.size() >= 3 + 2 * s && l.loop_trip_count >= -1,
+                what << ": " << where << " needs a trip count, conditions, initial values and results for its state");
+      for (size_t at : {size_t(0), size_t(1), 2 + 2 * s}) {
+        const int32_t t = l.inputs[at];
+        VKG_CHECK(t < 0 || (engine.tensors[size_t(t)].storage == StorageType::I32 &&
+                            num_elements(engine.tensors[size_t(t)].shape) == 1),
+                  what << ": " << where << " reads a trip count or condition that is not one integer");
+      }
+    } else if (l.is_branch()) {
       VKG_CHECK(l.branch_dispatches.size() == 2 &&
                     uint64_t(l.branch_dispatches[0]) + l.branch_dispatches[1] == l.plan.dispatches.size(),
                 what << ": " << where << " splits its dispatches between the branches wrongly");
@@ -195,7 +226,7 @@ void validate_engine(const Engine& engine, const std::string& what) {
                   what << ": " << where << " has layers or results for a branch it marks as failing");
       }
     } else {
-      VKG_CHECK(l.branch_dispatches.empty() && l.branch_errors.empty(),
+      VKG_CHECK(l.branch_dispatches.empty() && l.branch_errors.empty() && l.loop_trip_count == -1,
                 what << ": " << where << " has branch data but no branches");
     }
     for (const Dispatch& d : l.plan.dispatches) {

@@ -52,8 +52,21 @@ struct EngineLayer {
   // the executor raises when the condition selects it ("" for a built branch; its
   // results are then -1 and it has no layers or dispatches). Empty when both are built.
   std::vector<std::string> branch_errors;
+  // Layers of op "Loop" (a condition or trip count computed on the device) repeat
+  // the branch_layers[0] layers right before them, the body. Their outputs are the
+  // loop's state (the loop-carried values, which are the Loop's outputs, then the
+  // iteration count and the condition where the body reads them); s = outputs.size().
+  // Inputs: [0] the trip count (-1: loop_trip_count, or no limit when that is -1 too),
+  // [1] the first condition (-1: true), [2, 2+s) each state's initial value (-1: a
+  // weight), [2+s, 2+2s) the body's result for each state, [2+2s] the condition the
+  // body computes (-1: true), then the outer tensors the body reads (kept alive across
+  // iterations). The first branch_dispatches[0] dispatches set the state before the
+  // first iteration, the next branch_dispatches[1] copy the body's results into it
+  // after each. The executor reads the conditions (and a computed trip count) back.
+  int64_t loop_trip_count = -1;
 
   bool is_branch() const { return !branch_layers.empty(); }
+  bool is_loop() const { return is_branch() && op == "Loop"; }
 };
 
 struct Engine {
@@ -78,12 +91,13 @@ struct Engine {
 };
 
 // The control structure of an engine's layer list: a sequence of layers, where a
-// branching layer (EngineLayer::is_branch) holds the blocks of its branches.
+// branching layer (EngineLayer::is_branch) holds the blocks of its branches, a loop
+// the block of its body.
 // Every layer of the engine appears exactly once.
 struct LayerBlock {
   struct Item {
     size_t layer = 0;                // index into Engine::layers
-    std::vector<LayerBlock> branches;  // of a branching layer: then, else
+    std::vector<LayerBlock> branches;  // of a branching layer: then, else; of a loop: the body
   };
   std::vector<Item> items;  // in execution order
 };
@@ -95,7 +109,7 @@ LayerBlock layer_blocks(const Engine& engine, const std::string& what);
 
 // Assigns a memory slot to every engine tensor and scratch buffer: a slot is
 // reused by tensors whose lifetimes do not overlap; inputs and outputs get slots
-// of their own. Fills tensor.slot, layer.scratch_slots and engine.slots.
+// of their own. A loop's state lives from the first layer of its body. Fills tensor.slot, layer.scratch_slots and engine.slots.
 void plan_memory(Engine& engine);
 
 // Checks internal consistency (indices in range, bindings resolvable, shaders

@@ -134,6 +134,7 @@ Json layer_to_json(const EngineLayer& l, BlobWriter& blob) {
     j["branch_layers"] = l.branch_layers;
     j["branch_dispatches"] = l.branch_dispatches;
     if (!l.branch_errors.empty()) j["branch_errors"] = l.branch_errors;
+    if (l.is_loop()) j["loop_trip_count"] = l.loop_trip_count;
   }
   j["plan"] = plan_to_json(l, blob);
   return j;
@@ -355,6 +356,9 @@ class MetadataReader {
       for (size_t i = 0; i < counts.size(); ++i) into.push_back(u32(counts[i], where.field(key).index(i)));
     }
     l.branch_errors = json_optional_strings(j, "branch_errors", where);
+    if (j.contains("loop_trip_count"))
+      l.loop_trip_count = integer(j["loop_trip_count"], -1, std::numeric_limits<int64_t>::max(),
+                                  where.field("loop_trip_count"));
     const Json& plan = json_member(j, "plan", where);
     const JsonPlace plan_where = where.field("plan");
     const Json& dispatches = array(plan, "dispatches", plan_where);

@@ -141,6 +141,7 @@ void EngineExecutor::record() {
   program_.clear();
   conditions_.clear();
   failures_.clear();
+  loops_.clear();
   Pending pending;
   emit(layer_blocks(engine_, "the engine"), pending);
   flush(pending, /*last=*/true);
@@ -153,11 +154,41 @@ void EngineExecutor::emit(const LayerBlock& block, Pending& pending) {
       pending.layers.emplace_back(item.layer, 0, layers_[item.layer].steps.size());
       continue;
     }
+    // Host copies of tensors the program tests, filled at the end of the recording being assembled.
+    auto read_back = [&](int32_t tensor) -> std::optional<size_t> {
+      if (tensor < 0) return std::nullopt;
+      pending.readbacks.push_back(tensor);
+      return conditions_.size() + pending.readbacks.size() - 1;
+    };
+    if (layer.is_loop()) {
+      // Set the state, read the trip count and first condition; then test, run the body
+      // and copy its results into the state, read the body's condition, test again.
+      const size_t s = layer.outputs.size();
+      Loop loop;
+      loop.trip_count = layer.loop_trip_count;
+      pending.layers.emplace_back(item.layer, 0, layer.branch_dispatches[0]);
+      loop.trip_count_host = read_back(layer.inputs.at(0));
+      loop.first_condition = read_back(layer.inputs.at(1));
+      flush(pending, false);
+      const size_t index = loops_.size();
+      program_.push_back({Instruction::Kind::LoopEnter, index, 0});
+      const size_t test = program_.size();
+      program_.push_back({Instruction::Kind::LoopTest, index, 0});
+      emit(item.branches.at(0), pending);
+      pending.layers.emplace_back(item.layer, layer.branch_dispatches[0], layers_[item.layer].steps.size());
+      loop.body_condition = read_back(layer.inputs.at(2 + 2 * s));
+      flush(pending, false);
+      program_.push_back({Instruction::Kind::LoopBack, index, test});
+      program_[test].target = program_.size();
+      loop.name = layer.name;
+      loops_.push_back(loop);
+      continue;
+    }
     // Up to the condition; then the then branch and its copies, or the else branch and its copies.
-    pending.condition = layer.inputs.at(0);
+    const size_t condition = *read_back(layer.inputs.at(0));
     flush(pending, false);
     const size_t test = program_.size();
-    program_.push_back({Instruction::Kind::JumpIfFalse, conditions_.size() - 1, 0});
+    program_.push_back({Instruction::Kind::JumpIfFalse, condition, 0});
     size_t jump = 0;
     for (size_t b = 0; b < 2; ++b) {
       if (b == 1) {
@@ -215,11 +246,11 @@ void EngineExecutor::flush(Pending& pending, bool last) {
     }
   }
   if (timestamps && !options_.profile) rec.last_mark = cmd.write_timestamp();
-  if (pending.condition >= 0) {
+  for (int32_t tensor : pending.readbacks) {
     conditions_.push_back(std::make_unique<Buffer>(device_, 4, BufferUse::Staging));
-    cmd.copy(tensor_buffer(pending.condition), *conditions_.back(), 4);
-    cmd.barrier();
+    cmd.copy(tensor_buffer(tensor), *conditions_.back(), 4);
   }
+  if (!pending.readbacks.empty()) cmd.barrier();
   if (last) {
     for (size_t i = 0; i < engine_.outputs.size(); ++i) {
       const EngineTensor& t = engine_.tensors[size_t(engine_.outputs[i])];
@@ -230,6 +261,12 @@ void EngineExecutor::flush(Pending& pending, bool last) {
   program_.push_back({Instruction::Kind::Submit, recordings_.size(), 0});
   recordings_.push_back(std::move(rec));
   pending = Pending{};
+}
+
+int32_t EngineExecutor::read_condition(size_t index) const {
+  int32_t value = 0;
+  conditions_.at(index)->download(&value, sizeof value);
+  return value;
 }
 
 TensorMap EngineExecutor::run(const TensorMap& inputs) {
@@ -268,12 +305,33 @@ TensorMap EngineExecutor::run(const TensorMap& inputs) {
         ++pc;
         break;
       }
-      case Instruction::Kind::JumpIfFalse: {
-        int32_t condition = 0;
-        conditions_[in.index]->download(&condition, sizeof condition);
-        pc = condition != 0 ? pc + 1 : in.target;
+      case Instruction::Kind::JumpIfFalse: pc = read_condition(in.index) != 0 ? pc + 1 : in.target; break;
+      case Instruction::Kind::LoopEnter: {
+        Loop& loop = loops_[in.index];
+        loop.iterations = 0;
+        loop.limit = loop.trip_count >= 0   ? loop.trip_count
+                     : loop.trip_count_host ? std::max<int64_t>(read_condition(*loop.trip_count_host), 0)
+                                            : -1;
+        loop.condition = loop.first_condition;
+        ++pc;
         break;
       }
+      case Instruction::Kind::LoopTest: {
+        Loop& loop = loops_[in.index];
+        const bool more = (loop.limit < 0 || loop.iterations < loop.limit) &&
+                          (!loop.condition || read_condition(*loop.condition) != 0);
+        if (more) {
+          VKG_CHECK(++loop.iterations <= kMaxLoopIterations,
+                    "Loop '" << loop.name << "' ran " << kMaxLoopIterations
+                             << " iterations without a trip count and its condition stayed true");
+        }
+        pc = more ? pc + 1 : in.target;
+        break;
+      }
+      case Instruction::Kind::LoopBack:
+        loops_[in.index].condition = loops_[in.index].body_condition;
+        pc = in.target;
+        break;
       case Instruction::Kind::Jump: pc = in.target; break;
       case Instruction::Kind::Fail: VKG_THROW(failures_[in.index]);
     }

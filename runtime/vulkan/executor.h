@@ -12,10 +12,14 @@
 // the work after it. A run submits the first, waits, reads the condition, and
 // submits the recording of the branch it selects: one more submission and wait
 // per branching layer executed, and the layers of the other branch cost nothing.
+// A Loop whose condition or trip count is computed on the device is recorded the
+// same way: its body (with the copies of its results into the loop state) is one
+// recording, submitted once per iteration, each followed by reading the condition.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -85,8 +89,9 @@ class EngineExecutor {
 
   // A run is a small program over the recorded command buffers.
   struct Instruction {
-    enum class Kind { Submit, JumpIfFalse, Jump, Fail } kind = Kind::Submit;
-    size_t index = 0;   // Submit: the recording; JumpIfFalse: the condition's host copy; Fail: the error
+    enum class Kind { Submit, JumpIfFalse, Jump, Fail, LoopEnter, LoopTest, LoopBack } kind = Kind::Submit;
+    // Submit: the recording; JumpIfFalse: the condition's host copy; Fail: the error; Loop*: the loop
+    size_t index = 0;
     size_t target = 0;  // jumps: the instruction to go on with
   };
   struct Recording {
@@ -97,13 +102,24 @@ class EngineExecutor {
   // A recording being assembled: layers with the range of their dispatches to run.
   struct Pending {
     std::vector<std::tuple<size_t, size_t, size_t>> layers;  // (layer, first dispatch, end dispatch)
-    int32_t condition = -1;  // engine tensor to copy to host memory at the end, -1 for none
+    std::vector<int32_t> readbacks;  // engine tensors to copy to host memory at the end (conditions_ in order)
   };
+  // A loop of the program: host copies of its trip count and conditions, its count in this run.
+  struct Loop {
+    std::string name;
+    int64_t trip_count = -1;  // build-time limit, -1: trip_count_host or none
+    std::optional<size_t> trip_count_host, first_condition, body_condition;
+    std::optional<size_t> condition;  // the one the next test reads
+    int64_t limit = -1, iterations = 0;
+  };
+  // A loop with neither a trip count nor a condition that turns false is an error after this many.
+  static constexpr int64_t kMaxLoopIterations = 1 << 24;
 
   const Buffer& tensor_buffer(int32_t tensor) const;
   void record();
   void emit(const LayerBlock& block, Pending& pending);
   void flush(Pending& pending, bool last);
+  int32_t read_condition(size_t index) const;
   const ComputePipeline& pipeline_for(PipelineDesc desc, const std::vector<uint32_t>& words);
 
   Device& device_;
@@ -118,6 +134,7 @@ class EngineExecutor {
   std::vector<std::unique_ptr<Buffer>> conditions_;  // host copies of branch conditions, in recording order
   std::vector<Instruction> program_;
   std::vector<std::string> failures_;  // errors of branches that could not be built
+  std::vector<Loop> loops_;
   std::vector<Recording> recordings_;  // last: destroyed before the buffers and pipelines they use
   double last_device_ns_ = 0;
   std::vector<double> last_layer_ns_;

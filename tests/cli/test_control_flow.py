@@ -36,6 +36,62 @@ def mismatched_if_model():
     return m
 
 
+def while_model():
+    """acc, n = a Loop of at most 10 trips adding x * i to acc while sum(acc) < limit (computed
+    by the body), counting the iterations in n."""
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["i_f"], to=TensorProto.FLOAT, name="cast_i"),
+         helper.make_node("Mul", ["x", "i_f"], ["xi"], name="mul_i"),
+         helper.make_node("Add", ["acc_in", "xi"], ["acc_out"], name="acc"),
+         helper.make_node("ReduceSum", ["acc_out"], ["s"], keepdims=0, name="sum"),
+         helper.make_node("Less", ["s", "limit"], ["cond_out"], name="less"),
+         helper.make_node("Add", ["n_in", "one_f"], ["n_out"], name="count")],
+        "while_body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_in", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("n_in", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("n_out", TensorProto.FLOAT, [])])
+    inits = [helper.make_tensor("trips", TensorProto.INT64, [], [10]),
+             helper.make_tensor("acc0", TensorProto.FLOAT, [2, 3], [0] * 6),
+             helper.make_tensor("n0", TensorProto.FLOAT, [], [0.0]), helper.make_tensor("one_f", TensorProto.FLOAT, [], [1.0]),
+             helper.make_tensor("t", TensorProto.BOOL, [], [True])]
+    g = helper.make_graph([helper.make_node("Loop", ["trips", "t", "acc0", "n0"], ["acc", "n"], body=body, name="while")],
+                          "while", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+                                    helper.make_tensor_value_info("limit", TensorProto.FLOAT, [])],
+                          [helper.make_tensor_value_info("acc", TensorProto.FLOAT, [2, 3]),
+                           helper.make_tensor_value_info("n", TensorProto.FLOAT, [])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def repeat_model(scan_output=False):
+    """a = a Loop of n trips (an input) of a = 2 * a + x, optionally with a scan output of a."""
+    outs = [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("a_out", TensorProto.FLOAT, [2, 3])]
+    if scan_output:
+        outs.append(helper.make_tensor_value_info("a_out", TensorProto.FLOAT, [2, 3]))
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["a_in", "two"], ["a2"], name="dbl"), helper.make_node("Add", ["a2", "x"], ["a_out"], name="addx"),
+         helper.make_node("Identity", ["c"], ["c_out"], name="pass")],
+        "repeat_body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                        helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                        helper.make_tensor_value_info("a_in", TensorProto.FLOAT, [2, 3])], outs)
+    g = helper.make_graph([helper.make_node("Loop", ["n", "", "acc0"], ["a", "as"][:1 + scan_output], body=body,
+                                            name="repeat")], "repeat",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+                           helper.make_tensor_value_info("n", TensorProto.INT64, [])],
+                          [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor("acc0", TensorProto.FLOAT, [2, 3], [0] * 6),
+                           helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
 def model(with_loops=True):
     """y = mode == 1 ? x + bias : x * bias; s = sum of 3 Loop steps of (acc + x); c = Scan cumulative sum of x's rows."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
@@ -143,6 +199,44 @@ class TestControlFlow(CliTestCase):
         self.assertIn("Loop 'loop': 3 iterations with a constant trip count, unrolled", out)
         self.assertIn("Scan 'scan': sequences of a static length, unrolled", out)
         self.assertIn("PASSED | All outputs matched", out)
+
+    def test_loop_condition_computed_on_the_device(self):
+        """The body decides when to stop; the engine reads its condition back after each iteration."""
+        m = self.path("while.onnx")
+        onnx.save(while_model(), m)
+        engine = self.path("while.engine")
+        out = self.vkgraphy("convert", m, "-o", engine, "--builder-optimization-level", "0", "-v")
+        self.assertIn("Loop 'while': a constant trip count and a condition computed on the device; a body of 6 layers",
+                      out)
+        for limit, trips in ((-1, 1), (4, None), (1000, 10)):
+            self.vkgraphy("run", engine, "--vk", "--val-range", f"limit:[{limit},{limit}]", "x:[0.5,1]",
+                          "--save-inputs", self.path("in.json"), "--save-outputs", self.path("out.json"))
+            xv = load_inputs(self.path("in.json"))[0]["x"]
+            (out,), = load_outputs(self.path("out.json")).values()
+            acc, n = np.zeros_like(xv), 0
+            while n < 10:  # the loop's semantics, in numpy
+                acc, n = acc + xv * n, n + 1
+                if not acc.sum() < limit:
+                    break
+            if trips is not None:
+                self.assertEqual(n, trips)
+            self.assertEqual(float(out["n"]), n)
+            np.testing.assert_allclose(out["acc"], acc, rtol=1e-6)
+        out = self.vkgraphy("run", m, "--vk", "--ref", "--fp16", "--builder-optimization-level", "0", "--val-range",
+                            "limit:[0,30]", "x:[0,1]", "--iterations", "5", "--atol", "0.05")
+        self.assertIn("PASSED | All outputs matched", out)
+
+    def test_loop_trip_count_computed_on_the_device(self):
+        m = self.path("repeat.onnx")
+        onnx.save(repeat_model(), m)
+        for n in (0, 1, 5):
+            out = self.vkgraphy("run", m, "--vk", "--ref", "--builder-optimization-level", "0", "--val-range",
+                                f"n:[{n},{n}]", "-v")
+            self.assertIn("Loop 'repeat': a trip count or condition computed on the device", out)
+            self.assertIn("PASSED | All outputs matched", out)
+        onnx.save(repeat_model(scan_output=True), m)
+        out = self.vkgraphy("run", m, "--vk", "--builder-optimization-level", "0", "--val-range", "n:[2,2]", expect=3)
+        self.assertIn("Loop 'repeat': its 1 scan output(s) grow by one slice per iteration", out)
 
     def test_a_frozen_input_must_be_the_same_in_every_iteration(self):
         out = self.vkgraphy("run", self.if_model, "--vk", "--val-range", "mode:[0,5]", "--iterations", "4",
