@@ -298,6 +298,14 @@ std::set<std::string> case_classes(const VkCase& c) {
     std::string why;
     if (!einsum_as_gemm(e, why)) out.insert("not-matmul-form");
   }
+  if (op == "Attention") {
+    const auto head = [&](size_t i, const char* attr) {
+      const Shape& s = case_input(c, i)->shape();
+      return s.size() == 4 ? s[3] : s[2] / std::max<int64_t>(1, c.node.attr_int(attr, 1));
+    };
+    if (head(0, "q_num_heads") > 256 || head(2, "kv_num_heads") > 256) out.insert("head>256");
+    if (c.node.attr_int("softmax_precision", 1) == 11) out.insert("softmax-double");
+  }
   if (op == "Slice") {
     const Tensor* steps = case_input(c, 4);
     if (steps != nullptr) {

@@ -110,6 +110,8 @@ Graph case_graph(const VkCase& c);
 //   block-not-4   a DepthToSpace/SpaceToDepth whose blocksize is not a multiple of 4
 //   operands>4    an Einsum of more than four operands
 //   not-matmul-form an Einsum that is no batched matrix product (runtime/core/einsum_equation.h)
+//   head>256      an Attention whose Q or V head size is above 256
+//   softmax-double an Attention with softmax_precision 11 (double)
 std::set<std::string> case_classes(const VkCase& c);
 
 struct VkCaseRun {
