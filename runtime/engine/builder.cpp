@@ -994,8 +994,8 @@ void Builder::add_loop(const Node& node, size_t index, size_t total) {
   std::vector<Node> added;
   const std::string& iter_name = body.inputs[0].name;
   if (!iter_name.empty() && reads(body, iter_name)) {
-    State st{node.name + "/iteration", DType::Int64, {}, StorageType::I32, iter_name, node.name + "/iteration+1"};
-    st.initial_value = Tensor::scalar<int32_t>(0);
+    State st{node.name + "/iteration", DType::Int64, {}, StorageType::I32, iter_name, node.name + "/iteration+1", -1,
+             Tensor::scalar<int32_t>(0)};
     folded_[node.name + "/one"] = Tensor::scalar<int64_t>(1);
     counters.value_info[st.body_result] = ValueInfo{st.body_result, DType::Int64, std::vector<Dim>{}};
     Node add;
@@ -1008,7 +1008,7 @@ void Builder::add_loop(const Node& node, size_t index, size_t total) {
   }
   const std::string& cond_in = body.inputs[1].name;
   if (!cond_in.empty() && reads(body, cond_in)) {
-    State st{node.name + "/condition", DType::Bool, {}, StorageType::I32, cond_in, body.outputs[0].name};
+    State st{node.name + "/condition", DType::Bool, {}, StorageType::I32, cond_in, body.outputs[0].name, -1, std::nullopt};
     if (first_condition >= 0)
       st.initial = first_condition;
     else
