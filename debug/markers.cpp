@@ -8,33 +8,43 @@ namespace vkg::debug {
 ReduceMarker::ReduceMarker(SearchMode mode, size_t num_nodes, bool invert)
     : mode_(mode), num_nodes_(num_nodes), invert_(invert) {
   const long n = static_cast<long>(num_nodes);
+  // Inputs phase: the outputs phase ended at a node whose outputs fail, and the failure
+  // most often starts in that node: both modes try it alone (the last index) first.
   if (mode_ == SearchMode::Linear) {
-    index_ = invert ? 0 : n - 1;
+    index_ = n - 1;
     good_ = bad_ = 0;
   } else {
-    // The whole model fails (it was checked first): start in the middle. Outputs
-    // phase: -1 (no node) passes, so unlike Polygraphy's marker, the first node
-    // itself can be found. Inputs phase: n (no node) passes, 0 is assumed to fail.
-    index_ = n / 2;
-    good_ = invert ? n : -1;
+    // The whole model fails (it was checked first). Outputs phase: as Polygraphy's
+    // marker, the first node alone is assumed to pass (pruning finds it if it fails).
+    // Inputs phase: n (no node) passes, 0 (the whole subgraph) is assumed to fail.
+    index_ = invert ? n - 1 : n / 2;
+    good_ = invert ? n : 0;
     bad_ = invert ? 0 : n;
   }
 }
 
 bool ReduceMarker::done() const {
-  if (num_nodes_ == 0) return true;
+  if (num_nodes_ == 0 || finished_) return true;
   if (mode_ == SearchMode::Linear) return index_ < 0 || index_ >= static_cast<long>(num_nodes_);
   return std::labs(good_ - bad_) <= 1;
 }
 
 void ReduceMarker::step(bool passed, size_t kept_nodes) {
+  const bool probe = steps_ == 0 && invert_;
   ++steps_;
   if (!passed && kept_nodes > 0 && kept_nodes <= least_bad_nodes_) {
     least_bad_nodes_ = kept_nodes;
     best_bad_ = static_cast<size_t>(index_);
   }
   if (mode_ == SearchMode::Linear) {
-    index_ += invert_ ? 1 : -1;
+    if (probe) {
+      // The last node alone failed: no later candidate is smaller. Else walk from the first.
+      finished_ = !passed;
+      index_ = 0;
+    } else {
+      index_ += invert_ ? 1 : -1;
+    }
+    if (invert_ && index_ == static_cast<long>(num_nodes_) - 1) finished_ = true;  // probed already
     return;
   }
   if (passed) {

@@ -2,9 +2,10 @@
 //
 // ReduceMarker picks the node whose outputs (or inputs) become the graph's in
 // `debug reduce`: bisect halves the range each iteration (assuming the
-// failure is monotonic in the node index), linear tries every node. Both
-// remember the failing candidate with the fewest nodes and the passing
-// candidates, for the reduced and the --min-good models.
+// failure is monotonic in the node index), linear tries every node. In the
+// inputs phase both first try the last node alone (where the outputs phase
+// ended). Both remember the failing candidate with the fewest nodes and the
+// passing candidates, for the reduced and the --min-good models.
 //
 // LayerCountMarker picks how many layers `debug precision` runs at the
 // higher precision: bisect over the count, or linear from zero upwards.
@@ -39,6 +40,7 @@ class ReduceMarker {
   long index_;
   long good_, bad_;  // bisect bounds
   int steps_ = 0;
+  bool finished_ = false;  // linear inputs phase: the probe of the last node decided it
   std::optional<size_t> best_bad_;
   size_t least_bad_nodes_ = static_cast<size_t>(-1);
 };

@@ -1120,11 +1120,11 @@ BuildResult Builder::build() {
   // become "<Op>_<index in the graph>" (in an If branch, "<If>/then/<Op>_<index>").
   collect_node_names(graph_, names_);
   names_.erase("");
+  scopes_ = {&graph_};
+  const std::vector<const Node*> nodes = named_nodes(graph_, "");
   for (const auto& [name, pin] : config_.layer_precisions) {
     VKG_CHECK(names_.count(name), "--layer-precisions names layer '" << name << "', which the model does not have");
   }
-  scopes_ = {&graph_};
-  const std::vector<const Node*> nodes = named_nodes(graph_, "");
 
   Engine& engine = result_.engine;
   engine.vkgraphy_version = VKGRAPHY_VERSION;

@@ -1,9 +1,9 @@
 """`vkgraphy debug reduce` and the real `polygraphy debug reduce` with the same fake checker
 (fake_reduce_checker.py, counting its runs) on reducable.onnx (each failing node),
 branchy.onnx and PP-OCRv4 det, in bisect and linear modes. Prints one `REDUCE` line per
-case (the table of docs/debug.md) and asserts that vkgraphy's result is never larger.
-At the same size vkgraphy may take more checks: it checks the original model first (a
-model that passes is reported, not reduced), which Polygraphy does not; the table shows it."""
+case (the table of docs/debug.md) and asserts that vkgraphy's result is never larger and,
+at the same size, takes no more checks, although it checks the original model first (a
+model that passes is reported, not reduced), which Polygraphy does not."""
 import os
 import subprocess
 import sys
@@ -52,6 +52,8 @@ class TestReduceVsPolygraphy(CliTestCase):
                       f"polygraphy_nodes={pg[0]} polygraphy_checks={pg[1]} vkgraphy_nodes={vk[0]} vkgraphy_checks={vk[1]}",
                       file=sys.stderr)
                 self.assertLessEqual(vk[0], pg[0], "vkgraphy's reduced model is larger")
+                if vk[0] == pg[0]:
+                    self.assertLessEqual(vk[1], pg[1], "vkgraphy takes more checks for a result of the same size")
 
     def test_reducable_each_failing_node(self):
         path = model("reducable.onnx")

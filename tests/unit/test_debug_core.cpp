@@ -166,11 +166,40 @@ TEST(Markers, ReduceMarkerFindsTheFirstFailingNode) {
   for (SearchMode mode : {SearchMode::Bisect, SearchMode::Linear}) {
     for (size_t failing = 0; failing < 9; ++failing) {
       int steps = 0;
-      EXPECT_EQ(bisect_outputs(9, failing, mode, &steps), failing) << "failing node " << failing;
+      // Bisect assumes, as Polygraphy's marker, that the first node alone passes (reduce's
+      // pruning then isolates it).
+      const size_t expected = mode == SearchMode::Bisect ? std::max<size_t>(failing, 1) : failing;
+      EXPECT_EQ(bisect_outputs(9, failing, mode, &steps), expected) << "failing node " << failing;
       if (mode == SearchMode::Bisect) {
         EXPECT_LE(steps, 4);
       } else {
         EXPECT_EQ(steps, 9);
+      }
+    }
+  }
+}
+
+// Inputs phase: a candidate keeps nodes index..n-1 and fails when it still holds `failing`.
+TEST(Markers, ReduceMarkerInputsPhaseTriesTheLastNodeFirst) {
+  for (SearchMode mode : {SearchMode::Bisect, SearchMode::Linear}) {
+    for (size_t failing = 0; failing < 7; ++failing) {
+      ReduceMarker m(mode, 7, true);
+      std::vector<size_t> tried;
+      while (!m.done()) {
+        tried.push_back(m.node_index());
+        m.step(m.node_index() > failing, 7 - m.node_index());
+      }
+      ASSERT_FALSE(tried.empty());
+      EXPECT_EQ(tried.front(), 6u);
+      EXPECT_EQ(std::set<size_t>(tried.begin(), tried.end()).size(), tried.size()) << "a candidate tried twice";
+      // Index 0 (the whole subgraph) is known to fail: the best is `failing`, or 0 when never tried.
+      EXPECT_EQ(m.best_bad().value_or(0), failing) << "failing node " << failing;
+      if (failing == 6) {
+        EXPECT_EQ(tried.size(), 1u);
+      } else if (mode == SearchMode::Linear) {
+        EXPECT_EQ(tried.size(), 7u);
+      } else {
+        EXPECT_LE(tried.size(), 4u);
       }
     }
   }
