@@ -1,5 +1,5 @@
-"""Polygraphy-compatible data files through `vkgraphy run`: golden files made by Polygraphy's
-encoder (tests/data/make_polygraphy_golden.py), generated inputs equal to Polygraphy's DataLoader,
+"""Polygraphy-compatible data files through `vkgraphy run`: golden files written by the real
+Polygraphy (tests/data/make_polygraphy_golden.py, checked by test_polygraphy_interop), generated inputs equal to Polygraphy's DataLoader,
 and clear errors for files that cannot be used."""
 import json
 import os

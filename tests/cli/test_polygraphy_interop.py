@@ -8,11 +8,12 @@ import unittest
 
 import numpy as np
 
-from vkgraphy_cli import VENV, VK_MODELS, CliTestCase, load_inputs
+from vkgraphy_cli import SOURCE_DIR, VENV, VENV_PYTHON, VK_MODELS, CliTestCase, load_inputs
 
 POLYGRAPHY = os.path.join(VENV, "bin", "polygraphy")
 MODEL = os.path.join(VK_MODELS, "cnn.onnx")  # input float32[1,3,32,32] -> probs
 SHAPES = []
+FIXTURES = os.path.join(SOURCE_DIR, "tests", "data")
 
 
 class TestPolygraphyInterop(CliTestCase):
@@ -68,6 +69,21 @@ class TestPolygraphyInterop(CliTestCase):
                     self.assertEqual(a.keys(), b.keys())
                     for name in a:
                         np.testing.assert_array_equal(a[name], b[name])
+
+    def test_fixtures_are_what_polygraphy_writes(self):
+        # The Polygraphy-format files of tests/data (read by the unit tests, which cannot run Python)
+        # are written by the real Polygraphy through make_polygraphy_golden.py: regenerated here,
+        # each must equal the committed file byte for byte.
+        proc = subprocess.run([VENV_PYTHON, os.path.join(FIXTURES, "make_polygraphy_golden.py"), self.tmp],
+                              capture_output=True, text=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        written = sorted(name for name in os.listdir(self.tmp) if name.endswith(".json"))
+        committed = sorted(name for name in os.listdir(FIXTURES) if name.startswith("polygraphy_"))
+        self.assertEqual(written, committed)
+        for name in written:
+            with self.subTest(file=name), open(self.path(name), "rb") as ours, \
+                    open(os.path.join(FIXTURES, name), "rb") as theirs:
+                self.assertEqual(ours.read(), theirs.read(), f"{name} differs from what Polygraphy writes")
 
 
 if __name__ == "__main__":

@@ -1,130 +1,74 @@
-#!/usr/bin/python3
-"""Writes the Polygraphy-format fixtures of this folder, byte for byte as Polygraphy writes them.
+#!/usr/bin/env python3
+"""Writes the Polygraphy-format fixtures of this folder with the real Polygraphy.
 
-Polygraphy itself is not needed: this reproduces, with numpy only, the parts of it that decide
-the bytes of its files (see docs/data-formats.md):
+Run it with the Python of the test environment that ./setup.sh makes (Polygraphy is pinned in
+tests/requirements.txt):
 
-- polygraphy/json/serde.py: files are json.dumps(obj, cls=Encoder, indent=4); the Encoder turns
-  each registered object into the dict its encode function returns, with
-  "polygraphy_class": <type name> appended as the last key. A numpy array becomes
-  {"array": base64(np.save(array, allow_pickle=False))}.
-- polygraphy/comparator/struct.py: RunResults -> {"lst": [[runner_name, [IterationResult, ...]], ...]},
-  IterationResult -> {"outputs": {name: LazyArray}, "runtime": seconds, "runner_name": name},
-  LazyArray -> {"values": ndarray}. Polygraphy 0.49+ names that class "LazyArray"; 0.30-0.48
-  named it "LazyNumpyArray" (0.49+ still reads that name, and vkgraphy writes it).
-- polygraphy/comparator/data_loader.py: DataLoader draws inputs from np.random.RandomState(seed + iteration),
-  in model input order: floats as random_sample(shape) * (max - min) + min cast to the dtype,
-  integers and bools as randint(int(min), int(max) + 1, shape, dtype).
-- Polygraphy before 0.30 wrote "__polygraphy_encoded_<class>": "polygraphy_serialized_json_type"
-  markers and stored .npy bytes as latin-1 text instead of base64.
+    .venv/bin/python tests/data/make_polygraphy_golden.py [OUT_DIR]
 
-Run it from anywhere with /usr/bin/python3 (numpy required); it rewrites the files next to it.
+It writes into OUT_DIR (default: the folder of this script). tests/cli/test_data_files.py runs it
+into a temporary folder and checks that every file it writes equals the committed one byte for
+byte, so the fixtures stay what the installed Polygraphy writes.
+
+- Inputs come from Polygraphy's DataLoader (polygraphy.comparator.DataLoader) and are saved as
+  `polygraphy run --save-inputs` saves them (polygraphy.json.save_json of the list of feeds).
+- Outputs are RunResults of IterationResults saved as `polygraphy run --save-outputs` saves them.
+- Two files come from Polygraphy versions PyPI no longer serves and are written by hand here:
+  polygraphy_golden_identity_legacy.json is the identity golden with the array wrapper named
+  "LazyNumpyArray", as Polygraphy before the rename to "LazyArray" wrote it (current versions
+  still read that name, through the alias of their LazyArray decoder);
+  polygraphy_legacy_markers.json has the "__polygraphy_encoded_<class>" markers and latin-1
+  .npy payloads of Polygraphy before 0.30.
 """
 
-import base64
-import io
 import json
 import math
 import os
+import sys
 
 import numpy as np
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-class LazyArray:
-    def __init__(self, values, class_name):
-        self.values = values
-        self.class_name = class_name
-
-
-class IterationResult:
-    def __init__(self, outputs, runtime, runner_name, lazy_class):
-        self.outputs = {name: LazyArray(arr, lazy_class) for name, arr in outputs.items()}
-        self.runtime = runtime
-        self.runner_name = runner_name
-
-
-class RunResults:
-    def __init__(self, lst):
-        self.lst = lst
-
-
-def npy_bytes(array):
-    outfile = io.BytesIO()
-    np.save(outfile, array, allow_pickle=False)
-    outfile.seek(0)
-    return outfile.read()
-
-
-class Encoder(json.JSONEncoder):
-    """Polygraphy's Encoder: the registered encode function's dict, then the class marker."""
-
-    def default(self, o):
-        if isinstance(o, np.ndarray):
-            return {"array": base64.b64encode(npy_bytes(o)).decode(), "polygraphy_class": "ndarray"}
-        if isinstance(o, LazyArray):
-            return {"values": o.values, "polygraphy_class": o.class_name}
-        if isinstance(o, IterationResult):
-            return {
-                "outputs": o.outputs,
-                "runtime": o.runtime,
-                "runner_name": o.runner_name,
-                "polygraphy_class": "IterationResult",
-            }
-        if isinstance(o, RunResults):
-            return {"lst": o.lst, "polygraphy_class": "RunResults"}
-        return super().default(o)
-
-
-def to_json(obj):
-    return json.dumps(obj, cls=Encoder, indent=4)
-
-
-def save(name, text):
-    with open(os.path.join(HERE, name), "w") as f:
-        f.write(text)
+from polygraphy.common import TensorMetadata
+from polygraphy.comparator import DataLoader, IterationResult, RunResults
+from polygraphy.json import save_json
+from polygraphy.logger import G_LOGGER
 
 
 def data_loader(specs, seed, iterations):
-    """Polygraphy's DataLoader.__getitem__ for each iteration; specs are (name, dtype, shape, val_range)."""
-    feeds = []
-    for index in range(iterations):
-        rng = np.random.RandomState(seed + index)
-        feed = {}
-        for name, dtype, shape, val_range in specs:
-            lo, hi = val_range if val_range is not None else (0.0, 1.0)
-            if np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.bool_):
-                cast = int if np.issubdtype(dtype, np.integer) else bool
-                buffer = rng.randint(low=cast(lo), high=cast(hi) + 1, size=shape, dtype=dtype)
-            else:
-                lo, hi = float(lo), float(hi)
-                scale, shift = hi - lo, lo
-                if math.isinf(lo):
-                    scale, shift = lo, 0
-                if math.isinf(hi):
-                    scale = hi
-                with np.errstate(over="ignore", invalid="ignore"):  # infinite ranges and f16 overflow
-                    buffer = (rng.random_sample(size=shape) * scale + shift).astype(dtype)
-            feed[name] = np.array(buffer)
-        feeds.append(feed)
-    return feeds
+    """The feeds of Polygraphy's DataLoader; specs are (name, dtype, shape, val_range or None)."""
+    metadata = TensorMetadata()
+    val_range = {}
+    for name, dtype, shape, value_range in specs:
+        metadata.add(name, dtype, shape)
+        if value_range is not None:
+            val_range[name] = value_range
+    loader = DataLoader(seed=seed, iterations=iterations, input_metadata=metadata, val_range=val_range)
+    with np.errstate(over="ignore", invalid="ignore"):  # infinite ranges and fp16 overflow, as in `polygraphy run`
+        return [feed for feed in loader]
 
 
-def identity_files():
-    """`polygraphy run identity.onnx --onnxrt --save-inputs ... --save-outputs ...` (seed 1)."""
+def run_results(runs):
+    """RunResults of [(runner_name, [(outputs, runtime), ...]), ...] as Polygraphy's runners record them."""
+    results = RunResults()
+    for runner, iterations in runs:
+        results.append((runner, [IterationResult(outputs, runtime, runner) for outputs, runtime in iterations]))
+    return results
+
+
+def identity_files(out):
+    """`polygraphy run identity.onnx --onnxrt --seed 1 --save-inputs ... --save-outputs ...`."""
     runner = "onnxrt-runner-N0-01/01/24-00:00:00"
     inputs = data_loader([("x", np.float32, (1, 1, 2, 2), None)], seed=1, iterations=1)
-    save("polygraphy_golden_identity_inputs.json", to_json(inputs))
-    for lazy_class, file_name in [
-        ("LazyArray", "polygraphy_golden_identity.json"),
-        ("LazyNumpyArray", "polygraphy_golden_identity_legacy.json"),
-    ]:
-        result = IterationResult({"y": inputs[0]["x"]}, 0.000123, runner, lazy_class)
-        save(file_name, to_json(RunResults([(runner, [result])])))
+    save_json(inputs, os.path.join(out, "polygraphy_golden_identity_inputs.json"))
+    golden = run_results([(runner, [({"y": inputs[0]["x"]}, 0.000123)])])
+    golden.save(os.path.join(out, "polygraphy_golden_identity.json"))
+    text = golden.to_json()
+    legacy = text.replace('"polygraphy_class": "LazyArray"', '"polygraphy_class": "LazyNumpyArray"')
+    assert legacy != text
+    with open(os.path.join(out, "polygraphy_golden_identity_legacy.json"), "w") as f:
+        f.write(legacy)
 
 
-def multi_runner_file():
+def multi_runner_file(out):
     """Two runners, two iterations, outputs of several dtypes and shapes (scalars, 1-tuples, empty)."""
     rng = np.random.RandomState(3)
     runs = []
@@ -146,20 +90,24 @@ def multi_runner_file():
                 "u64": np.array([18446744073709551615], dtype=np.uint64),
                 "i16": np.array([-32768], dtype=np.int16),
             }
-            iterations.append(IterationResult(outputs, runtime, runner, "LazyArray"))
+            iterations.append((outputs, runtime))
         runs.append((runner, iterations))
-    save("polygraphy_golden_multi.json", to_json(RunResults(runs)))
+    run_results(runs).save(os.path.join(out, "polygraphy_golden_multi.json"))
 
 
-def legacy_marker_file():
-    """Pre-0.30 style: legacy class markers and latin-1 .npy payloads, outputs as plain arrays."""
+def legacy_marker_file(out):
+    """Before 0.30: legacy class markers and latin-1 .npy payloads, outputs as plain arrays."""
+    import io
+
     marker = "polygraphy_serialized_json_type"
-    array = np.arange(6, dtype=np.float32).reshape(2, 3)
+    buffer = io.BytesIO()
+    np.save(buffer, np.arange(6, dtype=np.float32).reshape(2, 3), allow_pickle=False)
     doc = {
         "lst": [[
             "trt-runner-N0-01/01/21-00:00:00",
             [{
-                "outputs": {"out": {"array": npy_bytes(array).decode("latin-1"), "__polygraphy_encoded_ndarray": marker}},
+                "outputs": {"out": {"array": buffer.getvalue().decode("latin-1"),
+                                    "__polygraphy_encoded_ndarray": marker}},
                 "runtime": 0.5,
                 "runner_name": "trt-runner-N0-01/01/21-00:00:00",
                 "__polygraphy_encoded_IterationResult": marker,
@@ -167,7 +115,8 @@ def legacy_marker_file():
         ]],
         "__polygraphy_encoded_RunResults": marker,
     }
-    save("polygraphy_legacy_markers.json", json.dumps(doc, indent=4))
+    with open(os.path.join(out, "polygraphy_legacy_markers.json"), "w") as f:
+        f.write(json.dumps(doc, indent=4))
 
 
 # Keep in sync with kDataLoaderSpecs in tests/unit/test_data_loader.cpp.
@@ -193,13 +142,17 @@ DATA_LOADER_SPECS = [
 ]
 
 
-def data_loader_file():
+def data_loader_file(out):
     """What Polygraphy's DataLoader(seed=7, iterations=2) generates for DATA_LOADER_SPECS."""
-    save("polygraphy_dataloader_golden.json", to_json(data_loader(DATA_LOADER_SPECS, seed=7, iterations=2)))
+    save_json(data_loader(DATA_LOADER_SPECS, seed=7, iterations=2),
+              os.path.join(out, "polygraphy_dataloader_golden.json"))
 
 
 if __name__ == "__main__":
-    identity_files()
-    multi_runner_file()
-    legacy_marker_file()
-    data_loader_file()
+    G_LOGGER.module_severity = G_LOGGER.WARNING
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    os.makedirs(out_dir, exist_ok=True)
+    identity_files(out_dir)
+    multi_runner_file(out_dir)
+    legacy_marker_file(out_dir)
+    data_loader_file(out_dir)
