@@ -222,6 +222,7 @@ const TacticRegistry& TacticRegistry::builtin() {
     register_recurrent_tactics(r);
     register_attention_tactics(r);
     register_einsum_tactics(r);
+    register_signal_tactics(r);
     return r;
   }();
   return registry;

@@ -191,6 +191,7 @@ void register_gather_tactics(TacticRegistry& r);    // gathers, scatters, resize
 void register_recurrent_tactics(TacticRegistry& r); // RNN, GRU, LSTM
 void register_attention_tactics(TacticRegistry& r); // RotaryEmbedding, Attention
 void register_einsum_tactics(TacticRegistry& r);    // Einsum
+void register_signal_tactics(TacticRegistry& r);    // DFT, STFT
 
 // Shell-style glob ('*', '?') used by --tactics-allow / --tactics-deny.
 bool glob_match(std::string_view pattern, std::string_view text);

@@ -281,6 +281,41 @@ void grid_sample_rule(InferenceContext& ctx) {
   for (int d = 1; d + 1 < grid.dim_size(); ++d) *y->add_dim() = grid.dim(d);
 }
 
+// DFT-20: the axis (default -2) became an input; the transformed axis gets dft_length (or
+// dft_length / 2 + 1 when onesided) bins and the last axis holds (real, imaginary).
+void dft_rule(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasNInputShapes(ctx, 1)) return;
+  const auto& x = onnx::getInputShape(ctx, 0);
+  const int rank = x.dim_size();
+  if (rank < 2) fail_shape_inference("the input must have rank >= 2");
+  int64_t axis = -2;
+  if (has_input(ctx, 2)) {
+    const auto axes = constant_ints(ctx, 2);
+    if (!axes) {
+      unknown_dims_of_input_rank(ctx, 0);
+      return;
+    }
+    if (axes->size() != 1) fail_shape_inference("axis must hold one value");
+    axis = (*axes)[0];
+  }
+  axis = normalized_axis(axis, rank);
+  if (axis == rank - 1) fail_shape_inference("axis must not be the last (complex) axis");
+  auto* y = onnx::getOutputShape(ctx, 0);
+  y->CopyFrom(x);
+  y->mutable_dim(rank - 1)->set_dim_value(2);
+  auto* bins = y->mutable_dim(int(axis));
+  std::optional<int64_t> n;
+  if (has_input(ctx, 1)) {
+    const auto length = constant_ints(ctx, 1);
+    if (length && length->size() == 1) n = (*length)[0];
+  } else if (x.dim(int(axis)).has_dim_value()) {
+    n = x.dim(int(axis)).dim_value();
+  }
+  bins->Clear();
+  if (n) bins->set_dim_value(onnx::getAttribute(ctx, "onesided", 0) != 0 ? *n / 2 + 1 : *n);
+}
+
 OpSchema fresh(const char* op, int since) {
   OpSchema s;
   s.SetName(op).SetDomain("").SinceVersion(since).SetLocation(kSchemaFile, 0);
@@ -411,6 +446,19 @@ std::vector<OpSchema> newer_schemas() {
         .TypeConstraint("T1", onnx::OpSchema::all_tensor_types(), "")
         .TypeConstraint("T2", kFloatTypes, "")
         .TypeAndShapeInferenceFunction(grid_sample_rule);
+    all.push_back(std::move(s));
+  }
+  {  // 20: the axis became an input (default -2)
+    OpSchema s = fresh("DFT", 20);
+    s.Input(0, "input", "", "T1")
+        .Input(1, "dft_length", "", "T2", OpSchema::Optional)
+        .Input(2, "axis", "", "tensor(int64)", OpSchema::Optional)
+        .Output(0, "output", "", "T1")
+        .Attr("inverse", "", AttributeProto::INT, int64_t(0))
+        .Attr("onesided", "", AttributeProto::INT, int64_t(0))
+        .TypeConstraint("T1", kFloatTypes, "")
+        .TypeConstraint("T2", {"tensor(int32)", "tensor(int64)"}, "")
+        .TypeAndShapeInferenceFunction(dft_rule);
     all.push_back(std::move(s));
   }
   {

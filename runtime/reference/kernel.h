@@ -65,5 +65,6 @@ void register_recurrent_ops(OpRegistry& registry);  // RNN, GRU, LSTM
 void register_control_flow_ops(OpRegistry& registry);  // If, Loop, Scan
 void register_attention_ops(OpRegistry& registry);     // RotaryEmbedding, Attention
 void register_grid_sample_ops(OpRegistry& registry);   // GridSample
+void register_signal_ops(OpRegistry& registry);        // window functions, MelWeightMatrix, DFT, STFT
 
 }  // namespace vkg

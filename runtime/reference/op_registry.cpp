@@ -40,6 +40,7 @@ const OpRegistry& OpRegistry::reference() {
     register_control_flow_ops(r);
     register_attention_ops(r);
     register_grid_sample_ops(r);
+    register_signal_ops(r);
     return r;
   }();
   return registry;

@@ -142,9 +142,12 @@ class VkBackend : public Backend {
 
 // True when a build failed only because a layer needs the value of a model input
 // at build time (a shape, axes, repeats or scales tensor fed as an input, an If's
-// condition, a Loop's trip count).
+// condition, a Loop's trip count, the size of a window function).
 bool needs_build_time_values(const Error& e) {
   const std::string what = e.what();
+  for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow", "MelWeightMatrix"})  // fold-only ops
+    if (what.find(std::string("the Vulkan backend has no tactic for these ops: ") + op) != std::string::npos)
+      return true;
   return (what.rfind("no tactic can serve", 0) == 0 && what.find("constant") != std::string::npos) ||
          what.find("the Vulkan builder needs static shapes") != std::string::npos ||
          what.find("the Vulkan backend has no tactic for these ops: If") != std::string::npos ||
@@ -166,6 +169,7 @@ const std::map<std::string, std::set<size_t>>& build_time_inputs() {
         {"Clip", {1, 2}},
         {"ConstantOfShape", {0}},
         {"CumSum", {1}},
+        {"DFT", {1, 2}},     // dft_length, axis (opset 20)
         {"Dropout", {1, 2}},
         {"Expand", {1}},
         {"HammingWindow", {0}},
@@ -173,6 +177,7 @@ const std::map<std::string, std::set<size_t>>& build_time_inputs() {
         {"If", {0}},         // the condition: the branch taken is folded in
         {"Loop", {0, 1}},    // trip count and condition: the loop is unrolled
         {"MaxUnpool", {2}},
+        {"MelWeightMatrix", {0, 1, 2, 3, 4}},  // computed at build time (no tactic)
         {"OneHot", {1, 2}},
         {"Pad", {1, 2, 3}},
         {"QLinearConv", {1, 2, 4, 5, 6, 7}},
@@ -183,6 +188,7 @@ const std::map<std::string, std::set<size_t>>& build_time_inputs() {
         {"Slice", {1, 2, 3, 4}},
         {"Split", {1}},
         {"Squeeze", {1}},
+        {"STFT", {1, 3}},    // frame_step, frame_length
         {"Tile", {1}},
         {"TopK", {1}},
         {"Trilu", {1}},
@@ -491,9 +497,11 @@ int main(int argc, char** argv) {
     if (needs) {
       for (const auto& op : needs->ops) {
         // Ops without tactics that the builder folds: control flow folds an If of a known
-        // condition and unrolls Loops and Scans of a known length, or the build says it cannot.
-        const bool folds =
-            op == "Constant" || op == "Shape" || op == "Size" || op == "If" || op == "Loop" || op == "Scan";
+        // condition and unrolls Loops and Scans of a known length, or the build says it cannot;
+        // the window functions and MelWeightMatrix take only build-time inputs.
+        const bool folds = op == "Constant" || op == "Shape" || op == "Size" || op == "If" || op == "Loop" ||
+                           op == "Scan" || op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow" ||
+                           op == "MelWeightMatrix";
         if (!registry.find(op) || (vk && !folds && tactics.for_op(op).empty())) {
           supported = false;
           skipped_ops[op]++;

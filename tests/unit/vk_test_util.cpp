@@ -306,6 +306,23 @@ std::set<std::string> case_classes(const VkCase& c) {
     if (head(0, "q_num_heads") > 256 || head(2, "kv_num_heads") > 256) out.insert("head>256");
     if (c.node.attr_int("softmax_precision", 1) == 11) out.insert("softmax-double");
   }
+  if (op == "DFT" || op == "STFT") {
+    // The transform length (dft_length, frame_length, or what they default to).
+    const Tensor* x = case_input(c, 0);
+    int64_t n = 0;
+    if (op == "DFT") {
+      const int64_t rank = int64_t(x->shape().size());
+      int64_t axis = c.opset >= 20 ? -2 : c.node.attr_int("axis", 1);
+      const Tensor* axis_input = c.opset >= 20 ? case_input(c, 2) : nullptr;
+      if (axis_input != nullptr) axis = axis_input->to_int64s().at(0);
+      n = x->shape().at(size_t(axis < 0 ? axis + rank : axis));
+    } else {
+      n = x->shape().at(1);
+      if (const Tensor* window = case_input(c, 2)) n = window->size();
+    }
+    if (const Tensor* length = case_input(c, op == "DFT" ? 1 : 3)) n = length->to_int64s().at(0);
+    if (n < 2 || (n & (n - 1)) != 0) out.insert("not-pow2");
+  }
   if (op == "Slice") {
     const Tensor* steps = case_input(c, 4);
     if (steps != nullptr) {

@@ -112,6 +112,7 @@ Graph case_graph(const VkCase& c);
 //   not-matmul-form an Einsum that is no batched matrix product (runtime/core/einsum_equation.h)
 //   head>256      an Attention whose Q or V head size is above 256
 //   softmax-double an Attention with softmax_precision 11 (double)
+//   not-pow2      a DFT or STFT whose transform length is not a power of two (at least 2)
 std::set<std::string> case_classes(const VkCase& c);
 
 struct VkCaseRun {
