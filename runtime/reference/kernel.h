@@ -66,5 +66,6 @@ void register_control_flow_ops(OpRegistry& registry);  // If, Loop, Scan
 void register_attention_ops(OpRegistry& registry);     // RotaryEmbedding, Attention
 void register_grid_sample_ops(OpRegistry& registry);   // GridSample
 void register_signal_ops(OpRegistry& registry);        // window functions, MelWeightMatrix, DFT, STFT
+void register_detection_ops(OpRegistry& registry);     // NonMaxSuppression, RoiAlign
 
 }  // namespace vkg

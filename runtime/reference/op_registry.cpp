@@ -41,6 +41,7 @@ const OpRegistry& OpRegistry::reference() {
     register_attention_ops(r);
     register_grid_sample_ops(r);
     register_signal_ops(r);
+    register_detection_ops(r);
     return r;
   }();
   return registry;

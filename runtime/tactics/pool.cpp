@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstring>
 #include <limits>
 
 #include "runtime/core/error.h"
@@ -441,6 +442,63 @@ std::optional<LayerPlan> plan_unpool(const LayerContext& ctx, std::string& why_n
   return plan;
 }
 
+// RoiAlign: shaders/pool/roi_align.comp, one invocation per output element; the ROIs and
+// their batch indices are runtime data, so each invocation works out its bin's sampling
+// grid from them.
+std::optional<LayerPlan> plan_roi_align(const LayerContext& ctx, std::string& why_not) {
+  const Node& node = ctx.node;
+  const LayerTensor& x = ctx.input(0);
+  const LayerTensor& rois = ctx.input(1);
+  VKG_CHECK(x.shape.size() == 4 && rois.shape.size() == 2 && rois.shape[1] == 4,
+            node.describe() << ": X must be [N, C, H, W] and rois [R, 4], got " << shape_to_string(x.shape) << " and "
+                            << shape_to_string(rois.shape));
+  for (const LayerTensor* t : {&x, &rois, &ctx.output(0)}) {
+    if (!is_float_dtype(t->dtype) || !storage_for(t->dtype, ctx.precision)) {
+      why_not = "tensor '" + t->name + "' is " + dtype_name(t->dtype) + ": the shader samples float data only";
+      return std::nullopt;
+    }
+    if (t->size() > kInt32Max) {
+      why_not = "tensor '" + t->name + "' has more elements than 32-bit indices address";
+      return std::nullopt;
+    }
+  }
+  if (ctx.arith != Arith::F32 && !ctx.device.fp16()) {
+    why_not = "the device lacks fp16 arithmetic or 16-bit storage";
+    return std::nullopt;
+  }
+  if (x.size() == 0) {
+    why_not = "X is empty: there is nothing to sample";
+    return std::nullopt;
+  }
+  const std::string mode = node.attr_string("mode", "avg");
+  VKG_CHECK(mode == "avg" || mode == "max", node.describe() << ": mode must be avg or max, got " << mode);
+  const std::string transform =
+      ctx.opset >= 16 ? node.attr_string("coordinate_transformation_mode", "half_pixel") : "output_half_pixel";
+  VKG_CHECK(transform == "half_pixel" || transform == "output_half_pixel",
+            node.describe() << ": coordinate_transformation_mode must be half_pixel or output_half_pixel, got "
+                            << transform);
+  const int64_t out_h = node.attr_int("output_height", 1), out_w = node.attr_int("output_width", 1);
+  const int64_t sampling_ratio = node.attr_int("sampling_ratio", 0);
+  VKG_CHECK(out_h > 0 && out_w > 0 && sampling_ratio >= 0,
+            node.describe() << ": output_height and output_width must be positive, sampling_ratio not negative");
+  const float scale = node.attr_float("spatial_scale", 1.0f);
+  uint32_t scale_bits = 0;
+  std::memcpy(&scale_bits, &scale, sizeof scale_bits);
+  LayerPlan plan;
+  const BindingRef xb = bind_input(ctx, plan, 0), rb = bind_input(ctx, plan, 1), bb = bind_input(ctx, plan, 2);
+  const int64_t total = ctx.output(0).size();
+  Dispatch d;
+  d.shader = ctx.shader("pool/roi_align");
+  d.spec = {{0, kLocalSize}, {1, mode == "max" ? 1u : 0u}, {2, transform == "half_pixel" ? 1u : 0u}};
+  d.bindings = {xb, rb, bb, BindingRef::output(0)};
+  d.push = {uint32_t(total),        uint32_t(x.shape[1]), uint32_t(x.shape[2]),
+            uint32_t(x.shape[3]),   uint32_t(out_h),      uint32_t(out_w),
+            uint32_t(sampling_ratio), scale_bits,         uint32_t(x.shape[0])};
+  d.groups = linear_groups(uint64_t(std::max<int64_t>(total, 1)), kLocalSize, ctx.device);
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
 }  // namespace
 
 void register_pool_tactics(TacticRegistry& r) {
@@ -459,6 +517,7 @@ void register_pool_tactics(TacticRegistry& r) {
     return plan_global(ctx, why_not, "pool/global_workgroup", kGlobalGroupSize, true);
   });
   r.add_variants("unpool.scatter", {"MaxUnpool"}, 0, {Arith::F32, Arith::F16}, plan_unpool);
+  r.add_variants("roi_align.direct", {"RoiAlign"}, 0, {Arith::F32, Arith::F16Acc32}, plan_roi_align);
 }
 
 }  // namespace vkg

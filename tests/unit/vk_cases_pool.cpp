@@ -5,7 +5,7 @@
 // is dropped), windows entirely in the padding, 1-D/2-D/3-D inputs, output
 // widths that are and are not multiples of 4 (pool.direct.w4), large windows
 // (pool.workgroup) and planes that are and are not multiples of 4 (the vec4
-// paths of global_pool.*).
+// paths of global_pool.*); RoiAlign (roi_align.direct).
 #include <cmath>
 #include <limits>
 #include <random>
@@ -279,11 +279,57 @@ std::vector<VkCase> unpool_cases() {
   return cases;
 }
 
+// RoiAlign: rois inside, across and beyond the image edges, fixed and adaptive sampling
+// grids, both modes and coordinate transformations, opsets 10 and 16.
+Tensor random_rois(int64_t count, int64_t height, int64_t width, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  std::vector<float> v;
+  for (int64_t r = 0; r < count; ++r) {
+    const float x1 = -2.0f + unit(rng) * float(width), y1 = -2.0f + unit(rng) * float(height);
+    v.insert(v.end(), {x1, y1, x1 + 0.7f + unit(rng) * float(width) * 0.8f, y1 + 0.7f + unit(rng) * float(height) * 0.8f});
+  }
+  return Tensor::from_vector<float>({count, 4}, v);
+}
+
+std::vector<VkCase> roi_align_cases() {
+  std::vector<VkCase> cases;
+  const auto roi_case = [](std::string name, int64_t opset, Shape x, int64_t rois, Attrs attrs, uint32_t seed,
+                           float scale = 1.0f) {
+    std::mt19937 rng(seed);
+    std::vector<int64_t> batches(static_cast<size_t>(rois));
+    for (int64_t& b : batches) b = int64_t(rng() % uint32_t(x[0]));
+    attrs["spatial_scale"] = float_attr(scale);
+    VkCase c = make_case(std::move(name), "RoiAlign",
+                         {random_floats(x, seed), random_rois(rois, int64_t(float(x[2]) / scale), int64_t(float(x[3]) / scale), seed + 1),
+                          int64s({rois}, batches)},
+                         attrs);
+    c.opset = opset;
+    return c;
+  };
+  cases.push_back(roi_case("RoiAlign avg half_pixel 2x3x10x12, 5 rois 3x4 sampling 2 scale 0.5", 16, {2, 3, 10, 12}, 5,
+                           {{"output_height", int_attr(3)}, {"output_width", int_attr(4)},
+                            {"sampling_ratio", int_attr(2)}},
+                           601, 0.5f));
+  cases.push_back(roi_case("RoiAlign max output_half_pixel 1x4x9x9, 3 rois 5x5 adaptive", 16, {1, 4, 9, 9}, 3,
+                           {{"output_height", int_attr(5)}, {"output_width", int_attr(5)}, {"mode", string_attr("max")},
+                            {"coordinate_transformation_mode", string_attr("output_half_pixel")}},
+                           603));
+  cases.push_back(roi_case("RoiAlign-10 avg 3x2x16x20, 7 rois 2x3 adaptive", 10, {3, 2, 16, 20}, 7,
+                           {{"output_height", int_attr(2)}, {"output_width", int_attr(3)}}, 605));
+  cases.push_back(roi_case("RoiAlign max half_pixel 2x8x12x12, 9 rois 7x7 sampling 1 (many workgroups)", 16,
+                           {2, 8, 12, 12}, 9,
+                           {{"output_height", int_attr(7)}, {"output_width", int_attr(7)}, {"mode", string_attr("max")},
+                            {"sampling_ratio", int_attr(1)}},
+                           607));
+  return cases;
+}
+
 }  // namespace
 
 VKG_VK_CASES(pool) {
   std::vector<VkCase> cases;
-  for (auto* family : {&max_pool_cases, &average_lp_cases, &global_cases, &unpool_cases}) {
+  for (auto* family : {&max_pool_cases, &average_lp_cases, &global_cases, &unpool_cases, &roi_align_cases}) {
     for (VkCase& c : (*family)()) cases.push_back(std::move(c));
   }
   return cases;
