@@ -316,6 +316,36 @@ void dft_rule(InferenceContext& ctx) {
   if (n) bins->set_dim_value(onnx::getAttribute(ctx, "onesided", 0) != 0 ? *n / 2 + 1 : *n);
 }
 
+// AffineGrid-20: theta [N, 2, 3] or [N, 3, 4] and size (N, C, [D,] H, W) give the grid
+// [N, [D,] H, W, 2 | 3].
+void affine_grid_rule(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  const auto size = constant_ints(ctx, 1);
+  if (!size) return;
+  if (size->size() != 4 && size->size() != 5) fail_shape_inference("size must hold 4 or 5 values");
+  auto* y = onnx::getOutputShape(ctx, 0);
+  y->clear_dim();
+  y->add_dim()->set_dim_value((*size)[0]);
+  for (size_t d = 2; d < size->size(); ++d) y->add_dim()->set_dim_value((*size)[d]);
+  y->add_dim()->set_dim_value(int64_t(size->size()) - 2);
+}
+
+// DeformConv-19: Y [N, M, oH, oW] from X's N, W's M and the offset's spatial dims.
+void deform_conv_rule(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasNInputShapes(ctx, 3)) return;
+  const auto& x = onnx::getInputShape(ctx, 0);
+  const auto& w = onnx::getInputShape(ctx, 1);
+  const auto& offset = onnx::getInputShape(ctx, 2);
+  if (x.dim_size() < 3 || w.dim_size() != x.dim_size() || offset.dim_size() != x.dim_size())
+    fail_shape_inference("X, W and offset must have the same rank, at least 3");
+  auto* y = onnx::getOutputShape(ctx, 0);
+  y->clear_dim();
+  *y->add_dim() = x.dim(0);
+  *y->add_dim() = w.dim(0);
+  for (int d = 2; d < offset.dim_size(); ++d) *y->add_dim() = offset.dim(d);
+}
+
 OpSchema fresh(const char* op, int since) {
   OpSchema s;
   s.SetName(op).SetDomain("").SinceVersion(since).SetLocation(kSchemaFile, 0);
@@ -446,6 +476,35 @@ std::vector<OpSchema> newer_schemas() {
         .TypeConstraint("T1", onnx::OpSchema::all_tensor_types(), "")
         .TypeConstraint("T2", kFloatTypes, "")
         .TypeAndShapeInferenceFunction(grid_sample_rule);
+    all.push_back(std::move(s));
+  }
+  {
+    OpSchema s = fresh("DeformConv", 19);
+    s.Input(0, "X", "", "T")
+        .Input(1, "W", "", "T")
+        .Input(2, "offset", "", "T")
+        .Input(3, "B", "", "T", OpSchema::Optional)
+        .Input(4, "mask", "", "T", OpSchema::Optional)
+        .Output(0, "Y", "", "T")
+        .Attr("dilations", "", AttributeProto::INTS, false)
+        .Attr("group", "", AttributeProto::INT, int64_t(1))
+        .Attr("kernel_shape", "", AttributeProto::INTS, false)
+        .Attr("offset_group", "", AttributeProto::INT, int64_t(1))
+        .Attr("pads", "", AttributeProto::INTS, false)
+        .Attr("strides", "", AttributeProto::INTS, false)
+        .TypeConstraint("T", kFloatTypes, "")
+        .TypeAndShapeInferenceFunction(deform_conv_rule);
+    all.push_back(std::move(s));
+  }
+  {
+    OpSchema s = fresh("AffineGrid", 20);
+    s.Input(0, "theta", "", "T1")
+        .Input(1, "size", "", "T2")
+        .Output(0, "grid", "", "T1")
+        .Attr("align_corners", "", AttributeProto::INT, int64_t(0))
+        .TypeConstraint("T1", kFloatTypes, "")
+        .TypeConstraint("T2", {"tensor(int64)"}, "")
+        .TypeAndShapeInferenceFunction(affine_grid_rule);
     all.push_back(std::move(s));
   }
   {  // 20: the axis became an input (default -2)

@@ -698,6 +698,45 @@ std::optional<LayerPlan> plan_grid_sample(const LayerContext& ctx, std::string& 
   return plan;
 }
 
+// AffineGrid: shaders/gather/affine_grid.comp, one invocation per grid point; the size
+// input decides the grid's shape and must be a build-time constant, theta is data.
+std::optional<LayerPlan> plan_affine_grid(const LayerContext& ctx, std::string& why) {
+  const LayerTensor& theta = ctx.input(0);
+  for (const LayerTensor* t : {&theta, &ctx.output(0)}) {
+    if (!is_float_dtype(t->dtype) || !storage_for(t->dtype, ctx.precision)) {
+      why = "tensor '" + t->name + "' is " + dtype_name(t->dtype) + ": the shader computes float grids only";
+      return std::nullopt;
+    }
+  }
+  if (!sizes_fit(ctx, why)) return std::nullopt;
+  if (ctx.arith != Arith::F32 && !ctx.device.fp16()) {
+    why = "the device lacks fp16 arithmetic or 16-bit storage";
+    return std::nullopt;
+  }
+  if (!ctx.input(1).is_constant()) {
+    why = "size (input 1) is not a build-time constant: it decides the grid's shape";
+    return std::nullopt;
+  }
+  const std::vector<int64_t> size = ctx.constant_input(1).to_int64s();
+  VKG_CHECK(size.size() == 4 || size.size() == 5,
+            ctx.node.describe() << ": size must hold 4 or 5 values, got " << size.size());
+  const size_t rank = size.size() - 2;
+  VKG_CHECK(theta.shape == Shape({size[0], int64_t(rank), int64_t(rank) + 1}),
+            ctx.node.describe() << ": theta must be [" << size[0] << ", " << rank << ", " << rank + 1 << "], got "
+                                << shape_to_string(theta.shape));
+  const int64_t points = ctx.output(0).size() / int64_t(rank);
+  const int64_t per_batch = size[0] > 0 ? points / size[0] : 0;
+  LayerPlan plan;
+  const BindingRef tb = bind_input(ctx, plan, 0);
+  const uint32_t depth = rank == 3 ? u32(size[2]) : 1u;
+  plan.dispatches.push_back(linear_dispatch(
+      ctx, "gather/affine_grid", {tb, BindingRef::output(0)},
+      {u32(points), u32(std::max<int64_t>(per_batch, 1)), depth, u32(size[size.size() - 2]), u32(size.back())},
+      uint64_t(std::max<int64_t>(points, 1)),
+      {{1, u32(int64_t(rank))}, {2, ctx.node.attr_int("align_corners", 0) != 0 ? 1u : 0u}}));
+  return plan;
+}
+
 void register_gather_tactics(TacticRegistry& r) {
   constexpr auto F32 = Arith::F32, F16 = Arith::F16, F16Acc32 = Arith::F16Acc32;
   r.add_variants("gather.vec4", {"Gather"}, 0, {F32, F16}, [](auto& c, auto& w) { return plan_gather(c, w, 4); });
@@ -710,6 +749,7 @@ void register_gather_tactics(TacticRegistry& r) {
   r.add_variants("resize.bilinear", {"Resize", "Upsample"}, 1, {F32, F16, F16Acc32}, plan_resize_bilinear);
   r.add_variants("resize.scalar", {"Resize", "Upsample"}, 10, {F32, F16, F16Acc32}, plan_resize_scalar);
   r.add_variants("grid_sample.scalar", {"GridSample"}, 0, {F32, F16, F16Acc32}, plan_grid_sample);
+  r.add_variants("affine_grid.scalar", {"AffineGrid"}, 0, {F32, F16Acc32}, plan_affine_grid);
   r.add_variants("range.scalar", {"Range"}, 0, {F32, F16}, plan_range);
   r.add_variants("constant_of_shape.scalar", {"ConstantOfShape"}, 0, {F32, F16}, plan_constant_of_shape);
 }

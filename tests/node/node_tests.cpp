@@ -163,6 +163,7 @@ bool needs_build_time_values(const Error& e) {
 const std::map<std::string, std::set<size_t>>& build_time_inputs() {
   static const std::map<std::string, std::set<size_t>> table = [] {
     std::map<std::string, std::set<size_t>> t = {
+        {"AffineGrid", {1}},
         {"BatchNormalization", {1, 2, 3, 4}},
         {"BlackmanWindow", {0}},
         {"CenterCropPad", {1}},

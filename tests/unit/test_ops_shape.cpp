@@ -314,5 +314,26 @@ TEST(ResizeOp, ScalesOrSizesExactlyOne) {
   expect_node_error(make_node("Resize", 4, 1, {{"mode", string_attr("bogus")}}), 13, {&x, nullptr, &scales}, "bogus");
 }
 
+TEST(ShapeOps, UniqueSortedAndInOrderOfFirstOccurrence) {
+  const Tensor x = Tensor::from_vector<float>({6}, {2, 1, 1, 3, 4, 3});
+  const std::vector<Tensor> s = run(make_node("Unique", 1, 4), 11, {&x});
+  EXPECT_EQ(values<float>(s[0]), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(values<int64_t>(s[1]), (std::vector<int64_t>{1, 0, 3, 4}));
+  EXPECT_EQ(values<int64_t>(s[2]), (std::vector<int64_t>{1, 0, 0, 2, 3, 2}));
+  EXPECT_EQ(values<int64_t>(s[3]), (std::vector<int64_t>{2, 1, 2, 1}));
+  const std::vector<Tensor> u = run(make_node("Unique", 1, 4, {{"sorted", int_attr(0)}}), 11, {&x});
+  EXPECT_EQ(values<float>(u[0]), (std::vector<float>{2, 1, 3, 4}));
+  EXPECT_EQ(values<int64_t>(u[1]), (std::vector<int64_t>{0, 1, 3, 4}));
+  EXPECT_EQ(values<int64_t>(u[2]), (std::vector<int64_t>{0, 1, 1, 2, 3, 2}));
+  EXPECT_EQ(values<int64_t>(u[3]), (std::vector<int64_t>{1, 2, 2, 1}));
+  // Rows along axis 0: [1, 0] twice and [0, 1], sorted lexicographically.
+  const Tensor m = Tensor::from_vector<int64_t>({3, 2}, {1, 0, 0, 1, 1, 0});
+  const std::vector<Tensor> rows = run(make_node("Unique", 1, 4, {{"axis", int_attr(0)}}), 11, {&m});
+  EXPECT_EQ(rows[0].shape(), (Shape{2, 2}));
+  EXPECT_EQ(values<int64_t>(rows[0]), (std::vector<int64_t>{0, 1, 1, 0}));
+  EXPECT_EQ(values<int64_t>(rows[2]), (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_THROW(run(make_node("Unique", 1, 4, {{"axis", int_attr(2)}}), 11, {&m}), Error);
+}
+
 }  // namespace
 }  // namespace vkg

@@ -1,5 +1,5 @@
 // Conformance cases of the conv family (runtime/tactics/conv.cpp): Conv,
-// ConvTranspose, ConvInteger and QLinearConv. Every tactic's path is covered:
+// ConvTranspose, ConvInteger, QLinearConv and DeformConv. Every tactic's path is covered:
 // 1-D, 2-D, 3-D and 4-D spatial dims, strides, dilations, explicit and auto
 // pads, groups (odd channels per group, past the 4-channel blocks), depthwise
 // with multipliers, pointwise with aligned and unaligned planes, Winograd with
@@ -275,11 +275,37 @@ std::vector<VkCase> qlinear_conv_cases() {
   return cases;
 }
 
+// DeformConv (opset 19, 2-D): groups and offset groups, pads, strides and dilations, with
+// and without bias and mask, offsets reaching outside X, runtime offsets and weights.
+std::vector<VkCase> deform_conv_cases() {
+  std::vector<VkCase> cases;
+  const auto dc = [](const std::string& name, Shape x, Shape w, Shape out, int64_t offset_groups, Attrs attrs,
+                     bool bias, bool mask, uint32_t seed) {
+    const int64_t taps = w[2] * w[3];
+    std::vector<std::optional<Tensor>> inputs = {
+        random_floats(x, seed), random_floats(w, seed + 1, -1.0f, 1.0f),
+        random_floats({x[0], offset_groups * taps * 2, out[0], out[1]}, seed + 2, -1.7f, 1.7f)};
+    inputs.push_back(bias ? std::optional<Tensor>(random_floats({w[0]}, seed + 3)) : std::nullopt);
+    if (mask) inputs.push_back(random_floats({x[0], offset_groups * taps, out[0], out[1]}, seed + 4, 0.0f, 1.0f));
+    attrs["offset_group"] = int_attr(offset_groups);
+    VkCase c = make_case(name, "DeformConv", inputs, attrs);
+    c.opset = 19;
+    return c;
+  };
+  cases.push_back(dc("DeformConv 1x4x7x8 W 6x2x3x3 group 2 offset_group 2 pads 1 bias mask", {1, 4, 7, 8}, {6, 2, 3, 3},
+                     {7, 8}, 2, {{"group", int_attr(2)}, {"pads", ints_attr({1, 1, 1, 1})}}, true, true, 700));
+  cases.push_back(dc("DeformConv 2x3x9x9 W 4x3x2x2 strides 2 dilations 2", {2, 3, 9, 9}, {4, 3, 2, 2}, {4, 4}, 1,
+                     {{"strides", ints_attr({2, 2})}, {"dilations", ints_attr({2, 2})}}, false, false, 710));
+  cases.push_back(dc("DeformConv 1x2x16x20 W 8x2x3x3 pads 1 mask (many workgroups)", {1, 2, 16, 20}, {8, 2, 3, 3},
+                     {16, 20}, 1, {{"pads", ints_attr({1, 1, 1, 1})}}, false, true, 720));
+  return cases;
+}
+
 }  // namespace
 
 VKG_VK_CASES(conv) {
   std::vector<VkCase> cases = conv_cases();
-  for (auto* more : {conv_transpose_cases, conv_integer_cases, qlinear_conv_cases}) {
+  for (auto* more : {conv_transpose_cases, conv_integer_cases, qlinear_conv_cases, deform_conv_cases}) {
     std::vector<VkCase> extra = more();
     cases.insert(cases.end(), extra.begin(), extra.end());
   }

@@ -372,10 +372,30 @@ std::vector<VkCase> grid_sample_cases() {
   return cases;
 }
 
+// AffineGrid (opset 20): 2-D and 3-D grids, with and without align_corners, a size 1 axis;
+// the size is a build-time constant, theta is data.
+std::vector<VkCase> affine_grid_cases() {
+  std::vector<VkCase> cases;
+  const auto ag = [](const std::string& name, std::vector<int64_t> size, int align, uint32_t seed) {
+    const int64_t r = int64_t(size.size()) - 2;
+    VkCase c = make_case(name, "AffineGrid", {random_floats({size[0], r, r + 1}, seed, -1.5f, 1.5f), i64s(size)},
+                         {{"align_corners", int_attr(align)}}, 1, {1});
+    c.opset = 20;
+    return c;
+  };
+  cases.push_back(ag("AffineGrid 2-D 2x3x5x7", {2, 3, 5, 7}, 0, 520));
+  cases.push_back(ag("AffineGrid 2-D align 3x1x9x4", {3, 1, 9, 4}, 1, 522));
+  cases.push_back(ag("AffineGrid 3-D 2x2x3x4x5", {2, 2, 3, 4, 5}, 0, 524));
+  cases.push_back(ag("AffineGrid 3-D align 1x1x4x1x6", {1, 1, 4, 1, 6}, 1, 526));
+  cases.push_back(ag("AffineGrid 2-D 4x2x32x40 (many workgroups)", {4, 2, 32, 40}, 0, 528));
+  return cases;
+}
+
 VKG_VK_CASES(gather) {
   std::vector<VkCase> cases;
   for (auto* family : {gather_cases, gather_elements_cases, gather_nd_cases, scatter_elements_cases, scatter_nd_cases,
-                       resize_cases, generator_cases, grid_sample_cases}) {
+                       resize_cases, generator_cases, grid_sample_cases,
+                       affine_grid_cases}) {
     std::vector<VkCase> more = family();
     cases.insert(cases.end(), more.begin(), more.end());
   }

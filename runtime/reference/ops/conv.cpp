@@ -1,7 +1,11 @@
 // Conv and ConvTranspose: im2col / col2im around the shared GEMM, a plain view of the
 // input for pointwise convolutions, and a direct loop for depthwise ones. Any number
 // of spatial dims; float32 and float64 (float16 and bfloat16 are computed in float32).
+// DeformConv (2-D) is a direct loop in double.
+#include <cmath>
+
 #include "runtime/reference/ops/linalg_kernels.h"
+#include "runtime/reference/ops/normalization_common.h"
 
 namespace vkg::linalg {
 
@@ -344,6 +348,78 @@ std::vector<Tensor> conv_transpose(const KernelContext& ctx) {
   Tensor y = ct == DType::Float32 ? conv_transpose_typed<float>(x, w, b, group, g)
                                   : conv_transpose_typed<double>(x, w, b, group, g);
   return one_output(y.dtype() == x_in.dtype() ? std::move(y) : y.cast(x_in.dtype()));
+}
+
+// DeformConv (opset 19), 2-D: a Conv whose every tap (ki, kj) of output (i, j) samples X at
+// its regular position moved by offset [N, offset_group * kH * kW * 2, oH, oW] ((dy, dx)
+// pairs, per offset group of input channels), bilinearly with zeros outside X, times
+// mask [N, offset_group * kH * kW, oH, oW] when given. As ONNX's reference (GridSample
+// with align_corners), a sample's coordinates are rounded to float32. Computed in double.
+std::vector<Tensor> deform_conv(const KernelContext& ctx) {
+  const Node& node = ctx.node;
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const Tensor& offset = ctx.input(2);
+  VKG_CHECK(x.rank() == 4, node.describe() << ": only 2-D DeformConv (X [N, C, H, W]) is supported, got "
+                                           << x.describe());
+  const ConvSetup setup = conv_setup(node, x, w);
+  const WindowGeometry& g = setup.geometry;
+  const int64_t offset_groups = node.attr_int("offset_group", 1);
+  const int64_t batch = x.dim(0), channels = x.dim(1), height = x.dim(2), width = x.dim(3);
+  const int64_t out_channels = w.dim(0), kh = g.kernel[0], kw = g.kernel[1], oh = g.out[0], ow = g.out[1];
+  VKG_CHECK(offset_groups >= 1 && channels % offset_groups == 0,
+            node.describe() << ": offset_group " << offset_groups << " must divide the " << channels
+                            << " input channels");
+  VKG_CHECK(offset.shape() == Shape({batch, offset_groups * kh * kw * 2, oh, ow}),
+            node.describe() << ": offset must be [" << batch << ", " << offset_groups * kh * kw * 2 << ", " << oh
+                            << ", " << ow << "], got " << offset.describe());
+  const Tensor* mask = ctx.has_input(4) ? &ctx.input(4) : nullptr;
+  VKG_CHECK(!mask || mask->shape() == Shape({batch, offset_groups * kh * kw, oh, ow}),
+            node.describe() << ": mask must be [" << batch << ", " << offset_groups * kh * kw << ", " << oh << ", "
+                            << ow << "], got " << mask->describe());
+  const Tensor* bias = conv_bias(ctx, 3, out_channels, x.dtype());
+  const std::vector<double> xs = load_doubles(node, x), ws = load_doubles(node, w), offs = load_doubles(node, offset);
+  const std::vector<double> masks = mask ? load_doubles(node, *mask) : std::vector<double>();
+  const std::vector<double> bs = bias ? load_doubles(node, *bias) : std::vector<double>();
+  const int64_t cg = channels / setup.group, mg = out_channels / setup.group, channels_per_offset = channels / offset_groups;
+  const auto sample = [&](const double* plane, double y, double xx) {
+    y = double(float(y)), xx = double(float(xx));
+    const double y0 = std::floor(y), x0 = std::floor(xx);
+    double v = 0;
+    for (int dy = 0; dy < 2; ++dy)
+      for (int dx = 0; dx < 2; ++dx) {
+        const int64_t yi = int64_t(y0) + dy, xi = int64_t(x0) + dx;
+        if (yi < 0 || yi >= height || xi < 0 || xi >= width) continue;
+        const double wy = dy ? y - y0 : 1 - (y - y0), wx = dx ? xx - x0 : 1 - (xx - x0);
+        v += wy * wx * plane[yi * width + xi];
+      }
+    return v;
+  };
+  std::vector<double> ys(size_t(batch * out_channels * oh * ow));
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t oc = 0; oc < out_channels; ++oc) {
+      const int64_t group = oc / mg;
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double acc = bias ? bs[size_t(oc)] : 0.0;
+          for (int64_t c = 0; c < cg; ++c) {
+            const int64_t ic = group * cg + c, og = ic / channels_per_offset;
+            const double* plane = xs.data() + (n * channels + ic) * height * width;
+            for (int64_t ki = 0; ki < kh; ++ki)
+              for (int64_t kj = 0; kj < kw; ++kj) {
+                const int64_t tap = (og * kh + ki) * kw + kj;
+                const double dy = offs[size_t(((n * offset_groups * kh * kw + tap) * 2 * oh + i) * ow + j)];
+                const double dx = offs[size_t((((n * offset_groups * kh * kw + tap) * 2 + 1) * oh + i) * ow + j)];
+                const double y = double(i * g.strides[0] - g.pads_begin[0] + ki * g.dilations[0]) + dy;
+                const double xx = double(j * g.strides[1] - g.pads_begin[1] + kj * g.dilations[1]) + dx;
+                const double m = mask ? masks[size_t(((n * offset_groups * kh * kw + tap) * oh + i) * ow + j)] : 1.0;
+                acc += ws[size_t(((oc * cg + c) * kh + ki) * kw + kj)] * m * sample(plane, y, xx);
+              }
+          }
+          ys[size_t(((n * out_channels + oc) * oh + i) * ow + j)] = acc;
+        }
+    }
+  return one_output(store_doubles(node, x.dtype(), {batch, out_channels, oh, ow}, ys));
 }
 
 }  // namespace vkg::linalg

@@ -1,8 +1,9 @@
 // Reference kernels that move elements by index tensors: Gather, GatherElements,
-// GatherND, Scatter/ScatterElements, ScatterND, NonZero. Indices may be int32 or
+// GatherND, Scatter/ScatterElements, ScatterND, NonZero, Unique. Indices may be int32 or
 // int64 and negative (counting from the back); out-of-range ones are Errors.
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "runtime/reference/kernel.h"
 #include "runtime/reference/ops/shape_helpers.h"
@@ -211,6 +212,77 @@ std::vector<Tensor> non_zero(const KernelContext& ctx) {
   return {out};
 }
 
+// Unique (opset 11): the distinct elements of the flattened input, or the distinct slices
+// along `axis`, sorted ascending (slices lexicographically) or in order of first occurrence,
+// with the index of each one's first occurrence, every input element's (slice's) position
+// in the output, and how often each occurs.
+std::vector<Tensor> unique(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const bool sorted = ctx.node.attr_int("sorted", 1) != 0;
+  Shape shape = {x.size()};
+  int64_t axis = 0;
+  if (ctx.node.attrs.count("axis")) {
+    shape = x.shape();
+    axis = node_axis(ctx, ctx.node.attr_int("axis"), x.rank());
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= shape[size_t(d)];
+  for (size_t d = size_t(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t dim = shape[size_t(axis)];
+  // -1, 0 or 1 as slice a orders before, with or after slice b.
+  const auto compare = [&](int64_t a, int64_t b) {
+    int result = 0;
+    visit_dtype(x.dtype(), [&]<typename T>() {
+      const T* v = x.data<T>();
+      for (int64_t o = 0; o < outer && result == 0; ++o)
+        for (int64_t i = 0; i < inner && result == 0; ++i) {
+          const T va = v[(o * dim + a) * inner + i], vb = v[(o * dim + b) * inner + i];
+          if (va < vb) result = -1;
+          else if (vb < va) result = 1;
+        }
+    });
+    return result;
+  };
+  std::vector<int64_t> order(static_cast<size_t>(dim));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return compare(a, b) < 0; });
+  std::vector<int64_t> firsts, counts, group_of(static_cast<size_t>(dim));
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (k == 0 || compare(order[k - 1], order[k]) != 0) {
+      firsts.push_back(order[k]);  // the stable sort puts the first occurrence first
+      counts.push_back(0);
+    }
+    group_of[size_t(order[k])] = int64_t(firsts.size()) - 1;
+    ++counts.back();
+  }
+  const int64_t groups = int64_t(firsts.size());
+  std::vector<int64_t> rank_of(static_cast<size_t>(groups));
+  std::iota(rank_of.begin(), rank_of.end(), 0);
+  if (!sorted) {  // renumber the groups by first occurrence
+    std::vector<int64_t> by_first(static_cast<size_t>(groups));
+    std::iota(by_first.begin(), by_first.end(), 0);
+    std::sort(by_first.begin(), by_first.end(), [&](int64_t a, int64_t b) { return firsts[size_t(a)] < firsts[size_t(b)]; });
+    for (int64_t g = 0; g < groups; ++g) rank_of[size_t(by_first[size_t(g)])] = g;
+  }
+  std::vector<int64_t> indices(static_cast<size_t>(groups)), group_counts(static_cast<size_t>(groups));
+  std::vector<int64_t> inverse(static_cast<size_t>(dim));
+  for (int64_t g = 0; g < groups; ++g) {
+    indices[size_t(rank_of[size_t(g)])] = firsts[size_t(g)];
+    group_counts[size_t(rank_of[size_t(g)])] = counts[size_t(g)];
+  }
+  for (int64_t i = 0; i < dim; ++i) inverse[size_t(i)] = rank_of[size_t(group_of[size_t(i)])];
+  Shape y_shape = shape;
+  y_shape[size_t(axis)] = groups;
+  Tensor y(x.dtype(), y_shape);
+  const size_t elem = dtype_size(x.dtype());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t g = 0; g < groups; ++g)
+      std::memcpy(y.raw() + size_t((o * groups + g) * inner) * elem,
+                  x.raw() + size_t((o * dim + indices[size_t(g)]) * inner) * elem, size_t(inner) * elem);
+  return {y, Tensor::from_vector<int64_t>({groups}, indices), Tensor::from_vector<int64_t>({dim}, inverse),
+          Tensor::from_vector<int64_t>({groups}, group_counts)};
+}
+
 }  // namespace
 
 void register_gather_scatter_ops(OpRegistry& registry) {
@@ -221,6 +293,7 @@ void register_gather_scatter_ops(OpRegistry& registry) {
   registry.add("ScatterElements", scatter_elements);
   registry.add("ScatterND", scatter_nd);
   registry.add("NonZero", non_zero);
+  registry.add("Unique", unique);
 }
 
 }  // namespace vkg

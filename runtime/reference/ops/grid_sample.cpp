@@ -9,6 +9,7 @@
 
 #include "runtime/core/resize_sampling.h"
 #include "runtime/reference/ops/normalization_common.h"
+#include "runtime/reference/ops/shape_helpers.h"
 
 namespace vkg {
 namespace {
@@ -139,8 +140,58 @@ std::vector<Tensor> grid_sample(const KernelContext& ctx) {
   return {store_doubles(node, x.dtype(), y_shape, ys)};
 }
 
+// AffineGrid (opset 20): theta [N, 2, 3] and size (N, C, H, W) give the sampling grid
+// [N, H, W, 2] of GridSample, theta times (x, y, 1) at each pixel's normalized coordinates
+// (pixel centers, or corners with align_corners); theta [N, 3, 4] and (N, C, D, H, W) give
+// [N, D, H, W, 3]. The last grid axis holds x (the innermost axis) first.
+std::vector<Tensor> affine_grid(const KernelContext& ctx) {
+  const Node& node = ctx.node;
+  const Tensor& theta = ctx.input(0);
+  const std::vector<int64_t> size = int_input(ctx, 1, "size");
+  VKG_CHECK(size.size() == 4 || size.size() == 5,
+            node.describe() << ": size must hold 4 (N, C, H, W) or 5 (N, C, D, H, W) values, got " << size.size());
+  const int64_t r = int64_t(size.size()) - 2;
+  VKG_CHECK(theta.rank() == 3 && theta.dim(0) == size[0] && theta.dim(1) == r && theta.dim(2) == r + 1,
+            node.describe() << ": theta must be [" << size[0] << ", " << r << ", " << r + 1 << "], got "
+                            << theta.describe());
+  VKG_CHECK(is_floating(theta.dtype()), node.describe() << ": theta must be a float tensor, got " << theta.describe());
+  const bool align = node.attr_int("align_corners", 0) != 0;
+  const Shape spatial(size.begin() + 2, size.end());
+  for (int64_t d : spatial) VKG_CHECK(d >= 0, node.describe() << ": size must not be negative");
+  const int64_t points = num_elements(spatial);
+  const auto coordinate = [&](int64_t i, int64_t n) {
+    if (align) return n > 1 ? -1.0 + 2.0 * double(i) / double(n - 1) : -1.0;
+    return -1.0 + (2.0 * double(i) + 1.0) / double(n);
+  };
+  const std::vector<double> t = load_doubles(node, theta);
+  std::vector<double> grid(size_t(size[0] * points * r));
+  for (int64_t n = 0; n < size[0]; ++n)
+    for (int64_t p = 0; p < points; ++p) {
+      // The homogeneous point (x, y[, z], 1): the innermost axis first.
+      std::vector<double> point(size_t(r + 1), 1.0);
+      int64_t rest = p;
+      for (int64_t a = r - 1; a >= 0; --a) {
+        const int64_t dim = spatial[size_t(a)];
+        point[size_t(r - 1 - a)] = coordinate(rest % dim, dim);
+        rest /= dim;
+      }
+      for (int64_t row = 0; row < r; ++row) {
+        double v = 0;
+        for (int64_t col = 0; col <= r; ++col) v += t[size_t((n * r + row) * (r + 1) + col)] * point[size_t(col)];
+        grid[size_t((n * points + p) * r + row)] = v;
+      }
+    }
+  Shape out = {size[0]};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  out.push_back(r);
+  return {store_doubles(node, theta.dtype(), out, grid)};
+}
+
 }  // namespace
 
-void register_grid_sample_ops(OpRegistry& registry) { registry.add("GridSample", grid_sample); }
+void register_grid_sample_ops(OpRegistry& registry) {
+  registry.add("GridSample", grid_sample);
+  registry.add("AffineGrid", affine_grid);
+}
 
 }  // namespace vkg

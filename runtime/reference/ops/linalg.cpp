@@ -118,6 +118,7 @@ WindowGeometry resolve_window(const Node& node, const Shape& in, const Shape& ke
 void register_linalg_ops(OpRegistry& registry) {
   registry.add("Conv", linalg::conv);
   registry.add("ConvTranspose", linalg::conv_transpose);
+  registry.add("DeformConv", linalg::deform_conv);
   registry.add("Gemm", linalg::gemm_op);
   registry.add("MatMul", linalg::matmul);
   registry.add("Einsum", linalg::einsum);

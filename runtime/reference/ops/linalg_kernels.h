@@ -145,6 +145,7 @@ template <class T> Tensor matmul_forward(const Node& node, const Tensor& a, cons
 // The kernels. Each returns the node's outputs and throws Error naming the node.
 std::vector<Tensor> conv(const KernelContext& ctx);
 std::vector<Tensor> conv_transpose(const KernelContext& ctx);
+std::vector<Tensor> deform_conv(const KernelContext& ctx);
 std::vector<Tensor> gemm_op(const KernelContext& ctx);
 std::vector<Tensor> matmul(const KernelContext& ctx);
 std::vector<Tensor> einsum(const KernelContext& ctx);  // einsum.cpp
