@@ -281,6 +281,35 @@ void grid_sample_rule(InferenceContext& ctx) {
   for (int d = 1; d + 1 < grid.dim_size(); ++d) *y->add_dim() = grid.dim(d);
 }
 
+// BitwiseAnd/Or/Xor-18: numpy broadcasting of A and B.
+void broadcast_rule(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (onnx::hasNInputShapes(ctx, 2))
+    onnx::bidirectionalBroadcastShapeInference(onnx::getInputShape(ctx, 0), onnx::getInputShape(ctx, 1),
+                                               *onnx::getOutputShape(ctx, 0));
+}
+
+// QuantizeLinear-19/21/23: x's shape, of the zero point's type, else output_dtype, else uint8.
+void quantize_rule(InferenceContext& ctx) {
+  const auto* zp = has_input(ctx, 2) ? ctx.getInputType(2) : nullptr;
+  const int64_t requested = onnx::getAttribute(ctx, "output_dtype", int64_t(0));
+  if (zp && zp->has_tensor_type())
+    onnx::propagateElemTypeFromInputToOutput(ctx, 2, 0);
+  else
+    onnx::updateOutputElemType(ctx, 0, requested != 0 ? int32_t(requested) : int32_t(onnx::TensorProto::UINT8));
+  if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+}
+
+// DequantizeLinear-19/21/23: x's shape, of the scale's type (or output_dtype, 23).
+void dequantize_rule(InferenceContext& ctx) {
+  const int64_t requested = onnx::getAttribute(ctx, "output_dtype", int64_t(0));
+  if (requested != 0)
+    onnx::updateOutputElemType(ctx, 0, int32_t(requested));
+  else
+    onnx::propagateElemTypeFromInputToOutput(ctx, 1, 0);
+  if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+}
+
 // DFT-20: the axis (default -2) became an input; the transformed axis gets dft_length (or
 // dft_length / 2 + 1 when onesided) bins and the last axis holds (real, imaginary).
 void dft_rule(InferenceContext& ctx) {
@@ -560,6 +589,59 @@ std::vector<OpSchema> newer_schemas() {
                         "")
         .TypeAndShapeInferenceFunction(attention_rule);
     all.push_back(std::move(s));
+  }
+  {
+    const std::vector<std::string> integers = {"tensor(uint8)", "tensor(uint16)", "tensor(uint32)", "tensor(uint64)",
+                                               "tensor(int8)",  "tensor(int16)",  "tensor(int32)",  "tensor(int64)"};
+    for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
+      OpSchema s = fresh(op, 18);
+      s.Input(0, "A", "", "T")
+          .Input(1, "B", "", "T")
+          .Output(0, "C", "", "T")
+          .TypeConstraint("T", integers, "")
+          .TypeAndShapeInferenceFunction(broadcast_rule);
+      all.push_back(std::move(s));
+    }
+    OpSchema s = fresh("BitwiseNot", 18);
+    s.Input(0, "X", "", "T").Output(0, "Y", "", "T").TypeConstraint("T", integers, "").TypeAndShapeInferenceFunction(
+        same_as_first_input);
+    all.push_back(std::move(s));
+  }
+  for (int since : {19, 21, 23}) {  // 19: float16 scales, saturate; 21: blocks, 16 bits, output_dtype; 23: precision
+    const std::vector<std::string> floats_and_int32 = {"tensor(float)", "tensor(float16)", "tensor(bfloat16)",
+                                                       "tensor(int32)"};
+    std::vector<std::string> quantized = {"tensor(int8)", "tensor(uint8)"};
+    if (since >= 21) quantized.insert(quantized.end(), {"tensor(int16)", "tensor(uint16)"});
+    OpSchema q = fresh("QuantizeLinear", since);
+    q.Input(0, "x", "", "T1")
+        .Input(1, "y_scale", "", since >= 23 ? "T2" : "T1")
+        .Input(2, "y_zero_point", "", since >= 23 ? "T3" : "T2", OpSchema::Optional)
+        .Output(0, "y", "", since >= 23 ? "T3" : "T2")
+        .Attr("axis", "", AttributeProto::INT, int64_t(1))
+        .Attr("saturate", "", AttributeProto::INT, int64_t(1))
+        .TypeConstraint("T1", floats_and_int32, "")
+        .TypeConstraint(since >= 23 ? "T3" : "T2", quantized, "")
+        .TypeAndShapeInferenceFunction(quantize_rule);
+    if (since >= 21)
+      q.Attr("block_size", "", AttributeProto::INT, int64_t(0)).Attr("output_dtype", "", AttributeProto::INT, int64_t(0));
+    if (since >= 23) q.Attr("precision", "", AttributeProto::INT, int64_t(0)).TypeConstraint("T2", floats_and_int32, "");
+    all.push_back(std::move(q));
+    std::vector<std::string> dequantized = quantized;
+    dequantized.push_back("tensor(int32)");
+    OpSchema d = fresh("DequantizeLinear", since);
+    d.Input(0, "x", "", "T1")
+        .Input(1, "x_scale", "", "T2")
+        .Input(2, "x_zero_point", "", "T1", OpSchema::Optional)
+        .Output(0, "y", "", since >= 23 ? "T3" : "T2")
+        .Attr("axis", "", AttributeProto::INT, int64_t(1))
+        .TypeConstraint("T1", dequantized, "")
+        .TypeConstraint("T2", {"tensor(float)", "tensor(float16)", "tensor(bfloat16)"}, "")
+        .TypeAndShapeInferenceFunction(dequantize_rule);
+    if (since >= 21) d.Attr("block_size", "", AttributeProto::INT, int64_t(0));
+    if (since >= 23)
+      d.Attr("output_dtype", "", AttributeProto::INT, int64_t(0))
+          .TypeConstraint("T3", {"tensor(float)", "tensor(float16)", "tensor(bfloat16)"}, "");
+    all.push_back(std::move(d));
   }
   return all;
 }

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "runtime/core/error.h"
+#include "runtime/core/quantization.h"
 #include "runtime/engine/graph_optimizer.h"
 #include "runtime/engine/tactic.h"
 
@@ -193,6 +194,7 @@ enum class Domain {
   Numeric,    // floats and integers
   Signed,     // floats and signed integers
   Bool,       // bool only
+  Integer,    // integers only
   Predicate,  // float types, bool output
 };
 
@@ -224,7 +226,7 @@ constexpr UnaryOp kUnaryOps[] = {
     {"Shrink", 34, Domain::Numeric},  {"Clip", 35, Domain::Numeric},
     {"IsNaN", 36, Domain::Predicate}, {"IsInf", 37, Domain::Predicate},
     {"Not", 38, Domain::Bool},        {"Mish", 39, Domain::Float},
-    {"Gelu", 40, Domain::Float},
+    {"Gelu", 40, Domain::Float},    {"BitwiseNot", 41, Domain::Integer},
 };
 
 // Gelu's `approximate`: "none" (the erf form) or "tanh".
@@ -258,6 +260,8 @@ bool domain_accepts(Domain domain, DType d) {
       return is_floating(d) || d == DType::Int8 || d == DType::Int16 || d == DType::Int32 || d == DType::Int64;
     case Domain::Bool:
       return d == DType::Bool;
+    case Domain::Integer:
+      return is_integer(d);
   }
   return false;
 }
@@ -408,6 +412,9 @@ enum BinaryCode : uint32_t {
   kAnd = 19,
   kOr = 20,
   kXor = 21,
+  kBitwiseAnd = 22,
+  kBitwiseOr = 23,
+  kBitwiseXor = 24,
 };
 
 // Which input types a two-input op takes.
@@ -416,6 +423,7 @@ enum class BinaryTypes {
   Any,       // equal types (Equal)
   Bool,      // bool (And, Or, Xor)
   Unsigned,  // equal unsigned integer types (BitShift)
+  Integer,   // equal integer types (the bitwise ops)
   Pow,       // a numeric base and a numeric exponent of any type
 };
 
@@ -449,6 +457,9 @@ constexpr BinaryOp kBinaryOps[] = {
     {"And", kAnd, BinaryTypes::Bool},
     {"Or", kOr, BinaryTypes::Bool},
     {"Xor", kXor, BinaryTypes::Bool},
+    {"BitwiseAnd", kBitwiseAnd, BinaryTypes::Integer},
+    {"BitwiseOr", kBitwiseOr, BinaryTypes::Integer},
+    {"BitwiseXor", kBitwiseXor, BinaryTypes::Integer},
 };
 
 const BinaryOp& find_binary_op(const std::string& name) {
@@ -495,6 +506,9 @@ bool binary_types_ok(const LayerContext& ctx, BinaryTypes types, std::string& wh
       break;
     case BinaryTypes::Unsigned:
       ok = is_unsigned_int(a);
+      break;
+    case BinaryTypes::Integer:
+      ok = is_integer(a);
       break;
   }
   if (!ok) why_not = ctx.node.op_type + " does not take " + dtype_name(a) + " inputs";
@@ -783,6 +797,81 @@ std::optional<LayerPlan> plan_batchnorm(const LayerContext& ctx, std::string& wh
   return plan;
 }
 
+// ---------------------------------------------------------------- QuantizeLinear, DequantizeLinear
+
+// shaders/elementwise/quantize.comp: MODE_* and ROUND_*.
+enum QuantizeMode : uint32_t { kQuantize = 0, kDequantize = 1 };
+
+// One dispatch of quantize.comp; the scale and zero point are bound like any input (a
+// build-time constant becomes a weight).
+std::optional<LayerPlan> plan_quantize(const LayerContext& ctx, std::string& why_not) {
+  if (!common_checks(ctx, why_not)) return std::nullopt;
+  const Node& node = ctx.node;
+  const bool quantize = node.op_type == "QuantizeLinear";
+  const LayerTensor& x = ctx.input(0);
+  const LayerTensor& scale = ctx.input(1);
+  const LayerTensor& y = ctx.output(0);
+  const bool has_zero = ctx.has_input(2);
+  VKG_CHECK(is_floating(scale.dtype) && scale.dtype != DType::Float64,
+            node.describe() << ": the scale has type " << dtype_name(scale.dtype)
+                            << ", expected float32, float16 or bfloat16");
+  const DType quantized = quantize ? y.dtype : x.dtype;
+  if (!quant::is_quantized_type(quantized, ctx.opset, !quantize) || (quantize && !is_int(x) && !is_floating(x.dtype))) {
+    why_not = std::string(quantize ? "quantizing to " : "dequantizing ") + dtype_name(quantized) + " is not supported";
+    return std::nullopt;
+  }
+  if (quantize && ctx.opset >= 21) (void)quant::quantized_type(node, ctx.opset, has_zero ? std::optional(ctx.input(2).dtype) : std::nullopt);
+  if (has_zero) quant::check_zero_point(node, scale.shape, ctx.input(2).shape, ctx.input(2).dtype, quantized);
+  const quant::Layout l = quant::layout(node, ctx.opset, x.shape, scale.shape);
+  uint32_t round = 0;
+  if (!quantize && ctx.precision == Precision::FP32)
+    round = y.dtype == DType::Float16 ? 1u : y.dtype == DType::BFloat16 ? 2u : 0u;
+  const auto range = quant::range(quantized);
+  const uint32_t n = uint32_t(x.size());
+  LayerPlan plan;
+  const BindingRef xb = bind_input(ctx, plan, 0);
+  const BindingRef sb = bind_input(ctx, plan, 1);
+  const BindingRef zb = has_zero ? bind_input(ctx, plan, 2) : sb;
+  const auto word = [](int64_t v) { return uint32_t(std::max<int64_t>(v, 1)); };
+  plan.dispatches.push_back(make_dispatch(
+      ctx, "elementwise/quantize", {quantize ? kQuantize : kDequantize, is_int(x) ? 1u : 0u, has_zero ? 1u : 0u, round},
+      {xb, sb, zb, BindingRef::output(0)},
+      {n, word(l.axis_dim), word(l.inner), word(l.block), uint32_t(l.stride_outer), uint32_t(l.stride_axis),
+       uint32_t(l.stride_inner), uint32_t(int32_t(range.first)), uint32_t(int32_t(range.second))},
+      n));
+  return plan;
+}
+
+// DynamicQuantizeLinear: a one-workgroup dispatch for the scale and zero point, then one
+// invocation per element (shaders/elementwise/dynamic_quantize.comp).
+std::optional<LayerPlan> plan_dynamic_quantize(const LayerContext& ctx, std::string& why_not) {
+  if (!common_checks(ctx, why_not)) return std::nullopt;
+  const LayerTensor& x = ctx.input(0);
+  if (x.dtype != DType::Float32) {
+    why_not = std::string("x has type ") + dtype_name(x.dtype) + ", expected float32";
+    return std::nullopt;
+  }
+  const uint32_t n = uint32_t(x.size());
+  LayerPlan plan;
+  const BindingRef xb = bind_input(ctx, plan, 0);
+  std::vector<BindingRef> outs;
+  for (uint32_t i = 0; i < 3; ++i) {
+    if (i < ctx.outputs.size() && ctx.outputs[i].present()) {
+      outs.push_back(BindingRef::output(i));
+    } else {
+      plan.scratch_bytes.push_back(std::max<uint64_t>(16, i == 0 ? uint64_t(n) * 4 : 4));
+      outs.push_back(BindingRef::scratch(uint32_t(plan.scratch_bytes.size() - 1)));
+    }
+  }
+  const std::vector<BindingRef> bindings = {xb, outs[0], outs[1], outs[2]};
+  Dispatch stats = make_dispatch(ctx, "elementwise/dynamic_quantize", {0}, bindings, {n}, 1);
+  stats.spec[0].value = 256;
+  stats.groups = {1, 1, 1};
+  plan.dispatches.push_back(std::move(stats));
+  plan.dispatches.push_back(make_dispatch(ctx, "elementwise/dynamic_quantize", {1}, bindings, {n}, n));
+  return plan;
+}
+
 // A planner of `blocking` for the registry.
 template <std::optional<LayerPlan> (*Plan)(const LayerContext&, std::string&, Blocking)>
 std::function<std::optional<LayerPlan>(const LayerContext&, std::string&)> with(Blocking blocking) {
@@ -806,6 +895,8 @@ void register_elementwise_tactics(TacticRegistry& r) {
   r.add_variants("cast.scalar", cast_ops, 20, moves, with<plan_cast>(Blocking::Scalar));
   r.add_variants("batchnorm.vec4", {"BatchNormalization"}, 10, all, with<plan_batchnorm>(Blocking::Vec4));
   r.add_variants("batchnorm.scalar", {"BatchNormalization"}, 20, all, with<plan_batchnorm>(Blocking::Scalar));
+  r.add_variants("quantize.scalar", {"QuantizeLinear", "DequantizeLinear"}, 20, {Arith::F32}, plan_quantize);
+  r.add_variants("dynamic_quantize.two_pass", {"DynamicQuantizeLinear"}, 20, {Arith::F32}, plan_dynamic_quantize);
 }
 
 }  // namespace vkg

@@ -1,5 +1,5 @@
 // vkgraphy-variants: f32 f16 f16acc32
-// C = op(A, B) with numpy broadcasting: arithmetic, comparison, logic, shifts,
+// C = op(A, B) with numpy broadcasting: arithmetic, comparison, logic, shifts, bitwise ops,
 // PRelu, and the steps of the variadic Sum/Mean/Max/Min.
 // Bindings: 0 = A, 1 = B, 2 = C. Each is float storage (sfp) or int32 (ints
 // and bools), as kAInt / kBInt / kOutInt say.
@@ -59,6 +59,9 @@
 #define OP_AND 19
 #define OP_OR 20
 #define OP_XOR 21
+#define OP_BITWISE_AND 22  // integers only
+#define OP_BITWISE_OR 23
+#define OP_BITWISE_XOR 24
 
 #define LAYOUT_STRIDED 0   // through dims and strides
 #define LAYOUT_IDENTITY 1  // the output's shape: element e is at e
@@ -190,6 +193,9 @@ int int_op(int x, int y) {
     case OP_AND: return (x != 0 && y != 0) ? 1 : 0;
     case OP_OR: return (x != 0 || y != 0) ? 1 : 0;
     case OP_XOR: return ((x != 0) != (y != 0)) ? 1 : 0;
+    case OP_BITWISE_AND: return x & y;
+    case OP_BITWISE_OR: return x | y;
+    case OP_BITWISE_XOR: return x ^ y;
     default: return 0;
   }
 }

@@ -64,6 +64,7 @@
 #define OP_NOT 38
 #define OP_MISH 39
 #define OP_GELU 40           // p0: 1 for the tanh approximation
+#define OP_BITWISE_NOT 41    // integers only
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint kVec = 1;
@@ -108,6 +109,7 @@ int int_op(int v) {
       return at_least_lo > hi ? hi : at_least_lo;
     }
     case OP_NOT: return v != 0 ? 0 : 1;
+    case OP_BITWISE_NOT: return vkg_wrap_int(~v, kIntKind);
     default: return 0;
   }
 }

@@ -368,6 +368,58 @@ TEST(ElementwiseConversion, IdentityAndDropout) {
   EXPECT_EQ(run_all("Dropout", {&x}, {{"ratio", float_attr(0.2f)}}, 7, 2)[1].dtype(), DType::Float32);
 }
 
+TEST(ElementwiseConversion, QuantizeAndDequantizeLinear) {
+  // Per tensor: halves round to even, then the zero point, then saturation.
+  const Tensor x = Tensor::from_vector<float>({6}, {0.5f, 1.5f, 2.5f, -0.5f, 300.0f, -300.0f});
+  const Tensor one = Tensor::scalar<float>(1.0f);
+  const Tensor zp = Tensor::scalar<uint8_t>(10);
+  const Tensor q = run("QuantizeLinear", {&x, &one, &zp}, {}, 13);
+  EXPECT_EQ(q.dtype(), DType::UInt8);
+  EXPECT_EQ(q.to_int64s(), (std::vector<int64_t>{10, 12, 12, 10, 255, 0}));
+  // Blocked (opset 21): blocks of 2 along axis 1 of [2, 3], the last one partial; int16.
+  const Tensor xb = Tensor::from_vector<float>({2, 3}, {4, 8, 9, -4, -8, 30});
+  const Tensor sb = Tensor::from_vector<float>({2, 2}, {2, 3, 4, 10});
+  const Tensor zb = Tensor::from_vector<int16_t>({2, 2}, {0, 1, -1, 1000});
+  const Tensor qb = run("QuantizeLinear", {&xb, &sb, &zb}, {{"block_size", int_attr(2)}}, 21);
+  EXPECT_EQ(qb.dtype(), DType::Int16);
+  EXPECT_EQ(qb.to_int64s(), (std::vector<int64_t>{2, 4, 4, -2, -3, 1003}));
+  const Tensor back = run("DequantizeLinear", {&qb, &sb, &zb}, {{"block_size", int_attr(2)}}, 21);
+  EXPECT_EQ(floats(back), (std::vector<float>{4, 8, 9, -4, -8, 30}));
+  // Per axis 0, output_dtype without a zero point.
+  const Tensor sa = Tensor::from_vector<float>({2}, {0.5f, 2.0f});
+  const Tensor qa = run("QuantizeLinear", {&xb, &sa}, {{"axis", int_attr(0)}, {"output_dtype", int_attr(3)}}, 21);
+  EXPECT_EQ(qa.dtype(), DType::Int8);
+  EXPECT_EQ(qa.to_int64s(), (std::vector<int64_t>{8, 16, 18, -2, -4, 15}));
+  // Errors name the node.
+  EXPECT_ERROR_WITH(run("QuantizeLinear", {&xb, &sb}, {}, 13), "QuantizeLinear 'n': a scale of shape [2, 2]");
+  EXPECT_ERROR_WITH(run("QuantizeLinear", {&xb, &sa}, {{"axis", int_attr(0)}, {"output_dtype", int_attr(1)}}, 21),
+                    "output_dtype 1 is not a supported quantized type");
+  const Tensor z16 = Tensor::scalar<int16_t>(0);
+  EXPECT_ERROR_WITH(run("QuantizeLinear", {&x, &one, &z16}, {}, 19), "quantizing to int16 is not supported at opset 19");
+}
+
+TEST(ElementwiseConversion, DynamicQuantizeLinear) {
+  const Tensor x = Tensor::from_vector<float>({4}, {0.0f, 2.0f, -3.0f, 0.0f});
+  const std::vector<Tensor> out = run_all("DynamicQuantizeLinear", {&x}, {}, 11, 3);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_FLOAT_EQ(out[1].data<float>()[0], 5.0f / 255.0f);
+  EXPECT_EQ(out[2].to_int64s(), std::vector<int64_t>{153});  // round(3 / (5 / 255)) = round(153.0)
+  EXPECT_EQ(out[0].to_int64s(), (std::vector<int64_t>{153, 255, 0, 153}));
+}
+
+TEST(ElementwiseBinary, BitwiseOps) {
+  const Tensor a = Tensor::from_vector<int8_t>({3}, {-1, 0x0f, -128});
+  const Tensor b = Tensor::from_vector<int8_t>({3}, {0x55, 0x3c, 1});
+  EXPECT_EQ(run("BitwiseAnd", {&a, &b}, {}, 18).to_int64s(), (std::vector<int64_t>{0x55, 0x0c, 0}));
+  EXPECT_EQ(run("BitwiseOr", {&a, &b}, {}, 18).to_int64s(), (std::vector<int64_t>{-1, 0x3f, -127}));
+  EXPECT_EQ(run("BitwiseXor", {&a, &b}, {}, 18).to_int64s(), (std::vector<int64_t>{-0x56, 0x33, -127}));
+  EXPECT_EQ(run("BitwiseNot", {&a}, {}, 18).to_int64s(), (std::vector<int64_t>{0, -16, 127}));
+  const Tensor u = Tensor::from_vector<uint16_t>({2}, {0, 0x1234});
+  EXPECT_EQ(run("BitwiseNot", {&u}, {}, 18).to_int64s(), (std::vector<int64_t>{0xffff, 0xedcb}));
+  const Tensor f = random_floats({2}, 1);
+  EXPECT_ERROR_WITH(run("BitwiseAnd", {&f, &f}, {}, 18), "BitwiseAnd 'n': input 0 has type float32");
+}
+
 TEST(ElementwiseErrors, NameTheNode) {
   const Tensor a = random_floats({2, 3}, 1);
   const Tensor b = random_floats({4}, 2);

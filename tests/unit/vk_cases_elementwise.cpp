@@ -2,7 +2,8 @@
 // every one-input op (with its attributes and integer forms), every two-input
 // op with numpy and legacy (opset < 7) broadcasting, the variadic
 // Sum/Mean/Max/Min, Where, Cast/CastLike between float, integer and bool
-// types, and BatchNormalization (per channel and per position). Sizes cover
+// types, BatchNormalization (per channel and per position), and the linear
+// (de)quantizations. Sizes cover
 // element counts with and without a multiple-of-4 tail (the vec4 tail path),
 // broadcasts whose innermost dimension is and is not a multiple of 4 (where
 // the vec4 tactics decline), several workgroups, and integer wrapping,
@@ -393,10 +394,83 @@ std::vector<VkCase> batchnorm_cases() {
 
 }  // namespace
 
+// QuantizeLinear and DequantizeLinear: per tensor (halfway quotients that round to even),
+// per axis, per block with a partial last block (opset 21), 8- and 16-bit types, an int32
+// x, omitted zero points, float16 scales (opset 19), runtime and constant parameters;
+// DynamicQuantizeLinear on mixed, positive and constant data.
+std::vector<VkCase> quantize_cases() {
+  std::vector<VkCase> cases;
+  const auto q = [&](const std::string& name, const std::string& op, int64_t opset,
+                     std::vector<std::optional<Tensor>> inputs, Attrs attrs = {}, std::set<size_t> constants = {}) {
+    cases.push_back(with_opset(make_case(name, op, std::move(inputs), std::move(attrs), 1, std::move(constants)), opset));
+  };
+  const Shape blocked_scale = {3, 3, 5};
+  q("QuantizeLinear uint8 ties per tensor", "QuantizeLinear", 13,
+    {quarters(kOdd, 300, -40, 40), Tensor::scalar<float>(0.5f), Tensor::scalar<uint8_t>(128)}, {}, {1, 2});
+  q("QuantizeLinear int8 per axis runtime scale", "QuantizeLinear", 13,
+    {random_floats({2, 4, 33}, 301), floats({4}, {0.02f, 0.05f, 0.01f, 0.1f}),
+     Tensor::from_vector<int8_t>({4}, {0, -3, 7, 100})});
+  q("QuantizeLinear int16 blocked axis 1", "QuantizeLinear", 21,
+    {random_floats({3, 8, 5}, 302, -300, 300), random_floats(blocked_scale, 303, 0.005f, 0.02f),
+     integers<int16_t>(blocked_scale, 304, -1000, 1000)},
+    {{"axis", int_attr(1)}, {"block_size", int_attr(3)}});
+  q("QuantizeLinear uint16 output_dtype no zero point", "QuantizeLinear", 21,
+    {random_floats(kOdd, 305, -10, 700), Tensor::scalar<float>(0.01f)}, {{"output_dtype", int_attr(4)}});
+  q("QuantizeLinear int32 x", "QuantizeLinear", 19, {integers<int32_t>({7, 9}, 306, -500, 500), Tensor::scalar<float>(1.5f)});
+  q("QuantizeLinear float16 scale", "QuantizeLinear", 19,
+    {random_floats({5, 6}, 307), Tensor::scalar<float>(0.03f).cast(DType::Float16), Tensor::scalar<int8_t>(-5)}, {},
+    {1});
+  q("DequantizeLinear uint8 per tensor", "DequantizeLinear", 13,
+    {integers<uint8_t>(kOdd, 310, 0, 255), Tensor::scalar<float>(0.125f), Tensor::scalar<uint8_t>(77)}, {}, {1, 2});
+  q("DequantizeLinear int8 per axis 0", "DequantizeLinear", 13,
+    {integers<int8_t>({3, 2, 19}, 311, -128, 127), floats({3}, {0.5f, 0.03f, 2.0f}),
+     Tensor::from_vector<int8_t>({3}, {-1, 4, 0})},
+    {{"axis", int_attr(0)}});
+  q("DequantizeLinear uint16 blocked axis -1", "DequantizeLinear", 21,
+    {integers<uint16_t>({4, 11}, 312, 0, 65535), random_floats({4, 3}, 313, 0.001f, 0.01f),
+     integers<uint16_t>({4, 3}, 314, 0, 65535)},
+    {{"axis", int_attr(-1)}, {"block_size", int_attr(4)}});
+  q("DequantizeLinear int32 no zero point", "DequantizeLinear", 13,
+    {integers<int32_t>({6, 7}, 315, -100000, 100000), Tensor::scalar<float>(0.001f)});
+  q("DequantizeLinear float16 output", "DequantizeLinear", 19,
+    {integers<int8_t>({5, 13}, 316, -128, 127), Tensor::scalar<float>(0.07f).cast(DType::Float16)});
+  const auto dynamic = [&](const std::string& name, Tensor x) {
+    cases.push_back(with_opset(make_case(name, "DynamicQuantizeLinear", {std::move(x)}, {}, 3), 11));
+  };
+  dynamic("DynamicQuantizeLinear mixed", random_floats({7, 301}, 320, -2.0f, 5.0f));
+  dynamic("DynamicQuantizeLinear positive", random_floats({4, 9}, 321, 0.5f, 3.0f));
+  dynamic("DynamicQuantizeLinear constant", floats({5}, {-1.0f, -1.0f, -1.0f, -1.0f, -1.0f}));
+  return cases;
+}
+
+// BitwiseAnd/Or/Xor/Not (opset 18): signed and unsigned 8-, 16- and 32-bit integers,
+// broadcasting, negative values.
+std::vector<VkCase> bitwise_cases() {
+  std::vector<VkCase> cases;
+  const auto add = [&](const std::string& name, const std::string& op, std::vector<std::optional<Tensor>> inputs) {
+    cases.push_back(with_opset(make_case(name, op, std::move(inputs)), 18));
+  };
+  add("BitwiseAnd int32", "BitwiseAnd",
+      {integers<int32_t>(kOdd, 330, -2000000000, 2000000000), integers<int32_t>(kOdd, 331, -2000000000, 2000000000)});
+  add("BitwiseOr int16 broadcast", "BitwiseOr",
+      {integers<int16_t>({4, 5, 6}, 332, -32768, 32767), integers<int16_t>({5, 1}, 333, -32768, 32767)});
+  add("BitwiseOr int32 rows of 8", "BitwiseOr",
+      {integers<int32_t>({6, 8}, 342, -100000, 100000), integers<int32_t>({8}, 343, -100000, 100000)});
+  add("BitwiseXor uint8 broadcast", "BitwiseXor",
+      {integers<uint8_t>({3, 4, 8}, 334, 0, 255), integers<uint8_t>({8}, 335, 0, 255)});
+  add("BitwiseAnd uint16", "BitwiseAnd", {integers<uint16_t>({9, 7}, 336, 0, 65535), integers<uint16_t>({9, 7}, 337, 0, 65535)});
+  add("BitwiseNot int8", "BitwiseNot", {integers<int8_t>(kOdd, 338, -128, 127)});
+  add("BitwiseNot uint16", "BitwiseNot", {integers<uint16_t>({6, 11}, 339, 0, 65535)});
+  add("BitwiseNot uint8", "BitwiseNot", {integers<uint8_t>({2, 8}, 340, 0, 255)});
+  add("BitwiseNot int32", "BitwiseNot", {integers<int32_t>({5, 12}, 341, -100000, 100000)});
+  return cases;
+}
+
 VKG_VK_CASES(elementwise) {
   std::vector<VkCase> cases;
   for (auto* group :
-       {unary_cases, clip_cases, binary_cases, variadic_cases, where_cases, cast_cases, batchnorm_cases}) {
+       {unary_cases, clip_cases, binary_cases, variadic_cases, where_cases, cast_cases, batchnorm_cases,
+        quantize_cases, bitwise_cases}) {
     std::vector<VkCase> more = group();
     cases.insert(cases.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }

@@ -19,6 +19,8 @@ const char* type_set_name(TypeSet s) {
       return "numeric types";
     case TypeSet::Unsigned:
       return "unsigned integer types";
+    case TypeSet::Integer:
+      return "integer types";
     case TypeSet::Bool:
       return "bool";
     case TypeSet::Any:

@@ -224,6 +224,7 @@ void register_activation_ops(OpRegistry& registry) {
   });
   registry.add("IsInf", is_inf_kernel);
   registry.add("Not", unary_kernel<TypeSet::Bool>([](bool x) { return !x; }));
+  registry.add("BitwiseNot", unary_kernel<TypeSet::Integer>([](auto x) { return decltype(x)(~x); }));
 }
 
 }  // namespace vkg::elementwise

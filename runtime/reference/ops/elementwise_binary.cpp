@@ -241,6 +241,9 @@ void register_binary_ops(OpRegistry& registry) {
   registry.add("And", compare_kernel<TypeSet::Bool>([](bool a, bool b) { return a && b; }));
   registry.add("Or", compare_kernel<TypeSet::Bool>([](bool a, bool b) { return a || b; }));
   registry.add("Xor", compare_kernel<TypeSet::Bool>([](bool a, bool b) { return a != b; }));
+  registry.add("BitwiseAnd", binary_kernel<TypeSet::Integer>([](auto a, auto b) { return decltype(a)(a & b); }));
+  registry.add("BitwiseOr", binary_kernel<TypeSet::Integer>([](auto a, auto b) { return decltype(a)(a | b); }));
+  registry.add("BitwiseXor", binary_kernel<TypeSet::Integer>([](auto a, auto b) { return decltype(a)(a ^ b); }));
 
   registry.add("PRelu", prelu_kernel);
   registry.add("Where", where_kernel);

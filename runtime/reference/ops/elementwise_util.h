@@ -29,6 +29,7 @@ enum class TypeSet {
   Signed,    // the float types and the signed integers
   Numeric,   // every type but bool
   Unsigned,  // the unsigned integers
+  Integer,   // the signed and unsigned integers
   Bool,      // bool only
   Any,       // every type
 };
@@ -45,6 +46,8 @@ template <TypeSet S, class T> constexpr bool type_in_set() {
       return !boolean;
     case TypeSet::Unsigned:
       return std::is_unsigned_v<T> && !boolean;
+    case TypeSet::Integer:
+      return std::is_integral_v<T> && !boolean;
     case TypeSet::Bool:
       return boolean;
     case TypeSet::Any:
