@@ -1,6 +1,6 @@
 // Conformance cases of the movement family (runtime/tactics/movement.cpp):
-// copies, Transpose, Trilu, DepthToSpace, SpaceToDepth, Concat, Split, Slice, Expand, Tile and Pad. Sizes are
-// chosen so that every tactic serves some cases and declines others: odd sizes
+// copies, Transpose, Trilu, OneHot, EyeLike, DepthToSpace, SpaceToDepth, Concat, Split, Slice,
+// Expand, Tile, Pad and ReverseSequence. Sizes are chosen so that every tactic serves some cases and declines others: odd sizes
 // for the scalar paths, multiples of 4 for the vec4 ones, more than one
 // workgroup, empty tensors, integer data (moved exactly) and negative axes.
 // The planner tests at the end cover what the reference backend cannot show:
@@ -250,6 +250,49 @@ void add_pads(std::vector<VkCase>& cases) {
 
 }  // namespace
 
+// OneHot (depth a build-time constant): last, first and middle axes, negative and
+// out-of-range indices (wrapped from opset 11, not in opset 9), float indices and depth,
+// integer values. EyeLike: square and wide, k positive, negative and beyond, int and bool.
+// ReverseSequence.
+void add_generators(std::vector<VkCase>& cases) {
+  const auto versioned = [](VkCase c, int64_t opset) {
+    c.opset = opset;
+    return c;
+  };
+  cases.push_back(versioned(make_case("OneHot 3x5 depth 7", "OneHot",
+                                      {ints({3, 5}, {0, 1, 2, 3, 4, 5, 6, 7, -1, -7, -8, 2, 2, 0, 6}), ints1({7}),
+                                       Tensor::from_vector<float>({2}, {-0.5f, 2.25f})},
+                                      {}, 1, {1}),
+                            11));
+  cases.push_back(versioned(make_case("OneHot axis 0 float indices int32 values", "OneHot",
+                                      {Tensor::from_vector<float>({2, 3}, {0.5f, 1.9f, -1.2f, 3.0f, 4.0f, 2.7f}),
+                                       Tensor::scalar<float>(4.0f), Tensor::from_vector<int32_t>({2}, {0, 9})},
+                                      {{"axis", int_attr(0)}}, 1, {1}),
+                            11));
+  cases.push_back(versioned(make_case("OneHot-9 axis 1 negative indices off", "OneHot",
+                                      {ints({2, 2, 3}, {0, 1, 2, -1, -2, 3, 2, 2, 1, 0, 5, -3}), ints1({3}),
+                                       Tensor::from_vector<int64_t>({2}, {1, 5})},
+                                      {{"axis", int_attr(-2)}}, 1, {1}),
+                            9));
+  cases.push_back(versioned(make_case("EyeLike 5x5", "EyeLike", {floats({5, 5}, 60)}), 9));
+  cases.push_back(versioned(make_case("EyeLike int32 k 2 3x9", "EyeLike", {int_data({3, 9}, DType::Int32)},
+                                      {{"k", int_attr(2)}}),
+                            9));
+  cases.push_back(versioned(make_case("EyeLike bool k -1 6x4", "EyeLike", {floats({6, 4}, 61)},
+                                      {{"k", int_attr(-1)}, {"dtype", int_attr(9)}}),
+                            9));
+  cases.push_back(versioned(make_case("EyeLike k 20 4x4", "EyeLike", {floats({4, 4}, 62)}, {{"k", int_attr(20)}}), 9));
+
+  // ReverseSequence: time-major and batch-major, lengths 0, 1, partial and whole, integer data.
+  cases.push_back(versioned(make_case("ReverseSequence time-major 5x4x3", "ReverseSequence",
+                                      {floats({5, 4, 3}, 63), ints1({5, 0, 1, 3})}),
+                            10));
+  cases.push_back(versioned(make_case("ReverseSequence batch-major int32 3x6 constant lengths", "ReverseSequence",
+                                      {int_data({3, 6}, DType::Int32), ints1({2, 6, 4})},
+                                      {{"time_axis", int_attr(1)}, {"batch_axis", int_attr(0)}}, 1, {1}),
+                            10));
+}
+
 VKG_VK_CASES(movement) {
   std::vector<VkCase> cases;
   add_copies(cases);
@@ -260,6 +303,7 @@ VKG_VK_CASES(movement) {
   add_expands(cases);
   add_tiles(cases);
   add_pads(cases);
+  add_generators(cases);
   return cases;
 }
 

@@ -276,6 +276,38 @@ std::vector<Tensor> tile(const KernelContext& ctx) {
   return {out};
 }
 
+// ReverseSequence (opset 10): along time_axis, the first sequence_lens[b] elements of
+// every batch entry b (on batch_axis) reversed, the rest copied; the two axes are 0 and 1.
+std::vector<Tensor> reverse_sequence(const KernelContext& ctx) {
+  const Node& node = ctx.node;
+  const Tensor& x = ctx.input(0);
+  VKG_CHECK(x.rank() >= 2, node.describe() << ": the input must have rank >= 2, got " << x.describe());
+  const int64_t time_axis = node.attr_int("time_axis", 0), batch_axis = node.attr_int("batch_axis", 1);
+  VKG_CHECK((time_axis == 0 && batch_axis == 1) || (time_axis == 1 && batch_axis == 0),
+            node.describe() << ": time_axis and batch_axis must be 0 and 1 (in either order), got " << time_axis
+                            << " and " << batch_axis);
+  const std::vector<int64_t> lens = int_input(ctx, 1, "sequence_lens");
+  const int64_t steps = x.dim(time_axis), batch = x.dim(batch_axis);
+  VKG_CHECK(int64_t(lens.size()) == batch,
+            node.describe() << ": sequence_lens has " << lens.size() << " values for a batch of " << batch);
+  for (int64_t len : lens)
+    VKG_CHECK(len >= 0 && len <= steps,
+              node.describe() << ": sequence length " << len << " is outside [0, " << steps << "]");
+  const int64_t inner = x.size() / std::max<int64_t>(1, steps * batch);
+  Tensor out(x.dtype(), x.shape());
+  const size_t elem = dtype_size(x.dtype());
+  for (int64_t e = 0; e < x.size(); ++e) {
+    const int64_t outer = e / inner, i = e % inner;
+    const int64_t t = time_axis == 0 ? outer / batch : outer % steps;
+    const int64_t b = time_axis == 0 ? outer % batch : outer / steps;
+    const int64_t len = lens[size_t(b)];
+    const int64_t src_t = t < len ? len - 1 - t : t;
+    const int64_t src = ((time_axis == 0 ? src_t * batch + b : b * steps + src_t) * inner) + i;
+    std::memcpy(out.raw() + size_t(e) * elem, x.raw() + size_t(src) * elem, elem);
+  }
+  return {out};
+}
+
 }  // namespace
 
 void register_movement_ops(OpRegistry& registry) {
@@ -283,6 +315,7 @@ void register_movement_ops(OpRegistry& registry) {
   registry.add("Split", split);
   registry.add("Slice", slice);
   registry.add("Transpose", transpose);
+  registry.add("ReverseSequence", reverse_sequence);
   registry.add("Trilu", trilu);
   registry.add("DepthToSpace", depth_space);
   registry.add("SpaceToDepth", depth_space);

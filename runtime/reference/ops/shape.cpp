@@ -204,6 +204,60 @@ std::vector<Tensor> range(const KernelContext& ctx) {
   VKG_THROW(ctx.node.describe() << ": unsupported type " << dtype_name(dt));
 }
 
+// OneHot (opsets 9, 11): a new axis of length `depth` at `axis`; element i along it is
+// values[1] where the index (truncated to an integer; negative ones count from the end
+// from opset 11) equals i, values[0] elsewhere. Out-of-range indices give all values[0].
+std::vector<Tensor> one_hot(const KernelContext& ctx) {
+  const Node& node = ctx.node;
+  const Tensor& indices = ctx.input(0);
+  const Tensor& depth_t = ctx.input(1);
+  const Tensor& values = ctx.input(2);
+  VKG_CHECK(indices.dtype() != DType::Bool && depth_t.dtype() != DType::Bool,
+            node.describe() << ": indices and depth must be numeric");
+  VKG_CHECK(depth_t.size() == 1, node.describe() << ": depth must hold one value, got " << depth_t.describe());
+  VKG_CHECK(values.size() == 2, node.describe() << ": values must hold two values [off, on], got " << values.describe());
+  const double depth_value = depth_t.get_as_double(0);
+  VKG_CHECK(std::isfinite(depth_value) && depth_value >= 1,
+            node.describe() << ": depth must be at least 1, got " << depth_value);
+  const auto depth = int64_t(depth_value);
+  const auto rank = int64_t(indices.rank()) + 1;
+  const int64_t axis = node_axis(ctx, node.attr_int("axis", -1), rank);
+  Shape shape = indices.shape();
+  shape.insert(shape.begin() + axis, depth);
+  int64_t inner = 1;
+  for (int64_t d = axis; d < int64_t(indices.rank()); ++d) inner *= indices.dim(d);
+  const std::vector<double> idx = indices.to_doubles();
+  Tensor out(values.dtype(), shape);
+  const size_t elem = dtype_size(values.dtype());
+  for (int64_t e = 0; e < out.size(); ++e) {
+    const int64_t i = e % inner, k = (e / inner) % depth, o = e / (inner * depth);
+    const double v = idx[size_t(o * inner + i)];
+    auto target = std::isfinite(v) ? int64_t(std::trunc(v)) : depth;
+    if (target < 0 && ctx.opset >= 11) target += depth;
+    std::memcpy(out.raw() + size_t(e) * elem, values.raw() + (target == k ? elem : 0), elem);
+  }
+  return {out};
+}
+
+// EyeLike (opsets 9, 22): a 2-D tensor of the input's shape with ones where
+// column - row == k, of the type `dtype` (default: the input's).
+std::vector<Tensor> eye_like(const KernelContext& ctx) {
+  const Node& node = ctx.node;
+  const Tensor& x = ctx.input(0);
+  VKG_CHECK(x.rank() == 2, node.describe() << ": the input must be 2-D, got " << x.describe());
+  DType dtype = x.dtype();
+  if (node.has_attr("dtype")) {
+    const std::optional<DType> d = dtype_from_onnx(int32_t(node.attr_int("dtype")));
+    VKG_CHECK(d, node.describe() << ": dtype " << node.attr_int("dtype") << " is not supported");
+    dtype = *d;
+  }
+  const int64_t k = node.attr_int("k", 0);
+  Tensor out(dtype, x.shape());
+  const int64_t cols = x.dim(1);
+  for (int64_t e = 0; e < out.size(); ++e) out.set_from_double(e, e % cols - e / cols == k ? 1.0 : 0.0);
+  return {out};
+}
+
 }  // namespace
 
 void register_shape_ops(OpRegistry& registry) {
@@ -216,6 +270,8 @@ void register_shape_ops(OpRegistry& registry) {
   registry.add("Constant", constant);
   registry.add("ConstantOfShape", constant_of_shape);
   registry.add("Range", range);
+  registry.add("OneHot", one_hot);
+  registry.add("EyeLike", eye_like);
   register_movement_ops(registry);
   register_gather_scatter_ops(registry);
 }
