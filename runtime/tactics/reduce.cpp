@@ -692,6 +692,42 @@ std::optional<LayerPlan> plan_topk(const LayerContext& ctx, std::string& why_not
   return plan;
 }
 
+// LRN: shaders/norm/lrn.comp, one invocation per element summing its channel window.
+std::optional<LayerPlan> plan_lrn(const LayerContext& ctx, std::string& why_not) {
+  if (!layer_supported(ctx, why_not)) return std::nullopt;
+  const Node& node = ctx.node;
+  const LayerTensor& x = ctx.input(0);
+  if (!is_float_dtype(x.dtype)) {
+    why_not = std::string("LRN does not take ") + dtype_name(x.dtype) + " inputs";
+    return std::nullopt;
+  }
+  VKG_CHECK(x.shape.size() >= 2,
+            node.describe() << ": the input must have rank >= 2 (N x C x ...), got " << shape_to_string(x.shape));
+  const int64_t size = node.attr_int("size");
+  VKG_CHECK(size >= 1, node.describe() << ": size must be at least 1, got " << size);
+  const int64_t channels = x.shape[1];
+  const int64_t inner = num_elements(Shape(x.shape.begin() + 2, x.shape.end()));
+  const auto before = uint32_t((size - 1) / 2), after = uint32_t(size - 1 - (size - 1) / 2);
+  const auto bits = [](float f) { return std::bit_cast<uint32_t>(f); };
+  Dispatch d;
+  d.shader = ctx.shader("norm/lrn");
+  const uint32_t wg = workgroup_size(ctx, 64);
+  d.spec = {{0, wg}};
+  LayerPlan plan;
+  d.bindings = {bind_input(ctx, plan, 0), BindingRef::output(0)};
+  d.push = {uint32_t(x.size()),
+            uint32_t(std::max<int64_t>(channels, 1)),
+            uint32_t(std::max<int64_t>(inner, 1)),
+            before,
+            after,
+            bits(float(double(node.attr_float("alpha", 1e-4f)) / double(size))),
+            bits(node.attr_float("beta", 0.75f)),
+            bits(node.attr_float("bias", 1.0f))};
+  d.groups = linear_groups(uint64_t(x.size()), wg, ctx.device);
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
 template <std::optional<LayerPlan> (*Plan)(const LayerContext&, std::string&, Algo), Algo A>
 std::optional<LayerPlan> planner(const LayerContext& ctx, std::string& why_not) {
   return Plan(ctx, why_not, A);
@@ -722,6 +758,7 @@ void register_reduce_tactics(TacticRegistry& r) {
   r.add_variants("layernorm.row", layer_norm_ops, 1, {F32, F16, F16Acc32}, planner<plan_norm, Algo::Row>);
   r.add_variants("layernorm.workgroup", layer_norm_ops, 2, {F32, F16, F16Acc32}, planner<plan_norm, Algo::Workgroup>);
   r.add_variants("cumsum.scalar", {"CumSum"}, 0, {F32, F16Acc32}, plan_cumsum);
+  r.add_variants("lrn.window", {"LRN"}, 0, {F32, F16Acc32}, plan_lrn);
   r.add_variants("topk.select", {"TopK"}, 0, {F32, F16Acc32}, plan_topk);
   r.add_variants("norm.subgroup", norm_ops, 0, {F32, F16, F16Acc32}, planner<plan_norm, Algo::Subgroup>);
   r.add_variants("norm.row", norm_ops, 1, {F32, F16, F16Acc32}, planner<plan_norm, Algo::Row>);

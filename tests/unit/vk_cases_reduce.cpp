@@ -454,9 +454,24 @@ std::vector<VkCase> topk_cases() {
   return cases;
 }
 
+// LRN: odd and even window sizes, a window wider than the channels, 2-D and 4-D inputs.
+std::vector<VkCase> lrn_cases() {
+  std::vector<VkCase> cases;
+  const auto lrn = [&](const std::string& name, Tensor x, Attrs attrs) {
+    VkCase c = make_case(name, "LRN", {std::move(x)}, std::move(attrs));
+    c.opset = 13;
+    cases.push_back(std::move(c));
+  };
+  lrn("LRN size 3 2x7x5x6", random_floats({2, 7, 5, 6}, 150), {{"size", int_attr(3)}});
+  lrn("LRN size 4 alpha beta bias 1x6x9", random_floats({1, 6, 9}, 151),
+      {{"size", int_attr(4)}, {"alpha", float_attr(0.02f)}, {"beta", float_attr(0.5f)}, {"bias", float_attr(2.0f)}});
+  lrn("LRN size 9 wider than 5 channels 3x5", random_floats({3, 5}, 152), {{"size", int_attr(9)}});
+  return cases;
+}
+
 VKG_VK_CASES(reduce) {
   std::vector<VkCase> cases = reduce_cases();
-  for (auto* more : {arg_cases, softmax_cases, norm_cases, cumsum_cases, topk_cases}) {
+  for (auto* more : {arg_cases, softmax_cases, norm_cases, cumsum_cases, topk_cases, lrn_cases}) {
     std::vector<VkCase> extra = more();
     cases.insert(cases.end(), extra.begin(), extra.end());
   }

@@ -1,8 +1,9 @@
 // BatchNormalization, InstanceNormalization, LayerNormalization, GroupNormalization,
-// RMSNormalization, MeanVarianceNormalization and LpNormalization.
+// RMSNormalization, MeanVarianceNormalization, LpNormalization and LRN.
 //
 // Each one normalizes slices of its input picked by a ReducePlan, with statistics
 // computed in double (two passes: mean, then the variance around it).
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/reference/ops/normalization_common.h"
@@ -273,6 +274,30 @@ std::vector<Tensor> lp_normalization(const KernelContext& ctx) {
   })};
 }
 
+// LRN (opsets 1, 13): x / (bias + alpha / size * sum of x^2 over the channels
+// c - floor((size - 1) / 2) .. c + ceil((size - 1) / 2))^beta, channels on axis 1.
+std::vector<Tensor> lrn(const KernelContext& ctx) {
+  const Node& node = ctx.node;
+  const Tensor& x = ctx.input(0);
+  VKG_CHECK(x.rank() >= 2, node.describe() << ": the input must have rank >= 2 (N x C x ...), got " << x.describe());
+  const int64_t size = node.attr_int("size");
+  VKG_CHECK(size >= 1, node.describe() << ": size must be at least 1, got " << size);
+  const double alpha = node.attr_float("alpha", 1e-4f), beta = node.attr_float("beta", 0.75f);
+  const double bias = node.attr_float("bias", 1.0f);
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  const ReducePlan plan = make_reduce_plan(x.shape(), axes_mask(node, {1}, x.rank()), true);
+  return {map_rows(node, x, plan, [&](int64_t, std::vector<double>& row) {
+    const std::vector<double> in = row;
+    const auto channels = int64_t(in.size());
+    for (int64_t c = 0; c < channels; ++c) {
+      double sum = 0.0;
+      for (int64_t j = std::max<int64_t>(0, c - before); j <= std::min(channels - 1, c + after); ++j)
+        sum += in[size_t(j)] * in[size_t(j)];
+      row[size_t(c)] = in[size_t(c)] / std::pow(bias + alpha / double(size) * sum, beta);
+    }
+  })};
+}
+
 }  // namespace
 
 void register_norm_ops(OpRegistry& registry) {
@@ -283,6 +308,7 @@ void register_norm_ops(OpRegistry& registry) {
   registry.add("RMSNormalization", rms_normalization);
   registry.add("MeanVarianceNormalization", mean_variance_normalization);
   registry.add("LpNormalization", lp_normalization);
+  registry.add("LRN", lrn);
 }
 
 }  // namespace vkg
