@@ -766,6 +766,18 @@ TEST(LinalgEinsum, IntegersAreExact) {
   EXPECT_EQ(values<int64_t>(y), (std::vector<int64_t>{19, 22, 43, 50}));
 }
 
+TEST(LinalgDet, BatchedWithPivotingAndSingular) {
+  // [[0, 2], [3, 4]] needs a row swap: det = -6; the second matrix is singular.
+  const Tensor x = Tensor::from_vector<float>({2, 2, 2}, {0, 2, 3, 4, 1, 2, 2, 4});
+  const Tensor y = run1(make_node("Det", 1, 1), 11, {&x});
+  EXPECT_EQ(y.shape(), (Shape{2}));
+  expect_near(y, {-6.0, 0.0});
+  const Tensor m3 = Tensor::from_vector<float>({3, 3}, {2, 0, 1, 1, 3, 2, 1, 1, 2});
+  expect_near(run1(make_node("Det", 1, 1), 11, {&m3}), {6.0});  // 2 * (6 - 2) - 0 + 1 * (1 - 3)
+  const Tensor wide = random_tensor({2, 3}, 2);
+  expect_error(make_node("Det", 1, 1), {&wide}, "square matrices");
+}
+
 TEST(LinalgEinsum, BadEquationsNameTheNode) {
   const Tensor m = random_tensor({2, 3}, 1);
   expect_error(make_node("Einsum", 1, 1, {{"equation", string_attr("ij,jk->ik")}}), {&m}, "2 operand(s)");

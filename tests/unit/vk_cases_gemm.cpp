@@ -224,9 +224,25 @@ TEST(GemmTactics, CooperativeMatrixNeedsTheFeatureAndPinsTheSubgroupSize) {
 
 }  // namespace
 
+// Det: a batch of well-conditioned matrices (pivoting), a singular one, 1x1 and a 5x5.
+std::vector<VkCase> det_cases() {
+  std::vector<VkCase> cases;
+  const auto det = [&](const std::string& name, Tensor x) {
+    VkCase c = make_case(name, "Det", {std::move(x)});
+    c.opset = 11;
+    c.atol = 1e-3;
+    cases.push_back(std::move(c));
+  };
+  det("Det 2x3 of 3x3", random_floats({2, 3, 3, 3}, 400));
+  det("Det singular 3x3", Tensor::from_vector<float>({3, 3}, {1, 2, 3, 2, 4, 6, 0, 1, 5}));
+  det("Det 4 of 1x1", random_floats({4, 1, 1}, 401));
+  det("Det 5x5", random_floats({5, 5}, 402, -1.0f, 1.0f));
+  return cases;
+}
+
 VKG_VK_CASES(gemm) {
   std::vector<VkCase> cases = matmul_cases();
-  for (auto* more : {&gemm_cases, &integer_cases}) {
+  for (auto* more : {&gemm_cases, &integer_cases, &det_cases}) {
     for (VkCase& c : more()) cases.push_back(std::move(c));
   }
   return cases;

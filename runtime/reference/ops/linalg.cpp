@@ -121,6 +121,7 @@ void register_linalg_ops(OpRegistry& registry) {
   registry.add("DeformConv", linalg::deform_conv);
   registry.add("Gemm", linalg::gemm_op);
   registry.add("MatMul", linalg::matmul);
+  registry.add("Det", linalg::det);
   registry.add("Einsum", linalg::einsum);
   registry.add("MaxPool", linalg::max_pool);
   registry.add("AveragePool", linalg::average_pool);

@@ -148,6 +148,7 @@ std::vector<Tensor> conv_transpose(const KernelContext& ctx);
 std::vector<Tensor> deform_conv(const KernelContext& ctx);
 std::vector<Tensor> gemm_op(const KernelContext& ctx);
 std::vector<Tensor> matmul(const KernelContext& ctx);
+std::vector<Tensor> det(const KernelContext& ctx);  // Det (opset 11)
 std::vector<Tensor> einsum(const KernelContext& ctx);  // einsum.cpp
 std::vector<Tensor> max_pool(const KernelContext& ctx);
 std::vector<Tensor> average_pool(const KernelContext& ctx);

@@ -1,7 +1,9 @@
 // Gemm and MatMul on the shared GEMM. Float types and 32/64-bit integers are computed
 // natively; float16 and bfloat16 in float32.
+#include <cmath>
 #include <optional>
 #include <type_traits>
+#include <utility>
 
 #include "runtime/reference/ops/linalg_kernels.h"
 
@@ -205,6 +207,45 @@ std::vector<Tensor> gemm_op(const KernelContext& ctx) {
     }
   });
   return one_output(ct == a_in.dtype() ? std::move(out) : out.cast(a_in.dtype()));
+}
+
+// Det (opset 11): the determinant of every matrix of the last two axes, by Gaussian
+// elimination with partial pivoting in double.
+std::vector<Tensor> det(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  VKG_CHECK(is_floating(x.dtype()), ctx.node.describe() << ": the input has type " << dtype_name(x.dtype())
+                                                        << ", expected a float type");
+  VKG_CHECK(x.rank() >= 2 && x.dim(x.rank() - 1) == x.dim(x.rank() - 2),
+            ctx.node.describe() << ": the input must be square matrices [*, M, M], got " << x.describe());
+  const int64_t m = x.dim(x.rank() - 1);
+  const Shape out_shape(x.shape().begin(), x.shape().end() - 2);
+  Tensor out(x.dtype(), out_shape);
+  const std::vector<double> v = x.to_doubles();
+  for (int64_t b = 0; b < out.size(); ++b) {
+    std::vector<double> a(v.begin() + b * m * m, v.begin() + (b + 1) * m * m);
+    double d = 1.0;
+    for (int64_t c = 0; c < m && d != 0.0; ++c) {
+      int64_t pivot = c;
+      for (int64_t r = c + 1; r < m; ++r)
+        if (std::abs(a[size_t(r * m + c)]) > std::abs(a[size_t(pivot * m + c)])) pivot = r;
+      if (a[size_t(pivot * m + c)] == 0.0) {
+        d = 0.0;
+        break;
+      }
+      if (pivot != c) {
+        for (int64_t k = 0; k < m; ++k) std::swap(a[size_t(c * m + k)], a[size_t(pivot * m + k)]);
+        d = -d;
+      }
+      const double p = a[size_t(c * m + c)];
+      d *= p;
+      for (int64_t r = c + 1; r < m; ++r) {
+        const double f = a[size_t(r * m + c)] / p;
+        for (int64_t k = c; k < m; ++k) a[size_t(r * m + k)] -= f * a[size_t(c * m + k)];
+      }
+    }
+    out.set_from_double(b, d);
+  }
+  return {out};
 }
 
 }  // namespace vkg::linalg
