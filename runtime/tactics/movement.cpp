@@ -438,6 +438,45 @@ PlanResult plan_reverse_sequence(const LayerContext& ctx, std::string& why_not) 
   return plan;
 }
 
+// Compress: the condition (input 1) must be a build-time constant, which fixes the
+// output shape; the kept indices become a weight.
+PlanResult plan_compress(const LayerContext& ctx, std::string& why_not) {
+  const LayerTensor& x = ctx.input(0);
+  const LayerTensor& y = ctx.output(0);
+  if (!check_data(ctx, {&x, &y}, why_not)) return std::nullopt;
+  if (!require_constant(ctx, 1, why_not)) return std::nullopt;
+  const Tensor& cond = ctx.constant_input(1);
+  VKG_CHECK(cond.dtype() == DType::Bool && cond.rank() == 1,
+            ctx.node.describe() << ": the condition must be a 1-D bool tensor, got " << cond.describe());
+  const bool flat = !ctx.node.has_attr("axis");
+  const auto rank = int64_t(x.shape.size());
+  const int64_t axis = flat ? 0 : normalize_axes(ctx, {ctx.node.attr_int("axis")}, rank)[0];
+  const int64_t dim = flat ? x.size() : x.shape[size_t(axis)];
+  std::vector<int32_t> kept;
+  for (int64_t j = 0; j < cond.size(); ++j) {
+    if (!cond.data<bool>()[j]) continue;
+    VKG_CHECK(j < dim, ctx.node.describe() << ": the condition selects index " << j << " of an axis of size " << dim);
+    kept.push_back(int32_t(j));
+  }
+  int64_t inner = 1;
+  Shape shape = {int64_t(kept.size())};
+  if (!flat) {
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[size_t(d)];
+    shape = x.shape;
+    shape[size_t(axis)] = int64_t(kept.size());
+  }
+  if (!same_shape(shape, y, why_not)) return std::nullopt;
+  LayerPlan plan;
+  const BindingRef src = bind_input(ctx, plan, 0);
+  const auto k = uint32_t(std::max<size_t>(kept.size(), 1));
+  const BindingRef table = add_weight(plan, meta_tensor(kept));
+  plan.dispatches.push_back(make_dispatch(
+      ctx, "compress", {}, {src, table, BindingRef::output(0)},
+      {uint32_t(y.size()), k, uint32_t(std::max<int64_t>(dim, 1)), uint32_t(std::max<int64_t>(inner, 1))},
+      uint64_t(y.size())));
+  return plan;
+}
+
 // ONNX Slice clamping (as runtime/reference/ops/movement.cpp): start and count along one axis.
 void slice_axis(int64_t start, int64_t end, int64_t step, int64_t dim, int64_t& first, int64_t& count) {
   first = 0, count = 0;
@@ -896,6 +935,7 @@ void register_movement_tactics(TacticRegistry& r) {
   r.add_variants("one_hot.scalar", {"OneHot"}, 0, {Arith::F32}, plan_one_hot);
   r.add_variants("eye_like.scalar", {"EyeLike"}, 0, {Arith::F32}, plan_eye_like);
   r.add_variants("reverse_sequence.scalar", {"ReverseSequence"}, 0, both, plan_reverse_sequence);
+  r.add_variants("compress.scalar", {"Compress"}, 0, both, plan_compress);
   r.add_variants("slice.vec4", {"Slice"}, 0, both, strided_tactic(slice_view, true));
   r.add_variants("slice.scalar", {"Slice"}, 1, both, strided_tactic(slice_view, false));
   r.add_variants("expand.vec4", {"Expand"}, 0, both, strided_tactic(expand_view, true));

@@ -168,6 +168,7 @@ const std::map<std::string, std::set<size_t>>& build_time_inputs() {
         {"BlackmanWindow", {0}},
         {"CenterCropPad", {1}},
         {"Clip", {1, 2}},
+        {"Compress", {1}},  // the condition decides the output shape
         {"ConstantOfShape", {0}},
         {"CumSum", {1}},
         {"DFT", {1, 2}},     // dft_length, axis (opset 20)

@@ -1,6 +1,6 @@
 // Conformance cases of the movement family (runtime/tactics/movement.cpp):
 // copies, Transpose, Trilu, OneHot, EyeLike, DepthToSpace, SpaceToDepth, Concat, Split, Slice,
-// Expand, Tile, Pad and ReverseSequence. Sizes are chosen so that every tactic serves some cases and declines others: odd sizes
+// Expand, Tile, Pad, ReverseSequence and Compress. Sizes are chosen so that every tactic serves some cases and declines others: odd sizes
 // for the scalar paths, multiples of 4 for the vec4 ones, more than one
 // workgroup, empty tensors, integer data (moved exactly) and negative axes.
 // The planner tests at the end cover what the reference backend cannot show:
@@ -291,6 +291,25 @@ void add_generators(std::vector<VkCase>& cases) {
                                       {int_data({3, 6}, DType::Int32), ints1({2, 6, 4})},
                                       {{"time_axis", int_attr(1)}, {"batch_axis", int_attr(0)}}, 1, {1}),
                             10));
+
+  // Compress (condition a build-time constant): an axis, no axis (flattened), a short
+  // condition, nothing kept, integer data.
+  const auto cond = [](std::vector<bool> v) {
+    Tensor t(DType::Bool, {int64_t(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) t.data<bool>()[i] = v[i];
+    return t;
+  };
+  cases.push_back(versioned(make_case("Compress axis 1 3x5x4", "Compress",
+                                      {floats({3, 5, 4}, 64), cond({true, false, true, true, false})},
+                                      {{"axis", int_attr(1)}}, 1, {1}),
+                            11));
+  cases.push_back(versioned(make_case("Compress flattened short condition int32 2x3", "Compress",
+                                      {int_data({2, 3}, DType::Int32), cond({false, true, false, true})}, {}, 1, {1}),
+                            11));
+  cases.push_back(versioned(make_case("Compress axis -1 nothing kept 4x3", "Compress",
+                                      {floats({4, 3}, 65), cond({false, false, false})}, {{"axis", int_attr(-1)}}, 1,
+                                      {1}),
+                            11));
 }
 
 VKG_VK_CASES(movement) {

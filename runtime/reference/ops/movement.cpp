@@ -308,6 +308,42 @@ std::vector<Tensor> reverse_sequence(const KernelContext& ctx) {
   return {out};
 }
 
+// Compress (opsets 9, 11): the slices along `axis` (of the flattened input when axis
+// is absent) whose condition is true; a condition shorter than the axis counts as false.
+std::vector<Tensor> compress(const KernelContext& ctx) {
+  const Node& node = ctx.node;
+  const Tensor& x = ctx.input(0);
+  const Tensor& cond = ctx.input(1);
+  VKG_CHECK(cond.dtype() == DType::Bool && cond.rank() == 1,
+            node.describe() << ": the condition must be a 1-D bool tensor, got " << cond.describe());
+  const bool flat = !node.has_attr("axis");
+  const int64_t axis = flat ? 0 : node_axis(ctx, node.attr_int("axis"), x.rank());
+  const int64_t dim = flat ? x.size() : x.dim(axis);
+  std::vector<int64_t> kept;
+  for (int64_t j = 0; j < cond.size(); ++j) {
+    if (!cond.data<bool>()[j]) continue;
+    VKG_CHECK(j < dim, node.describe() << ": the condition selects index " << j << " of an axis of size " << dim);
+    kept.push_back(j);
+  }
+  int64_t outer = 1, inner = 1;
+  Shape shape = {int64_t(kept.size())};
+  if (!flat) {
+    for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
+    for (int64_t d = axis + 1; d < int64_t(x.rank()); ++d) inner *= x.dim(d);
+    shape = x.shape();
+    shape[size_t(axis)] = int64_t(kept.size());
+  }
+  Tensor out(x.dtype(), shape);
+  const size_t elem = dtype_size(x.dtype());
+  const auto k = int64_t(kept.size());
+  for (int64_t e = 0; e < out.size(); ++e) {
+    const int64_t i = e % inner, j = (e / inner) % k, o = e / (inner * k);
+    const int64_t src = (o * dim + kept[size_t(j)]) * inner + i;
+    std::memcpy(out.raw() + size_t(e) * elem, x.raw() + size_t(src) * elem, elem);
+  }
+  return {out};
+}
+
 }  // namespace
 
 void register_movement_ops(OpRegistry& registry) {
@@ -316,6 +352,7 @@ void register_movement_ops(OpRegistry& registry) {
   registry.add("Slice", slice);
   registry.add("Transpose", transpose);
   registry.add("ReverseSequence", reverse_sequence);
+  registry.add("Compress", compress);
   registry.add("Trilu", trilu);
   registry.add("DepthToSpace", depth_space);
   registry.add("SpaceToDepth", depth_space);
