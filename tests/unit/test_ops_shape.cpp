@@ -333,6 +333,12 @@ TEST(ShapeOps, UniqueSortedAndInOrderOfFirstOccurrence) {
   EXPECT_EQ(values<int64_t>(rows[0]), (std::vector<int64_t>{0, 1, 1, 0}));
   EXPECT_EQ(values<int64_t>(rows[2]), (std::vector<int64_t>{1, 0, 1}));
   EXPECT_THROW(run(make_node("Unique", 1, 4, {{"axis", int_attr(2)}}), 11, {&m}), Error);
+  // NaNs sort last and count as one value.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor nans = Tensor::from_vector<float>({3}, {nan, 1, nan});
+  const std::vector<Tensor> n = run(make_node("Unique", 1, 4), 11, {&nans});
+  EXPECT_EQ(values<int64_t>(n[1]), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(values<int64_t>(n[3]), (std::vector<int64_t>{1, 2}));
 }
 
 }  // namespace

@@ -118,6 +118,7 @@ std::vector<Tensor> roi_align(const KernelContext& ctx) {
   const int64_t channels = x.dim(1), height = x.dim(2), width = x.dim(3), count = rois.dim(0);
   const std::vector<double> xs = load_doubles(node, x);
   const std::vector<double> rs = load_doubles(node, rois);
+  for (double v : rs) VKG_CHECK(std::isfinite(v), node.describe() << ": rois must be finite, got " << v);
   const std::vector<int64_t> batches = int_input(ctx, 2, "batch_indices");
   std::vector<double> ys(size_t(count * channels * out_h * out_w));
   struct Sample {

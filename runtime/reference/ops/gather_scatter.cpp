@@ -2,8 +2,10 @@
 // GatherND, Scatter/ScatterElements, ScatterND, NonZero, Unique. Indices may be int32 or
 // int64 and negative (counting from the back); out-of-range ones are Errors.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
+#include <type_traits>
 
 #include "runtime/reference/kernel.h"
 #include "runtime/reference/ops/shape_helpers.h"
@@ -237,6 +239,14 @@ std::vector<Tensor> unique(const KernelContext& ctx) {
       for (int64_t o = 0; o < outer && result == 0; ++o)
         for (int64_t i = 0; i < inner && result == 0; ++i) {
           const T va = v[(o * dim + a) * inner + i], vb = v[(o * dim + b) * inner + i];
+          if constexpr (std::is_floating_point_v<T> || is_half_type<T>) {
+            // A total order (NaNs last, all equal), so that the sort stays well defined.
+            const bool na = std::isnan(float(va)), nb = std::isnan(float(vb));
+            if (na || nb) {
+              result = na == nb ? 0 : (na ? 1 : -1);
+              continue;
+            }
+          }
           if (va < vb) result = -1;
           else if (vb < va) result = 1;
         }
