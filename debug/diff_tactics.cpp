@@ -106,6 +106,19 @@ std::optional<TacticDiffReport::Blame> TacticDiffReport::single_suspect() const 
     return Blame{&layers.front(), &layers.front().suspects.front()};
   const std::vector<Blame> every = in_every_bad_replay();
   if (every.size() == 1) return every.front();
+  // Several explain every failure: the one validation measured as furthest off, if it stands alone.
+  const Blame* top = nullptr;
+  bool tie = false;
+  for (const Blame& b : every) {
+    if (!b.tactic->validation_error) continue;
+    if (top == nullptr || *b.tactic->validation_error > *top->tactic->validation_error) {
+      top = &b;
+      tie = false;
+    } else if (*b.tactic->validation_error == *top->tactic->validation_error) {
+      tie = true;
+    }
+  }
+  if (top != nullptr && !tie) return Blame{top->layer, top->tactic, true};
   return std::nullopt;
 }
 
@@ -176,6 +189,20 @@ TacticDiffReport diff_tactics(const ReplaySets& sets) {
     return report;
   }
 
+  // layer -> (tactic, precision) -> the largest error --validate-tactics recorded, in any replay
+  std::map<std::string, std::map<TacticKey, double>> recorded_errors;
+  for (const auto* set : {&sets.good, &sets.bad}) {
+    for (const auto& loaded : *set) {
+      for (const auto& layer : loaded.replay.layers) {
+        for (const CandidateTiming& c : layer.candidates) {
+          if (!c.validation_error) continue;
+          auto [it, fresh] = recorded_errors[layer.name].emplace(TacticKey{c.tactic, c.precision}, *c.validation_error);
+          if (!fresh) it->second = std::max(it->second, *c.validation_error);
+        }
+      }
+    }
+  }
+
   std::map<std::string, std::set<TacticKey>> good_tactics;  // layer -> every choice good replays made
   for (const auto& loaded : sets.good)
     for (const auto& layer : loaded.replay.layers) good_tactics[layer.name].insert({layer.tactic, layer.precision});
@@ -198,10 +225,17 @@ TacticDiffReport diff_tactics(const ReplaySets& sets) {
   }
 
   for (auto& layer : layers) {
-    for (const auto& [key, n] : counts[layer.layer]) layer.suspects.push_back({key.first, key.second, n});
+    for (const auto& [key, n] : counts[layer.layer]) {
+      SuspectTactic suspect{key.first, key.second, n, std::nullopt};
+      const auto& errors = recorded_errors[layer.layer];
+      if (auto e = errors.find(key); e != errors.end()) suspect.validation_error = e->second;
+      layer.suspects.push_back(suspect);
+    }
     if (layer.suspects.empty()) continue;
-    std::stable_sort(layer.suspects.begin(), layer.suspects.end(),
-                     [](const SuspectTactic& a, const SuspectTactic& b) { return a.bad_replays > b.bad_replays; });
+    std::stable_sort(layer.suspects.begin(), layer.suspects.end(), [](const SuspectTactic& a, const SuspectTactic& b) {
+      if (a.bad_replays != b.bad_replays) return a.bad_replays > b.bad_replays;
+      return a.validation_error.value_or(-1) > b.validation_error.value_or(-1);
+    });
     report.layers.push_back(std::move(layer));
   }
 

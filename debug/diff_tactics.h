@@ -49,11 +49,15 @@ struct SuspectTactic {
   std::string tactic;
   Precision precision = Precision::FP32;
   size_t bad_replays = 0;  // how many bad replays chose it for the layer
+  // The largest error recorded for it on this layer by --validate-tactics in any
+  // replay (good or bad), when one was recorded.
+  std::optional<double> validation_error{};
 
   bool operator==(const SuspectTactic&) const = default;
 };
 
-// The suspects of one layer, most-used first (ties by tactic name).
+// The suspects of one layer, most-used first, then by recorded validation error
+// (largest first; none recorded last), then by tactic name.
 struct LayerSuspects {
   std::string layer;
   std::string op;
@@ -83,13 +87,15 @@ struct TacticDiffReport {
   struct Blame {
     const LayerSuspects* layer = nullptr;
     const SuspectTactic* tactic = nullptr;
+    bool ranked_by_error = false;  // chosen among several by its recorded validation error
   };
   // Suspects that every bad replay chose: each alone explains every failure.
   std::vector<Blame> in_every_bad_replay() const;
   // The tactic the failure follows: the only suspect of all layers, or else the
-  // only suspect that every bad replay chose. Unset when that is not one tactic
-  // (with few bad replays, another layer's random choice can coincide: run more
-  // iterations).
+  // only suspect that every bad replay chose, or else, among those, the only one
+  // whose recorded validation error is the largest (ranked_by_error is then set).
+  // Unset when that is not one tactic (with few bad replays, another layer's
+  // random choice can coincide: run more iterations, or build with --validate-tactics).
   std::optional<Blame> single_suspect() const;
 };
 

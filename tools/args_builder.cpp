@@ -6,6 +6,8 @@
 
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
+#include "runtime/reference/reference_backend.h"
+#include "runtime/vulkan/executor.h"
 #include "runtime/vulkan/plan_timer.h"
 #include "tools/args_vulkan.h"
 
@@ -64,6 +66,10 @@ void BuilderArgs::add_to(CLI::App& app) {
                 "Write measured times to this timing cache (merging into an existing file)");
   g->add_flag("--error-on-timing-cache-miss", error_on_cache_miss_,
               "Fail when a layer's tactic would have to be timed (needs a timing cache)");
+  g->add_flag("--validate-tactics", validate_,
+              "Run the reference backend once on the data loader's first feed and check every candidate tactic on "
+              "its layer's real inputs before timing it; candidates beyond the tolerance of their precision are "
+              "rejected (logged, and recorded in the replay and the timing cache)");
 }
 
 BuilderConfig BuilderArgs::config() {
@@ -122,6 +128,26 @@ BuildResult BuilderArgs::build(const Graph& graph, vk::Context& ctx, std::vector
 
 BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, BuilderConfig c) {
   const vk::DeviceInfo& info = ctx.device().info();
+  if (validate_) {
+    VKG_CHECK(data_ != nullptr, "--validate-tactics: this tool has no data loader to feed the reference run");
+    if (validated_graph_ != &graph) {
+      const auto t0 = std::chrono::steady_clock::now();
+      TensorMap values = load_or_generate_inputs(graph.inputs, data_->options()).at(0);
+      TensorMap computed = ReferenceBackend(graph).run(values, graph.node_outputs());
+      values.merge(computed);
+      uint64_t bytes = 0;
+      for (const auto& [name, t] : values) bytes += t.nbytes();
+      VKG_INFO("Validating tactics against the reference backend: "
+               << values.size() << " tensors (" << bytes / 1e6 << " MB) computed in "
+               << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3
+               << " ms on the data loader's first feed");
+      validation_values_ = std::move(values);
+      validated_graph_ = &graph;
+    }
+    c.validation_values = &*validation_values_;
+    c.faulty_tactics = vk::faulty_tactics_from_env();
+    c.faulty_layers = vk::faulty_layers_from_env();
+  }
   std::unique_ptr<vk::VulkanPlanTimer> timer;
   if (info.timestamps()) timer = std::make_unique<vk::VulkanPlanTimer>(ctx.device());
   VKG_START("Building engine for " << info.name << " | optimization level " << c.optimization_level
@@ -135,9 +161,14 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
   const BuildStats& s = r.stats;
   VKG_FINISH("Built engine in " << secs << " s | " << s.layers << " layers (" << s.folded << " nodes folded, "
                                 << s.removed << " no-ops removed, " << s.fused << " fused, " << s.reformats
-                                << " reformats) | " << s.candidates_timed << " tactic(s) timed in "
-                                << s.layers_timed << " layer(s), " << s.signature_reuses << " reused, "
-                                << s.cache_hits << " timing-cache hit(s)"
+                                << " reformats) | " << s.candidates_timed << " tactic(s) timed in " << s.layers_timed
+                                << " layer(s), " << s.signature_reuses << " reused, " << s.cache_hits
+                                << " timing-cache hit(s)"
+                                << (c.validation_values
+                                        ? " | " + std::to_string(s.candidates_validated) +
+                                              " candidate(s) validated in " + std::to_string(s.layers_validated) +
+                                              " layer(s), " + std::to_string(s.candidates_rejected) + " rejected"
+                                        : "")
                                 << (timer ? " | " + std::to_string(timer->pipelines_compiled()) + " pipelines" : ""));
   if (!save_tactics_.empty()) {
     save_tactic_replay(save_tactics_, r.replay);

@@ -16,6 +16,7 @@
 #include "runtime/engine/builder.h"
 #include "runtime/engine/engine.h"
 #include "runtime/vulkan/context.h"
+#include "tools/args_data_loader.h"
 
 namespace vkg::tools {
 
@@ -32,6 +33,10 @@ class BuilderArgs {
                     bool mark_all = false);
   // The same with a configuration the caller adjusted (the debug tools pin layers per iteration).
   BuildResult build_with(const Graph& graph, vk::Context& ctx, BuilderConfig config);
+
+  // The data loader options of the tool: --validate-tactics runs the reference
+  // backend on their first feed (tools without them reject --validate-tactics).
+  void use_data_loader(const DataLoaderArgs& data) { data_ = &data; }
 
   bool fp16() const { return fp16_; }
   // Whether --precision-constraints was given (tools with another default use theirs otherwise).
@@ -50,6 +55,10 @@ class BuilderArgs {
   std::string tactic_selection_ = "fastest";
   std::vector<std::string> allow_, deny_;
   int timing_samples_ = 0;
+  bool validate_ = false;
+  const DataLoaderArgs* data_ = nullptr;
+  const Graph* validated_graph_ = nullptr;  // the graph validation_values_ belong to
+  std::optional<TensorMap> validation_values_;
 
   std::optional<TacticReplay> replay_;
   std::optional<TimingCache> cache_;

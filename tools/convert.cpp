@@ -13,6 +13,7 @@ namespace {
 struct ConvertArgs {
   ModelArgs model;
   BuilderArgs builder;
+  DataLoaderArgs data;  // --validate-tactics
   std::string output;
   std::vector<std::string> vk_outputs;  // names, or "mark all"
 };
@@ -21,12 +22,12 @@ int convert_tool(ConvertArgs& args) {
   const Graph graph = import_onnx(args.model.path, args.model.import_options());
   const bool mark_all = args.vk_outputs.size() == 2 && args.vk_outputs[0] == "mark" && args.vk_outputs[1] == "all";
   std::unique_ptr<vk::Context> ctx = open_vulkan();
-  const BuildResult built = args.builder.build(graph, *ctx, mark_all ? std::vector<std::string>{} : args.vk_outputs,
-                                               mark_all);
+  const BuildResult built =
+      args.builder.build(graph, *ctx, mark_all ? std::vector<std::string>{} : args.vk_outputs, mark_all);
   save_engine(args.output, built.engine);
   VKG_INFO("Saved engine to " << args.output << " (" << built.engine.layers.size() << " layers, "
-                              << built.engine.weight_bytes() << " bytes of weights, "
-                              << built.engine.activation_bytes() << " bytes of activations)");
+                              << built.engine.weight_bytes() << " bytes of weights, " << built.engine.activation_bytes()
+                              << " bytes of activations)");
   return kExitSuccess;
 }
 
@@ -38,10 +39,13 @@ void add_convert_tool(CLI::App& app) {
   convert->fallthrough();
   args->model.add_to(*convert);
   convert->add_option("-o,--output", args->output, "Path of the engine file to write")->required();
-  convert->add_option("--vk-outputs", args->vk_outputs,
-                      "Extra tensors the engine returns: names, or 'mark all' for every tensor")
+  convert
+      ->add_option("--vk-outputs", args->vk_outputs,
+                   "Extra tensors the engine returns: names, or 'mark all' for every tensor")
       ->take_all();
   args->builder.add_to(*convert);
+  args->data.add_to(*convert);
+  args->builder.use_data_loader(args->data);
   convert->callback([args] { set_exit_code(convert_tool(*args)); });
 }
 

@@ -29,6 +29,7 @@ namespace {
 struct BuildArgs {
   ModelArgs model;
   BuilderArgs builder;
+  DataLoaderArgs data;  // --validate-tactics
   DebugArgs debug;
 };
 
@@ -65,7 +66,8 @@ int debug_repeat(DebugArgs& args) {
   debug::IterationLoop loop("repeat", args.options());
   const bool finished = debug::run_interruptible([&] {
     debug::run_until(loop, until, [&](int index) {
-      return loop.run("repeat " + std::to_string(index), [] {}, until.remaining_after(index));
+      return loop.run(
+          "repeat " + std::to_string(index), [] {}, until.remaining_after(index));
     });
   });
   loop.log_summary();
@@ -77,6 +79,7 @@ int debug_repeat(DebugArgs& args) {
 struct PrecisionArgs {
   ModelArgs model;
   BuilderArgs builder;
+  DataLoaderArgs data;  // --validate-tactics
   DebugArgs debug;
   std::string mode = "bisect";
   std::string direction = "forward";
@@ -118,8 +121,9 @@ int debug_precision(PrecisionArgs& args) {
   const Precision high = args.precision == "float16" ? Precision::FP16 : Precision::FP32;
   const Precision low = high == Precision::FP32 ? Precision::FP16 : Precision::FP32;
   if (high == Precision::FP16)
-    VKG_WARNING("-p float16 marks layers to run in fp16, the lowest precision vkgraphy has; the other candidate "
-                "layers run in fp32, so this finds how many layers can run in fp16 and still pass");
+    VKG_WARNING(
+        "-p float16 marks layers to run in fp16, the lowest precision vkgraphy has; the other candidate "
+        "layers run in fp32, so this finds how many layers can run in fp16 and still pass");
   const Graph graph = import_onnx(args.model.path, args.model.import_options());
   std::unique_ptr<vk::Context> ctx = open_vulkan();
   const vk::DeviceInfo& info = ctx->device().info();
@@ -154,7 +158,7 @@ int debug_precision(PrecisionArgs& args) {
   if (!finished) return kExitInterrupted;
   if (!marked) {
     VKG_ERROR("No configuration passed, not even with all " << layers.size() << " candidate layer(s) in "
-                                                             << precision_name(high));
+                                                            << precision_name(high));
     return kExitDebugNotFound;
   }
   if (marked->empty()) {
@@ -248,8 +252,9 @@ int debug_reduce(ReduceArgs& args) {
   const OnnxModel model = load_onnx_model(args.model.path, true, args.model.external_data_dir);
   const debug::ReductionGraph graph(model, prep);
   if (graph.has_dynamic_shapes())
-    VKG_WARNING("Some tensor shapes of '" << args.model.path << "' are unknown or dynamic; give the input shapes with "
-                                          "--model-input-shapes, or use --force-fallback-shape-inference");
+    VKG_WARNING("Some tensor shapes of '" << args.model.path
+                                          << "' are unknown or dynamic; give the input shapes with "
+                                             "--model-input-shapes, or use --force-fallback-shape-inference");
 
   debug::ReduceOptions options;
   options.mode = args.mode == "linear" ? debug::SearchMode::Linear : debug::SearchMode::Bisect;
@@ -276,8 +281,7 @@ int debug_reduce(ReduceArgs& args) {
   if (!args.output.empty()) {
     debug::save_reduced_model(graph.materialize(*result.bad), args.output);
     VKG_INFO("Saved the reduced model to " << args.output);
-    if (options.mode == debug::SearchMode::Bisect && result.bad_nodes > 1 &&
-        result.bad_nodes * 4 >= original_nodes)
+    if (options.mode == debug::SearchMode::Bisect && result.bad_nodes > 1 && result.bad_nodes * 4 >= original_nodes)
       VKG_WARNING("The model could perhaps be reduced further: reduce " << args.output << " again with --mode linear");
   }
   if (!args.min_good.empty()) {
@@ -295,8 +299,9 @@ int debug_reduce(ReduceArgs& args) {
 }  // namespace
 
 void add_debug_tool(CLI::App& app) {
-  CLI::App* debug = app.add_subcommand("debug", "Iterative debugging: find flaky tactics, layers that need fp32 and "
-                                                "minimal failing subgraphs");
+  CLI::App* debug = app.add_subcommand("debug",
+                                       "Iterative debugging: find flaky tactics, layers that need fp32 and "
+                                       "minimal failing subgraphs");
   debug->require_subcommand(1);
   debug->fallthrough();
 
@@ -306,6 +311,8 @@ void add_debug_tool(CLI::App& app) {
     sub->fallthrough();
     args->model.add_to(*sub);
     args->builder.add_to(*sub);
+    args->data.add_to(*sub);
+    args->builder.use_data_loader(args->data);
     args->debug.add_to(*sub, "vkgraphy_debug.engine", true);
     sub->callback([args] { set_exit_code(debug_build(*args)); });
   }
@@ -323,9 +330,12 @@ void add_debug_tool(CLI::App& app) {
     sub->fallthrough();
     args->model.add_to(*sub);
     args->builder.add_to(*sub);
+    args->data.add_to(*sub);
+    args->builder.use_data_loader(args->data);
     args->debug.add_to(*sub, "vkgraphy_debug.engine", false);
-    sub->add_option("--mode", args->mode, "bisect (binary search over the number of layers) or linear (one more "
-                                          "layer each iteration)")
+    sub->add_option("--mode", args->mode,
+                    "bisect (binary search over the number of layers) or linear (one more "
+                    "layer each iteration)")
         ->check(CLI::IsMember({"bisect", "linear"}))
         ->capture_default_str();
     sub->add_option("--dir,--direction", args->direction,
@@ -352,10 +362,13 @@ void add_debug_tool(CLI::App& app) {
     sub->add_option("--mode", args->mode, "bisect (binary search) or linear (every node; slower, better with branches)")
         ->check(CLI::IsMember({"bisect", "linear"}))
         ->capture_default_str();
-    auto* no_in = sub->add_flag("--no-reduce-inputs", args->no_reduce_inputs, "Keep the graph inputs: only find the earliest failing outputs");
-    sub->add_flag("--no-reduce-outputs", args->no_reduce_outputs, "Keep the graph outputs: only find the latest failing inputs")
+    auto* no_in = sub->add_flag("--no-reduce-inputs", args->no_reduce_inputs,
+                                "Keep the graph inputs: only find the earliest failing outputs");
+    sub->add_flag("--no-reduce-outputs", args->no_reduce_outputs,
+                  "Keep the graph outputs: only find the latest failing inputs")
         ->excludes(no_in);
-    sub->add_flag("--no-prune", args->no_prune, "Skip the last phase, which removes single edge nodes while the model still fails");
+    sub->add_flag("--no-prune", args->no_prune,
+                  "Skip the last phase, which removes single edge nodes while the model still fails");
     sub->add_flag("--force-fallback-shape-inference", args->force_fallback,
                   "Take every tensor's shape from a reference-backend run instead of ONNX shape inference");
     sub->callback([args] { set_exit_code(debug_reduce(*args)); });

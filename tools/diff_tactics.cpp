@@ -3,7 +3,9 @@
 // `inspect diff-tactics`). The analysis lives in debug/diff_tactics.h.
 #include "debug/diff_tactics.h"
 
+#include <iomanip>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,8 +24,11 @@ struct DiffTacticsArgs {
 };
 
 std::string describe_suspect(const debug::SuspectTactic& s, size_t bad_replays) {
-  return s.tactic + " (" + precision_name(s.precision) + ") in " + std::to_string(s.bad_replays) + "/" +
-         std::to_string(bad_replays) + " bad replay(s)";
+  std::ostringstream text;
+  text << s.tactic << " (" << precision_name(s.precision) << ") in " << s.bad_replays << "/" << bad_replays
+       << " bad replay(s)";
+  if (s.validation_error) text << ", validation error " << std::setprecision(3) << *s.validation_error;
+  return text.str();
 }
 
 int diff_tactics_tool(const DiffTacticsArgs& args) {
@@ -60,7 +65,11 @@ int diff_tactics_tool(const DiffTacticsArgs& args) {
     VKG_INFO("Layer: " << layer.layer << "\n    Tactics seen only in bad replays: " << list);
   }
   if (const std::optional<debug::TacticDiffReport::Blame> blame = report.single_suspect()) {
-    VKG_INFO("The failure follows tactic " << blame->tactic->tactic << " (layer '" << blame->layer->layer << "')");
+    VKG_INFO("The failure follows tactic "
+             << blame->tactic->tactic << " (layer '" << blame->layer->layer << "')"
+             << (blame->ranked_by_error ? ": every bad build chose it and others, and its recorded "
+                                          "validation error is the largest"
+                                        : ""));
   } else if (const auto every = report.in_every_bad_replay(); every.size() > 1) {
     std::string list;
     for (const auto& b : every) list += (list.empty() ? "" : ", ") + b.tactic->tactic + " ('" + b.layer->layer + "')";

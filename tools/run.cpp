@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <cstring>
+#include <ctime>
 #include <iomanip>
 #include <set>
 #include <sstream>
@@ -34,9 +34,9 @@ struct RunArgs {
   bool ref = false;
   bool vk = false;
   bool profile = false;
-  std::vector<std::string> onnx_outputs;          // names, or "mark all"
+  std::vector<std::string> onnx_outputs;  // names, or "mark all"
   std::vector<std::string> onnx_exclude_outputs;
-  std::vector<std::string> vk_outputs;            // names, or "mark all"
+  std::vector<std::string> vk_outputs;  // names, or "mark all"
   std::vector<std::string> vk_exclude_outputs;
   std::vector<std::string> freeze_inputs;  // inputs that become build-time constants for --vk
 };
@@ -100,9 +100,8 @@ std::vector<IterationResult> run_reference(const Graph& graph, const std::vector
     results.push_back(std::move(r));
   }
   for (const auto& [o, t] : results.front().outputs) VKG_INFO(name << " | Output: '" << o << "' " << t.describe());
-  VKG_FINISH("PASSED | Runner: " << name << " | Completed " << feeds.size() << " iteration(s) in "
-                                 << total * 1e3 << " ms | Average inference time: "
-                                 << total * 1e3 / double(feeds.size()) << " ms");
+  VKG_FINISH("PASSED | Runner: " << name << " | Completed " << feeds.size() << " iteration(s) in " << total * 1e3
+                                 << " ms | Average inference time: " << total * 1e3 / double(feeds.size()) << " ms");
   return results;
 }
 
@@ -194,7 +193,8 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
     for (const auto& v : layer_ns) total += med.emplace_back(percentile(v, 0.5));
     // Fused layers are named after all their nodes ("conv1+bn1+relu1"): the column fits them, up to 64.
     size_t width = 32;
-    for (const EngineLayer& layer : engine->layers) width = std::max(width, std::min<size_t>(layer.name.size() + 1, 64));
+    for (const EngineLayer& layer : engine->layers)
+      width = std::max(width, std::min<size_t>(layer.name.size() + 1, 64));
     std::ostringstream table;
     table << name << " | per-layer device time (median of " << feeds.size() << " iteration(s)):\n";
     table << "    " << std::left << std::setw(5) << "#" << std::setw(int(width)) << "layer" << std::setw(20) << "op"
@@ -202,10 +202,10 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
           << std::setw(8) << "%";
     for (size_t l = 0; l < engine->layers.size(); ++l) {
       const EngineLayer& layer = engine->layers[l];
-      table << "\n    " << std::left << std::setw(5) << l << std::setw(int(width)) << layer.name.substr(0, width - 1) << std::setw(20)
-            << layer.op << std::setw(34) << layer.tactic << std::setw(6) << precision_name(layer.precision)
-            << std::right << std::fixed << std::setprecision(4) << std::setw(12) << med[l] / 1e6
-            << std::setprecision(1) << std::setw(8) << (total > 0 ? 100 * med[l] / total : 0);
+      table << "\n    " << std::left << std::setw(5) << l << std::setw(int(width)) << layer.name.substr(0, width - 1)
+            << std::setw(20) << layer.op << std::setw(34) << layer.tactic << std::setw(6)
+            << precision_name(layer.precision) << std::right << std::fixed << std::setprecision(4) << std::setw(12)
+            << med[l] / 1e6 << std::setprecision(1) << std::setw(8) << (total > 0 ? 100 * med[l] / total : 0);
     }
     table << "\n    total " << std::fixed << std::setprecision(4) << total / 1e6 << " ms";
     VKG_INFO(table.str());
@@ -334,7 +334,8 @@ int run_tool(RunArgs& args) {
       const Graph frozen = frozen_graph(args, std::move(*unimported), import, vk_feeds);
       results.runs.emplace_back(name, run_vulkan(args, &frozen, nullptr, vk_feeds, name));
     } else {
-      results.runs.emplace_back(name, run_vulkan(args, engine ? nullptr : &graph, engine ? &*engine : nullptr, feeds, name));
+      results.runs.emplace_back(name,
+                                run_vulkan(args, engine ? nullptr : &graph, engine ? &*engine : nullptr, feeds, name));
     }
   }
   if (args.ref) {
@@ -355,7 +356,8 @@ int run_tool(RunArgs& args) {
   bool ok = true;
   if (args.compare.validate()) {
     for (const auto& [name, iters] : results.runs)
-      for (const IterationResult& it : iters) ok = validate_outputs(name, it.to_map(), args.compare.validate_options()) && ok;
+      for (const IterationResult& it : iters)
+        ok = validate_outputs(name, it.to_map(), args.compare.validate_options()) && ok;
   }
   if (results.runs.size() >= 2) {
     // Consecutive runners are compared, iteration by iteration, as Polygraphy does.
@@ -401,6 +403,7 @@ void add_run_tool(CLI::App& app) {
   args->data.add_to(*run);
   args->compare.add_to(*run);
   args->builder.add_to(*run);
+  args->builder.use_data_loader(args->data);
   run->callback([args] { set_exit_code(run_tool(*args)); });
 }
 

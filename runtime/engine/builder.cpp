@@ -17,16 +17,24 @@
 #include "runtime/core/logger.h"
 #include "runtime/core/version.h"
 #include "runtime/engine/graph_optimizer.h"
+#include "runtime/engine/tactic_validation.h"
 #include "runtime/reference/reference_backend.h"
 #include "runtime/vulkan/shader_table.h"
 
 namespace vkg {
 
+std::vector<Tensor> PlanTimer::run(const LayerPlan&, const std::vector<Tensor>&, const std::vector<Buffer>&, bool) {
+  VKG_THROW("this device timer cannot run plans on data (needed by --validate-tactics)");
+}
+
 const char* precision_constraints_name(PrecisionConstraints c) {
   switch (c) {
-    case PrecisionConstraints::None: return "none";
-    case PrecisionConstraints::Prefer: return "prefer";
-    case PrecisionConstraints::Obey: return "obey";
+    case PrecisionConstraints::None:
+      return "none";
+    case PrecisionConstraints::Prefer:
+      return "prefer";
+    case PrecisionConstraints::Obey:
+      return "obey";
   }
   return "?";
 }
@@ -109,6 +117,12 @@ std::string format_ns(double ns) {
   return s.str();
 }
 
+std::string format_error(double e) {
+  std::ostringstream s;
+  s << std::setprecision(3) << e;
+  return s.str();
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -119,20 +133,25 @@ double median(std::vector<double> v) {
 // How many candidates (in heuristic order) and samples each optimization level times.
 size_t candidates_for_level(int level) {
   switch (level) {
-    case 0: return 1;
-    case 1: return 2;
-    case 2: return 3;
-    case 3: return 6;
-    case 4: return 10;
-    default: return SIZE_MAX;
+    case 0:
+      return 1;
+    case 1:
+      return 2;
+    case 2:
+      return 3;
+    case 3:
+      return 6;
+    case 4:
+      return 10;
+    default:
+      return SIZE_MAX;
   }
 }
 int samples_for_level(int level) { return level <= 1 ? 3 : level <= 3 ? 5 : 9; }
 
 bool tactic_allowed(const BuilderConfig& config, const std::string& name) {
-  if (!config.tactics_allow.empty() &&
-      std::none_of(config.tactics_allow.begin(), config.tactics_allow.end(),
-                   [&](const std::string& g) { return glob_match(g, name); }))
+  if (!config.tactics_allow.empty() && std::none_of(config.tactics_allow.begin(), config.tactics_allow.end(),
+                                                    [&](const std::string& g) { return glob_match(g, name); }))
     return false;
   return std::none_of(config.tactics_deny.begin(), config.tactics_deny.end(),
                       [&](const std::string& g) { return glob_match(g, name); });
@@ -171,8 +190,8 @@ bool apply_activation(const FusedActivation& activation, LayerPlan& plan, std::s
 
 class Builder {
  public:
-  Builder(const Graph& graph, const BuilderConfig& config, const vk::DeviceInfo& device,
-          const DeviceIdentity& identity, PlanTimer* timer, const TacticRegistry& registry)
+  Builder(const Graph& graph, const BuilderConfig& config, const vk::DeviceInfo& device, const DeviceIdentity& identity,
+          PlanTimer* timer, const TacticRegistry& registry)
       : graph_(graph), config_(config), device_(device), identity_(identity), timer_(timer), registry_(registry) {}
 
   BuildResult build();
@@ -222,6 +241,14 @@ class Builder {
   void add_constant_output(const std::string& name);
   void progress(size_t index, size_t total, const Node& node);
   double reformats_before(const Candidate& c);
+  // --validate-tactics: runs the candidates on the layer's inputs as the
+  // reference computed them (all of them, or up to the first that passes with
+  // `first_only`), moves the rejected ones out of `cands` into `rejected`, and
+  // records each candidate's error in `errors` (by tactic name). Does nothing
+  // when the reference did not compute the layer's tensors.
+  void validate(const Node& node, const std::vector<std::string>& held, std::vector<Candidate>& cands,
+                std::map<Precision, std::vector<LayerTensor>>& outputs, bool first_only,
+                std::vector<CandidateTiming>& rejected, std::map<std::string, double>& errors);
   double reformat_time(StorageType from, StorageType to, uint64_t elements);
 
   const Graph& graph_;
@@ -232,8 +259,8 @@ class Builder {
   const TacticRegistry& registry_;
 
   BuildResult result_;
-  std::deque<Node> nodes_;  // the graph's nodes and its If branches', each with a unique name
-  std::set<std::string> names_;  // node names taken
+  std::deque<Node> nodes_;            // the graph's nodes and its If branches', each with a unique name
+  std::set<std::string> names_;       // node names taken
   std::vector<const Graph*> scopes_;  // the model's graph, then the branches being added
   std::deque<Graph> synthetic_;       // types of the tensors of nodes the builder adds (loop counters)
   std::map<std::string, Tensor> folded_;
@@ -241,7 +268,7 @@ class Builder {
   // Engine tensor of each (tensor name, storage) pair; the first entry per name is the producer's.
   std::map<std::pair<std::string, StorageType>, int32_t> tensors_;
   std::map<std::string, StorageType> produced_storage_;
-  std::map<std::pair<std::string, std::string>, CandidateTiming> timed_;  // (signature key, tactic)
+  std::map<std::pair<std::string, std::string>, CandidateTiming> timed_;          // (signature key, tactic)
   std::map<std::tuple<StorageType, StorageType, uint64_t>, double> reformat_ns_;  // measured once per size
   std::mt19937_64 rng_;
   bool progress_line_ = false;
@@ -452,12 +479,13 @@ double Builder::reformat_time(StorageType from, StorageType to, uint64_t element
   double ns = 0;
   try {
     const LayerPlan plan = reformat_plan(from, to, elements, device_, std::nullopt);
-    const std::vector<double> samples = timer_->time(plan, {{from, elements}}, {{to, elements}}, config_.warmup_runs, 5);
+    const std::vector<double> samples =
+        timer_->time(plan, {{from, elements}}, {{to, elements}}, config_.warmup_runs, 5);
     ns = median(samples);
     if (config_.timing_cache) {
-      config_.timing_cache->record(TimingEntry{identity_, signature, "Reformat of " + std::to_string(elements) +
-                                                                        " elements", tactic, Precision::FP32, ns,
-                                               uint64_t(samples.size())});
+      config_.timing_cache->record(TimingEntry{identity_, signature,
+                                               "Reformat of " + std::to_string(elements) + " elements", tactic,
+                                               Precision::FP32, ns, uint64_t(samples.size())});
     }
   } catch (const Error& e) {
     VKG_VERBOSE("timing a reformat of " << elements << " elements failed: " << e.what());
@@ -488,6 +516,89 @@ void Builder::progress(size_t index, size_t total, const Node& node) {
   std::cerr << "\r\033[K[builder] layer " << index + 1 << "/" << total << ": " << node.name << " (" << node.op_type
             << ")" << std::flush;
   progress_line_ = true;
+}
+
+void Builder::validate(const Node& node, const std::vector<std::string>& held, std::vector<Candidate>& cands,
+                       std::map<Precision, std::vector<LayerTensor>>& outputs, bool first_only,
+                       std::vector<CandidateTiming>& rejected, std::map<std::string, double>& errors) {
+  const TensorMap& values = *config_.validation_values;
+  auto known = [&](const LayerTensor& t) { return !t.present() || t.is_constant() || values.count(t.name) > 0; };
+  for (const Candidate& c : cands) {
+    if (!std::all_of(c.inputs->begin(), c.inputs->end(), known) ||
+        !std::all_of(outputs[c.precision].begin(), outputs[c.precision].end(), known)) {
+      VKG_VERBOSE("Layer '" << node.name << "': not validated (the reference run did not compute its tensors)");
+      return;
+    }
+  }
+  VKG_CHECK(timer_ != nullptr,
+            "--validate-tactics needs a device that can run plans (timestamps on its compute queue)");
+  auto matches = [](const std::vector<std::string>& globs, const std::string& text) {
+    return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return glob_match(g, text); });
+  };
+  const bool faulty_layer =
+      matches(config_.faulty_layers, node.name) ||
+      std::any_of(held.begin(), held.end(), [&](const std::string& n) { return matches(config_.faulty_layers, n); });
+  ++result_.stats.layers_validated;
+  std::vector<Candidate> kept;
+  for (Candidate& c : cands) {
+    if (first_only && !kept.empty()) {
+      kept.push_back(std::move(c));
+      continue;
+    }
+    std::vector<Tensor> ins;
+    std::vector<PlanTimer::Buffer> outs;
+    for (const LayerTensor& t : *c.inputs) {
+      ins.push_back(t.present() && !t.is_constant()
+                        ? to_storage(values.at(t.name), t.storage, "input '" + t.name + "' of " + node.describe())
+                        : Tensor{});
+    }
+    for (const LayerTensor& t : outputs[c.precision]) outs.push_back({t.storage, t.present() ? uint64_t(t.size()) : 0});
+    const bool fault = faulty_layer || matches(config_.faulty_tactics, c.tactic->name);
+    double error = 0;  // the worst output's error (the first over its tolerance, if any)
+    double tolerance = validation_tolerance(c.precision, DType::Float32);
+    std::string worst;
+    bool over = false;
+    std::optional<std::string> failed;
+    try {
+      const std::vector<Tensor> got = timer_->run(c.plan, ins, outs, fault);
+      for (size_t i = 0; i < got.size() && i < outputs[c.precision].size() && !over; ++i) {
+        const LayerTensor& t = outputs[c.precision][i];
+        if (!t.present()) continue;
+        const double e = validation_error(from_storage(got[i].reshaped(t.shape), t.dtype), values.at(t.name));
+        const double limit = validation_tolerance(c.precision, t.dtype);
+        over = e > limit;
+        if (over || e >= error) {
+          error = e;
+          tolerance = limit;
+          worst = t.name;
+        }
+      }
+    } catch (const Error& e) {
+      failed = e.what();
+    }
+    ++result_.stats.candidates_validated;
+    if (!failed) errors[c.tactic->name] = error;
+    if (!failed && !over) {
+      kept.push_back(std::move(c));
+      continue;
+    }
+    std::ostringstream why;
+    if (failed)
+      why << "validation run failed: " << *failed;
+    else
+      why << "rejected by validation: output '" << worst << "' error " << format_error(error) << " > "
+          << format_error(tolerance) << " (" << precision_name(c.precision) << ")";
+    VKG_WARNING("Layer '" << node.name << "': tactic " << c.tactic->name << " " << why.str());
+    CandidateTiming r;
+    r.tactic = c.tactic->name;
+    r.precision = c.precision;
+    r.error = why.str();
+    r.rejected = !failed;
+    if (!failed) r.validation_error = error;
+    rejected.push_back(std::move(r));
+    ++result_.stats.candidates_rejected;
+  }
+  cands = std::move(kept);
 }
 
 void Builder::add_layer(const Node& node, const std::vector<std::string>& held, size_t index, size_t total) {
@@ -539,10 +650,10 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
     VKG_CHECK(std::find(t->ops.begin(), t->ops.end(), node.op_type) != t->ops.end(),
               "tactic replay: tactic '" << replayed->tactic << "' cannot serve layer '" << node.name << "': it runs "
                                         << t->ops.front() << ", not " << node.op_type);
-    VKG_CHECK(t->precision() == replayed->precision,
-              "tactic replay: layer '" << node.name << "' asks for tactic '" << t->name << "' in "
-                                       << precision_name(replayed->precision) << ", but that tactic is "
-                                       << precision_name(t->precision()));
+    VKG_CHECK(t->precision() == replayed->precision, "tactic replay: layer '"
+                                                         << node.name << "' asks for tactic '" << t->name << "' in "
+                                                         << precision_name(replayed->precision)
+                                                         << ", but that tactic is " << precision_name(t->precision()));
     VKG_CHECK(replayed->precision == Precision::FP32 || (float_layer && device_.fp16()),
               "tactic replay: layer '" << node.name << "' asks for fp16, which "
                                        << (float_layer ? "device '" + device_.name + "' does not support"
@@ -575,9 +686,35 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
       VKG_THROW(msg.str());
     }
   }
+  std::vector<CandidateTiming> rejected;
+  std::map<std::string, double> validation_errors;
+  if (replayed == nullptr && config_.validation_values != nullptr) {
+    validate(node, held, cands, outputs, config_.optimization_level == 0 && !config_.random_seed, rejected,
+             validation_errors);
+    if (cands.empty()) {
+      std::ostringstream msg;
+      msg << "--validate-tactics: every candidate tactic of " << node.describe() << " was rejected";
+      for (const CandidateTiming& r : rejected) msg << "\n  " << r.tactic << ": " << *r.error;
+      VKG_THROW(msg.str());
+    }
+  }
 
   // Signatures per precision: timing is shared between layers with equal signatures.
   auto signature_of = [&](Precision p) { return make_layer_signature(node, in_infos, out_infos, p); };
+  if (config_.timing_cache) {
+    for (const CandidateTiming& r : rejected) {
+      if (!r.rejected) continue;
+      const LayerSignature sig = signature_of(r.precision);
+      TimingEntry entry{identity_, sig.key(), sig.canonical_text(), r.tactic, r.precision};
+      entry.validation_error = r.validation_error;
+      entry.rejected = true;
+      config_.timing_cache->record(entry);
+    }
+  }
+  auto validation_error_of = [&](const std::string& tactic) -> std::optional<double> {
+    auto it = validation_errors.find(tactic);
+    return it == validation_errors.end() ? std::nullopt : std::optional<double>(it->second);
+  };
 
   const size_t level_limit = candidates_for_level(config_.optimization_level);
   if (replayed != nullptr) {
@@ -595,7 +732,8 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
       if (taken[c.precision]++ < level_limit) budgeted.push_back(std::move(c));
     cands = std::move(budgeted);
     const size_t n = cands.size();
-    const int samples = config_.timing_samples > 0 ? config_.timing_samples : samples_for_level(config_.optimization_level);
+    const int samples =
+        config_.timing_samples > 0 ? config_.timing_samples : samples_for_level(config_.optimization_level);
     bool timed_here = false;
     for (size_t i = 0; i < n; ++i) {
       Candidate& c = cands[i];
@@ -608,8 +746,9 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
       if (reuse != timed_.end()) {
         timing = reuse->second;
         ++result_.stats.signature_reuses;
-      } else if (std::optional<TimingEntry> hit =
-                     config_.timing_cache ? config_.timing_cache->lookup(identity_, key, c.tactic->name) : std::nullopt) {
+      } else if (std::optional<TimingEntry> hit = config_.timing_cache
+                                                      ? config_.timing_cache->lookup(identity_, key, c.tactic->name)
+                                                      : std::nullopt) {
         timing.median_ns = hit->median_ns;
         ++result_.stats.cache_hits;
       } else {
@@ -632,11 +771,19 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
         ++result_.stats.candidates_timed;
         timed_here = true;
         if (config_.timing_cache && !timing.error) {
-          config_.timing_cache->record(TimingEntry{identity_, key, sig.canonical_text(), c.tactic->name, c.precision,
-                                                   timing.median_ns, uint64_t(timing.samples_ns.size())});
+          TimingEntry entry{identity_,
+                            key,
+                            sig.canonical_text(),
+                            c.tactic->name,
+                            c.precision,
+                            timing.median_ns,
+                            uint64_t(timing.samples_ns.size())};
+          entry.validation_error = validation_error_of(c.tactic->name);
+          config_.timing_cache->record(entry);
         }
       }
       timed_[{key, c.tactic->name}] = timing;
+      timing.validation_error = validation_error_of(c.tactic->name);
       timing.reformat_ns = reformats_before(c);
       choice.candidates.push_back(timing);
     }
@@ -652,9 +799,9 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
     VKG_CHECK(std::isfinite(best), "every candidate tactic of " << node.describe() << " failed: "
                                                                 << choice.candidates.front().error.value_or(""));
     const double near = best * (1 + config_.tie_margin);
-    const bool fp32_near = std::any_of(choice.candidates.begin(), choice.candidates.end(), [&](const CandidateTiming& t) {
-      return !t.error && t.precision == Precision::FP32 && t.cost_ns() <= near;
-    });
+    const bool fp32_near = std::any_of(
+        choice.candidates.begin(), choice.candidates.end(),
+        [&](const CandidateTiming& t) { return !t.error && t.precision == Precision::FP32 && t.cost_ns() <= near; });
     auto eligible = [&](const CandidateTiming& t) {
       return !t.error && (!fp32_near || t.precision == Precision::FP32);
     };
@@ -670,6 +817,20 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
       }
     }
   }
+
+  for (const Candidate& v : cands) {  // validated candidates that were not timed
+    const std::optional<double> error = validation_error_of(v.tactic->name);
+    if (!error || std::any_of(choice.candidates.begin(), choice.candidates.end(),
+                              [&](const CandidateTiming& t) { return t.tactic == v.tactic->name; }))
+      continue;
+    CandidateTiming t;
+    t.tactic = v.tactic->name;
+    t.precision = v.precision;
+    t.validation_error = error;
+    t.untimed = true;
+    choice.candidates.push_back(std::move(t));
+  }
+  for (CandidateTiming& r : rejected) choice.candidates.push_back(std::move(r));
 
   Candidate& c = cands[chosen];
   const LayerSignature sig = signature_of(c.precision);
@@ -689,6 +850,8 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
       table << "\n    " << std::left << std::setw(36) << t->tactic << " "
             << (t->error ? "failed: " + *t->error : format_ns(t->median_ns))
             << (!t->error && t->reformat_ns > 0 ? " + " + format_ns(t->reformat_ns) + " reformat" : "")
+            << (!t->error && t->validation_error ? " (validation error " + format_error(*t->validation_error) + ")"
+                                                 : "")
             << (t->tactic == c.tactic->name ? "  <- chosen" : "");
     }
     if (choice.candidates.empty()) table << " (not timed)";
@@ -759,15 +922,16 @@ void Builder::add_layers(const std::vector<const Node*>& remaining, std::vector<
     const ValueInfo* vi = find_info(name);
     return vi != nullptr && vi->dtype && is_float_dtype(*vi->dtype);
   };
-  OptimizedGraph optimized =
-      optimize_graph(remaining, [&](const std::string& name) { return constant(name); }, options);
+  OptimizedGraph optimized = optimize_graph(
+      remaining, [&](const std::string& name) { return constant(name); }, options);
   for (auto& [name, target] : optimized.aliases) aliases_[name] = target;
   for (auto& [name, value] : optimized.constants) folded_[name] = std::move(value);
   result_.stats.removed += optimized.removed.size();
   for (const std::string& removed : optimized.removed) {
     VKG_VERBOSE("Removed no-op node '" << removed << "': its output shares its input's buffer");
     if (config_.layer_precisions.count(removed))
-      VKG_WARNING("--layer-precisions pins node '" << removed << "', which was removed as a no-op (it computes nothing)");
+      VKG_WARNING("--layer-precisions pins node '" << removed
+                                                   << "', which was removed as a no-op (it computes nothing)");
   }
   for (size_t i = 0; i < optimized.layers.size(); ++i) {
     const OptimizedLayer& l = optimized.layers[i];
@@ -795,11 +959,11 @@ void Builder::add_if(const Node& node, size_t index, size_t total) {
   Engine& engine = result_.engine;
   const std::string& cond_name = node.inputs.at(0);
   VKG_CHECK(constant(cond_name) == nullptr, node.describe() << ": its condition is a constant, but the branch was not "
-                                                                 "inlined at import");
+                                                               "inlined at import");
   const ValueInfo cond = info_of(cond_name, node);
-  VKG_CHECK(num_elements(cond.concrete_shape()) == 1,
-            node.describe() << ": the condition '" << cond_name << "' has shape " << cond.describe()
-                            << "; it must hold one element");
+  VKG_CHECK(num_elements(cond.concrete_shape()) == 1, node.describe()
+                                                          << ": the condition '" << cond_name << "' has shape "
+                                                          << cond.describe() << "; it must hold one element");
   for (const std::string& out : node.outputs) VKG_CHECK(!out.empty(), node.describe() << ": an output is omitted");
   EngineLayer layer;
   layer.name = node.name;
@@ -924,7 +1088,8 @@ void Builder::add_loop(const Node& node, size_t index, size_t total) {
   progress(index, total, node);
   Engine& engine = result_.engine;
   const Graph& body = node.attr_graph("body");
-  VKG_CHECK(node.inputs.size() >= 2 && body.inputs.size() == node.inputs.size() && body.outputs.size() + 1 >= body.inputs.size(),
+  VKG_CHECK(node.inputs.size() >= 2 && body.inputs.size() == node.inputs.size() &&
+                body.outputs.size() + 1 >= body.inputs.size(),
             node.describe() << ": its body's inputs and outputs do not match the loop's");
   const size_t n = node.inputs.size() - 2;  // loop-carried values
   const size_t scans = body.outputs.size() + 1 - body.inputs.size();
@@ -944,7 +1109,8 @@ void Builder::add_loop(const Node& node, size_t index, size_t total) {
     if (const Tensor* c = constant(m)) {
       layer.loop_trip_count = std::max<int64_t>(c->to_int64s().at(0), 0);
     } else {
-      VKG_CHECK(num_elements(info_of(m, node).concrete_shape()) == 1, node.describe() << ": its trip count is not one value");
+      VKG_CHECK(num_elements(info_of(m, node).concrete_shape()) == 1, node.describe()
+                                                                          << ": its trip count is not one value");
       trip_count = tensor_in(m, StorageType::I32);
     }
   }
@@ -952,7 +1118,8 @@ void Builder::add_loop(const Node& node, size_t index, size_t total) {
     if (const Tensor* c = constant(cond)) {
       if (c->get_as_double(0) == 0) layer.loop_trip_count = 0;
     } else {
-      VKG_CHECK(num_elements(info_of(cond, node).concrete_shape()) == 1, node.describe() << ": its condition is not one value");
+      VKG_CHECK(num_elements(info_of(cond, node).concrete_shape()) == 1, node.describe()
+                                                                             << ": its condition is not one value");
       first_condition = tensor_in(cond, StorageType::I32);
     }
   }
@@ -977,10 +1144,12 @@ void Builder::add_loop(const Node& node, size_t index, size_t total) {
     st.dtype = *vi.dtype;
     st.shape = vi.concrete_shape();
     const std::optional<StorageType> storage = storage_for(st.dtype, Precision::FP32);
-    VKG_CHECK(storage.has_value(), node.describe() << ": loop-carried value '" << init << "' is "
-                                                   << dtype_name(st.dtype) << ", which the Vulkan backend does not support");
+    VKG_CHECK(storage.has_value(), node.describe()
+                                       << ": loop-carried value '" << init << "' is " << dtype_name(st.dtype)
+                                       << ", which the Vulkan backend does not support");
     st.storage = *storage;
-    st.name = k < node.outputs.size() && !node.outputs[k].empty() ? node.outputs[k] : node.name + "/state" + std::to_string(k);
+    st.name = k < node.outputs.size() && !node.outputs[k].empty() ? node.outputs[k]
+                                                                  : node.name + "/state" + std::to_string(k);
     st.body_input = body.inputs[2 + k].name;
     st.body_result = body.outputs[1 + k].name;
     if (const Tensor* c = constant(init))
@@ -994,7 +1163,7 @@ void Builder::add_loop(const Node& node, size_t index, size_t total) {
   std::vector<Node> added;
   const std::string& iter_name = body.inputs[0].name;
   if (!iter_name.empty() && reads(body, iter_name)) {
-    State st{node.name + "/iteration", DType::Int64, {}, StorageType::I32, iter_name, node.name + "/iteration+1", -1,
+    State st{node.name + "/iteration",  DType::Int64, {}, StorageType::I32, iter_name, node.name + "/iteration+1", -1,
              Tensor::scalar<int32_t>(0)};
     folded_[node.name + "/one"] = Tensor::scalar<int64_t>(1);
     counters.value_info[st.body_result] = ValueInfo{st.body_result, DType::Int64, std::vector<Dim>{}};
@@ -1008,7 +1177,8 @@ void Builder::add_loop(const Node& node, size_t index, size_t total) {
   }
   const std::string& cond_in = body.inputs[1].name;
   if (!cond_in.empty() && reads(body, cond_in)) {
-    State st{node.name + "/condition", DType::Bool, {}, StorageType::I32, cond_in, body.outputs[0].name, -1, std::nullopt};
+    State st{node.name + "/condition", DType::Bool, {},          StorageType::I32, cond_in,
+             body.outputs[0].name,     -1,          std::nullopt};
     if (first_condition >= 0)
       st.initial = first_condition;
     else
@@ -1052,10 +1222,10 @@ void Builder::add_loop(const Node& node, size_t index, size_t total) {
     produce(st.body_result);
     const int32_t id = tensor_in(st.body_result, st.storage);
     const EngineTensor& t = engine.tensors[size_t(id)];
-    VKG_CHECK(t.shape == st.shape, node.describe() << ": its body gives '" << st.body_result << "' the shape "
-                                                   << shape_to_string(t.shape) << ", but the value it carries has "
-                                                   << shape_to_string(st.shape)
-                                                   << " (a Vulkan engine needs loop-carried values of one static shape)");
+    VKG_CHECK(t.shape == st.shape,
+              node.describe() << ": its body gives '" << st.body_result << "' the shape " << shape_to_string(t.shape)
+                              << ", but the value it carries has " << shape_to_string(st.shape)
+                              << " (a Vulkan engine needs loop-carried values of one static shape)");
     results.push_back(id);
   }
   produce(body.outputs[0].name);
@@ -1094,8 +1264,9 @@ void Builder::add_loop(const Node& node, size_t index, size_t total) {
   layer.branch_dispatches.push_back(uint32_t(layer.plan.dispatches.size() - layer.branch_dispatches[0]));
   VKG_CHECK(!layer.plan.dispatches.empty(), node.describe() << ": it carries no values");
   layer.outputs = state_ids;
-  VKG_VERBOSE(node.describe() << ": " << (layer.loop_trip_count >= 0 ? "a constant trip count and a condition"
-                                                                      : "a trip count or condition")
+  VKG_VERBOSE(node.describe() << ": "
+                              << (layer.loop_trip_count >= 0 ? "a constant trip count and a condition"
+                                                             : "a trip count or condition")
                               << " computed on the device; a body of " << layer.branch_layers[0]
                               << " layers run once per iteration, the condition read back after each");
   engine.layers.push_back(std::move(layer));

@@ -35,6 +35,14 @@ class PlanTimer {
   // time of each timed run in nanoseconds. Throws Error when the plan cannot run.
   virtual std::vector<double> time(const LayerPlan& plan, const std::vector<Buffer>& inputs,
                                    const std::vector<Buffer>& outputs, int warmup, int samples) = 0;
+  // Runs `plan` once on `inputs` (each in its storage form: float32, float16 or
+  // int32; an empty Tensor for an absent or constant input) and returns every
+  // output in the storage form `outputs` gives. With `inject_fault` the outputs
+  // are then overwritten as the fault switches (VKGRAPHY_FAULTY_TACTICS) do in
+  // an engine. Throws Error when the plan cannot run; the default implementation
+  // (a timer that only times) always does.
+  virtual std::vector<Tensor> run(const LayerPlan& plan, const std::vector<Tensor>& inputs,
+                                  const std::vector<Buffer>& outputs, bool inject_fault);
 };
 
 enum class PrecisionConstraints { None, Prefer, Obey };
@@ -42,26 +50,37 @@ const char* precision_constraints_name(PrecisionConstraints c);
 std::optional<PrecisionConstraints> parse_precision_constraints(const std::string& text);
 
 struct BuilderConfig {
-  bool fp16 = false;  // let fp16 tactics compete (needs device fp16 support)
+  bool fp16 = false;                                  // let fp16 tactics compete (needs device fp16 support)
   std::map<std::string, Precision> layer_precisions;  // --layer-precisions
   // How layer_precisions apply: None ignores them (a warning), Prefer uses the
   // pinned precision when a tactic has it (else warns), Obey fails.
   PrecisionConstraints constraints = PrecisionConstraints::Prefer;
-  int optimization_level = 3;  // 0..5: 0 times nothing (first valid tactic in heuristic order)
-  bool deterministic = false;  // break near-ties by heuristic order instead of by measured time
-  double tie_margin = 0.10;    // near-tie: within this fraction of the fastest median
-  std::optional<uint64_t> random_seed;  // --tactic-selection random[:SEED]
+  int optimization_level = 3;              // 0..5: 0 times nothing (first valid tactic in heuristic order)
+  bool deterministic = false;              // break near-ties by heuristic order instead of by measured time
+  double tie_margin = 0.10;                // near-tie: within this fraction of the fastest median
+  std::optional<uint64_t> random_seed;     // --tactic-selection random[:SEED]
   std::vector<std::string> tactics_allow;  // globs; empty: all
   std::vector<std::string> tactics_deny;   // globs
   const TacticReplay* replay = nullptr;    // --load-tactics
   TimingCache* timing_cache = nullptr;     // read and filled when set
   bool error_on_timing_cache_miss = false;
-  std::vector<std::string> mark_outputs;   // extra tensors to read back
-  bool mark_all = false;                   // every tensor a node produces
-  bool fusion = true;                      // graph optimization (graph_optimizer.h); false: --no-fusion
+  std::vector<std::string> mark_outputs;  // extra tensors to read back
+  bool mark_all = false;                  // every tensor a node produces
+  bool fusion = true;                     // graph optimization (graph_optimizer.h); false: --no-fusion
   int warmup_runs = 2;
   int timing_samples = 0;  // 0: by optimization level
   bool progress = false;   // a one-line progress display on stderr
+  // --validate-tactics: the reference backend's value of every tensor of the
+  // graph (inputs included) on one feed of the data loader. When set, every
+  // candidate (except a replayed choice) first runs once on its layer's inputs
+  // as the reference computed them, and is rejected when an output's error
+  // exceeds validation_tolerance() (tactic_validation.h). Layers whose tensors
+  // the reference did not compute (inside If branches and Loop bodies) are not validated.
+  const TensorMap* validation_values = nullptr;
+  // The fault switches (VKGRAPHY_FAULTY_TACTICS, VKGRAPHY_FAULTY_LAYERS) as
+  // validation runs apply them, so a tactic that would misbehave in the engine
+  // misbehaves when it is validated.
+  std::vector<std::string> faulty_tactics, faulty_layers;
 };
 
 struct BuildStats {
@@ -75,6 +94,9 @@ struct BuildStats {
   size_t signature_reuses = 0;  // layers whose signature was already timed in this build
   size_t cache_hits = 0;
   size_t cache_misses = 0;
+  size_t layers_validated = 0;      // layers whose candidates ran against the reference
+  size_t candidates_validated = 0;  // (layer, tactic) pairs checked
+  size_t candidates_rejected = 0;   // of those, rejected for their error
 };
 
 struct BuildResult {

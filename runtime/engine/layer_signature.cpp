@@ -3,9 +3,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <ostream>
-
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "runtime/core/error.h"
 
@@ -142,12 +142,12 @@ std::ostream& operator<<(std::ostream& os, const LayerSignature& s) { return os 
 
 LayerSignature make_layer_signature(const Node& node, const std::vector<ValueInfo>& inputs,
                                     const std::vector<ValueInfo>& outputs, Precision precision) {
-  VKG_CHECK(inputs.size() == node.inputs.size(), node.describe() << ": layer signature got " << inputs.size()
-                                                                 << " input types for " << node.inputs.size()
-                                                                 << " inputs");
-  VKG_CHECK(outputs.size() == node.outputs.size(), node.describe() << ": layer signature got " << outputs.size()
-                                                                   << " output types for " << node.outputs.size()
-                                                                   << " outputs");
+  VKG_CHECK(inputs.size() == node.inputs.size(), node.describe()
+                                                     << ": layer signature got " << inputs.size() << " input types for "
+                                                     << node.inputs.size() << " inputs");
+  VKG_CHECK(outputs.size() == node.outputs.size(), node.describe()
+                                                       << ": layer signature got " << outputs.size()
+                                                       << " output types for " << node.outputs.size() << " outputs");
   LayerSignature s;
   s.op_type = node.domain.empty() || node.domain == "ai.onnx" ? node.op_type : node.domain + "::" + node.op_type;
   for (const auto& [name, attr] : node.attrs) {  // std::map: already sorted by name
@@ -258,6 +258,17 @@ double json_non_negative(const Json& j, const std::string& key, const JsonPlace&
     where.field(key).fail("expected a number >= 0, got " + shown(v));
   }
   return v.get<double>();
+}
+
+Json validation_error_json(double error) {
+  if (std::isinf(error)) return "inf";
+  return error;
+}
+
+double json_validation_error(const Json& j, const std::string& key, const JsonPlace& where) {
+  const Json& v = json_member(j, key, where);
+  if (v.is_string() && v.get<std::string>() == "inf") return std::numeric_limits<double>::infinity();
+  return json_non_negative(j, key, where);
 }
 
 Precision json_precision(const Json& j, const std::string& key, const JsonPlace& where) {

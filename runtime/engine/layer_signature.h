@@ -5,12 +5,11 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "runtime/core/graph.h"
 
@@ -27,10 +26,10 @@ std::optional<Precision> parse_precision(std::string_view text);
 // What a layer computes, independent of node and tensor names and of the
 // device: two layers with equal signatures can share timing measurements.
 struct LayerSignature {
-  std::string op_type;     // "Conv"; "domain::Op" outside the default ONNX domain
-  std::string attributes;  // canonical text: sorted by name, floats as exact round-trip text
-  std::vector<std::string> inputs;   // per input: "float32[1,3,224,224]", "none" when omitted
-  std::vector<std::string> outputs;  // same form; "?" for an unknown dtype or rank
+  std::string op_type;                    // "Conv"; "domain::Op" outside the default ONNX domain
+  std::string attributes;                 // canonical text: sorted by name, floats as exact round-trip text
+  std::vector<std::string> inputs;        // per input: "float32[1,3,224,224]", "none" when omitted
+  std::vector<std::string> outputs;       // same form; "?" for an unknown dtype or rank
   Precision precision = Precision::FP32;  // the precision asked for
 
   // One line holding every field; the key is a hash of it.
@@ -104,5 +103,8 @@ uint64_t json_unsigned(const nlohmann::ordered_json& j, const std::string& key, 
 // A finite number >= 0.
 double json_non_negative(const nlohmann::ordered_json& j, const std::string& key, const JsonPlace& where);
 Precision json_precision(const nlohmann::ordered_json& j, const std::string& key, const JsonPlace& where);
+// A validation error (tactic_validation.h) as the files hold it: a number >= 0, or "inf".
+nlohmann::ordered_json validation_error_json(double error);
+double json_validation_error(const nlohmann::ordered_json& j, const std::string& key, const JsonPlace& where);
 
 }  // namespace vkg

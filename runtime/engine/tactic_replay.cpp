@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <fstream>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "runtime/core/error.h"
 #include "runtime/core/file_io.h"
@@ -23,9 +22,11 @@ Json candidate_to_json(const CandidateTiming& c) {
   Json j = Json::object();
   j["tactic"] = c.tactic;
   j["precision"] = precision_name(c.precision);
+  if (c.validation_error) j["validation_error"] = validation_error_json(*c.validation_error);
+  if (c.rejected) j["rejected"] = true;
   if (c.error) {
     j["error"] = *c.error;
-  } else {
+  } else if (!c.untimed) {
     j["median_ns"] = c.median_ns;
     j["samples_ns"] = c.samples_ns;
     if (c.reformat_ns > 0) j["reformat_ns"] = c.reformat_ns;
@@ -37,8 +38,19 @@ CandidateTiming candidate_from_json(const Json& j, const JsonPlace& where) {
   CandidateTiming c;
   c.tactic = json_string(j, "tactic", where);
   c.precision = json_precision(j, "precision", where);
+  if (j.contains("validation_error")) c.validation_error = json_validation_error(j, "validation_error", where);
+  if (j.contains("rejected")) {
+    const Json& r = j["rejected"];
+    if (!r.is_boolean()) where.field("rejected").fail(std::string("expected true or false, got ") + r.type_name());
+    c.rejected = r.get<bool>();
+    if (c.rejected && !j.contains("error")) where.field("rejected").fail("a rejected candidate needs its \"error\"");
+  }
   if (j.contains("error")) {
     c.error = json_string(j, "error", where);
+    return c;
+  }
+  if (!j.contains("median_ns") && c.validation_error) {  // validated, not timed
+    c.untimed = true;
     return c;
   }
   c.median_ns = json_non_negative(j, "median_ns", where);
@@ -80,8 +92,8 @@ TacticReplay replay_from_json(const Json& root, const JsonPlace& where) {
   }
   const Json& version = json_member(root, "version", where);
   if (version != kVersion) {
-    where.field("version").fail("unsupported tactic replay version " + version.dump() + " (this vkgraphy reads version " +
-                                std::to_string(kVersion) + ")");
+    where.field("version").fail("unsupported tactic replay version " + version.dump() +
+                                " (this vkgraphy reads version " + std::to_string(kVersion) + ")");
   }
   TacticReplay replay;
   replay.device = device_identity_from_json(json_member(root, "device", where), where.file, "device");

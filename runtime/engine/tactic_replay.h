@@ -16,9 +16,16 @@ namespace vkg {
 struct CandidateTiming {
   std::string tactic;  // "gemm.tile4x4.f32"
   Precision precision = Precision::FP32;
-  double median_ns = 0;                // meaningful only without an error
-  std::vector<double> samples_ns;      // every timed sample, in the order measured
-  std::optional<std::string> error;    // set when the candidate failed to build or run
+  double median_ns = 0;              // meaningful only without an error
+  std::vector<double> samples_ns;    // every timed sample, in the order measured
+  std::optional<std::string> error;  // set when the candidate failed to build or run, or was rejected
+  // --validate-tactics: the candidate's error against the reference on the
+  // layer's real inputs (tactic_validation.h), and whether that rejected it.
+  std::optional<double> validation_error{};
+  bool rejected = false;
+  // Validated but not timed (random selection, optimization level 0, a single
+  // candidate left, or beyond the level's budget): no median_ns or samples_ns.
+  bool untimed = false;
   // Measured time of the reformats this candidate's precision would add before
   // it (inputs held in the other precision); the builder ranks median + this.
   double reformat_ns = 0;
@@ -37,7 +44,7 @@ struct TacticChoice {
   std::string tactic;     // the chosen tactic
   Precision precision = Precision::FP32;
   std::vector<CandidateTiming> candidates;  // may be empty (untimed builds, hand-written files)
-  std::vector<std::string> nodes;  // the ONNX nodes the layer runs (empty, or absent in a file: just `name`)
+  std::vector<std::string> nodes;           // the ONNX nodes the layer runs (empty, or absent in a file: just `name`)
 
   bool operator==(const TacticChoice&) const = default;
 };
@@ -51,7 +58,8 @@ struct TacticReplay {
   // The choice for a layer named `layer` that runs `nodes` (the first one is the
   // node whose op the layer runs, `op`): by layer name, else the entry of the
   // same op that holds that node (a replay of a build with other fusions).
-  const TacticChoice* find(const std::string& layer, const std::vector<std::string>& nodes, const std::string& op) const;
+  const TacticChoice* find(const std::string& layer, const std::vector<std::string>& nodes,
+                           const std::string& op) const;
 
   bool operator==(const TacticReplay&) const = default;
 };

@@ -1,7 +1,6 @@
 #include "runtime/engine/timing_cache.h"
 
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "runtime/core/error.h"
@@ -25,8 +24,13 @@ Json entry_to_json(const TimingEntry& e) {
   j["description"] = e.description;
   j["tactic"] = e.tactic;
   j["precision"] = precision_name(e.precision);
-  j["median_ns"] = e.median_ns;
-  j["samples"] = e.samples;
+  if (e.rejected) {
+    j["rejected"] = true;
+  } else {
+    j["median_ns"] = e.median_ns;
+    j["samples"] = e.samples;
+  }
+  if (e.validation_error) j["validation_error"] = validation_error_json(*e.validation_error);
   return j;
 }
 
@@ -37,6 +41,13 @@ TimingEntry entry_from_json(const Json& j, const JsonPlace& where) {
   e.description = json_string(j, "description", where);
   e.tactic = json_string(j, "tactic", where);
   e.precision = json_precision(j, "precision", where);
+  if (j.contains("validation_error")) e.validation_error = json_validation_error(j, "validation_error", where);
+  if (j.contains("rejected")) {
+    if (j["rejected"] != true) where.field("rejected").fail("expected true (or no key)");
+    if (!e.validation_error) where.field("rejected").fail("a rejected entry needs its \"validation_error\"");
+    e.rejected = true;
+    return e;
+  }
   e.median_ns = json_non_negative(j, "median_ns", where);
   e.samples = json_unsigned(j, "samples", UINT64_MAX, where);
   return e;
@@ -68,6 +79,12 @@ TimingCache cache_from_text(const std::string& text, const std::string& path) {
   return cache;
 }
 
+}  // namespace
+
+TimingCache read_timing_cache(const std::string& path) { return cache_from_text(read_whole_file(path, kWhat), path); }
+
+namespace {
+
 // Loads `path`, or nullopt with the reason in `why`. Never throws.
 std::optional<TimingCache> try_load(const std::string& path, std::string* why) {
   try {
@@ -84,14 +101,14 @@ std::optional<TimingCache> try_load(const std::string& path, std::string* why) {
 
 TimingCache::Key TimingCache::key_of(const DeviceIdentity& device, const std::string& signature,
                                      const std::string& tactic) {
-  return {device_identity_to_json(device).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace), signature,
-          tactic};
+  return {device_identity_to_json(device).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace),
+          signature, tactic};
 }
 
 std::optional<TimingEntry> TimingCache::lookup(const DeviceIdentity& device, const std::string& key,
                                                const std::string& tactic) const {
   const auto it = entries_.find(key_of(device, key, tactic));
-  if (it == entries_.end()) {
+  if (it == entries_.end() || it->second.rejected) {
     ++misses_;
     return std::nullopt;
   }

@@ -25,6 +25,10 @@ struct TimingEntry {
   Precision precision = Precision::FP32;
   double median_ns = 0;
   uint64_t samples = 0;  // how many timed samples the median is over
+  // --validate-tactics: the error measured against the reference (tactic_validation.h);
+  // a rejected candidate was not timed (median_ns and samples are 0).
+  std::optional<double> validation_error{};
+  bool rejected = false;
 
   bool operator==(const TimingEntry&) const = default;
 };
@@ -32,7 +36,8 @@ struct TimingEntry {
 class TimingCache {
  public:
   // The entry for (device, signature key, tactic), or nullopt. Counts a hit or
-  // a miss. Entries measured on any other device identity never match.
+  // a miss. Entries measured on any other device identity never match, nor do
+  // entries of rejected (untimed) candidates.
   std::optional<TimingEntry> lookup(const DeviceIdentity& device, const std::string& key,
                                     const std::string& tactic) const;
   // Adds an entry, replacing one with the same device, signature and tactic.
@@ -60,6 +65,11 @@ class TimingCache {
 // other-format or other-version file gives an empty cache and a warning saying
 // why; an individual malformed entry is skipped with a warning.
 TimingCache load_timing_cache(const std::string& path);
+
+// Reads a timing cache loudly, for tools that inspect caches a user names
+// (`inspect tactics`): throws Error naming the file and the problem where
+// load_timing_cache would warn. Malformed entries are still skipped with a warning.
+TimingCache read_timing_cache(const std::string& path);
 
 // Writes `cache` whole-or-nothing. With merge_existing, entries already in a
 // valid file at `path` are kept unless `cache` has a newer measurement of the

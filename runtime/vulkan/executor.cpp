@@ -39,6 +39,16 @@ bool any_glob_matches(const std::vector<std::string>& patterns, const std::strin
 std::vector<std::string> faulty_tactics_from_env() { return comma_list_from_env("VKGRAPHY_FAULTY_TACTICS"); }
 std::vector<std::string> faulty_layers_from_env() { return comma_list_from_env("VKGRAPHY_FAULTY_LAYERS"); }
 
+Dispatch fault_dispatch(StorageType storage, uint64_t elements, const DeviceInfo& info) {
+  Dispatch fault;
+  fault.shader = storage == StorageType::F16 ? "debug/fault.f16" : "debug/fault.f32";
+  fault.spec = {{0, kFaultLocalSize}, {1, storage == StorageType::I32 ? 1u : 0u}};
+  fault.bindings = {BindingRef::output(0)};
+  fault.push = {uint32_t(elements)};
+  fault.groups = linear_groups(elements, kFaultLocalSize, info);
+  return fault;
+}
+
 const ComputePipeline& EngineExecutor::pipeline_for(PipelineDesc desc, const std::vector<uint32_t>& words) {
   const std::string key = pipeline_key(desc);
   auto it = pipelines_.find(key);
@@ -55,9 +65,9 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
     : device_(device), engine_(engine), options_(std::move(options)) {
   const bool needs_fp16 = std::any_of(engine.tensors.begin(), engine.tensors.end(),
                                       [](const EngineTensor& t) { return t.storage == StorageType::F16; });
-  VKG_CHECK(!needs_fp16 || device.info().fp16(),
-            "the engine runs layers in fp16, but device '" << device.info().name
-                                                           << "' lacks fp16 arithmetic or 16-bit storage");
+  VKG_CHECK(!needs_fp16 || device.info().fp16(), "the engine runs layers in fp16, but device '"
+                                                     << device.info().name
+                                                     << "' lacks fp16 arithmetic or 16-bit storage");
   std::vector<BufferUse> uses(engine.slots.size(), BufferUse::Device);
   for (int32_t t : engine.inputs) uses.at(size_t(engine.tensors.at(size_t(t)).slot)) = BufferUse::HostWrite;
   for (int32_t t : engine.outputs) uses.at(size_t(engine.tensors.at(size_t(t)).slot)) = BufferUse::HostRead;
@@ -93,10 +103,18 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
       std::vector<const Buffer*> buffers;
       for (const BindingRef& b : d.bindings) {
         switch (b.kind) {
-          case BindingRef::Kind::Input: buffers.push_back(&tensor_buffer(layer.inputs.at(b.index))); break;
-          case BindingRef::Kind::Output: buffers.push_back(&tensor_buffer(layer.outputs.at(b.index))); break;
-          case BindingRef::Kind::Weight: buffers.push_back(&weights_[li].at(b.index)); break;
-          case BindingRef::Kind::Scratch: buffers.push_back(&slots_.at(size_t(layer.scratch_slots.at(b.index)))); break;
+          case BindingRef::Kind::Input:
+            buffers.push_back(&tensor_buffer(layer.inputs.at(b.index)));
+            break;
+          case BindingRef::Kind::Output:
+            buffers.push_back(&tensor_buffer(layer.outputs.at(b.index)));
+            break;
+          case BindingRef::Kind::Weight:
+            buffers.push_back(&weights_[li].at(b.index));
+            break;
+          case BindingRef::Kind::Scratch:
+            buffers.push_back(&slots_.at(size_t(layer.scratch_slots.at(b.index))));
+            break;
         }
       }
       const auto words = engine.spirv.find(d.shader);
@@ -106,8 +124,9 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
     }
     const bool by_tactic = any_glob_matches(options_.faulty_tactics, layer.tactic);
     const bool by_layer = any_glob_matches(options_.faulty_layers, layer.name) ||
-                          std::any_of(layer.nodes.begin(), layer.nodes.end(),
-                                      [&](const std::string& n) { return any_glob_matches(options_.faulty_layers, n); });
+                          std::any_of(layer.nodes.begin(), layer.nodes.end(), [&](const std::string& n) {
+                            return any_glob_matches(options_.faulty_layers, n);
+                          });
     if (!by_tactic && !by_layer) continue;
     VKG_WARNING((by_tactic ? "VKGRAPHY_FAULTY_TACTICS" : "VKGRAPHY_FAULTY_LAYERS")
                 << ": layer '" << layer.name << "' (tactic " << layer.tactic
@@ -115,20 +134,13 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
     for (int32_t t : layer.outputs) {
       if (t < 0) continue;
       const EngineTensor& tensor = engine.tensors[size_t(t)];
-      const bool integer = tensor.storage == StorageType::I32;
-      const std::string shader = tensor.storage == StorageType::F16 ? "debug/fault.f16" : "debug/fault.f32";
-      const auto span = builtin_shader(shader);
+      const Dispatch fault = fault_dispatch(tensor.storage, uint64_t(num_elements(tensor.shape)), device.info());
+      const auto span = builtin_shader(fault.shader);
       const std::vector<uint32_t> words(span.begin(), span.end());
-      Dispatch fault;
-      fault.shader = shader;
-      fault.spec = {{0, kFaultLocalSize}, {1, integer ? 1u : 0u}};
-      fault.bindings = {BindingRef::output(0)};
-      fault.push = {0};
       const ComputePipeline& p = pipeline_for(pipeline_desc(fault), words);
       const Buffer* buffer = &tensor_buffer(t);
-      const uint64_t n = uint64_t(num_elements(tensor.shape));
-      layers_[li].faults.push_back({&p, std::make_unique<DescriptorSet>(device, p, std::span(&buffer, 1)),
-                                    uint32_t(n), linear_groups(n, kFaultLocalSize, device.info())});
+      layers_[li].faults.push_back(
+          {&p, std::make_unique<DescriptorSet>(device, p, std::span(&buffer, 1)), fault.push[0], fault.groups});
     }
   }
   record();
@@ -276,8 +288,7 @@ TensorMap EngineExecutor::run(const TensorMap& inputs) {
     VKG_CHECK(it != inputs.end(), "input '" << t.name << "' of the engine was not provided");
     const Tensor& value = it->second;
     VKG_CHECK(value.shape() == t.shape, "input '" << t.name << "' has shape " << shape_to_string(value.shape())
-                                                  << " but the engine was built for "
-                                                  << shape_to_string(t.shape));
+                                                  << " but the engine was built for " << shape_to_string(t.shape));
     VKG_CHECK(value.dtype() == t.dtype, "input '" << t.name << "' is " << dtype_name(value.dtype())
                                                   << " but the engine expects " << dtype_name(t.dtype));
     const Tensor stored = to_storage(value, t.storage, "input '" + t.name + "'");
@@ -305,7 +316,9 @@ TensorMap EngineExecutor::run(const TensorMap& inputs) {
         ++pc;
         break;
       }
-      case Instruction::Kind::JumpIfFalse: pc = read_condition(in.index) != 0 ? pc + 1 : in.target; break;
+      case Instruction::Kind::JumpIfFalse:
+        pc = read_condition(in.index) != 0 ? pc + 1 : in.target;
+        break;
       case Instruction::Kind::LoopEnter: {
         Loop& loop = loops_[in.index];
         loop.iterations = 0;
@@ -332,8 +345,11 @@ TensorMap EngineExecutor::run(const TensorMap& inputs) {
         loops_[in.index].condition = loops_[in.index].body_condition;
         pc = in.target;
         break;
-      case Instruction::Kind::Jump: pc = in.target; break;
-      case Instruction::Kind::Fail: VKG_THROW(failures_[in.index]);
+      case Instruction::Kind::Jump:
+        pc = in.target;
+        break;
+      case Instruction::Kind::Fail:
+        VKG_THROW(failures_[in.index]);
     }
   }
 

@@ -51,6 +51,11 @@ std::vector<std::string> faulty_tactics_from_env();
 // The node or layer names in VKGRAPHY_FAULTY_LAYERS (comma-separated); empty when unset.
 std::vector<std::string> faulty_layers_from_env();
 
+// The dispatch the fault switches add after a faulty layer for each of its
+// outputs (`elements` values held as `storage`, bound as output 0):
+// shaders/debug/fault.comp.
+Dispatch fault_dispatch(StorageType storage, uint64_t elements, const DeviceInfo& info);
+
 class EngineExecutor {
  public:
   // Creates every buffer, pipeline and descriptor set. Throws Error when the

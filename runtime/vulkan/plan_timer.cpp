@@ -8,6 +8,7 @@
 #include "runtime/core/error.h"
 #include "runtime/vulkan/buffer.h"
 #include "runtime/vulkan/compute_commands.h"
+#include "runtime/vulkan/executor.h"
 #include "runtime/vulkan/shader_table.h"
 
 namespace vkg::vk {
@@ -33,7 +34,8 @@ std::vector<std::byte> fill_pattern(StorageType s, uint64_t elements) {
         std::memcpy(bytes.data() + i * 2, &v, 2);
       }
       break;
-    case StorageType::I32: break;
+    case StorageType::I32:
+      break;
   }
   return bytes;
 }
@@ -57,62 +59,139 @@ const ComputePipeline& VulkanPlanTimer::pipeline(const Dispatch& d) {
   return *pipelines_.emplace(key, std::move(p)).first->second;
 }
 
-std::vector<double> VulkanPlanTimer::time(const LayerPlan& plan, const std::vector<Buffer>& inputs,
-                                          const std::vector<Buffer>& outputs, int warmup, int samples) {
+// A plan's buffers (inputs and outputs filled with `contents`, weights uploaded,
+// scratch allocated) and one descriptor set per dispatch.
+struct VulkanPlanTimer::Prepared {
   std::vector<vk::Buffer> in_buffers, out_buffers, weights, scratch;
-  std::vector<std::vector<std::byte>> patterns;  // alive until the upload finishes
-  StagedUpload upload(device_);
-  auto make = [&](std::vector<vk::Buffer>& list, const Buffer& b) {
-    list.emplace_back(device_, size_t(std::max<uint64_t>(b.elements * storage_element_bytes(b.storage), 4)));
-    patterns.push_back(fill_pattern(b.storage, b.elements));
-  };
-  for (const Buffer& b : inputs) make(in_buffers, b);
-  for (const Buffer& b : outputs) make(out_buffers, b);
-  for (size_t i = 0; i < in_buffers.size(); ++i) upload.add(in_buffers[i], patterns[i].data(), patterns[i].size());
-  for (size_t i = 0; i < out_buffers.size(); ++i) {
-    const std::vector<std::byte>& p = patterns[in_buffers.size() + i];
-    upload.add(out_buffers[i], p.data(), p.size());
-  }
-  weights.reserve(plan.weights.size());
-  for (const Tensor& w : plan.weights) {
-    weights.emplace_back(device_, std::max<size_t>(w.nbytes(), 4), vk::BufferUse::HostWrite);
-    upload.add(weights.back(), w.raw(), w.nbytes());
-  }
-  upload.finish();
-  for (uint64_t bytes : plan.scratch_bytes) scratch.emplace_back(device_, size_t(std::max<uint64_t>(bytes, 4)));
-
   struct Step {
     const ComputePipeline* pipeline;
     std::unique_ptr<DescriptorSet> set;
     const Dispatch* dispatch;
   };
   std::vector<Step> steps;
+
+  void record(ComputeCommands& cmd) const {
+    for (const Step& s : steps) {
+      cmd.dispatch(*s.pipeline, *s.set, s.dispatch->groups[0], s.dispatch->groups[1], s.dispatch->groups[2],
+                   s.dispatch->push.data(), uint32_t(s.dispatch->push.size() * 4));
+      cmd.barrier();
+    }
+  }
+};
+
+std::unique_ptr<VulkanPlanTimer::Prepared> VulkanPlanTimer::prepare(const LayerPlan& plan,
+                                                                    const std::vector<Buffer>& inputs,
+                                                                    const std::vector<Buffer>& outputs,
+                                                                    const std::vector<const Tensor*>& contents) {
+  auto p = std::make_unique<Prepared>();
+  std::vector<std::vector<std::byte>> patterns;  // alive until the upload finishes
+  StagedUpload upload(device_);
+  auto make = [&](std::vector<vk::Buffer>& list, const Buffer& b, const Tensor* content) {
+    list.emplace_back(device_, size_t(std::max<uint64_t>(b.elements * storage_element_bytes(b.storage), 4)));
+    if (content != nullptr && content->nbytes() > 0) {
+      VKG_CHECK(content->nbytes() <= list.back().size(),
+                "plan input of " << content->nbytes() << " bytes for a buffer of " << list.back().size());
+      upload.add(list.back(), content->raw(), content->nbytes());
+    } else {
+      patterns.push_back(fill_pattern(b.storage, b.elements));
+      upload.add(list.back(), patterns.back().data(), patterns.back().size());
+    }
+  };
+  patterns.reserve(inputs.size() + outputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    make(p->in_buffers, inputs[i], i < contents.size() ? contents[i] : nullptr);
+  for (const Buffer& b : outputs) make(p->out_buffers, b, nullptr);
+  p->weights.reserve(plan.weights.size());
+  for (const Tensor& w : plan.weights) {
+    p->weights.emplace_back(device_, std::max<size_t>(w.nbytes(), 4), vk::BufferUse::HostWrite);
+    upload.add(p->weights.back(), w.raw(), w.nbytes());
+  }
+  upload.finish();
+  for (uint64_t bytes : plan.scratch_bytes) p->scratch.emplace_back(device_, size_t(std::max<uint64_t>(bytes, 4)));
+
   for (const Dispatch& d : plan.dispatches) {
     std::vector<const vk::Buffer*> bound;
     for (const BindingRef& b : d.bindings) {
       std::vector<vk::Buffer>* list = nullptr;
       switch (b.kind) {
-        case BindingRef::Kind::Input: list = &in_buffers; break;
-        case BindingRef::Kind::Output: list = &out_buffers; break;
-        case BindingRef::Kind::Weight: list = &weights; break;
-        case BindingRef::Kind::Scratch: list = &scratch; break;
+        case BindingRef::Kind::Input:
+          list = &p->in_buffers;
+          break;
+        case BindingRef::Kind::Output:
+          list = &p->out_buffers;
+          break;
+        case BindingRef::Kind::Weight:
+          list = &p->weights;
+          break;
+        case BindingRef::Kind::Scratch:
+          list = &p->scratch;
+          break;
       }
-      VKG_CHECK(b.index < list->size(), "plan binds " << binding_kind_name(b.kind) << " " << b.index
-                                                      << ", which the layer does not have");
+      VKG_CHECK(b.index < list->size(),
+                "plan binds " << binding_kind_name(b.kind) << " " << b.index << ", which the layer does not have");
       bound.push_back(&(*list)[b.index]);
     }
-    const ComputePipeline& p = pipeline(d);
-    steps.push_back({&p, std::make_unique<DescriptorSet>(device_, p, bound), &d});
+    const ComputePipeline& pipe = pipeline(d);
+    p->steps.push_back({&pipe, std::make_unique<DescriptorSet>(device_, pipe, bound), &d});
   }
+  return p;
+}
 
-  auto record_runs = [&](ComputeCommands& cmd, int runs, bool timed, std::vector<std::pair<uint32_t, uint32_t>>& marks) {
+std::vector<Tensor> VulkanPlanTimer::run(const LayerPlan& plan, const std::vector<Tensor>& inputs,
+                                         const std::vector<Buffer>& outputs, bool inject_fault) {
+  std::vector<Buffer> forms;
+  std::vector<const Tensor*> contents;
+  for (const Tensor& t : inputs) {
+    forms.push_back({t.dtype() == DType::Float16 ? StorageType::F16
+                     : t.dtype() == DType::Int32 ? StorageType::I32
+                                                 : StorageType::F32,
+                     uint64_t(t.size())});
+    contents.push_back(&t);
+  }
+  const std::unique_ptr<Prepared> p = prepare(plan, forms, outputs, contents);
+  std::vector<Dispatch> faults;
+  std::vector<std::unique_ptr<DescriptorSet>> fault_sets;
+  if (inject_fault) {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (outputs[i].elements == 0) continue;
+      faults.push_back(fault_dispatch(outputs[i].storage, outputs[i].elements, device_.info()));
+    }
+  }
+  ComputeCommands cmd(device_, 2);
+  cmd.begin();
+  p->record(cmd);
+  size_t f = 0;
+  for (size_t i = 0; i < outputs.size() && inject_fault; ++i) {
+    if (outputs[i].elements == 0) continue;
+    const Dispatch& d = faults[f++];
+    const ComputePipeline& pipe = pipeline(d);
+    const vk::Buffer* target = &p->out_buffers[i];
+    fault_sets.push_back(std::make_unique<DescriptorSet>(device_, pipe, std::span(&target, 1)));
+    cmd.dispatch(pipe, *fault_sets.back(), d.groups[0], d.groups[1], d.groups[2], d.push.data(),
+                 uint32_t(d.push.size() * 4));
+    cmd.barrier();
+  }
+  cmd.submit_and_wait(kProbeTimeout);
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const DType dtype = outputs[i].storage == StorageType::F16   ? DType::Float16
+                        : outputs[i].storage == StorageType::I32 ? DType::Int32
+                                                                 : DType::Float32;
+    Tensor t(dtype, {int64_t(outputs[i].elements)});
+    if (t.nbytes() > 0) p->out_buffers[i].download(t.raw(), t.nbytes());
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<double> VulkanPlanTimer::time(const LayerPlan& plan, const std::vector<Buffer>& inputs,
+                                          const std::vector<Buffer>& outputs, int warmup, int samples) {
+  const std::unique_ptr<Prepared> prepared = prepare(plan, inputs, outputs, {});
+  auto record_runs = [&](ComputeCommands& cmd, int runs, bool timed,
+                         std::vector<std::pair<uint32_t, uint32_t>>& marks) {
     for (int r = 0; r < runs; ++r) {
       const uint32_t t0 = timed ? cmd.write_timestamp() : 0;
-      for (const Step& s : steps) {
-        cmd.dispatch(*s.pipeline, *s.set, s.dispatch->groups[0], s.dispatch->groups[1], s.dispatch->groups[2],
-                     s.dispatch->push.data(), uint32_t(s.dispatch->push.size() * 4));
-        cmd.barrier();
-      }
+      prepared->record(cmd);
       if (timed) marks.emplace_back(t0, cmd.write_timestamp());
     }
   };

@@ -23,12 +23,21 @@ class VulkanPlanTimer : public PlanTimer {
   // Each timed run is recorded between two timestamps in one submission after
   // `warmup` untimed runs. When one run takes longer than about 20 ms, fewer
   // samples are taken (at least 1) so that slow candidates do not stall the build.
-  std::vector<double> time(const LayerPlan& plan, const std::vector<Buffer>& inputs,
-                           const std::vector<Buffer>& outputs, int warmup, int samples) override;
+  std::vector<double> time(const LayerPlan& plan, const std::vector<Buffer>& inputs, const std::vector<Buffer>& outputs,
+                           int warmup, int samples) override;
+
+  // One run on the given data, read back (--validate-tactics).
+  std::vector<Tensor> run(const LayerPlan& plan, const std::vector<Tensor>& inputs, const std::vector<Buffer>& outputs,
+                          bool inject_fault) override;
 
   size_t pipelines_compiled() const { return pipelines_.size(); }
 
  private:
+  struct Prepared;
+  // Buffers and descriptor sets for `plan`; inputs with `contents` (may be
+  // shorter, or hold nullptr) are filled with them, the rest with a harmless pattern.
+  std::unique_ptr<Prepared> prepare(const LayerPlan& plan, const std::vector<Buffer>& inputs,
+                                    const std::vector<Buffer>& outputs, const std::vector<const Tensor*>& contents);
   const ComputePipeline& pipeline(const Dispatch& d);
 
   Device& device_;

@@ -49,6 +49,25 @@ class TestWorkflows(CliTestCase):
                             "vkgraphy_artifacts/bad")
         self.assertIn("The failure follows tactic softmax.row.f32", out)
 
+    def test_validated_builds_never_keep_the_faulty_tactic(self):
+        # The flaky-tactic workflow above, with --validate-tactics: every build checks each candidate on its
+        # layer's real inputs first, so the faulty tactic is rejected in every iteration and every build passes.
+        path = vk_model("branchy.onnx")
+        self.make_golden(path)
+        out = self.vkgraphy("debug", "build", path, "--validate-tactics", "--tactic-selection", "random:26", "--until",
+                            "10", "--save-tactics", "replay.json", "--artifacts", "replay.json", "--check", BIN, "run",
+                            "vkgraphy_debug.engine", "--vk", "--load-outputs", "golden.json",
+                            env={FAULTY: "softmax.row.f32"})
+        self.assertEqual(len(glob.glob(self.path("vkgraphy_artifacts/good/replay_iter*.json"))), 10, out)
+        self.assertEqual(glob.glob(self.path("vkgraphy_artifacts/bad/*")), [])
+        self.assertRegex(out, r"tactic softmax\.row\.f32 rejected by validation: output '\S+' error \S+ > 0\.001")
+        self.assertIn("Passed: 10/10", out)
+        replay = self.read_json(glob.glob(self.path("vkgraphy_artifacts/good/replay_iter*.json"))[0])
+        softmax = [c for layer in replay["layers"] for c in layer["candidates"] if c["tactic"] == "softmax.row.f32"]
+        self.assertTrue(softmax and all(c["rejected"] and c["validation_error"] != 0 for c in softmax), softmax)
+        validated = [c for layer in replay["layers"] for c in layer["candidates"] if "validation_error" in c]
+        self.assertGreater(len(validated), len(softmax))
+
     def test_precision_names_the_overflowing_layers_and_the_printed_pins_pass(self):
         path = vk_model("fp16_overflow.onnx")
         self.make_golden(path)

@@ -6,10 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "runtime/core/error.h"
+#include "runtime/engine/tactic_validation.h"
+#include "runtime/reference/reference_backend.h"
 #include "runtime/vulkan/executor.h"
+#include "runtime/vulkan/plan_timer.h"
 #include "tests/unit/vk_test_util.h"
 
 namespace vkg::test {
@@ -304,7 +309,8 @@ TEST_F(BuilderTest, MarkAllAndMemoryPlan) {
 
 TEST(MemoryPlan, ReusesSlotsOfDeadTensors) {
   Engine e;
-  for (int i = 0; i < 5; ++i) e.tensors.push_back(EngineTensor{"t" + std::to_string(i), DType::Float32, {16}, StorageType::F32, -1});
+  for (int i = 0; i < 5; ++i)
+    e.tensors.push_back(EngineTensor{"t" + std::to_string(i), DType::Float32, {16}, StorageType::F32, -1});
   // t0 -> L0 -> t1 -> L1 -> t2 -> L2 -> t3 -> L3 -> t4
   for (int i = 0; i < 4; ++i) {
     EngineLayer l;
@@ -318,6 +324,25 @@ TEST(MemoryPlan, ReusesSlotsOfDeadTensors) {
   EXPECT_EQ(e.tensors[1].slot, e.tensors[3].slot);
   EXPECT_NE(e.tensors[1].slot, e.tensors[2].slot);
   EXPECT_EQ(e.slots.size(), 4u);  // input, output, two alternating
+}
+
+TEST(TacticValidation, ErrorFollowsTheTensorScaleAndSpecialValues) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const Tensor ref = Tensor::from_vector<float>({4}, {100, -50, 0, 1e-3f});
+  EXPECT_EQ(validation_error(ref, ref), 0);
+  // 0.05 off on the element near zero: small against the tensor's largest magnitude (100).
+  EXPECT_NEAR(validation_error(Tensor::from_vector<float>({4}, {100, -50, 0.05f, 1e-3f}), ref), 5e-4, 1e-6);
+  EXPECT_GT(validation_error(Tensor::from_vector<float>({4}, {100, -50, 2, 1e-3f}), ref), 1e-2);
+  EXPECT_TRUE(std::isinf(validation_error(Tensor::from_vector<float>({4}, {100, -50, nan, 1e-3f}), ref)));
+  EXPECT_TRUE(std::isinf(validation_error(Tensor::from_vector<float>({2, 2}, {100, -50, 0, 1e-3f}), ref)));
+  const Tensor special = Tensor::from_vector<float>({3}, {nan, inf, 1});
+  EXPECT_EQ(validation_error(special, special), 0);
+  EXPECT_TRUE(std::isinf(validation_error(Tensor::from_vector<float>({3}, {nan, -inf, 1}), special)));
+  const Tensor idx = Tensor::from_vector<int64_t>({4}, {0, 1, 2, 3});
+  EXPECT_EQ(validation_error(Tensor::from_vector<int64_t>({4}, {0, 1, 2, 4}), idx), 0.25);
+  EXPECT_EQ(validation_tolerance(Precision::FP32, DType::Int64), 0);
+  EXPECT_LT(validation_tolerance(Precision::FP32, DType::Float32),
+            validation_tolerance(Precision::FP16, DType::Float16));
 }
 
 TEST(GlobMatch, Basics) {
@@ -362,6 +387,80 @@ TEST_F(BuilderTest, RunsOnVulkanAndFaultInjectionBreaksTheNamedTactic) {
     EXPECT_FALSE(bad.at("z").bit_equal(out.at("z")));
   }
   ctx->check_validation("builder tests");
+}
+
+// --validate-tactics on lavapipe: a candidate the fault switch breaks is
+// rejected before it is timed, with its error in the replay and the timing
+// cache; the others are validated and timed as usual; a layer with no passing
+// candidate is a clear error; layers the reference did not compute are not checked.
+TEST_F(BuilderTest, ValidationRejectsAFaultyTacticBeforeTimingIt) {
+  std::string why;
+  vk::Context* ctx = test_vk_context(&why);
+  if (ctx == nullptr) VKG_NO_VULKAN(why);
+  device = ctx->device().info();
+  identity = device_identity(device);
+  vk::VulkanPlanTimer real_timer(ctx->device());
+  const Graph g = two_adds(1000);  // add.c (vec4) serves too
+  TensorMap values{{"in0", random_floats({1000}, 1)}};
+  TensorMap computed = ReferenceBackend(g).run(values, g.node_outputs());
+  values.merge(computed);
+  auto validated = [&](int level, std::vector<std::string> faulty, TimingCache* cache = nullptr) {
+    BuilderConfig config;
+    config.fusion = false;
+    config.optimization_level = level;
+    config.validation_values = &values;
+    config.faulty_tactics = std::move(faulty);
+    config.timing_cache = cache;
+    return build_engine(g, config, device, identity, &real_timer, registry);
+  };
+
+  for (int level : {0, 3}) {
+    SCOPED_TRACE("optimization level " + std::to_string(level));
+    TimingCache cache;
+    const BuildResult r = validated(level, {"add.a.f32"}, &cache);
+    EXPECT_EQ(r.stats.layers_validated, 2u);
+    EXPECT_EQ(r.stats.candidates_rejected, 2u);
+    for (const TacticChoice& layer : r.replay.layers) {
+      EXPECT_NE(layer.tactic, "add.a.f32");
+      if (level == 0) {
+        EXPECT_EQ(layer.tactic, "add.b.f32");  // the first that passes, in heuristic order
+      }
+      const auto rejected = std::find_if(layer.candidates.begin(), layer.candidates.end(),
+                                         [](const CandidateTiming& c) { return c.tactic == "add.a.f32"; });
+      ASSERT_NE(rejected, layer.candidates.end());
+      EXPECT_TRUE(rejected->rejected);
+      EXPECT_GT(*rejected->validation_error, 1e-3);
+      EXPECT_NE(rejected->error->find("rejected by validation"), std::string::npos) << *rejected->error;
+      if (level > 0) {
+        const auto kept = std::find_if(layer.candidates.begin(), layer.candidates.end(),
+                                       [](const CandidateTiming& c) { return c.tactic == "add.b.f32"; });
+        ASSERT_NE(kept, layer.candidates.end());
+        EXPECT_FALSE(kept->rejected);
+        EXPECT_LE(*kept->validation_error, 1e-6);
+        EXPECT_FALSE(kept->samples_ns.empty());
+      }
+    }
+    const std::vector<TimingEntry> entries = cache.entries();
+    EXPECT_TRUE(std::any_of(entries.begin(), entries.end(), [](const TimingEntry& e) {
+      return e.tactic == "add.a.f32" && e.rejected && e.validation_error && *e.validation_error > 1e-3;
+    }));
+  }
+
+  try {
+    validated(3, {"add.*"});
+    ADD_FAILURE() << "a layer whose every candidate is rejected must fail the build";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("every candidate tactic of"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("add.b.f32"), std::string::npos) << e.what();
+  }
+
+  TensorMap inputs_only{{"in0", values.at("in0")}};
+  BuilderConfig config;
+  config.fusion = false;
+  config.validation_values = &inputs_only;
+  const BuildResult unchecked = build_engine(g, config, device, identity, &real_timer, registry);
+  EXPECT_EQ(unchecked.stats.layers_validated, 0u);
+  ctx->check_validation("tactic validation");
 }
 
 // An execution context records its command buffer once: runs with new inputs

@@ -195,6 +195,37 @@ TEST(DiffTactics, CannotDecideWhenEveryBadTacticAlsoAppearsInAGoodReplay) {
   EXPECT_FALSE(report.single_suspect());
 }
 
+// Two suspects that every bad build chose cannot be told apart by counting; the
+// errors --validate-tactics recorded rank them, and the larger one is blamed.
+TEST(DiffTactics, RecordedValidationErrorsRankSuspectsThatCountsCannotSeparate) {
+  auto with_errors = [](TacticReplay r, double conv_error, double pool_error) {
+    r.layers[0].candidates.push_back({r.layers[0].tactic, Precision::FP32, 10, {10}, std::nullopt});
+    r.layers[0].candidates.back().validation_error = conv_error;
+    r.layers[1].candidates.push_back({r.layers[1].tactic, Precision::FP32, 10, {10}, std::nullopt});
+    r.layers[1].candidates.back().validation_error = pool_error;
+    return r;
+  };
+  ReplaySets sets;
+  sets.good.push_back({"g.json", with_errors(replay("conv.gemm.f32", "pool.vec4.f32"), 1e-7, 0)});
+  sets.bad.push_back({"b1.json", with_errors(replay("conv.direct.f32", "pool.direct.f32"), 2e-7, 4e-4)});
+  sets.bad.push_back({"b2.json", with_errors(replay("conv.direct.f32", "pool.direct.f32"), 1e-7, 3e-4)});
+  TacticDiffReport report = diff_tactics(sets);
+  ASSERT_EQ(report.in_every_bad_replay().size(), 2u);
+  ASSERT_EQ(report.layers.size(), 2u);
+  EXPECT_EQ(report.layers[1].suspects[0].validation_error, 4e-4);  // the largest recorded
+  std::optional<TacticDiffReport::Blame> blame = report.single_suspect();
+  ASSERT_TRUE(blame);
+  EXPECT_EQ(blame->tactic->tactic, "pool.direct.f32");
+  EXPECT_TRUE(blame->ranked_by_error);
+
+  // Without recorded errors the same replays name no single tactic.
+  for (auto* set : {&sets.good, &sets.bad})
+    for (LoadedReplay& loaded : *set)
+      for (TacticChoice& layer : loaded.replay.layers) layer.candidates.clear();
+  report = diff_tactics(sets);
+  EXPECT_FALSE(report.single_suspect());
+}
+
 TEST(DiffTactics, ReportsLayersMissingFromGoodReplays) {
   ReplaySets sets;
   sets.good.push_back({"g.json", replay("conv.gemm.f32", "pool.vec4.f32")});

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <random>
 
 #include "runtime/core/error.h"
@@ -191,8 +192,9 @@ TEST(EngineLayerSignature, UnknownShapesAndStrings) {
   x.dtype = DType::Float32;
   x.shape = std::vector<Dim>{Dim{-1, "batch"}, Dim{-1, ""}, Dim{4, ""}};
   const LayerSignature s = make_layer_signature(n, {x}, {ValueInfo{}}, Precision::FP16);
-  EXPECT_EQ(s.canonical_text(), "op=Pad attrs={mode=s:\"re\\x22flect\\x0a\"} in=(float32[batch,?,4]) out=(?[?]) "
-                                "precision=fp16");
+  EXPECT_EQ(s.canonical_text(),
+            "op=Pad attrs={mode=s:\"re\\x22flect\\x0a\"} in=(float32[batch,?,4]) out=(?[?]) "
+            "precision=fp16");
 }
 
 TEST(EngineLayerSignature, CountMismatchNamesTheNode) {
@@ -250,6 +252,36 @@ TEST(EngineTacticReplay, RoundTripAndFind) {
   EXPECT_NE(text.find("\"error\": \"shader needs shaderFloat16\""), std::string::npos);
 }
 
+// --validate-tactics records each candidate's error, and rejected candidates
+// with the reason; an infinite error (NaN where the reference has a number) is "inf".
+TEST(EngineTacticReplay, ValidationErrorsRoundTrip) {
+  const std::string path = temp_dir() + "/replay.json";
+  TacticReplay r = sample_replay();
+  r.layers[0].candidates[0].validation_error = 2.5e-7;
+  CandidateTiming rejected{"gemm.tile2x2.f32", Precision::FP32, 0, {}, "rejected by validation: ..."};
+  rejected.validation_error = 1.75;
+  rejected.rejected = true;
+  r.layers[0].candidates.push_back(rejected);
+  CandidateTiming nan = rejected;
+  nan.tactic = "gemm.tile1x1.f32";
+  nan.validation_error = std::numeric_limits<double>::infinity();
+  r.layers[0].candidates.push_back(nan);
+  CandidateTiming untimed{"gemm.tile16x16.f32", Precision::FP32, 0, {}, std::nullopt};
+  untimed.validation_error = 3e-8;
+  untimed.untimed = true;
+  r.layers[1].candidates.push_back(untimed);
+  save_tactic_replay(path, r);
+  EXPECT_EQ(load_tactic_replay(path), r);
+  const std::string text = read(path);
+  EXPECT_NE(text.find("\"validation_error\": \"inf\""), std::string::npos);
+  EXPECT_NE(text.find("\"rejected\": true"), std::string::npos);
+  // A rejected candidate without its error, or a bad error value, is a clear error.
+  std::string broken = text;
+  broken.replace(broken.find("\"inf\""), 5, "-1");
+  write(path, broken);
+  EXPECT_THROW(load_tactic_replay(path), Error);
+}
+
 TEST(EngineTacticReplay, SavingDuplicateLayersFails) {
   TacticReplay r = sample_replay();
   r.layers.push_back(r.layers[0]);
@@ -299,11 +331,14 @@ TEST(EngineTacticReplay, LoadFailsLoudly) {
       {"no_format", "{\"version\": 1}", "missing key \"format\""},
       {"other_format", replaced(good, "vkgraphy-tactic-replay", "vkgraphy-timing-cache"),
        "format: not a tactic replay"},
-      {"other_version", replaced(good, "\"version\": 1", "\"version\": 7"), "version: unsupported tactic replay version 7"},
+      {"other_version", replaced(good, "\"version\": 1", "\"version\": 7"),
+       "version: unsupported tactic replay version 7"},
       {"no_device", replaced(good, "\"device\"", "\"devices\""), "missing key \"device\""},
-      {"bad_vendor", replaced(good, "\"vendor_id\": 65541", "\"vendor_id\": -1"), "device.vendor_id: expected an integer"},
+      {"bad_vendor", replaced(good, "\"vendor_id\": 65541", "\"vendor_id\": -1"),
+       "device.vendor_id: expected an integer"},
       {"no_layers", replaced(good, "\"layers\"", "\"layer\""), "missing key \"layers\""},
-      {"layers_object", replaced(good, "\"layers\": [", "\"layers\": {\"x\": 1}, \"y\": ["), "layers: expected an array"},
+      {"layers_object", replaced(good, "\"layers\": [", "\"layers\": {\"x\": 1}, \"y\": ["),
+       "layers: expected an array"},
       {"no_tactic", replaced(good, "\"tactic\": \"eltwise.vec4.f32\"", "\"tactc\": \"eltwise.vec4.f32\""),
        "layers[1]: missing key \"tactic\""},
       {"tactic_number", replaced(good, "\"tactic\": \"eltwise.vec4.f32\"", "\"tactic\": 3"),
@@ -341,8 +376,7 @@ TEST(EngineTacticReplay, MissingFileIsAnError) {
     load_tactic_replay(path);
     FAIL() << "expected an Error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("tactic replay '" + path + "' does not exist"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("tactic replay '" + path + "' does not exist"), std::string::npos) << e.what();
   }
 }
 
@@ -374,6 +408,24 @@ TEST(EngineTimingCache, LookupCountsHitsAndMisses) {
   EXPECT_FALSE(c.lookup(newer_driver, "00112233aabbccdd", "gemm.tile4x4.f32"));
   EXPECT_EQ(c.hits(), 2u);
   EXPECT_EQ(c.misses(), 3u);
+}
+
+// A candidate rejected by --validate-tactics is kept with its error, never served as a timing.
+TEST(EngineTimingCache, RejectedEntriesRoundTripAndNeverMatch) {
+  TimingCache c = sample_cache();
+  TimingEntry rejected = entry(lavapipe(), "00112233aabbccdd", "gemm.tile2x2.f32", 0);
+  rejected.samples = 0;
+  rejected.validation_error = 0.5;
+  rejected.rejected = true;
+  c.record(rejected);
+  TimingEntry measured = entry(lavapipe(), "00112233aabbccdd", "gemm.tile16x16.f32", 700);
+  measured.validation_error = 1e-7;
+  c.record(measured);
+  EXPECT_FALSE(c.lookup(lavapipe(), "00112233aabbccdd", "gemm.tile2x2.f32"));
+  EXPECT_EQ(c.lookup(lavapipe(), "00112233aabbccdd", "gemm.tile16x16.f32")->validation_error, 1e-7);
+  const std::string path = temp_dir() + "/cache.json";
+  save_timing_cache(path, c, /*merge_existing=*/false);
+  EXPECT_EQ(load_timing_cache(path).entries(), c.entries());
 }
 
 TEST(EngineTimingCache, RecordReplacesAndMergePrefersNewer) {
@@ -443,7 +495,11 @@ TEST(EngineTimingCache, LoadFailsSoftly) {
     std::string expected;
   };
   const std::vector<Case> cases = {
-      {"garbage", std::string("\x7f" "ELF\x00\x01\xff\xfe", 8), "not valid JSON"},
+      {"garbage",
+       std::string("\x7f"
+                   "ELF\x00\x01\xff\xfe",
+                   8),
+       "not valid JSON"},
       {"truncated", good.substr(0, good.size() / 2), "not valid JSON"},
       {"empty", "", "not valid JSON"},
       {"array", "[1, 2]", "expected a JSON object"},
