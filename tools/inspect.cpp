@@ -319,6 +319,7 @@ void add_inspect_tool(CLI::App& app) {
   inspect->require_subcommand(1);
   inspect->fallthrough();
   add_inspect_device(*inspect);
+  add_inspect_tactics(*inspect);
   add_diff_tactics_tool(*inspect);
 
   auto model_args = std::make_shared<InspectModelArgs>();

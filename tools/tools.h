@@ -10,12 +10,13 @@ namespace vkg::tools {
 // Sets the process exit code a tool's callback wants (default kExitSuccess).
 void set_exit_code(int code);
 
-void add_run_tool(CLI::App& app);      // tools/run.cpp
-void add_convert_tool(CLI::App& app);  // tools/convert.cpp
-void add_inspect_tool(CLI::App& app);  // tools/inspect.cpp
-void add_surgeon_tool(CLI::App& app);  // tools/surgeon.cpp
-void add_debug_tool(CLI::App& app);    // tools/debug.cpp
-void add_inspect_device(CLI::App& inspect);  // tools/inspect_device.cpp: `inspect device`
+void add_run_tool(CLI::App& app);             // tools/run.cpp
+void add_convert_tool(CLI::App& app);         // tools/convert.cpp
+void add_inspect_tool(CLI::App& app);         // tools/inspect.cpp
+void add_surgeon_tool(CLI::App& app);         // tools/surgeon.cpp
+void add_debug_tool(CLI::App& app);           // tools/debug.cpp
+void add_inspect_device(CLI::App& inspect);   // tools/inspect_device.cpp: `inspect device`
+void add_inspect_tactics(CLI::App& inspect);  // tools/inspect_tactics.cpp: `inspect tactics`
 // Adds `diff-tactics` to `parent` (`inspect`, `debug`): tools/diff_tactics.cpp. Exits 0 when it
 // names suspect tactics, kExitDebugNotFound when it cannot decide.
 void add_diff_tactics_tool(CLI::App& parent);
