@@ -12,6 +12,7 @@
 #include "runtime/engine/layer_signature.h"
 #include "runtime/engine/tactic_replay.h"
 #include "runtime/engine/timing_cache.h"
+#include "tests/unit/seeded_mutation.h"
 
 namespace vkg {
 namespace {
@@ -538,30 +539,6 @@ TEST(EngineTimingCache, MalformedEntryIsSkipped) {
 
 // ---------------------------------------------------------------- corruption
 
-// Flips, inserts, deletes bytes or truncates, a few times.
-std::string mutated(const std::string& text, std::mt19937& rng) {
-  std::string s = text;
-  const int edits = 1 + int(rng() % 4);
-  for (int i = 0; i < edits && !s.empty(); ++i) {
-    const size_t pos = rng() % s.size();
-    switch (rng() % 4) {
-      case 0:
-        s[pos] = char(rng() % 256);
-        break;
-      case 1:
-        s.insert(pos, 1, "{}[]\",:0-e."[rng() % 11]);
-        break;
-      case 2:
-        s.erase(pos, 1 + rng() % 8);
-        break;
-      case 3:
-        s.resize(pos);
-        break;
-    }
-  }
-  return s;
-}
-
 TEST(EngineFilesCorruption, CorruptCacheNeverThrows) {
   const std::string dir = temp_dir();
   save_timing_cache(dir + "/good.json", sample_cache());
@@ -570,7 +547,7 @@ TEST(EngineFilesCorruption, CorruptCacheNeverThrows) {
   QuietLogger quiet;
   for (int i = 0; i < 200; ++i) {
     const std::string path = dir + "/bad.json";
-    write(path, mutated(good, rng));
+    write(path, test::seeded_mutation(good, rng));
     TimingCache cache;
     EXPECT_NO_THROW(cache = load_timing_cache(path)) << "mutation " << i;
     EXPECT_LE(cache.size(), 3u);
@@ -587,7 +564,7 @@ TEST(EngineFilesCorruption, CorruptReplayThrowsOnlyVkgError) {
   int rejected = 0;
   for (int i = 0; i < 200; ++i) {
     const std::string path = dir + "/bad.json";
-    write(path, mutated(good, rng));
+    write(path, test::seeded_mutation(good, rng));
     try {
       load_tactic_replay(path);
     } catch (const Error&) {

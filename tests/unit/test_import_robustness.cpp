@@ -10,6 +10,7 @@
 #include "runtime/core/logger.h"
 #include "runtime/onnx/onnx_import.h"
 #include "runtime/reference/reference_backend.h"
+#include "tests/unit/seeded_mutation.h"
 
 namespace fs = std::filesystem;
 
@@ -21,25 +22,6 @@ std::string read_fixture(const std::string& name) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// One of: flip a few bytes, truncate, or splice in random bytes.
-std::string mutate(std::string bytes, std::mt19937& rng) {
-  std::uniform_int_distribution<size_t> pos(0, bytes.size() - 1);
-  switch (rng() % 3) {
-    case 0:
-      for (int i = 0, n = 1 + int(rng() % 8); i < n; ++i) bytes[pos(rng)] = char(rng());
-      break;
-    case 1:
-      bytes.resize(pos(rng));
-      break;
-    default: {
-      std::string noise(1 + rng() % 16, '\0');
-      for (char& c : noise) c = char(rng());
-      bytes.insert(pos(rng), noise);
-    }
-  }
-  return bytes;
-}
-
 TEST(ImportRobustness, CorruptedModelsAreErrorsNotCrashes) {
   const Severity saved = Logger::get().severity();
   Logger::get().set_severity(Severity::Critical);  // the importer warns a lot about broken models
@@ -47,16 +29,14 @@ TEST(ImportRobustness, CorruptedModelsAreErrorsNotCrashes) {
   fs::create_directories(dir);
   const std::string path = (dir / "mutated.onnx").string();
   int imported = 0, rejected = 0;
-  // VKGRAPHY_FUZZ_ITERATIONS raises the count for a longer local run.
-  const char* env = std::getenv("VKGRAPHY_FUZZ_ITERATIONS");
-  const int iterations = env ? std::atoi(env) : 150;
+  const int iterations = test::fuzz_iterations(150);
   for (const char* fixture : {"conv.onnx", "reducable.onnx", "attention.onnx", "const_foldable.onnx",
                               "multi_output.onnx", "matmul_2layer.onnx"}) {
     const std::string original = read_fixture(fixture);
     ASSERT_FALSE(original.empty()) << fixture;
     std::mt19937 rng(1234);
     for (int i = 0; i < iterations; ++i) {
-      std::ofstream(path, std::ios::binary | std::ios::trunc) << mutate(original, rng);
+      std::ofstream(path, std::ios::binary | std::ios::trunc) << test::seeded_mutation(original, rng);
       try {
         Graph g = import_onnx(path);
         (void)ReferenceBackend::unsupported_ops(g);
