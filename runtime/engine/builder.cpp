@@ -241,13 +241,14 @@ class Builder {
   void add_constant_output(const std::string& name);
   void progress(size_t index, size_t total, const Node& node);
   double reformats_before(const Candidate& c);
-  // --validate-tactics: runs the candidates on the layer's inputs as the
-  // reference computed them (all of them, or up to the first that passes with
-  // `first_only`), moves the rejected ones out of `cands` into `rejected`, and
-  // records each candidate's error in `errors` (by tactic name). Does nothing
-  // when the reference did not compute the layer's tensors.
+  // --validate-tactics: runs the candidates in order on the layer's inputs as
+  // the reference computed them, until `quota` of each precision have passed
+  // (the rest stay, unvalidated, behind them), moves the rejected ones out of
+  // `cands` into `rejected`, and records each validated candidate's error in
+  // `errors` (by tactic name). Does nothing when the reference did not compute
+  // the layer's tensors.
   void validate(const Node& node, const std::vector<std::string>& held, std::vector<Candidate>& cands,
-                std::map<Precision, std::vector<LayerTensor>>& outputs, bool first_only,
+                std::map<Precision, std::vector<LayerTensor>>& outputs, size_t quota,
                 std::vector<CandidateTiming>& rejected, std::map<std::string, double>& errors);
   double reformat_time(StorageType from, StorageType to, uint64_t elements);
 
@@ -519,7 +520,7 @@ void Builder::progress(size_t index, size_t total, const Node& node) {
 }
 
 void Builder::validate(const Node& node, const std::vector<std::string>& held, std::vector<Candidate>& cands,
-                       std::map<Precision, std::vector<LayerTensor>>& outputs, bool first_only,
+                       std::map<Precision, std::vector<LayerTensor>>& outputs, size_t quota,
                        std::vector<CandidateTiming>& rejected, std::map<std::string, double>& errors) {
   const TensorMap& values = *config_.validation_values;
   auto known = [&](const LayerTensor& t) { return !t.present() || t.is_constant() || values.count(t.name) > 0; };
@@ -540,8 +541,9 @@ void Builder::validate(const Node& node, const std::vector<std::string>& held, s
       std::any_of(held.begin(), held.end(), [&](const std::string& n) { return matches(config_.faulty_layers, n); });
   ++result_.stats.layers_validated;
   std::vector<Candidate> kept;
+  std::map<Precision, size_t> passed;
   for (Candidate& c : cands) {
-    if (first_only && !kept.empty()) {
+    if (passed[c.precision] >= quota) {
       kept.push_back(std::move(c));
       continue;
     }
@@ -579,6 +581,7 @@ void Builder::validate(const Node& node, const std::vector<std::string>& held, s
     ++result_.stats.candidates_validated;
     if (!failed) errors[c.tactic->name] = error;
     if (!failed && !over) {
+      ++passed[c.precision];
       kept.push_back(std::move(c));
       continue;
     }
@@ -689,8 +692,12 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
   std::vector<CandidateTiming> rejected;
   std::map<std::string, double> validation_errors;
   if (replayed == nullptr && config_.validation_values != nullptr) {
-    validate(node, held, cands, outputs, config_.optimization_level == 0 && !config_.random_seed, rejected,
-             validation_errors);
+    // As many passing candidates per precision as the selection below can use:
+    // every one for a random choice, the first for level 0, the level's budget otherwise.
+    const size_t quota = config_.random_seed               ? SIZE_MAX
+                         : config_.optimization_level == 0 ? 1
+                                                           : candidates_for_level(config_.optimization_level);
+    validate(node, held, cands, outputs, quota, rejected, validation_errors);
     if (cands.empty()) {
       std::ostringstream msg;
       msg << "--validate-tactics: every candidate tactic of " << node.describe() << " was rejected";
