@@ -2,7 +2,9 @@
 # What --validate-tactics costs at build time: each model is built with the
 # same options with and without it, in this script, and the builder's own
 # "Built engine in X s" figures are printed side by side with their ratio
-# (validation adds one reference run and one device run per candidate).
+# (validation adds one reference run and one device run per candidate). A
+# first, unmeasured build per model warms the driver's shader cache (Mesa
+# keeps compiled pipelines on disk), so that both measured builds find it alike.
 #
 #   bench/validation_cost.sh [LEVEL]    (builder optimization level, default 3; run from the repository root)
 #
@@ -29,6 +31,8 @@ for spec in "cnn:$ROOT/tests/models/vk/cnn.onnx" "transformer:$ROOT/tests/models
             "det:$DET --input-shapes x:[1,3,320,320]"; do
   name=${spec%%:*}
   args=${spec#*:}
+  # shellcheck disable=SC2086
+  build_seconds $args > /dev/null
   # shellcheck disable=SC2086
   plain=$(build_seconds $args)
   # shellcheck disable=SC2086
