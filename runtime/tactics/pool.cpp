@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "runtime/core/error.h"
+#include "runtime/core/roi_align_params.h"
 #include "runtime/engine/tactic.h"
 #include "runtime/reference/ops/linalg_kernels.h"
 
@@ -470,18 +471,10 @@ std::optional<LayerPlan> plan_roi_align(const LayerContext& ctx, std::string& wh
     why_not = "X is empty: there is nothing to sample";
     return std::nullopt;
   }
-  const std::string mode = node.attr_string("mode", "avg");
-  VKG_CHECK(mode == "avg" || mode == "max", node.describe() << ": mode must be avg or max, got " << mode);
-  const std::string transform =
-      ctx.opset >= 16 ? node.attr_string("coordinate_transformation_mode", "half_pixel") : "output_half_pixel";
-  VKG_CHECK(transform == "half_pixel" || transform == "output_half_pixel",
-            node.describe() << ": coordinate_transformation_mode must be half_pixel or output_half_pixel, got "
-                            << transform);
-  const int64_t out_h = node.attr_int("output_height", 1), out_w = node.attr_int("output_width", 1);
-  const int64_t sampling_ratio = node.attr_int("sampling_ratio", 0);
-  VKG_CHECK(out_h > 0 && out_w > 0 && sampling_ratio >= 0,
-            node.describe() << ": output_height and output_width must be positive, sampling_ratio not negative");
-  const float scale = node.attr_float("spatial_scale", 1.0f);
+  const RoiAlignParams params = roi_align_params(node, ctx.opset);
+  const int64_t out_h = params.output_height, out_w = params.output_width;
+  const int64_t sampling_ratio = params.sampling_ratio;
+  const float scale = params.spatial_scale;
   uint32_t scale_bits = 0;
   std::memcpy(&scale_bits, &scale, sizeof scale_bits);
   LayerPlan plan;
@@ -489,11 +482,10 @@ std::optional<LayerPlan> plan_roi_align(const LayerContext& ctx, std::string& wh
   const int64_t total = ctx.output(0).size();
   Dispatch d;
   d.shader = ctx.shader("pool/roi_align");
-  d.spec = {{0, kLocalSize}, {1, mode == "max" ? 1u : 0u}, {2, transform == "half_pixel" ? 1u : 0u}};
+  d.spec = {{0, kLocalSize}, {1, params.max ? 1u : 0u}, {2, params.half_pixel ? 1u : 0u}};
   d.bindings = {xb, rb, bb, BindingRef::output(0)};
-  d.push = {uint32_t(total),        uint32_t(x.shape[1]), uint32_t(x.shape[2]),
-            uint32_t(x.shape[3]),   uint32_t(out_h),      uint32_t(out_w),
-            uint32_t(sampling_ratio), scale_bits,         uint32_t(x.shape[0])};
+  d.push = {uint32_t(total), uint32_t(x.shape[1]),     uint32_t(x.shape[2]), uint32_t(x.shape[3]), uint32_t(out_h),
+            uint32_t(out_w), uint32_t(sampling_ratio), scale_bits,           uint32_t(x.shape[0])};
   d.groups = linear_groups(uint64_t(std::max<int64_t>(total, 1)), kLocalSize, ctx.device);
   plan.dispatches.push_back(std::move(d));
   return plan;

@@ -3,6 +3,8 @@
 // small tensor utilities.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <map>
 #include <random>
@@ -89,6 +91,13 @@ template <class T> std::vector<T> values(const Tensor& t) {
 }
 
 // A float32 tensor of uniform random values in [lo, hi), reproducible from `seed`.
+// Every element of `actual` within `tol` of `expected` (same count), reported element by element.
+inline void expect_all_near(const Tensor& actual, const std::vector<double>& expected, double tol = 1e-5) {
+  ASSERT_EQ(size_t(actual.size()), expected.size()) << actual.describe();
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_NEAR(actual.get_as_double(int64_t(i)), expected[i], tol) << "element " << i;
+}
+
 inline Tensor random_floats(const Shape& shape, uint32_t seed, float lo = -3.0f, float hi = 3.0f) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);

@@ -13,12 +13,6 @@ namespace {
 
 using namespace test;
 
-void expect_near(const Tensor& actual, const std::vector<double>& expected, double tol = 1e-5) {
-  ASSERT_EQ(size_t(actual.size()), expected.size()) << actual.describe();
-  for (size_t i = 0; i < expected.size(); ++i)
-    EXPECT_NEAR(actual.get_as_double(int64_t(i)), expected[i], tol) << "element " << i;
-}
-
 // Elements of a [b, s, h * d] tensor rearranged as [b, h, s, d].
 Tensor heads_first(const Tensor& t, int64_t heads) {
   const int64_t b = t.dim(0), s = t.dim(1), d = t.dim(2) / heads;
@@ -38,22 +32,22 @@ TEST(RotaryEmbedding, RotatesHalvesAndInterleavedPairs) {
   const Tensor pos = Tensor::from_vector<int64_t>({1, 1}, {1});
   const Node split = make_named_node("rope", "RotaryEmbedding", 4);
   // Pairs (0, 2) and (1, 3) with cos (0.5, 0.25), sin (0.75, 0.5).
-  expect_near(run1(split, 23, {&x, &cos, &sin, &pos}), {0.5 - 2.25, 0.5 - 2, 0.75 + 1.5, 1 + 1});
+  expect_all_near(run1(split, 23, {&x, &cos, &sin, &pos}), {0.5 - 2.25, 0.5 - 2, 0.75 + 1.5, 1 + 1});
   const Node interleaved = make_named_node("rope", "RotaryEmbedding", 4, 1, {{"interleaved", int_attr(1)}});
   // Pairs (0, 1) and (2, 3).
-  expect_near(run1(interleaved, 23, {&x, &cos, &sin, &pos}), {0.5 - 1.5, 0.75 + 1, 0.75 - 2, 1.5 + 1});
+  expect_all_near(run1(interleaved, 23, {&x, &cos, &sin, &pos}), {0.5 - 1.5, 0.75 + 1, 0.75 - 2, 1.5 + 1});
 }
 
 TEST(Attention, EqualScoresAverageValuesAndCausalRowsSeeTheirPrefix) {
   const Tensor q = Tensor::from_vector<float>({1, 1, 2, 2}, {0, 0, 0, 0});
   const Tensor k = Tensor::from_vector<float>({1, 1, 2, 2}, {1, 2, 3, 4});
   const Tensor v = Tensor::from_vector<float>({1, 1, 2, 2}, {1, 2, 3, 4});
-  expect_near(run1(make_named_node("attn", "Attention", 3), 23, {&q, &k, &v}), {2, 3, 2, 3});
+  expect_all_near(run1(make_named_node("attn", "Attention", 3), 23, {&q, &k, &v}), {2, 3, 2, 3});
   const Node causal = make_named_node("attn", "Attention", 3, 1, {{"is_causal", int_attr(1)}});
-  expect_near(run1(causal, 23, {&q, &k, &v}), {1, 2, 2, 3});
+  expect_all_near(run1(causal, 23, {&q, &k, &v}), {1, 2, 2, 3});
   // A bool mask hiding key 0 from query 1.
   const Tensor mask = Tensor::from_vector<bool>({2, 2}, {true, true, false, true});
-  expect_near(run1(make_named_node("attn", "Attention", 4), 23, {&q, &k, &v, &mask}), {2, 3, 3, 4});
+  expect_all_near(run1(make_named_node("attn", "Attention", 4), 23, {&q, &k, &v, &mask}), {2, 3, 3, 4});
 }
 
 TEST(Attention, ThreeDInputsAreSplitIntoHeadsWithATranspose) {
@@ -65,7 +59,7 @@ TEST(Attention, ThreeDInputsAreSplitIntoHeadsWithATranspose) {
   const Tensor y4 = run1(make_named_node("attn", "Attention", 3), 23, {&q4, &k4, &v4});
   ASSERT_EQ(y3.shape(), Shape({2, 3, 6}));
   const Tensor y3_as_4 = heads_first(y3, 2);
-  expect_near(y4, std::vector<double>(y3_as_4.data<float>(), y3_as_4.data<float>() + y3_as_4.size()));
+  expect_all_near(y4, std::vector<double>(y3_as_4.data<float>(), y3_as_4.data<float>() + y3_as_4.size()));
 }
 
 TEST(Attention, QueryHeadsShareKeyValueHeadsInConsecutiveGroups) {
@@ -80,7 +74,7 @@ TEST(Attention, QueryHeadsShareKeyValueHeadsInConsecutiveGroups) {
     }
   const Node node = make_named_node("attn", "Attention", 3);
   const Tensor grouped = run1(node, 23, {&q, &k, &v}), repeated = run1(node, 23, {&q, &k_rep, &v_rep});
-  expect_near(grouped, std::vector<double>(repeated.data<float>(), repeated.data<float>() + repeated.size()));
+  expect_all_near(grouped, std::vector<double>(repeated.data<float>(), repeated.data<float>() + repeated.size()));
 }
 
 TEST(Attention, PresentCachesAppendThisStepAndQkOutputModes) {
@@ -94,10 +88,10 @@ TEST(Attention, PresentCachesAppendThisStepAndQkOutputModes) {
     const std::vector<Tensor> out = run(node, 23, {&q, &k, &v, nullptr, &past_k, &past_v});
     // Scores (scale 1): 0 and 2; softmax weights 1 / (1 + e^2) and e^2 / (1 + e^2).
     const double w1 = std::exp(2.0) / (1 + std::exp(2.0));
-    expect_near(out[0], {(1 - w1) * 1 + w1 * 5});
-    expect_near(out[1], {0, 2});
-    expect_near(out[2], {1, 5});
-    expect_near(out[3], mode == 0 ? std::vector<double>{0, 2} : std::vector<double>{1 - w1, w1});
+    expect_all_near(out[0], {(1 - w1) * 1 + w1 * 5});
+    expect_all_near(out[1], {0, 2});
+    expect_all_near(out[2], {1, 5});
+    expect_all_near(out[3], mode == 0 ? std::vector<double>{0, 2} : std::vector<double>{1 - w1, w1});
   }
 }
 
@@ -113,13 +107,13 @@ TEST(GridSample, CornersCentresAndPadding) {
   };
   // align_corners: -1 and 1 are the corner pixels' centres, so x = -2 is half a pixel left
   // of column 0 (taps -1 and 0, the first reading zero).
-  expect_near(sample("linear", "zeros", 1), {2.5, 1, 0.5 * (0.5 * 1 + 0.5 * 3)});
-  expect_near(sample("linear", "border", 1), {2.5, 1, 2});
+  expect_all_near(sample("linear", "zeros", 1), {2.5, 1, 0.5 * (0.5 * 1 + 0.5 * 3)});
+  expect_all_near(sample("linear", "border", 1), {2.5, 1, 2});
   // Without: -1 is the image's outer edge, half a pixel outside the corner pixel's centre.
-  expect_near(sample("linear", "zeros", 0), {2.5, 0.25, 0});
+  expect_all_near(sample("linear", "zeros", 0), {2.5, 0.25, 0});
   // Nearest rounds half to even (0.5 -> 0, -0.5 -> 0); x = -1.5 rounds to -2, which
   // reflects about -0.5 and 1.5 to 1.
-  expect_near(sample("nearest", "reflection", 0), {1, 1, 2});
+  expect_all_near(sample("nearest", "reflection", 0), {1, 1, 2});
 }
 
 }  // namespace

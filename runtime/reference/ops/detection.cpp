@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "runtime/core/roi_align_params.h"
 #include "runtime/reference/ops/normalization_common.h"
 #include "runtime/reference/ops/shape_helpers.h"
 
@@ -64,8 +65,8 @@ std::vector<Tensor> non_max_suppression(const KernelContext& ctx) {
   const bool has_score_threshold = ctx.has_input(4) && ctx.input(4).size() > 0;
   const float score_threshold = has_score_threshold ? float(ctx.input(4).get_as_double(0)) : 0.0f;
   const int64_t center_point = node.attr_int("center_point_box", 0);
-  VKG_CHECK(center_point == 0 || center_point == 1,
-            node.describe() << ": center_point_box must be 0 or 1, got " << center_point);
+  VKG_CHECK(center_point == 0 || center_point == 1, node.describe()
+                                                        << ": center_point_box must be 0 or 1, got " << center_point);
   const std::vector<double> box_values = load_doubles(node, boxes);
   const std::vector<double> score_values = load_doubles(node, scores);
   const int64_t batches = boxes.dim(0), count = boxes.dim(1), classes = scores.dim(1);
@@ -102,19 +103,11 @@ std::vector<Tensor> roi_align(const KernelContext& ctx) {
   VKG_CHECK(rois.rank() == 2 && rois.dim(1) == 4 && batch_indices.rank() == 1 && batch_indices.dim(0) == rois.dim(0),
             node.describe() << ": rois must be [R, 4] and batch_indices [R], got " << rois.describe() << " and "
                             << batch_indices.describe());
-  const std::string mode = node.attr_string("mode", "avg");
-  VKG_CHECK(mode == "avg" || mode == "max", node.describe() << ": mode must be avg or max, got " << mode);
-  const std::string transform =
-      ctx.opset >= 16 ? node.attr_string("coordinate_transformation_mode", "half_pixel") : "output_half_pixel";
-  VKG_CHECK(transform == "half_pixel" || transform == "output_half_pixel",
-            node.describe() << ": coordinate_transformation_mode must be half_pixel or output_half_pixel, got "
-                            << transform);
-  const bool half_pixel = transform == "half_pixel";
-  const int64_t out_h = node.attr_int("output_height", 1), out_w = node.attr_int("output_width", 1);
-  const int64_t sampling_ratio = node.attr_int("sampling_ratio", 0);
-  const double spatial_scale = node.attr_float("spatial_scale", 1.0f);
-  VKG_CHECK(out_h > 0 && out_w > 0 && sampling_ratio >= 0,
-            node.describe() << ": output_height and output_width must be positive, sampling_ratio not negative");
+  const RoiAlignParams params = roi_align_params(node, ctx.opset);
+  const bool half_pixel = params.half_pixel;
+  const int64_t out_h = params.output_height, out_w = params.output_width;
+  const int64_t sampling_ratio = params.sampling_ratio;
+  const double spatial_scale = params.spatial_scale;
   const int64_t channels = x.dim(1), height = x.dim(2), width = x.dim(3), count = rois.dim(0);
   const std::vector<double> xs = load_doubles(node, x);
   const std::vector<double> rs = load_doubles(node, rois);
@@ -127,9 +120,8 @@ std::vector<Tensor> roi_align(const KernelContext& ctx) {
   };
   for (int64_t r = 0; r < count; ++r) {
     const int64_t batch = batches[size_t(r)];
-    VKG_CHECK(batch >= 0 && batch < x.dim(0),
-              node.describe() << ": batch index " << batch << " of roi " << r << " is out of range [0, " << x.dim(0)
-                              << ")");
+    VKG_CHECK(batch >= 0 && batch < x.dim(0), node.describe() << ": batch index " << batch << " of roi " << r
+                                                              << " is out of range [0, " << x.dim(0) << ")");
     const double offset = half_pixel ? 0.5 : 0.0;
     const double start_w = rs[size_t(r * 4)] * spatial_scale - offset;
     const double start_h = rs[size_t(r * 4 + 1)] * spatial_scale - offset;
@@ -173,7 +165,7 @@ std::vector<Tensor> roi_align(const KernelContext& ctx) {
         for (int64_t c = 0; c < channels; ++c) {
           const double* plane = xs.data() + (batch * channels + c) * height * width;
           double value = 0;
-          if (mode == "avg") {
+          if (!params.max) {
             for (const Sample& s : taps)
               for (int q = 0; q < 4; ++q) value += s.w[q] * plane[s.pos[q]];
             value /= samples;
