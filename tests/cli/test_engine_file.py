@@ -46,7 +46,7 @@ class EngineFileTest(CliTestCase):
         data = self.read_bytes(self.convert("identity.onnx"))
         self.assertEqual(data[:8], b"VKGENGN\0")
         version, flags, metadata_length = struct.unpack_from("<IIQ", data, 8)
-        self.assertEqual((version, flags), (1, 0))
+        self.assertEqual((version, flags), (2, 0))  # format 2: branching layers (If/Loop on the device)
         (blob_length,) = struct.unpack_from("<Q", data, 24 + metadata_length)
         self.assertEqual(len(data), 24 + metadata_length + 8 + blob_length + 8)
 
@@ -126,7 +126,7 @@ class EngineFileTest(CliTestCase):
         path = self.write_bytes("future.engine", bytes(data))
         error = self.assert_clear_error("inspect", "model", path)
         self.assertIn("engine format version 99, but this vkgraphy", error)
-        self.assertIn("reads version 1", error)
+        self.assertIn("reads versions 1 to 2; rebuild the engine", error)
 
 
 if __name__ == "__main__":
