@@ -30,8 +30,12 @@ namespace vkg::vk {
 
 class ComputeCommands {
  public:
-  // How long submit_and_wait() waits by default.
-  static constexpr std::chrono::milliseconds kDefaultTimeout{10000};
+  // How long submit_and_wait() waits by default. Generous because lavapipe
+  // compiles a pipeline's machine code at its first dispatch when Mesa's
+  // on-disk shader cache is cold: on a fresh machine the first run of some
+  // fp16 pipelines took over 10 s (2026-11-25), which a shorter limit reported
+  // as a hung device.
+  static constexpr std::chrono::milliseconds kDefaultTimeout{120000};
   // After a timeout, how long the destructor still waits for the work before
   // giving the device up as hung (its handles are then leaked, not destroyed).
   static constexpr std::chrono::milliseconds kGracePeriod{10000};
