@@ -97,7 +97,10 @@ std::unique_ptr<VulkanPlanTimer::Prepared> VulkanPlanTimer::prepare(const LayerP
       upload.add(list.back(), patterns.back().data(), patterns.back().size());
     }
   };
+  // StagedUpload keeps pointers to the buffers until finish(): no reallocation until then.
   patterns.reserve(inputs.size() + outputs.size());
+  p->in_buffers.reserve(inputs.size());
+  p->out_buffers.reserve(outputs.size());
   for (size_t i = 0; i < inputs.size(); ++i)
     make(p->in_buffers, inputs[i], i < contents.size() ? contents[i] : nullptr);
   for (const Buffer& b : outputs) make(p->out_buffers, b, nullptr);
