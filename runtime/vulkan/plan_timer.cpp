@@ -152,21 +152,13 @@ std::vector<Tensor> VulkanPlanTimer::run(const LayerPlan& plan, const std::vecto
     contents.push_back(&t);
   }
   const std::unique_ptr<Prepared> p = prepare(plan, forms, outputs, contents);
-  std::vector<Dispatch> faults;
-  std::vector<std::unique_ptr<DescriptorSet>> fault_sets;
-  if (inject_fault) {
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      if (outputs[i].elements == 0) continue;
-      faults.push_back(fault_dispatch(outputs[i].storage, outputs[i].elements, device_.info()));
-    }
-  }
+  std::vector<std::unique_ptr<DescriptorSet>> fault_sets;  // alive until the submission finishes
   ComputeCommands cmd(device_, 2);
   cmd.begin();
   p->record(cmd);
-  size_t f = 0;
   for (size_t i = 0; i < outputs.size() && inject_fault; ++i) {
     if (outputs[i].elements == 0) continue;
-    const Dispatch& d = faults[f++];
+    const Dispatch d = fault_dispatch(outputs[i].storage, outputs[i].elements, device_.info());
     const ComputePipeline& pipe = pipeline(d);
     const vk::Buffer* target = &p->out_buffers[i];
     fault_sets.push_back(std::make_unique<DescriptorSet>(device_, pipe, std::span(&target, 1)));
