@@ -1,5 +1,7 @@
 #include "debug/precision_search.h"
 
+#include <algorithm>
+#include <deque>
 #include <map>
 
 #include "runtime/core/logger.h"
@@ -22,22 +24,112 @@ std::vector<size_t> select(size_t num_layers, size_t count, bool forward) {
   return marked;
 }
 
+// Runs the check for a set of marked layers, once per distinct set.
+class CheckedConfigurations {
+ public:
+  CheckedConfigurations(const std::vector<std::string>& layers, const std::string& precision, IterationLoop& loop,
+                        const MarkLayersFn& make)
+      : layers_(layers), precision_(precision), loop_(loop), make_(make) {}
+
+  bool operator()(std::vector<size_t> marked, std::optional<int> remaining = std::nullopt) {
+    std::sort(marked.begin(), marked.end());
+    const std::string what = describe(layers_, marked, precision_);
+    if (auto it = seen_.find(what); it != seen_.end()) {
+      VKG_INFO("Already checked (" << (it->second ? "passed" : "failed") << "): " << what);
+      return it->second;
+    }
+    return seen_[what] = loop_.run(what, [&] { make_(marked); }, remaining);
+  }
+
+ private:
+  const std::vector<std::string>& layers_;
+  const std::string& precision_;
+  IterationLoop& loop_;
+  const MarkLayersFn& make_;
+  std::map<std::string, bool> seen_;
+};
+
+std::vector<size_t> without(const std::vector<size_t>& set, const std::vector<size_t>& drop) {
+  std::vector<size_t> out;
+  for (size_t i : set)
+    if (std::find(drop.begin(), drop.end(), i) == drop.end()) out.push_back(i);
+  return out;
+}
+
 }  // namespace
+
+std::optional<std::vector<size_t>> minimal_precision_set(const std::vector<std::string>& layers,
+                                                         const std::vector<double>& risk,
+                                                         const std::string& precision_name, IterationLoop& loop,
+                                                         const MarkLayersFn& make) {
+  CheckedConfigurations check(layers, precision_name, loop, make);
+  std::vector<size_t> all, seed;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    all.push_back(i);
+    if (risk.at(i) > 0) seed.push_back(i);
+  }
+  std::vector<size_t> passing;
+  if (!seed.empty()) {
+    VKG_START("Marking the " << seed.size() << " layer(s) at fp16 risk to run in " << precision_name);
+    if (check(seed)) passing = seed;
+  } else {
+    VKG_START("No layer is at fp16 risk: trying no layer in " << precision_name);
+    if (check({})) return std::vector<size_t>{};
+  }
+  if (passing.empty()) {
+    VKG_START("Marking all " << all.size() << " candidate layer(s) to run in " << precision_name);
+    if (!check(all)) return std::nullopt;
+    passing = all;
+  }
+
+  // Groups to drop, least risky first: the layers without overflow risk in one
+  // group (halved when dropping it fails), then each overflow layer alone.
+  std::vector<size_t> order = passing;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return risk[a] < risk[b]; });
+  std::deque<std::vector<size_t>> groups;
+  std::vector<size_t> weak;
+  for (size_t i : order) {
+    if (risk[i] >= 1)
+      groups.push_back({i});
+    else
+      weak.push_back(i);
+  }
+  if (!weak.empty()) groups.push_front(weak);
+  VKG_START("Dropping marked layers while the check still passes (" << passing.size() << " marked)");
+
+  std::map<size_t, std::vector<size_t>> failed_against;  // layer -> the set that failed without it
+  while (true) {
+    while (!groups.empty()) {
+      std::vector<size_t> group = groups.front();
+      groups.pop_front();
+      group = without(group, without(group, passing));  // what is still marked
+      if (group.empty()) continue;
+      const std::vector<size_t> fewer = without(passing, group);
+      if (check(fewer)) {
+        passing = fewer;
+      } else if (group.size() > 1) {
+        const auto half = group.begin() + long(group.size() / 2);
+        groups.push_front(std::vector<size_t>(half, group.end()));
+        groups.push_front(std::vector<size_t>(group.begin(), half));
+      } else {
+        failed_against[group[0]] = passing;
+      }
+    }
+    // 1-minimal: each layer left must fail when dropped from the final set itself.
+    for (size_t i : passing)
+      if (failed_against[i] != passing) groups.push_back({i});
+    if (groups.empty()) break;
+    VKG_INFO("Trying again, against the smaller set, " << groups.size() << " layer(s) last dropped from a larger one");
+  }
+  return passing;
+}
 
 std::optional<std::vector<size_t>> search_precision(const std::vector<std::string>& layers,
                                                     const std::string& precision_name, IterationLoop& loop,
                                                     const PrecisionSearchOptions& options, const MarkLayersFn& make) {
   const char* which = options.forward ? "first" : "last";
   // Each configuration is checked once: pruning may come back to one the search tried.
-  std::map<std::string, bool> seen;
-  auto check = [&](const std::vector<size_t>& marked, std::optional<int> remaining) {
-    const std::string what = describe(layers, marked, precision_name);
-    if (auto it = seen.find(what); it != seen.end()) {
-      VKG_INFO("Already checked (" << (it->second ? "passed" : "failed") << "): " << what);
-      return it->second;
-    }
-    return seen[what] = loop.run(what, [&] { make(marked); }, remaining);
-  };
+  CheckedConfigurations check(layers, precision_name, loop, make);
   LayerCountMarker marker(options.mode, layers.size());
   while (!marker.done()) {
     const std::vector<size_t> marked = select(layers.size(), marker.count(), options.forward);

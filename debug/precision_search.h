@@ -1,7 +1,11 @@
-// `debug precision` as library code: finds how many layers (from the start
-// or from the end of the network) must run at the higher precision for the
-// check to pass, then, with `prune`, drops marked layers that turn out not to
-// matter. Building the engine for a set of marked layers is the caller's job.
+// `debug precision` as library code. Two searches:
+//  - minimal_precision_set: a 1-minimal set of layers to run at the higher
+//    precision (the check passes, and fails when any one of them is dropped),
+//    starting from the layers an fp16-risk analysis flags;
+//  - search_precision (Polygraphy's modes): how many layers from the start or
+//    from the end of the network must run at the higher precision, then, with
+//    `prune`, drops marked layers that turn out not to matter.
+// Building the engine for a set of marked layers is the caller's job.
 #pragma once
 
 #include <functional>
@@ -29,5 +33,24 @@ using MarkLayersFn = std::function<void(const std::vector<size_t>& marked)>;
 std::optional<std::vector<size_t>> search_precision(const std::vector<std::string>& layers,
                                                     const std::string& precision_name, IterationLoop& loop,
                                                     const PrecisionSearchOptions& options, const MarkLayersFn& make);
+
+// A 1-minimal set of marked layers (indices into `layers`, in network order),
+// or nullopt when no configuration passed. `risk` holds each layer's fp16-risk
+// score (NodeRisk::score: 0 none, below 1 underflow, 1 and above overflow).
+//  1. The layers at risk are marked and checked; when that fails, or when none
+//     is at risk and no layer marked fails, every layer is marked (nullopt if
+//     that fails too). With none at risk, no layer marked is checked first.
+//  2. Layers are dropped from the passing set while it still passes: the
+//     layers without overflow risk as groups that halve when dropping them
+//     fails, the least risky first; then each overflow layer alone.
+//  3. Every layer left has been dropped alone from the final set and failed
+//     (layers last tried against a larger set are tried again).
+// Each configuration is checked once (results are remembered), so on a
+// model whose overflow layers the analysis flags exactly, it takes one check
+// plus one per flagged layer. Throws StopRequested when the user stops.
+std::optional<std::vector<size_t>> minimal_precision_set(const std::vector<std::string>& layers,
+                                                         const std::vector<double>& risk,
+                                                         const std::string& precision_name, IterationLoop& loop,
+                                                         const MarkLayersFn& make);
 
 }  // namespace vkg::debug

@@ -6,6 +6,7 @@
 
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
+#include "runtime/engine/layer_precisions_file.h"
 #include "runtime/reference/reference_backend.h"
 #include "runtime/vulkan/executor.h"
 #include "runtime/vulkan/plan_timer.h"
@@ -38,6 +39,11 @@ void BuilderArgs::add_to(CLI::App& app) {
   g->add_option("--layer-precisions", layer_precisions_,
                 "Pin layers to a precision: NAME:fp32 NAME2:fp16 ... (see --precision-constraints)")
       ->take_all();
+  g->add_option("--load-layer-precisions", load_layer_precisions_,
+                "Pin the layers a layer-precisions file names (written by debug precision --save-layer-precisions); "
+                "--layer-precisions given as well win, and the file's precision constraints apply unless "
+                "--precision-constraints is given")
+      ->check(CLI::ExistingFile);
   g->add_option("--precision-constraints", precision_constraints_,
                 "How --layer-precisions apply: none (ignored), prefer (default: pinned precision when a tactic has "
                 "it), obey (fail when none has)")
@@ -79,6 +85,12 @@ BuilderConfig BuilderArgs::config() {
     const auto [name, precision] = parse_layer_precision(text);
     VKG_CHECK(c.layer_precisions.emplace(name, precision).second,
               "--layer-precisions names layer '" << name << "' twice");
+  }
+  if (!load_layer_precisions_.empty()) {
+    const LayerPrecisions loaded = load_layer_precisions(load_layer_precisions_);
+    for (const auto& [name, precision] : loaded.layers) c.layer_precisions.emplace(name, precision);
+    if (loaded.constraints) c.constraints = *loaded.constraints;
+    VKG_INFO("Loaded " << loaded.layers.size() << " layer precision(s) from " << load_layer_precisions_);
   }
   if (!precision_constraints_.empty()) c.constraints = *parse_precision_constraints(precision_constraints_);
   c.optimization_level = optimization_level_;

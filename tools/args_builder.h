@@ -45,6 +45,7 @@ class BuilderArgs {
  private:
   bool fp16_ = false;
   std::vector<std::string> layer_precisions_;
+  std::string load_layer_precisions_;
   std::string precision_constraints_;
   std::string save_tactics_, load_tactics_;
   std::string save_timing_cache_, load_timing_cache_;

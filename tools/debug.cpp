@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <set>
 
+#include "debug/fp16_risk.h"
 #include "debug/precision_search.h"
 #include "debug/reduce.h"
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
 #include "runtime/engine/engine_file.h"
+#include "runtime/engine/layer_precisions_file.h"
 #include "runtime/onnx/onnx_import.h"
 #include "tools/args_builder.h"
 #include "tools/args_data_loader.h"
@@ -81,16 +83,25 @@ struct PrecisionArgs {
   BuilderArgs builder;
   DataLoaderArgs data;  // --validate-tactics
   DebugArgs debug;
-  std::string mode = "bisect";
+  std::string mode = "minimal";
   std::string direction = "forward";
   std::string precision = "float32";
   bool prune = false;
+  std::string save_layer_precisions;
+  CLI::App* app = nullptr;
+};
+
+// A layer whose precision the tool may set, with the ONNX nodes it runs.
+struct PrecisionCandidate {
+  std::string layer;
+  std::vector<std::string> nodes;
 };
 
 // Layers whose precision the tool may set: those a build can run in fp16 as
 // well as in fp32 (not integer layers, not layers without an fp16 tactic),
 // minus the ones the user pinned. Found with two untimed builds.
-std::vector<std::string> precision_candidates(const Graph& graph, BuilderConfig config, const vk::DeviceInfo& info) {
+std::vector<PrecisionCandidate> precision_candidates(const Graph& graph, BuilderConfig config,
+                                                     const vk::DeviceInfo& info) {
   config.optimization_level = 0;
   config.replay = nullptr;
   config.timing_cache = nullptr;
@@ -99,7 +110,7 @@ std::vector<std::string> precision_candidates(const Graph& graph, BuilderConfig 
   const std::map<std::string, Precision> user_pins = config.layer_precisions;
   const Severity severity = Logger::get().severity();
   Logger::get().set_severity(Severity::Error);
-  std::vector<std::string> out;
+  std::vector<PrecisionCandidate> out;
   try {
     config.layer_precisions.clear();
     const BuildResult all = build_engine(graph, config, info, device_identity(info), nullptr);
@@ -107,13 +118,94 @@ std::vector<std::string> precision_candidates(const Graph& graph, BuilderConfig 
     for (const TacticChoice& layer : all.replay.layers) config.layer_precisions[layer.name] = Precision::FP16;
     const BuildResult fp16 = build_engine(graph, config, info, device_identity(info), nullptr);
     for (const TacticChoice& layer : fp16.replay.layers)
-      if (layer.precision == Precision::FP16 && !user_pins.count(layer.name)) out.push_back(layer.name);
+      if (layer.precision == Precision::FP16 && !user_pins.count(layer.name))
+        out.push_back({layer.name, layer.nodes.empty() ? std::vector<std::string>{layer.name} : layer.nodes});
   } catch (...) {
     Logger::get().set_severity(severity);
     throw;
   }
   Logger::get().set_severity(severity);
   return out;
+}
+
+// The data-loader options the check command line gives a `vkgraphy run` (or
+// any tool using the same flags), as text per flag.
+std::map<std::string, std::vector<std::string>> data_loader_flags(const std::vector<std::string>& argv) {
+  static const std::set<std::string> kFlags = {"--seed", "--val-range", "--load-inputs", "--load-input-data"};
+  std::map<std::string, std::vector<std::string>> out;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    std::string flag = argv[i], value;
+    if (const size_t eq = flag.find('='); eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    }
+    if (!kFlags.count(flag)) continue;
+    if (flag == "--load-input-data") flag = "--load-inputs";
+    std::vector<std::string>& values = out[flag];
+    if (!value.empty()) values.push_back(value);
+    for (size_t j = i + 1; j < argv.size() && argv[j].rfind("--", 0) != 0; ++j, ++i) values.push_back(argv[j]);
+  }
+  return out;
+}
+
+// The fp16-risk score (NodeRisk::score) of each candidate layer: the worst of
+// its nodes', from a reference run on the data loader's inputs.
+std::vector<double> candidate_risk(const Graph& graph, const std::vector<PrecisionCandidate>& candidates,
+                                   PrecisionArgs& args) {
+  DataLoaderOptions data = args.data.options();
+  for (const auto& [name, shape] : args.model.shapes()) data.input_shapes[name] = shape;
+  const std::vector<TensorMap> feeds = load_or_generate_inputs(graph.inputs, data);
+  const debug::Fp16RiskAnalysis analysis = debug::analyze_fp16_risk(graph, feeds);
+  std::map<std::string, const debug::NodeRisk*> by_node;
+  for (const debug::NodeRisk& n : analysis.nodes()) by_node[n.node] = &n;
+  std::vector<double> risk;
+  std::string flagged;
+  for (const PrecisionCandidate& c : candidates) {
+    double score = 0;
+    debug::Fp16Risk worst = debug::Fp16Risk::None;
+    for (const std::string& node : c.nodes) {
+      auto it = by_node.find(node);
+      if (it == by_node.end()) continue;
+      score = std::max(score, it->second->score());
+      worst = std::max(worst, it->second->risk());
+    }
+    risk.push_back(score);
+    if (worst != debug::Fp16Risk::None) flagged += "\n    " + c.layer + " (" + debug::fp16_risk_name(worst) + ")";
+  }
+  const size_t at_risk = size_t(std::count_if(risk.begin(), risk.end(), [](double r) { return r > 0; }));
+  VKG_INFO("fp16-risk analysis of a reference run (" << feeds.size() << " iteration(s)): " << at_risk << " of "
+                                                     << candidates.size() << " candidate layer(s) at risk"
+                                                     << (at_risk ? ":" : "") << flagged);
+  VKG_VERBOSE(debug::fp16_risk_text(analysis, feeds.size()));
+  return risk;
+}
+
+// Warns when the --check command's data-loader options differ from the tool's
+// own: `tool` computes values (frozen branches, the fp16-risk run) from its own
+// inputs, which then differ from what the check feeds.
+void warn_data_loader_mismatch(const CLI::App& app, const std::string& tool, const std::string& consequence) {
+  if (check_command().empty()) return;
+  std::map<std::string, std::vector<std::string>> ours;
+  for (const char* flag : {"--seed", "--val-range", "--load-inputs"}) {
+    const CLI::Option* o = app.get_option_no_throw(flag);
+    if (o && o->count() > 0) ours[flag] = o->results();
+  }
+  const auto theirs = data_loader_flags(check_command());
+  for (const char* flag : {"--seed", "--val-range", "--load-inputs"}) {
+    const auto a = ours.find(flag);
+    const auto b = theirs.find(flag);
+    const std::vector<std::string> va = a == ours.end() ? std::vector<std::string>{} : a->second;
+    const std::vector<std::string> vb = b == theirs.end() ? std::vector<std::string>{} : b->second;
+    if (va == vb) continue;
+    auto text = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const std::string& x : v) s += (s.empty() ? "" : " ") + x;
+      return s.empty() ? std::string("(default)") : s;
+    };
+    VKG_WARNING("The --check command has " << flag << " " << text(vb) << " but " << tool << " has " << flag << " "
+                                           << text(va) << ": " << consequence << ", so give " << tool
+                                           << " the same data-loader options (before --check)");
+  }
 }
 
 int debug_precision(PrecisionArgs& args) {
@@ -124,6 +216,17 @@ int debug_precision(PrecisionArgs& args) {
     VKG_WARNING(
         "-p float16 marks layers to run in fp16, the lowest precision vkgraphy has; the other candidate "
         "layers run in fp32, so this finds how many layers can run in fp16 and still pass");
+  const bool minimal = args.mode == "minimal";
+  if (minimal) {
+    for (const char* flag : {"--dir", "--prune"}) {
+      const CLI::Option* o = args.app->get_option_no_throw(flag);
+      if (o && o->count() > 0)
+        VKG_WARNING(flag << " has no effect with --mode minimal (the default), which finds a 1-minimal set "
+                            "itself; it applies to --mode bisect and linear");
+    }
+    warn_data_loader_mismatch(*args.app, "debug precision",
+                              "the fp16-risk analysis that starts the search runs on debug precision's inputs");
+  }
   const Graph graph = import_onnx(args.model.path, args.model.import_options());
   std::unique_ptr<vk::Context> ctx = open_vulkan();
   const vk::DeviceInfo& info = ctx->device().info();
@@ -131,10 +234,14 @@ int debug_precision(PrecisionArgs& args) {
                                     << "' has no fp16 support (shaderFloat16 and 16-bit storage buffers), so there "
                                        "is no precision to choose per layer");
   const BuilderConfig base = args.builder.config();
-  const std::vector<std::string> layers = precision_candidates(graph, base, info);
-  VKG_CHECK(!layers.empty(), "no layer of '" << args.model.path << "' can run in both fp16 and fp32");
+  const std::vector<PrecisionCandidate> candidates = precision_candidates(graph, base, info);
+  VKG_CHECK(!candidates.empty(), "no layer of '" << args.model.path << "' can run in both fp16 and fp32");
+  std::vector<std::string> layers;
+  for (const PrecisionCandidate& c : candidates) layers.push_back(c.layer);
   VKG_INFO("Layers that can take either precision (" << layers.size() << ", in network order):");
   for (const std::string& l : layers) VKG_INFO("    " << l);
+  const std::vector<double> risk =
+      minimal && high == Precision::FP32 ? candidate_risk(graph, candidates, args) : std::vector<double>(layers.size());
   VKG_START("Using " << precision_name(high) << " as the higher precision; other candidate layers run in "
                      << precision_name(low));
 
@@ -143,16 +250,18 @@ int debug_precision(PrecisionArgs& args) {
   search.forward = args.direction == "forward";
   search.prune = args.prune;
   debug::IterationLoop loop("precision", args.debug.options());
+  const debug::MarkLayersFn make = [&](const std::vector<size_t>& m) {
+    BuilderConfig c = base;
+    if (!args.builder.precision_constraints_given()) c.constraints = PrecisionConstraints::Obey;
+    for (const std::string& l : layers) c.layer_precisions[l] = low;
+    for (size_t i : m) c.layer_precisions[layers[i]] = high;
+    const BuildResult built = args.builder.build_with(graph, *ctx, c);
+    save_engine(loop.iter_artifact(), built.engine);
+  };
   std::optional<std::vector<size_t>> marked;
   const bool finished = debug::run_interruptible([&] {
-    marked = debug::search_precision(layers, precision_name(high), loop, search, [&](const std::vector<size_t>& m) {
-      BuilderConfig c = base;
-      if (!args.builder.precision_constraints_given()) c.constraints = PrecisionConstraints::Obey;
-      for (const std::string& l : layers) c.layer_precisions[l] = low;
-      for (size_t i : m) c.layer_precisions[layers[i]] = high;
-      const BuildResult built = args.builder.build_with(graph, *ctx, c);
-      save_engine(loop.iter_artifact(), built.engine);
-    });
+    marked = minimal ? debug::minimal_precision_set(layers, risk, precision_name(high), loop, make)
+                     : debug::search_precision(layers, precision_name(high), loop, search, make);
   });
   loop.log_summary();
   if (!finished) return kExitInterrupted;
@@ -160,6 +269,15 @@ int debug_precision(PrecisionArgs& args) {
     VKG_ERROR("No configuration passed, not even with all " << layers.size() << " candidate layer(s) in "
                                                             << precision_name(high));
     return kExitDebugNotFound;
+  }
+  LayerPrecisions answer;
+  answer.constraints = PrecisionConstraints::Obey;
+  for (size_t i : *marked) answer.layers[layers[i]] = high;
+  if (!args.save_layer_precisions.empty()) {
+    save_layer_precisions(args.save_layer_precisions, answer);
+    VKG_INFO("Saved the layer precisions to " << args.save_layer_precisions
+                                              << " (build with --fp16 --load-layer-precisions "
+                                              << args.save_layer_precisions << ")");
   }
   if (marked->empty()) {
     VKG_FINISH("The check passes with no layer in " << precision_name(high));
@@ -192,57 +310,13 @@ struct ReduceArgs {
   CLI::App* app = nullptr;
 };
 
-// The data-loader options the check command line gives a `vkgraphy run` (or
-// any tool using the same flags), as text per flag.
-std::map<std::string, std::vector<std::string>> data_loader_flags(const std::vector<std::string>& argv) {
-  static const std::set<std::string> kFlags = {"--seed", "--val-range", "--load-inputs", "--load-input-data"};
-  std::map<std::string, std::vector<std::string>> out;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    std::string flag = argv[i], value;
-    if (const size_t eq = flag.find('='); eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-    }
-    if (!kFlags.count(flag)) continue;
-    if (flag == "--load-input-data") flag = "--load-inputs";
-    std::vector<std::string>& values = out[flag];
-    if (!value.empty()) values.push_back(value);
-    for (size_t j = i + 1; j < argv.size() && argv[j].rfind("--", 0) != 0; ++j, ++i) values.push_back(argv[j]);
-  }
-  return out;
-}
-
-void warn_data_loader_mismatch(const ReduceArgs& args) {
-  if (check_command().empty()) return;
-  std::map<std::string, std::vector<std::string>> ours;
-  for (const char* flag : {"--seed", "--val-range", "--load-inputs"}) {
-    const CLI::Option* o = args.app->get_option_no_throw(flag);
-    if (o && o->count() > 0) ours[flag == std::string("--load-inputs") ? "--load-inputs" : flag] = o->results();
-  }
-  const auto theirs = data_loader_flags(check_command());
-  for (const char* flag : {"--seed", "--val-range", "--load-inputs"}) {
-    const auto a = ours.find(flag);
-    const auto b = theirs.find(flag);
-    const std::vector<std::string> va = a == ours.end() ? std::vector<std::string>{} : a->second;
-    const std::vector<std::string> vb = b == theirs.end() ? std::vector<std::string>{} : b->second;
-    if (va == vb) continue;
-    auto text = [](const std::vector<std::string>& v) {
-      std::string s;
-      for (const std::string& x : v) s += (s.empty() ? "" : " ") + x;
-      return s.empty() ? std::string("(default)") : s;
-    };
-    VKG_WARNING("The --check command has " << flag << " " << text(vb) << " but debug reduce has " << flag << " "
-                                           << text(va)
-                                           << ": branches that reduce freezes hold values computed from reduce's "
-                                              "inputs, so give debug reduce the same data-loader options (before "
-                                              "--check) or frozen values will not match what the check feeds");
-  }
-}
 
 int debug_reduce(ReduceArgs& args) {
   VKG_CHECK(!args.output.empty() || !args.min_good.empty(),
             "debug reduce needs -o/--output (where to write the reduced model) and/or --min-good");
-  warn_data_loader_mismatch(args);
+  warn_data_loader_mismatch(*args.app, "debug reduce",
+                            "branches that reduce freezes hold values computed from reduce's inputs, and would not "
+                            "match what the check feeds");
   debug::ReducePrepOptions prep;
   prep.input_shapes = args.model.shapes();
   prep.shape_inference = !args.model.no_shape_inference;
@@ -334,9 +408,10 @@ void add_debug_tool(CLI::App& app) {
     args->builder.use_data_loader(args->data);
     args->debug.add_to(*sub, "vkgraphy_debug.engine", false);
     sub->add_option("--mode", args->mode,
-                    "bisect (binary search over the number of layers) or linear (one more "
-                    "layer each iteration)")
-        ->check(CLI::IsMember({"bisect", "linear"}))
+                    "minimal (a 1-minimal set of layers, starting from an fp16-risk analysis of a reference run on "
+                    "the data loader's inputs), or Polygraphy's bisect (binary search over the number of layers) "
+                    "and linear (one more layer each iteration)")
+        ->check(CLI::IsMember({"minimal", "bisect", "linear"}))
         ->capture_default_str();
     sub->add_option("--dir,--direction", args->direction,
                     "forward (mark layers from the network inputs) or reverse (from the outputs)")
@@ -345,7 +420,11 @@ void add_debug_tool(CLI::App& app) {
     sub->add_option("-p,--precision", args->precision, "The higher precision: float32 or float16")
         ->check(CLI::IsMember({"float32", "float16"}))
         ->capture_default_str();
-    sub->add_flag("--prune", args->prune, "Afterwards, try unmarking each marked layer (one iteration each)");
+    sub->add_flag("--prune", args->prune,
+                  "bisect/linear: afterwards, try unmarking each marked layer (one iteration each)");
+    sub->add_option("--save-layer-precisions", args->save_layer_precisions,
+                    "Write the answer as a layer-precisions file, for convert/run --load-layer-precisions");
+    args->app = sub;
     sub->callback([args] { set_exit_code(debug_precision(*args)); });
   }
   {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "debug/fp16_risk.h"
 #include "runtime/core/file_io.h"
 #include "runtime/core/logger.h"
 #include "runtime/data/array_stats.h"
@@ -12,6 +13,8 @@
 #include "runtime/onnx/model_summary.h"
 #include "runtime/onnx/surgeon.h"
 #include "runtime/vulkan/spirv_disassembly.h"
+#include "runtime/onnx/onnx_import.h"
+#include "tools/args_data_loader.h"
 #include "tools/args_model.h"
 #include "tools/tools.h"
 
@@ -25,8 +28,9 @@ enum class ModelKind { Onnx, Engine };
 
 struct InspectModelArgs {
   ModelArgs model;
+  DataLoaderArgs data;  // the inputs of the reference run behind --show fp16-risk
   std::string model_type = "auto";
-  std::vector<std::string> show;  // "layers", "attrs", "weights", "spirv"
+  std::vector<std::string> show;  // "layers", "attrs", "weights", "spirv", "fp16-risk"
 
   bool shows(const std::string& what) const { return std::find(show.begin(), show.end(), what) != show.end(); }
 };
@@ -74,6 +78,14 @@ void inspect_onnx_model(const InspectModelArgs& args) {
   if (options.attrs && !options.layers)
     VKG_WARNING("--show attrs: attributes are shown with the layers; add --show layers");
   VKG_INFO(summarize_onnx_model(model, options));
+  if (args.shows("fp16-risk")) {
+    // As the builder sees the model: imported, shapes inferred, constants folded.
+    const Graph graph = import_onnx(args.model.path, import);
+    DataLoaderOptions data = args.data.options();
+    for (const auto& [name, shape] : import.input_shapes) data.input_shapes[name] = shape;
+    const std::vector<TensorMap> feeds = load_or_generate_inputs(graph.inputs, data);
+    VKG_INFO(debug::fp16_risk_text(debug::analyze_fp16_risk(graph, feeds), feeds.size()));
+  }
 }
 
 // "(1, 3)", "(5,)", "()": shapes as Polygraphy prints them.
@@ -236,6 +248,9 @@ void inspect_engine(const InspectModelArgs& args) {
   if (!args.model.input_shapes.empty())
     VKG_WARNING("--input-shapes: an engine has fixed shapes; the option is ignored");
   if (args.shows("attrs")) VKG_WARNING("--show attrs: an engine keeps no node attributes");
+  if (args.shows("fp16-risk"))
+    VKG_WARNING("--show fp16-risk: the analysis runs the reference backend on an ONNX model; an engine keeps no "
+                "nodes to run: inspect the model it was built from");
   const Engine engine = load_engine(args.model.path);
   VKG_INFO(summarize_engine(engine, args.model.path, args));
 }
@@ -335,9 +350,12 @@ void add_inspect_tool(CLI::App& app) {
       ->add_option("--show", model_args->show,
                    "What else to show: layers (every node with its inputs and outputs; for an engine, every "
                    "dispatch), attrs (node attributes), weights (initializer values and statistics; for an engine, "
-                   "packed weight shapes and sizes), spirv (an engine's shaders, disassembled)")
+                   "packed weight shapes and sizes), spirv (an engine's shaders, disassembled), fp16-risk (an ONNX "
+                   "model's nodes that see values fp16 cannot hold, from a reference run on the data loader's "
+                   "inputs)")
       ->take_all()
-      ->check(CLI::IsMember({"layers", "attrs", "weights", "spirv"}));
+      ->check(CLI::IsMember({"layers", "attrs", "weights", "spirv", "fp16-risk"}));
+  model_args->data.add_to(*model);
   model->callback([model_args] { inspect_model(*model_args); });
 
   auto data_args = std::make_shared<InspectDataArgs>();

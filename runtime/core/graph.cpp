@@ -142,3 +142,29 @@ std::vector<std::string> Graph::node_outputs() const {
 }
 
 }  // namespace vkg
+
+namespace vkg {
+
+std::set<std::string> node_names_deep(const Graph& graph) {
+  std::set<std::string> names;
+  for (const Node& n : graph.nodes) {
+    names.insert(n.name);
+    for (const Graph* sub : n.subgraphs()) names.merge(node_names_deep(*sub));
+  }
+  return names;
+}
+
+std::vector<std::string> layer_names(const Graph& graph, const std::string& prefix, std::set<std::string>& taken) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    std::string name = graph.nodes[i].name;
+    if (name.empty()) {
+      name = prefix + graph.nodes[i].op_type + "_" + std::to_string(i);
+      while (!taken.insert(name).second) name += "_";
+    }
+    out.push_back(std::move(name));
+  }
+  return out;
+}
+
+}  // namespace vkg

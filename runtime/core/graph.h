@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,5 +91,13 @@ struct Graph {
   // outer-scope tensors a node with subgraphs depends on beyond its inputs.
   static std::vector<std::string> outer_scope_reads(const Node& node);
 };
+
+// The node names set in `graph` and its subgraphs, at any depth ("" included when a node has none).
+std::set<std::string> node_names_deep(const Graph& graph);
+
+// The name each node of `graph` goes by in engines, replays and --layer-precisions:
+// its own, or "<prefix><Op>_<index in the graph>" for an unnamed one, with "_" appended
+// until it is not in `taken`. Adds the names it makes to `taken`.
+std::vector<std::string> layer_names(const Graph& graph, const std::string& prefix, std::set<std::string>& taken);
 
 }  // namespace vkg

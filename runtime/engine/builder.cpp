@@ -74,13 +74,6 @@ void collect_unsupported(const Graph& graph, const TacticRegistry& registry,
 }
 
 // Every node name in `graph` and its subgraphs.
-void collect_node_names(const Graph& graph, std::set<std::string>& names) {
-  for (const Node& n : graph.nodes) {
-    names.insert(n.name);
-    for (const Graph* sub : n.subgraphs()) collect_node_names(*sub, names);
-  }
-}
-
 }  // namespace
 
 std::vector<std::string> unsupported_vulkan_ops(const Graph& graph, const TacticRegistry& registry) {
@@ -887,12 +880,10 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
 
 std::vector<const Node*> Builder::named_nodes(const Graph& graph, const std::string& prefix) {
   std::vector<const Node*> out;
+  const std::vector<std::string> names = layer_names(graph, prefix, names_);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     Node n = graph.nodes[i];
-    if (n.name.empty()) {
-      n.name = prefix + n.op_type + "_" + std::to_string(i);
-      while (!names_.insert(n.name).second) n.name += "_";
-    }
+    n.name = names[i];
     nodes_.push_back(std::move(n));
     out.push_back(&nodes_.back());
   }
@@ -1296,7 +1287,7 @@ BuildResult Builder::build() {
   }
   // Every layer needs a unique name (replays, --layer-precisions): unnamed nodes
   // become "<Op>_<index in the graph>" (in an If branch, "<If>/then/<Op>_<index>").
-  collect_node_names(graph_, names_);
+  names_ = node_names_deep(graph_);
   names_.erase("");
   scopes_ = {&graph_};
   const std::vector<const Node*> nodes = named_nodes(graph_, "");

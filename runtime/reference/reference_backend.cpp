@@ -31,7 +31,7 @@ struct Scope {
 // Runs the nodes of `graph` on `values` (which hold its inputs), reading what it does not
 // define from `parent`. Tensors not in `keep` are freed after their last use.
 void execute(const Graph& graph, int64_t opset, std::map<std::string, Tensor>& values, const Scope* parent,
-             const std::set<std::string>& keep) {
+             const std::set<std::string>& keep, const NodeObserver& observer = nullptr) {
   // Last use of every tensor, subgraphs' reads of enclosing tensors included.
   std::map<std::string, size_t> last_use;
   std::vector<std::vector<std::string>> reads(graph.nodes.size());
@@ -73,6 +73,7 @@ void execute(const Graph& graph, int64_t opset, std::map<std::string, Tensor>& v
       ins.push_back(t);
     }
     std::vector<Tensor> outs = run_reference_node(node, opset, ins, node.subgraphs().empty() ? nullptr : &runner);
+    if (observer) observer(i, node, ins, outs);
     for (size_t o = 0; o < node.outputs.size(); ++o)
       if (!node.outputs[o].empty()) values[node.outputs[o]] = std::move(outs[o]);
     for (const std::string& name : reads[i]) {
@@ -125,7 +126,8 @@ std::vector<Tensor> run_reference_node(const Node& node, int64_t opset, const st
   return outs;
 }
 
-TensorMap ReferenceBackend::run(const TensorMap& inputs, const std::vector<std::string>& requested) const {
+TensorMap ReferenceBackend::run(const TensorMap& inputs, const std::vector<std::string>& requested,
+                                const NodeObserver& observer) const {
   std::vector<std::string> wanted = requested;
   if (wanted.empty())
     for (const ValueInfo& o : graph_.outputs) wanted.push_back(o.name);
@@ -149,7 +151,7 @@ TensorMap ReferenceBackend::run(const TensorMap& inputs, const std::vector<std::
     }
     values[in.name] = t;
   }
-  execute(graph_, graph_.opset, values, nullptr, keep);
+  execute(graph_, graph_.opset, values, nullptr, keep, observer);
   const Scope scope{graph_, values, nullptr};
   auto lookup = [&](const std::string& name) { return scope.find(name); };
 

@@ -2,6 +2,7 @@
 // kernels. It is the oracle every other backend is compared against.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,6 +14,12 @@ namespace vkg {
 
 using TensorMap = std::map<std::string, Tensor>;
 
+// Called after each node of the top-level graph has run, with its index in
+// graph.nodes, the node, its inputs (nullptr for omitted ones; initializers included) and its outputs.
+// The tensors live only for the call: an observer keeps statistics, not values.
+using NodeObserver = std::function<void(size_t index, const Node& node, const std::vector<const Tensor*>& inputs,
+                                        const std::vector<Tensor>& outputs)>;
+
 class ReferenceBackend {
  public:
   // Throws Error listing every node whose op has no reference kernel.
@@ -20,7 +27,10 @@ class ReferenceBackend {
 
   // Runs the graph. `inputs` must hold every graph input. Returns the tensors named in
   // `outputs` (graph outputs when empty). Any tensor of the graph may be requested.
-  TensorMap run(const TensorMap& inputs, const std::vector<std::string>& outputs = {}) const;
+  // With an observer, it sees every node as it runs, while tensors are freed
+  // after their last use as in any run.
+  TensorMap run(const TensorMap& inputs, const std::vector<std::string>& outputs = {},
+                const NodeObserver& observer = nullptr) const;
 
   // Ops of the graph (and its subgraphs) that have no reference kernel ("Op (node names)"),
   // empty if all run.

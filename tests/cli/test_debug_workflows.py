@@ -18,6 +18,11 @@ POLYGRAPHY = os.path.join(VENV, "bin", "polygraphy")
 FAULTY = "VKGRAPHY_FAULTY_TACTICS"
 # fp16_overflow.onnx's output with big and small in fp32: the tolerance table in test_vk.py.
 FP16_TOL = fp16_tolerance("fp16_overflow.onnx")
+# fp16_two_sites.onnx's y spans about 43 (-26..17); with big1, small1, big2 and small2 in fp32 and the rest in fp16
+# its worst error over builds at level 0, random:1-4 and without .f16 tactics was 0.024 (lavapipe, 2026-11-25):
+# 0.15 is 6x that and 0.35% of the range, so one element off by 5% of the range (2.2) fails.
+TWO_SITES_TOL = ["--atol", "y:0.15", "--rtol", "0"]
+OVERFLOWING = ["big1", "small1", "big2", "small2"]
 
 
 def vk_model(name):
@@ -91,6 +96,86 @@ class TestWorkflows(CliTestCase):
         out = self.vkgraphy("run", "pinned.engine", "--vk", "--load-outputs", "perturbed.json", *FP16_TOL, expect=1)
         self.assertIn("FAILED | Output: 'y'", out)
         self.assertIn("Mismatched elements: 1 of 32 ", out)
+
+    def test_minimal_precision_names_exactly_the_overflowing_nodes(self):
+        # Two overflow sites with six fp16-safe layers between them: the default search starts from the fp16-risk
+        # analysis, checks the four flagged layers, then drops each alone (each drop fails): 5 checks, 4 layers.
+        # (Polygraphy's bisect: 5 checks naming 10 layers; with --prune: 15 checks.)
+        path = vk_model("fp16_two_sites.onnx")
+        self.make_golden(path)
+        out = self.vkgraphy("debug", "precision", path, "--fp16", "--save-layer-precisions", "pins.json", "--check",
+                            BIN, "run", "vkgraphy_debug.engine", "--vk", "--load-outputs", "golden.json",
+                            *TWO_SITES_TOL)
+        self.assertIn("fp16-risk analysis of a reference run (1 iteration(s)): 4 of 11 candidate layer(s) at risk:\n"
+                      "        big1 (overflow)\n        small1 (overflow)\n        big2 (overflow)\n"
+                      "        small2 (overflow)\n", out)
+        self.assertIn("To pass the check, run these 4 layer(s) in fp32: big1, small1, big2, small2\n", out)
+        iterations = int(re.search(r"Finished (\d+) iteration\(s\) \| Passed: 1/", out).group(1))
+        self.assertLessEqual(iterations, 6, out)
+        self.assertEqual(iterations, 5, out)
+        # 1-minimal: each layer was dropped alone from the answer, and each drop failed.
+        for layer in OVERFLOWING:
+            rest = " ".join(l for l in OVERFLOWING if l != layer)
+            self.assertRegex(out, rf"RUNNING \| Iteration \d+ \| 3 layer\(s\) in fp32: {rest}\n(.*\n)*?"
+                                  r"\[E\] FAILED \| Iteration")
+        self.assertEqual(self.read_json("pins.json"),
+                         {"format": "vkgraphy-layer-precisions", "version": 1, "precision_constraints": "obey",
+                          "layer_precisions": {name: "fp32" for name in OVERFLOWING}})
+        # convert and run read the answer back, and the engine passes; one element off by 5% of the range fails.
+        self.vkgraphy("convert", path, "--fp16", "--load-layer-precisions", "pins.json", "-o", "pinned.engine")
+        layers = self.vkgraphy("inspect", "model", "pinned.engine", "--show", "layers")
+        for layer in OVERFLOWING:
+            self.assertRegex(layers, rf"Layer \d+ +\| {layer} \[Op: \w+\] \| Tactic: \S+ \| Precision: fp32 ")
+        out = self.vkgraphy("run", "pinned.engine", "--vk", "--load-outputs", "golden.json", *TWO_SITES_TOL)
+        self.assertIn("PASSED | All outputs matched", out)
+        out = self.vkgraphy("run", path, "--vk", "--fp16", "--load-layer-precisions", "pins.json", "--load-outputs",
+                            "golden.json", *TWO_SITES_TOL)
+        self.assertIn("Loaded 4 layer precision(s) from pins.json", out)
+        self.assertIn("PASSED | All outputs matched", out)
+        edit_outputs(self.path("golden.json"), self.path("perturbed.json"), lambda _, values: perturb_largest(values))
+        out = self.vkgraphy("run", "pinned.engine", "--vk", "--load-outputs", "perturbed.json", *TWO_SITES_TOL,
+                            expect=1)
+        self.assertIn("Mismatched elements: 1 of 32 ", out)
+
+    def test_fp16_risk_follows_the_data_loader(self):
+        path = vk_model("fp16_two_sites.onnx")
+        out = self.vkgraphy("inspect", "model", path, "--show", "fp16-risk")
+        self.assertIn("4 of 11 node(s) with float tensors see values fp16 cannot hold (most certain first):\n"
+                      "      big1 (MatMul): overflow\n"
+                      "          output 'big1': 32 of 32 value(s) beyond +-65504", out)
+        self.assertIn("      small2 (Mul): overflow\n          input 'big2': 32 of 32 value(s) beyond +-65504", out)
+        self.assertIn("The other 7 node(s) are fp16-safe on these inputs", out)
+        # Inputs 100x smaller keep big1 in range (64 * 0.005 * 4000 = 1280); big2 reads sigmoids, still about 0.5.
+        out = self.vkgraphy("inspect", "model", path, "--show", "fp16-risk", "--val-range", "x:[0,0.01]")
+        self.assertIn("2 of 11 node(s) with float tensors see values fp16 cannot hold", out)
+        self.assertNotIn("big1 (MatMul)", out)
+        # debug precision takes the same options, and says when the check's differ.
+        out = self.vkgraphy("debug", "precision", path, "--fp16", "--val-range", "x:[0,0.01]", "--check", "true")
+        self.assertIn("2 of 11 candidate layer(s) at risk:\n        big2 (overflow)\n        small2 (overflow)\n", out)
+        self.assertIn("The --check command has --val-range (default) but debug precision has --val-range x:[0,0.01]",
+                      out)
+        self.assertIn("The check passes with no layer in fp32", out)  # `true` passes without either
+        out = self.vkgraphy("debug", "precision", path, "--fp16", "--prune", "--check", "true")
+        self.assertIn("--prune has no effect with --mode minimal", out)
+
+    def test_layer_precision_files_are_checked(self):
+        path = vk_model("fp16_two_sites.onnx")
+        self.vkgraphy("convert", path, "--save-tactics", "replay.json", "--builder-optimization-level", "0",
+                      "-o", "m.engine")
+        out = self.vkgraphy("convert", path, "--fp16", "--load-layer-precisions", "replay.json", "-o", "x.engine",
+                            expect=3)
+        self.assertIn("'replay.json': format: not a layer-precisions file: format is \"vkgraphy-tactic-replay\"", out)
+        with open(self.path("other.json"), "w") as f:
+            f.write('{"format": "vkgraphy-layer-precisions", "version": 1, "layer_precisions": {"conv9": "fp32"}}')
+        out = self.vkgraphy("convert", path, "--fp16", "--load-layer-precisions", "other.json", "-o", "x.engine",
+                            expect=3)
+        self.assertIn("--layer-precisions names layer 'conv9', which the model does not have", out)
+        with open(self.path("bad.json"), "w") as f:
+            f.write('{"format": "vkgraphy-layer-precisions", "version": 1, "layer_precisions": {"big1": "fp8"}}')
+        out = self.vkgraphy("convert", path, "--fp16", "--load-layer-precisions", "bad.json", "-o", "x.engine",
+                            expect=3)
+        self.assertIn("'bad.json': layer_precisions.big1:", out)
+        self.assertFalse(os.path.exists(self.path("x.engine")))
 
     def test_precision_says_when_nothing_passes(self):
         path = vk_model("fp16_overflow.onnx")

@@ -13,6 +13,11 @@
   branchy.onnx       Four branches from one input (MatMul+Relu, Softmax, Sigmoid,
                      Tanh) joined by Add and Mul, two outputs: the model the
                      `debug reduce` workflow reduces to its Softmax.
+  fp16_two_sites.onnx Two overflow sites like fp16_overflow's (big1/small1 and
+                     big2/small2) with six fp16-safe layers between them
+                     (MatMul, Softmax, MatMul, LayerNormalization, Softmax,
+                     Sigmoid) and a MatMul after: the model `debug precision`
+                     must answer with exactly the four overflowing nodes.
   near_tie.onnx      Eight independent elementwise/MatMul branches whose tactics
                      run within a few percent of each other (for the replay bench).
 """
@@ -148,6 +153,34 @@ def fp16_overflow():
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "fp16_overflow.onnx")
 
 
+def fp16_two_sites():
+    r = np.random.default_rng(2)
+
+    def w(name, shape, scale):
+        return numpy_helper.from_array((r.standard_normal(shape) * scale).astype(np.float32), name)
+
+    # big1: x in [0, 1) times 4000 over 64 terms (about 1.3e5); big2: sigmoid outputs (about 0.5) the same way.
+    inits = [numpy_helper.from_array(np.full([64, 8], 4000.0, np.float32), "w_big"),
+             numpy_helper.from_array(np.array(1e-4, np.float32), "down"),
+             w("w_a", [8, 64], 0.3), w("w_b", [64, 64], 0.3), w("w_out", [8, 8], 0.3),
+             numpy_helper.from_array(np.ones([64], np.float32), "ln_scale"),
+             numpy_helper.from_array(np.zeros([64], np.float32), "ln_bias")]
+    nodes = [helper.make_node("MatMul", ["x", "w_big"], ["big1"], name="big1"),
+             helper.make_node("Mul", ["big1", "down"], ["small1"], name="small1"),
+             helper.make_node("MatMul", ["small1", "w_a"], ["mm_a"], name="mm_a"),
+             helper.make_node("Softmax", ["mm_a"], ["soft_a"], name="soft_a", axis=1),
+             helper.make_node("MatMul", ["soft_a", "w_b"], ["mm_b"], name="mm_b"),
+             helper.make_node("LayerNormalization", ["mm_b", "ln_scale", "ln_bias"], ["ln_b"], name="ln_b", axis=-1),
+             helper.make_node("Softmax", ["ln_b"], ["soft_b"], name="soft_b", axis=1),
+             helper.make_node("Sigmoid", ["soft_b"], ["sig_c"], name="sig_c"),
+             helper.make_node("MatMul", ["sig_c", "w_big"], ["big2"], name="big2"),
+             helper.make_node("Mul", ["big2", "down"], ["small2"], name="small2"),
+             helper.make_node("MatMul", ["small2", "w_out"], ["y"], name="out")]
+    graph = helper.make_graph(nodes, "fp16_two_sites", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])], inits)
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "fp16_two_sites.onnx")
+
+
 def near_tie(branches=8):
     inits, nodes, outs = [], [], []
     for b in range(branches):
@@ -181,4 +214,5 @@ if __name__ == "__main__":
     transformer()
     fp16_overflow()
     near_tie()
+    fp16_two_sites()
     branchy()

@@ -1,0 +1,72 @@
+#include "runtime/engine/layer_precisions_file.h"
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/core/error.h"
+#include "runtime/core/file_io.h"
+#include "runtime/engine/layer_signature.h"
+
+namespace vkg {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr char kFormat[] = "vkgraphy-layer-precisions";
+constexpr int kVersion = 1;
+constexpr char kWhat[] = "layer-precisions file";
+
+LayerPrecisions from_json(const Json& root, const JsonPlace& where) {
+  if (!root.is_object()) where.fail(std::string("expected a JSON object, got ") + root.type_name());
+  if (root.contains("polygraphy_class") && root["polygraphy_class"].is_string()) {
+    where.fail("not a layer-precisions file: it is a Polygraphy " + root["polygraphy_class"].get<std::string>() +
+               " file");
+  }
+  const std::string format = json_string(root, "format", where);
+  if (format != kFormat) {
+    where.field("format").fail("not a layer-precisions file: format is \"" + format + "\", expected \"" + kFormat +
+                               "\"");
+  }
+  const Json& version = json_member(root, "version", where);
+  if (version != kVersion) {
+    where.field("version").fail("unsupported layer-precisions version " + version.dump() +
+                                " (this vkgraphy reads version " + std::to_string(kVersion) + ")");
+  }
+  LayerPrecisions out;
+  if (root.contains("precision_constraints")) {
+    const std::string text = json_string(root, "precision_constraints", where);
+    out.constraints = parse_precision_constraints(text);
+    if (!out.constraints) where.field("precision_constraints").fail("'" + text + "' is not none, prefer or obey");
+  }
+  const Json& layers = json_member(root, "layer_precisions", where);
+  const JsonPlace layers_where = where.field("layer_precisions");
+  if (!layers.is_object()) layers_where.fail(std::string("expected an object, got ") + layers.type_name());
+  for (const auto& [name, value] : layers.items()) out.layers[name] = json_precision(layers, name, layers_where);
+  return out;
+}
+
+}  // namespace
+
+LayerPrecisions load_layer_precisions(const std::string& path) {
+  const std::string text = read_whole_file(path, kWhat);
+  const JsonPlace where{path, ""};
+  const Json root = parse_json_text(text, where);
+  try {
+    return from_json(root, where);
+  } catch (const nlohmann::json::exception& e) {
+    where.fail(std::string("malformed layer-precisions file: ") + e.what());
+  }
+}
+
+void save_layer_precisions(const std::string& path, const LayerPrecisions& precisions) {
+  Json root = Json::object();
+  root["format"] = kFormat;
+  root["version"] = kVersion;
+  if (precisions.constraints) root["precision_constraints"] = precision_constraints_name(*precisions.constraints);
+  Json layers = Json::object();
+  for (const auto& [name, precision] : precisions.layers) layers[name] = precision_name(precision);
+  root["layer_precisions"] = std::move(layers);
+  write_file_atomically(path, root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n", kWhat);
+}
+
+}  // namespace vkg
