@@ -216,6 +216,13 @@ int debug_precision(PrecisionArgs& args) {
     VKG_WARNING(
         "-p float16 marks layers to run in fp16, the lowest precision vkgraphy has; the other candidate "
         "layers run in fp32, so this finds how many layers can run in fp16 and still pass");
+  if (high == Precision::FP16 && args.mode == "minimal") {
+    const CLI::Option* mode = args.app->get_option_no_throw("--mode");
+    VKG_CHECK(!mode || mode->count() == 0,
+              "--mode minimal finds the fewest layers to run at the higher precision, which with -p float16 is "
+              "always none (every layer in fp32 passes): use --mode bisect or linear");
+    args.mode = "bisect";  // the default for -p float16
+  }
   const bool minimal = args.mode == "minimal";
   if (minimal) {
     for (const char* flag : {"--dir", "--prune"}) {
@@ -240,8 +247,7 @@ int debug_precision(PrecisionArgs& args) {
   for (const PrecisionCandidate& c : candidates) layers.push_back(c.layer);
   VKG_INFO("Layers that can take either precision (" << layers.size() << ", in network order):");
   for (const std::string& l : layers) VKG_INFO("    " << l);
-  const std::vector<double> risk =
-      minimal && high == Precision::FP32 ? candidate_risk(graph, candidates, args) : std::vector<double>(layers.size());
+  const std::vector<double> risk = minimal ? candidate_risk(graph, candidates, args) : std::vector<double>{};
   VKG_START("Using " << precision_name(high) << " as the higher precision; other candidate layers run in "
                      << precision_name(low));
 
