@@ -56,8 +56,8 @@ IsolationResult isolate_layers(const Graph& graph, const Engine& engine, vk::Eng
     VKG_CHECK(!layer.is_branch(), "--isolate-layers: layer '"
                                       << layer.name << "' (" << layer.op
                                       << ") has control flow evaluated on the device, which isolation does not "
-                                         "support; build with --freeze-inputs so that it folds, or check the "
-                                         "model without isolation");
+                                         "support; build with --freeze-inputs so that it folds, or compare "
+                                         "every layer output with --vk-outputs mark layers");
   std::set<std::string> known;
   for (const ValueInfo& in : graph.inputs) known.insert(in.name);
   for (const std::string& name : graph.node_outputs()) known.insert(name);

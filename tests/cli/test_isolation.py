@@ -9,6 +9,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+import test_control_flow
 from vkgraphy_cli import CliTestCase
 
 rng = np.random.default_rng(5)
@@ -114,13 +115,22 @@ class TestIsolation(CliTestCase):
         self.assertRegex(out, r"PASSED \| Output: 'r1'")
 
     def test_bad_combinations(self):
-        out = self.vkgraphy("run", self.model, "--vk", "--isolate-layers", expect=None)
+        out = self.vkgraphy("run", self.model, "--vk", "--isolate-layers", expect=3)
         self.assertIn("--isolate-layers compares the Vulkan engine with the reference: give --vk and --ref", out)
-        out = self.vkgraphy("run", self.model, "--ref", "--isolate-layers", expect=None)
+        out = self.vkgraphy("run", self.model, "--ref", "--isolate-layers", expect=3)
         self.assertIn("give --vk and --ref", out)
         out = self.vkgraphy("run", self.model, "--vk", "--ref", "--isolate-layers", "--save-outputs", "o.json",
-                            expect=None)
+                            expect=3)
         self.assertIn("cannot be combined with --save-outputs", out)
         self.vkgraphy("convert", self.model, "-o", "chain.engine", "--builder-optimization-level", "0")
-        out = self.vkgraphy("run", "chain.engine", "--vk", "--ref", "--isolate-layers", expect=None)
+        out = self.vkgraphy("run", "chain.engine", "--vk", "--ref", "--isolate-layers", expect=3)
         self.assertIn("--isolate-layers needs the ONNX model", out)
+
+    def test_control_flow_on_the_device_is_refused_unless_it_folds(self):
+        onnx.save(test_control_flow.model(with_loops=False), self.path("if.onnx"))
+        common = ("run", "if.onnx", "--vk", "--ref", "--isolate-layers", "--builder-optimization-level", "0")
+        out = self.vkgraphy(*common, expect=3)
+        self.assertIn("layer 'choose' (If) has control flow evaluated on the device", out)
+        self.assertNotIn("PASSED | Every layer", out)
+        out = self.vkgraphy(*common, "--freeze-inputs", "mode", "--val-range", "mode:[1,1]")
+        self.assertIn("Every layer's introduced error is within tolerance", out)
