@@ -9,7 +9,9 @@
 #include <set>
 #include <sstream>
 
+#include "debug/layer_isolation.h"
 #include "runtime/core/logger.h"
+#include "runtime/data/array_stats.h"
 #include "runtime/data/comparator.h"
 #include "runtime/data/data_loader.h"
 #include "runtime/data/run_results.h"
@@ -36,12 +38,47 @@ struct RunArgs {
   bool profile = false;
   std::vector<std::string> onnx_outputs;  // names, or "mark all"
   std::vector<std::string> onnx_exclude_outputs;
-  std::vector<std::string> vk_outputs;  // names, or "mark all"
+  std::vector<std::string> vk_outputs;  // names, "mark all", or "mark layers"
   std::vector<std::string> vk_exclude_outputs;
   std::vector<std::string> freeze_inputs;  // inputs that become build-time constants for --vk
+  bool isolate_layers = false;
+  // Filled by the Vulkan run under --vk-outputs mark layers: the tensors it marked,
+  // which the reference then returns too (unless --onnx-outputs says otherwise).
+  std::vector<std::string> layer_outputs;
 };
 
 bool is_mark_all(const std::vector<std::string>& v) { return v.size() == 2 && v[0] == "mark" && v[1] == "all"; }
+bool is_mark_layers(const std::vector<std::string>& v) { return v.size() == 2 && v[0] == "mark" && v[1] == "layers"; }
+
+// The ONNX tensors the layers of `engine` produce, outside If branches and Loop
+// bodies, in engine order (the outputs of reformat and constant layers are not ONNX tensors).
+std::vector<std::string> layer_output_names(const Engine& engine) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (const LayerBlock::Item& item : layer_blocks(engine, "the engine").items) {
+    const EngineLayer& layer = engine.layers[item.layer];
+    if (layer.nodes.empty()) continue;
+    for (int32_t t : layer.outputs)
+      if (t >= 0 && seen.insert(engine.tensors[size_t(t)].name).second) names.push_back(engine.tensors[size_t(t)].name);
+  }
+  return names;
+}
+
+// The engine `run --vk` runs: built as the output options say. `mark layers` builds
+// once to learn the layers, then again with their outputs marked and the first
+// build's tactics replayed, so that neither fusion nor tactics change.
+Engine build_for_run(RunArgs& args, const Graph& graph, vk::Context& ctx) {
+  if (is_mark_all(args.vk_outputs)) return args.builder.build(graph, ctx, {}, true).engine;
+  if (!is_mark_layers(args.vk_outputs)) return args.builder.build(graph, ctx, args.vk_outputs).engine;
+  const BuildResult first = args.builder.build(graph, ctx);
+  args.layer_outputs = layer_output_names(first.engine);
+  VKG_INFO("--vk-outputs mark layers: marking the outputs of " << args.layer_outputs.size()
+                                                               << " tensor(s) the engine's layers produce");
+  BuilderConfig config = args.builder.config();
+  config.mark_outputs = args.layer_outputs;
+  config.replay = &first.replay;
+  return args.builder.build_with(graph, ctx, std::move(config)).engine;
+}
 
 // "ref-runner-N0-11/21/26-14:03:07", in the style of Polygraphy's runner names.
 std::string runner_name(const std::string& prefix, int index) {
@@ -128,9 +165,9 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
   std::unique_ptr<vk::Context> ctx = open_vulkan();
   Engine built;
   const Engine* engine = loaded;
-  const bool mark_all = is_mark_all(args.vk_outputs);
+  const bool mark_all = is_mark_all(args.vk_outputs) || is_mark_layers(args.vk_outputs);
   if (engine == nullptr) {
-    built = args.builder.build(*graph, *ctx, mark_all ? std::vector<std::string>{} : args.vk_outputs, mark_all).engine;
+    built = build_for_run(args, *graph, *ctx);
     engine = &built;
   } else {
     const DeviceIdentity here = device_identity(ctx->device().info());
@@ -150,7 +187,8 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
     }
   } else {
     if (mark_all && loaded)
-      VKG_WARNING("--vk-outputs mark all with an engine file returns only the tensors marked when it was built");
+      VKG_WARNING("--vk-outputs " << args.vk_outputs[1]
+                                  << " with an engine file returns only the tensors marked when it was built");
     for (int32_t t : engine->outputs) outputs.push_back(engine->tensors[size_t(t)].name);
   }
   outputs.erase(std::remove_if(outputs.begin(), outputs.end(),
@@ -285,6 +323,38 @@ Graph frozen_graph(const RunArgs& args, OnnxModel model, const ImportOptions& im
   return import_onnx(model, options);
 }
 
+// --isolate-layers: builds the engine as `run --vk` does, then runs it one layer
+// at a time against the reference (debug/layer_isolation.h) on the first feed.
+// Returns the exit code: failed when a layer introduces error over tolerance.
+int run_isolation(RunArgs& args, const Graph& graph, const std::vector<TensorMap>& feeds) {
+  std::unique_ptr<vk::Context> ctx = open_vulkan();
+  const Engine engine = build_for_run(args, graph, *ctx);
+  if (feeds.size() > 1) VKG_WARNING("--isolate-layers uses the first of " << feeds.size() << " iterations");
+  vk::ExecutorOptions options;
+  options.faulty_tactics = vk::faulty_tactics_from_env();
+  options.faulty_layers = vk::faulty_layers_from_env();
+  vk::EngineExecutor executor(ctx->device(), engine, options);
+  VKG_START("RUNNING | Per-layer isolation: " << engine.layers.size() << " layer(s) against the reference backend");
+  const CompareOptions compare = args.compare.options();
+  const debug::IsolationResult result = debug::isolate_layers(graph, engine, executor, feeds.at(0), compare);
+  ctx->check_validation("the isolation run");
+  const ErrorStat stat = compare.error_stat_for("");
+  VKG_INFO("Per-layer isolation (" << error_stat_name(stat) << " error"
+                                   << "; introduced: the layer on the reference's inputs; inherited: the largest "
+                                      "total error of its inputs; total: the layer in the chained run):\n"
+                                   << debug::format_isolation_table(result));
+  if (result.first_failed >= 0) {
+    const debug::LayerIsolation& bad = result.layers[size_t(result.first_failed)];
+    VKG_ERROR("FAILED | First layer over tolerance: '"
+              << bad.layer << "' (layer " << result.first_failed << ", tactic " << bad.tactic << ", " << bad.precision
+              << "): introduced error " << format_g5(bad.introduced) << " (rel " << format_g5(bad.introduced_rel)
+              << ")");
+    return kExitFailed;
+  }
+  VKG_FINISH("PASSED | Every layer's introduced error is within tolerance | Runtime: vkgraphy run " << args.model.path);
+  return kExitSuccess;
+}
+
 int run_tool(RunArgs& args) {
   // An engine file runs as it is; a model is imported (and built for --vk).
   std::optional<Engine> engine;
@@ -293,6 +363,18 @@ int run_tool(RunArgs& args) {
   InputShapes shapes = args.model.shapes();
   ImportOptions import = args.model.import_options();
   std::optional<OnnxModel> unimported;  // for --freeze-inputs: import changes the model in place
+  if (args.isolate_layers) {
+    VKG_CHECK(args.vk && args.ref,
+              "--isolate-layers compares the Vulkan engine with the reference: give --vk and --ref");
+    VKG_CHECK(!looks_like_engine(args.model.path),
+              "--isolate-layers needs the ONNX model (the reference runs it), but '" << args.model.path
+                                                                                     << "' is a vkgraphy engine");
+    VKG_CHECK(args.compare.save_outputs_path().empty() && args.compare.load_outputs_paths().empty(),
+              "--isolate-layers keeps only per-layer statistics: it cannot be combined with --save-outputs or "
+              "--load-outputs");
+    VKG_CHECK(!is_mark_all(args.vk_outputs),
+              "--isolate-layers runs the engine as built; --vk-outputs mark all would split its fusions");
+  }
   if (looks_like_engine(args.model.path)) {
     VKG_CHECK(!args.ref, "--ref needs an ONNX model, but '" << args.model.path << "' is a vkgraphy engine");
     VKG_CHECK(args.vk, "'" << args.model.path << "' is a vkgraphy engine: run it with --vk");
@@ -325,6 +407,14 @@ int run_tool(RunArgs& args) {
     VKG_INFO("Saving inference input data to " << args.data.save_inputs_path());
   }
 
+  if (args.isolate_layers) {
+    if (args.freeze_inputs.empty()) return run_isolation(args, graph, feeds);
+    // The engine and the reference both see the frozen graph, as the engine was built from it.
+    std::vector<TensorMap> vk_feeds = feeds;
+    const Graph frozen = frozen_graph(args, std::move(*unimported), import, vk_feeds);
+    return run_isolation(args, frozen, vk_feeds);
+  }
+
   RunResults results;
   if (args.vk) {
     const std::string name = runner_name("vk", int(results.runs.size()));
@@ -340,7 +430,9 @@ int run_tool(RunArgs& args) {
   }
   if (args.ref) {
     const std::string name = runner_name("ref", int(results.runs.size()));
-    const auto outputs = requested_outputs(graph, args.onnx_outputs, args.onnx_exclude_outputs);
+    const bool pair_layers = args.onnx_outputs.empty() && !args.layer_outputs.empty();
+    const auto outputs =
+        requested_outputs(graph, pair_layers ? args.layer_outputs : args.onnx_outputs, args.onnx_exclude_outputs);
     results.runs.emplace_back(name, run_reference(graph, feeds, outputs, name));
   }
   for (const std::string& path : args.compare.load_outputs_paths()) {
@@ -384,8 +476,14 @@ void add_run_tool(CLI::App& app) {
   run->add_flag("--vk", args->vk, "Run on Vulkan: builds an engine from the model in memory, or runs an engine file");
   run->add_flag("--ref", args->ref, "Run on the CPU reference backend (the trusted oracle)");
   run->add_option("--vk-outputs", args->vk_outputs,
-                  "Tensors the Vulkan engine returns: names, or 'mark all' for every tensor")
+                  "Tensors the Vulkan engine returns: names, 'mark all' for every tensor (fusion is then "
+                  "impossible), or 'mark layers' for the output of every layer as built (fusions kept; with --ref "
+                  "and no --onnx-outputs the reference returns the same tensors)")
       ->take_all();
+  run->add_flag("--isolate-layers", args->isolate_layers,
+                "With --vk --ref: run every engine layer on the reference's values of its inputs and compare its "
+                "outputs, separating the error each layer introduces from the error it inherits; the built plan "
+                "is unchanged, only per-layer statistics are kept (docs/debug.md, Per-layer isolation)");
   run->add_option("--vk-exclude-outputs", args->vk_exclude_outputs, "Tensors the Vulkan runner does not return")
       ->take_all();
   run->add_flag("--profile", args->profile, "Report the device time of every engine layer");

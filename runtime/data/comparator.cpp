@@ -129,6 +129,7 @@ struct Errors {
   bool float32 = false;
 };
 
+// Element errors of `a` against `b`; warns once per output of runner_b with zeros (runner_b "": never).
 Errors compute_errors(const Tensor& a, const Tensor& b, bool infinities_equal, const std::string& runner_b,
                       const std::string& output_b) {
   Errors e;
@@ -159,7 +160,7 @@ Errors compute_errors(const Tensor& a, const Tensor& b, bool infinities_equal, c
     e.abs[i] = absdiff;
     e.rel[i] = e.float32 ? double(float(absdiff) / float(denominator)) : absdiff / denominator;
   }
-  if (zeros) {
+  if (zeros && !runner_b.empty()) {
     static std::set<std::string> warned;  // once per output, like Polygraphy's LogMode.ONCE
     if (warned.insert(runner_b + "|" + output_b).second) {
       VKG_WARNING(ind() << padded(runner_b, 35) << " | Output: " << output_b
@@ -210,9 +211,9 @@ void log_stats(const std::string& label, const Tensor* t, const std::vector<doub
   }
 }
 
-void compare_values(OutputComparison& r, const Tensor& a, const std::string& runner_a, const Tensor& b,
-                    const std::string& runner_b, const std::string& name_b, const CompareOptions& options) {
-  const Errors e = compute_errors(a, b, options.infinities_compare_equal, runner_b, name_b);
+// Fills r's statistics and verdict from the element errors (r's tolerances and statistic already set).
+// Returns whether the check failed.
+bool evaluate(OutputComparison& r, const Errors& e) {
   const bool quantile = r.stat == ErrorStat::Quantile;
   r.absdiff = metrics(e.abs, quantile, r.quantile);
   r.reldiff = metrics(e.rel, quantile, r.quantile);
@@ -229,6 +230,13 @@ void compare_values(OutputComparison& r, const Tensor& a, const std::string& run
     failed = exceeds(r.required_atol, r.atol, e.float32) && exceeds(r.required_rtol, r.rtol, e.float32);
   }
   r.passed = !failed;
+  return failed;
+}
+
+void compare_values(OutputComparison& r, const Tensor& a, const std::string& runner_a, const Tensor& b,
+                    const std::string& runner_b, const std::string& name_b, const CompareOptions& options) {
+  const Errors e = compute_errors(a, b, options.infinities_compare_equal, runner_b, name_b);
+  const bool failed = evaluate(r, e);
 
   const auto va = a.to_doubles();
   const auto vb = b.to_doubles();
@@ -251,14 +259,19 @@ void compare_values(OutputComparison& r, const Tensor& a, const std::string& run
   log_stats("Relative Difference", nullptr, e.rel, a.shape(), failed, nan_min(e.rel), nan_max(e.rel));
 }
 
-OutputComparison compare_one(const std::string& name, const Tensor& a, const std::string& runner_a, const Tensor& b,
-                             const std::string& runner_b, const CompareOptions& options) {
+OutputComparison settings_for(const std::string& name, const CompareOptions& options) {
   OutputComparison r;
   r.name = name;
   r.atol = options.atol_for(name);
   r.rtol = options.rtol_for(name);
   r.stat = options.error_stat_for(name);
   r.quantile = options.error_quantile_for(name);
+  return r;
+}
+
+OutputComparison compare_one(const std::string& name, const Tensor& a, const std::string& runner_a, const Tensor& b,
+                             const std::string& runner_b, const CompareOptions& options) {
+  OutputComparison r = settings_for(name, options);
   VKG_INFO(ind() << "Tolerance: [abs=" << format_g5(r.atol) << ", rel=" << format_g5(r.rtol) << "] | Checking "
                  << error_stat_name(r.stat) << " error");
 
@@ -416,6 +429,21 @@ double CompareOptions::error_quantile_for(const std::string& output) const {
 CompareResult compare_outputs(const std::string& name_a, const TensorMap& a, const std::string& name_b,
                               const TensorMap& b, const CompareOptions& options) {
   return compare(name_a, ordered(a), name_b, ordered(b), options);
+}
+
+OutputComparison measure_output(const std::string& name, const Tensor& a, const Tensor& b,
+                                const CompareOptions& options) {
+  OutputComparison r = settings_for(name, options);
+  if (a.shape() != b.shape()) {
+    if (a.size() != b.size()) {
+      r.failure = "shapes cannot be matched: " + python_tuple(a.shape()) + " vs. " + python_tuple(b.shape());
+      return r;
+    }
+    evaluate(r, compute_errors(a, b.reshaped(a.shape()), options.infinities_compare_equal, "", name));
+    return r;
+  }
+  evaluate(r, compute_errors(a, b, options.infinities_compare_equal, "", name));
+  return r;
 }
 
 CompareResult compare_iteration(const IterationResult& a, const IterationResult& b, const CompareOptions& options) {

@@ -73,6 +73,12 @@ CompareResult compare_outputs(const std::string& name_a, const TensorMap& a, con
                               const TensorMap& b, const CompareOptions& options);
 // The same for iteration results (keeps the runner's output order).
 CompareResult compare_iteration(const IterationResult& a, const IterationResult& b, const CompareOptions& options);
+// The comparison of one output of `a` with `b` without the report: the same
+// statistics and verdict as compare_outputs, logging nothing (for callers that
+// compare many tensors and keep only the numbers). Shapes with the same element
+// count are compared element by element in row-major order; others fail with `failure` set.
+OutputComparison measure_output(const std::string& name, const Tensor& a, const Tensor& b,
+                                const CompareOptions& options);
 
 // Comparator.compare_accuracy: each runner against the next one, iteration by
 // iteration (up to the shorter run), with a summary line per pair. True if every

@@ -281,6 +281,44 @@ int32_t EngineExecutor::read_condition(size_t index) const {
   return value;
 }
 
+void EngineExecutor::write_tensor(int32_t tensor, const Tensor& value) {
+  const EngineTensor& t = engine_.tensors.at(size_t(tensor));
+  VKG_CHECK(value.size() == num_elements(t.shape),
+            "tensor '" << t.name << "' has " << num_elements(t.shape) << " elements, given " << value.size());
+  const Tensor stored =
+      to_storage(value.dtype() == t.dtype ? value : value.cast(t.dtype), t.storage, "tensor '" + t.name + "'");
+  if (stored.nbytes() > 0) slots_.at(size_t(t.slot)).upload(stored.raw(), stored.nbytes());
+}
+
+Tensor EngineExecutor::read_tensor(int32_t tensor) const {
+  const EngineTensor& t = engine_.tensors.at(size_t(tensor));
+  const DType stored_dtype = t.storage == StorageType::F32   ? DType::Float32
+                             : t.storage == StorageType::F16 ? DType::Float16
+                                                             : DType::Int32;
+  Tensor stored(stored_dtype, t.shape);
+  if (stored.nbytes() > 0) slots_.at(size_t(t.slot)).download(stored.raw(), stored.nbytes());
+  return from_storage(stored, t.dtype);
+}
+
+void EngineExecutor::run_layer(size_t layer) {
+  VKG_CHECK(layer < engine_.layers.size(), "layer " << layer << " is out of range");
+  VKG_CHECK(!engine_.layers[layer].is_branch(), "layer '" << engine_.layers[layer].name << "' ("
+                                                          << engine_.layers[layer].op
+                                                          << ") selects its work at run time: it cannot run alone");
+  ComputeCommands cmd(device_);
+  cmd.begin();
+  for (const Step& step : layers_[layer].steps) {
+    cmd.dispatch(*step.pipeline, *step.set, step.dispatch->groups[0], step.dispatch->groups[1],
+                 step.dispatch->groups[2], step.dispatch->push.data(), uint32_t(step.dispatch->push.size() * 4));
+    cmd.barrier();
+  }
+  for (const Fault& f : layers_[layer].faults) {
+    cmd.dispatch(*f.pipeline, *f.set, f.groups[0], f.groups[1], f.groups[2], &f.elements, 4);
+    cmd.barrier();
+  }
+  cmd.submit_and_wait();
+}
+
 TensorMap EngineExecutor::run(const TensorMap& inputs) {
   for (size_t i = 0; i < engine_.inputs.size(); ++i) {
     const EngineTensor& t = engine_.tensors[size_t(engine_.inputs[i])];

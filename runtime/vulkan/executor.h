@@ -70,6 +70,19 @@ class EngineExecutor {
   // engine output (model outputs and marked tensors) in the model's dtypes.
   TensorMap run(const TensorMap& inputs);
 
+  // One layer at a time, for per-layer isolation (slow: one submission and
+  // wait per call; the recorded program is untouched). write_tensor puts a
+  // host value into an engine tensor's buffer (in its storage form, through
+  // staging where the host cannot map it); read_tensor returns a tensor's
+  // current value in the model's dtype; run_layer submits that layer's
+  // dispatches (and its fault-injection dispatches) alone and waits. A tensor's
+  // buffer is a memory slot other tensors reuse: read a layer's outputs before
+  // running the next layer. run_layer throws Error for a branching or loop
+  // layer (those run only within run()).
+  void write_tensor(int32_t tensor, const Tensor& value);
+  Tensor read_tensor(int32_t tensor) const;
+  void run_layer(size_t layer);
+
   // Device time of the last run in nanoseconds (0 when the device has no timestamps).
   double last_device_ns() const { return last_device_ns_; }
   // With options.profile: device time of each engine layer in the last run.
