@@ -13,6 +13,7 @@
 #include <iostream>
 #include <optional>
 #include <regex>
+#include <sstream>
 
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
@@ -29,6 +30,13 @@ void on_sigint(int) {
   if (g_interrupts >= 2) _exit(kExitInterrupted);
   static const char kMessage[] = "\n[W] Interrupted: stopping after cleaning up (press Ctrl-C again to quit at once)\n";
   [[maybe_unused]] const ssize_t n = write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+}
+
+// "2 s", "0.5 s"
+std::string format_seconds(double s) {
+  std::ostringstream out;
+  out << s << " s";
+  return out.str();
 }
 
 std::vector<std::regex> compile_regexes(const std::vector<std::string>& texts) {
@@ -100,7 +108,9 @@ CheckResult CheckCommand::run(const std::string& artifact) const {
   if (options_.show_output || (!r.passed && !options_.hide_fail_output)) {
     std::string text = r.output;
     if (!text.empty() && text.back() == '\n') text.pop_back();
-    VKG_INFO("========== CHECK OUTPUT (exit code " << r.exit_code << ") ==========\n" << text);
+    const std::string how = r.timed_out ? "killed by --check-timeout after " + format_seconds(options_.timeout_s)
+                                        : "exit code " + std::to_string(r.exit_code);
+    VKG_INFO("========== CHECK OUTPUT (" << how << ") ==========\n" << text);
   }
   return r;
 }

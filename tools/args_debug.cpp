@@ -15,8 +15,10 @@ int split_check_command(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "debug") == 0) in_debug = true;
     if (!in_debug || std::strcmp(argv[i], "--check") != 0) continue;
-    VKG_CHECK(i + 1 < argc, "--check needs a command after it (e.g. --check vkgraphy run vkgraphy_debug.engine --vk ...)");
-    g_check_command.assign(argv + i + 1, argv + argc);
+    // `--check -- CMD ...`: the "--" only separates.
+    const int first = i + 1 < argc && std::strcmp(argv[i + 1], "--") == 0 ? i + 2 : i + 1;
+    VKG_CHECK(first < argc, "--check needs a command after it (e.g. --check vkgraphy run vkgraphy_debug.engine --vk ...)");
+    g_check_command.assign(argv + first, argv + argc);
     argv[i] = nullptr;
     return i;
   }

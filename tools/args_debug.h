@@ -18,8 +18,9 @@
 namespace vkg::tools {
 
 // Removes "--check CMD ARGS..." from argv when it follows a "debug" tool name
-// and keeps CMD ARGS... for check_command(). Returns the new argc. Throws
-// Error when --check has no command after it.
+// and keeps CMD ARGS... for check_command() ("--check -- CMD ARGS..." too: the
+// "--" only separates). Returns the new argc. Throws Error when --check has no
+// command after it.
 int split_check_command(int argc, char** argv);
 const std::vector<std::string>& check_command();
 

@@ -9,6 +9,7 @@
 #include "tools/args_logging.h"
 #include "tools/args_vulkan.h"
 #include "tools/tools.h"
+#include "tools/usage_errors.h"
 
 namespace vkg::tools {
 namespace {
@@ -35,10 +36,12 @@ int main(int argc, char** argv) {
   tools::add_surgeon_tool(app);
   tools::add_debug_tool(app);
 
+  const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     argc = tools::split_check_command(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0 && tools::explain_usage_error(app, e, args, tools::check_command())) return kExitUsage;
     const int rc = app.exit(e);
     return rc == 0 ? kExitSuccess : kExitUsage;
   } catch (const Error& e) {

@@ -255,6 +255,7 @@ class Builder {
   BuildResult result_;
   std::deque<Node> nodes_;            // the graph's nodes and its If branches', each with a unique name
   std::set<std::string> names_;       // node names taken
+  std::vector<std::string> unreplayed_;  // layers a loaded replay does not name (chosen by timing)
   std::vector<const Graph*> scopes_;  // the model's graph, then the branches being added
   std::deque<Graph> synthetic_;       // types of the tensors of nodes the builder adds (loop counters)
   std::map<std::string, Tensor> folded_;
@@ -659,8 +660,10 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
                                                         << "': " << (declined.empty() ? "" : declined.front()));
     choice.candidates = replayed->candidates;
   } else {
-    if (config_.replay != nullptr)
-      VKG_WARNING("tactic replay does not name layer '" << node.name << "'; choosing its tactic by timing");
+    if (config_.replay != nullptr) {
+      VKG_VERBOSE("tactic replay does not name layer '" << node.name << "'; choosing its tactic by timing");
+      unreplayed_.push_back(node.name);
+    }
     cands = candidates(node, precisions, inputs, outputs, declined, false, "");
     const std::optional<Precision> pin = pin_for(held);
     if (cands.empty() && !pin && moves_data_only(node.op_type) && config_.fp16 && device_.fp16() && float_layer) {
@@ -1277,6 +1280,15 @@ BuildResult Builder::build() {
             "--builder-optimization-level must be 0..5, not " << config_.optimization_level);
   if (config_.fp16 && !device_.fp16())
     VKG_WARNING("--fp16: device '" << device_.name << "' lacks fp16 arithmetic or 16-bit storage; building in fp32");
+  for (const auto& [flag, globs] : {std::pair{"--tactics-allow", &config_.tactics_allow},
+                                    std::pair{"--tactics-deny", &config_.tactics_deny}}) {
+    for (const std::string& glob : *globs) {
+      const std::vector<const Tactic*> all = registry_.all();
+      if (std::none_of(all.begin(), all.end(), [&](const Tactic* t) { return glob_match(glob, t->name); }))
+        VKG_WARNING(flag << " '" << glob << "' matches no tactic, so it has no effect (tactic names look like "
+                         << "gemm.block16x8.f32; `vkgraphy convert -v` lists each layer's candidates)");
+    }
+  }
   if (!config_.layer_precisions.empty() && config_.constraints == PrecisionConstraints::None)
     VKG_WARNING("--layer-precisions are ignored with --precision-constraints none");
   const std::vector<std::string> unsupported = unsupported_vulkan_ops(graph_, registry_);
@@ -1353,6 +1365,20 @@ BuildResult Builder::build() {
     engine.outputs.push_back(tensors_.at({name, produced_storage_.at(name)}));
   }
 
+  if (!unreplayed_.empty()) {
+    const size_t named = config_.replay->layers.size();
+    std::string list;
+    for (size_t i = 0; i < unreplayed_.size() && i < 5; ++i) list += (i ? ", " : "") + unreplayed_[i];
+    if (unreplayed_.size() > 5) list += ", ...";
+    VKG_WARNING("The tactic replay does not name " << unreplayed_.size() << " layer(s) of this build, chosen by timing ("
+                                                   << list << ")"
+                                                   << (unreplayed_.size() * 2 > result_.stats.layers
+                                                           ? "; most layers are missing: is the replay (" +
+                                                                 std::to_string(named) +
+                                                                 " layer(s)) from another model or other build "
+                                                                 "options?"
+                                                           : ""));
+  }
   plan_memory(engine);
   for (const EngineLayer& l : engine.layers) {
     for (const Dispatch& d : l.plan.dispatches) {

@@ -17,11 +17,7 @@ constexpr int kVersion = 1;
 constexpr char kWhat[] = "layer-precisions file";
 
 LayerPrecisions from_json(const Json& root, const JsonPlace& where) {
-  if (!root.is_object()) where.fail(std::string("expected a JSON object, got ") + root.type_name());
-  if (root.contains("polygraphy_class") && root["polygraphy_class"].is_string()) {
-    where.fail("not a layer-precisions file: it is a Polygraphy " + root["polygraphy_class"].get<std::string>() +
-               " file");
-  }
+  if (!root.is_object() || !root.contains("format")) where.fail("not a layer-precisions file: " + describe_foreign_json(root));
   const std::string format = json_string(root, "format", where);
   if (format != kFormat) {
     where.field("format").fail("not a layer-precisions file: format is \"" + format + "\", expected \"" + kFormat +

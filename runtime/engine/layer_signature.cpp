@@ -211,6 +211,14 @@ void JsonPlace::fail(const std::string& what) const {
   VKG_THROW("'" << file << "': " << (path.empty() ? "" : path + ": ") << what);
 }
 
+std::string describe_foreign_json(const Json& root) {
+  if (root.is_object() && root.contains("polygraphy_class") && root["polygraphy_class"].is_string())
+    return "it is a Polygraphy " + root["polygraphy_class"].get<std::string>() + " file";
+  if (root.is_array()) return "it is a JSON list (saved inputs are one)";
+  if (!root.is_object()) return std::string("it is a JSON ") + root.type_name() + ", not an object";
+  return "it has no \"format\" key";
+}
+
 Json parse_json_text(const std::string& text, const JsonPlace& where) {
   try {
     return Json::parse(text);

@@ -88,6 +88,10 @@ struct JsonPlace {
   [[noreturn]] void fail(const std::string& what) const;
 };
 
+// What a JSON object without vkgraphy's "format" key is, for errors: "it is a
+// Polygraphy RunResults file", or "it has no \"format\" key".
+std::string describe_foreign_json(const nlohmann::ordered_json& root);
+
 // Parses a whole JSON document; fails with "not valid JSON: ..." at `where`.
 nlohmann::ordered_json parse_json_text(const std::string& text, const JsonPlace& where);
 

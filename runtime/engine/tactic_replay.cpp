@@ -85,7 +85,7 @@ TacticChoice layer_from_json(const Json& j, const JsonPlace& where) {
 }
 
 TacticReplay replay_from_json(const Json& root, const JsonPlace& where) {
-  if (!root.is_object()) where.fail(std::string("expected a JSON object, got ") + root.type_name());
+  if (!root.is_object() || !root.contains("format")) where.fail("not a tactic replay: " + describe_foreign_json(root));
   const std::string format = json_string(root, "format", where);
   if (format != kFormat) {
     where.field("format").fail("not a tactic replay: format is \"" + format + "\", expected \"" + kFormat + "\"");

@@ -89,8 +89,15 @@ int64_t default_opset(const OnnxModel& model);
 // nodes whose op ONNX does not define ("Op 'name'"), which only some callers accept.
 std::vector<std::string> validate_onnx_model(const OnnxModel& model);
 
+// What override_input_shapes does with a fixed dimension the given shape changes.
+enum class FixedDimensions {
+  Keep,     // an error naming the input and the dimension (--input-shapes: shapes fill in dynamic dimensions)
+  Override  // changed, with a warning (surgeon sanitize --override-input-shapes, as Polygraphy does)
+};
+
 // Replaces declared input shapes (the whole shape, or only the dynamic dimensions).
-void override_input_shapes(OnnxModel& model, const InputShapes& shapes);
+void override_input_shapes(OnnxModel& model, const InputShapes& shapes,
+                           FixedDimensions fixed = FixedDimensions::Keep);
 
 // ONNX shape inference with data propagation. It ignores the shapes the model already
 // records (exported models often carry stale or contradictory ones, which strict

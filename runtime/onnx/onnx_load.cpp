@@ -14,6 +14,7 @@
 
 #include "runtime/core/logger.h"
 #include "runtime/core/file_io.h"
+#include "runtime/engine/engine_file.h"
 #include "runtime/onnx/onnx_import.h"
 
 namespace fs = std::filesystem;
@@ -79,6 +80,14 @@ void load_external_data(onnx::ModelProto& m, const std::string& base_dir, const 
 OnnxModel load_onnx_model(const std::string& path, bool load_external, const std::string& external_data_dir) {
   const std::string bytes = read_whole_file(path, "model file");
   VKG_CHECK(!bytes.empty(), "model file '" << path << "' is empty");
+  // Files users give by mistake, named for what they are.
+  VKG_CHECK(bytes.compare(0, sizeof kEngineMagic, kEngineMagic, sizeof kEngineMagic) != 0,
+            "'" << path << "' is a vkgraphy engine file, not an ONNX model: this tool needs the ONNX model (an engine "
+                << "runs with `vkgraphy run " << path << " --vk` and shows with `vkgraphy inspect model " << path
+                << "`)");
+  const size_t first = bytes.find_first_not_of(" \t\r\n");
+  VKG_CHECK(first == std::string::npos || (bytes[first] != '{' && bytes[first] != '['),
+            "'" << path << "' is a JSON file, not an ONNX model");
   auto proto = std::make_shared<onnx::ModelProto>();
   VKG_CHECK(proto->ParseFromString(bytes),
             "'" << path << "' is not a valid ONNX model: the protobuf cannot be parsed (truncated or not an ONNX file)");
@@ -215,7 +224,7 @@ std::vector<std::string> validate_onnx_model(const OnnxModel& model) {
   return unknown;
 }
 
-void override_input_shapes(OnnxModel& model, const InputShapes& shapes) {
+void override_input_shapes(OnnxModel& model, const InputShapes& shapes, FixedDimensions fixed) {
   auto* g = model.proto->mutable_graph();
   for (const auto& [name, shape] : shapes) {
     onnx::ValueInfoProto* vi = nullptr;
@@ -237,10 +246,13 @@ void override_input_shapes(OnnxModel& model, const InputShapes& shapes) {
       if (int(i) >= tshape->dim_size()) tshape->add_dim();
       auto* d = tshape->mutable_dim(int(i));
       if (shape[i] >= 0) {
-        if (d->has_dim_value() && d->dim_value() >= 0)
-          VKG_CHECK(d->dim_value() == shape[i], "input '" << name << "' has a fixed dimension " << i << " of "
-                                                          << d->dim_value() << ", the given shape says "
-                                                          << shape[i]);
+        if (d->has_dim_value() && d->dim_value() >= 0 && d->dim_value() != shape[i]) {
+          VKG_CHECK(fixed == FixedDimensions::Override,
+                    "input '" << name << "' has a fixed dimension " << i << " of " << d->dim_value()
+                              << ", the given shape says " << shape[i]);
+          VKG_WARNING("Input '" << name << "': fixed dimension " << i << " changes from " << d->dim_value() << " to "
+                                << shape[i]);
+        }
         d->set_dim_value(shape[i]);
       } else if (!(d->has_dim_value() && d->dim_value() >= 0) && !d->has_dim_param()) {
         d->set_dim_param(name + "_dim" + std::to_string(i));

@@ -401,7 +401,7 @@ SanitizeReport sanitize_model(OnnxModel& model, const SanitizeOptions& options) 
   report.nodes_before = size_t(model.proto->graph().node_size());
   if (options.toposort) toposort(model);
   if (!options.input_shapes.empty()) {
-    override_input_shapes(model, options.input_shapes);
+    override_input_shapes(model, options.input_shapes, FixedDimensions::Override);
     clear_inferred_shapes(model);  // old shapes would contradict the new ones
   }
   if (options.shape_inference) infer_shapes(model, /*strict=*/true);

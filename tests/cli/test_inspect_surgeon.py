@@ -352,6 +352,21 @@ class SurgeonSanitizeTest(ToolTestCase):
         model = check_onnx(out_path)
         self.assertEqual(dims(model.graph.output[0]), [1, 2, 5, 7])
 
+    def test_override_changes_fixed_dimensions_with_a_warning(self):
+        # As Polygraphy does: the option sets the input shapes, fixed dimensions included; shape inference then runs
+        # on the new shapes. `run --input-shapes` only fills in dynamic dimensions, and says so.
+        out_path = self.path("conv32.onnx")
+        out = self.vkgraphy("surgeon", "sanitize", model_path("conv.onnx"), "--override-input-shapes",
+                            "a:[2,16,32,32]", "-o", out_path)
+        self.assertIn("[W] Input 'a': fixed dimension 0 changes from 1 to 2\n", out)
+        self.assertIn("[W] Input 'a': fixed dimension 2 changes from 8 to 32\n", out)
+        model = check_onnx(out_path)
+        self.assertEqual(dims(model.graph.input[0]), [2, 16, 32, 32])
+        # The 4x4 convolution without padding: 8 -> 5 before, 32 -> 29 after shape inference on the new shapes.
+        self.assertEqual(dims(model.graph.output[0])[:1] + dims(model.graph.output[0])[2:], [2, 29, 29])
+        out = self.vkgraphy("run", model_path("conv.onnx"), "--ref", "--input-shapes", "a:[2,16,32,32]", expect=3)
+        self.assertIn("input 'a' has a fixed dimension 0 of 1, the given shape says 2", out)
+
     def test_cleanup_and_toposort(self):
         out_path = self.path("clean.onnx")
         out = self.vkgraphy("surgeon", "sanitize", model_path("cleanable.onnx"), "--cleanup", "-o", out_path)

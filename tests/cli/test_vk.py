@@ -205,7 +205,7 @@ class TestReplayAndCache(CliTestCase):
         missing = replay["layers"].pop(0)["name"]
         self.write_json("partial.json", replay)
         out = self.vkgraphy("convert", path, "-o", "y.engine", "--load-tactics", "partial.json")
-        self.assertIn(f"does not name layer '{missing}'", out)
+        self.assertIn(f"The tactic replay does not name 1 layer(s) of this build, chosen by timing ({missing})\n", out)
 
     def test_warm_timing_cache_times_nothing(self):
         path = vk_model("cnn.onnx")
