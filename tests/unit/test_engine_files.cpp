@@ -328,8 +328,10 @@ TEST(EngineTacticReplay, LoadFailsLoudly) {
   };
   const std::vector<Case> cases = {
       {"not_json", "{\"format\": ", "not valid JSON"},
-      {"array", "[]", "expected a JSON object"},
-      {"no_format", "{\"version\": 1}", "missing key \"format\""},
+      {"array", "[]", "not a tactic replay: it is a JSON list"},
+      {"no_format", "{\"version\": 1}", "not a tactic replay: it has no \"format\" key"},
+      {"polygraphy", "{\"lst\": [], \"polygraphy_class\": \"RunResults\"}",
+       "not a tactic replay: it is a Polygraphy RunResults file"},
       {"other_format", replaced(good, "vkgraphy-tactic-replay", "vkgraphy-timing-cache"),
        "format: not a tactic replay"},
       {"other_version", replaced(good, "\"version\": 1", "\"version\": 7"),

@@ -1,7 +1,7 @@
 // Seeded mutations of the files users hand to vkgraphy that the other
 // robustness tests do not cover: Polygraphy's outputs and inputs JSON (every
-// fixture of tests/data, written by the real Polygraphy), .npy arrays and
-// debug replays. A corrupted file loads (when the mutation kept it valid) or is
+// fixture of tests/data, written by the real Polygraphy), .npy arrays, debug
+// replays and layer-precisions files. A corrupted file loads (when the mutation kept it valid) or is
 // a vkg::Error; never a crash, a hang or another exception. The tactic replay
 // and timing cache loaders have theirs in test_engine_files.cpp, ONNX models in
 // test_import_robustness.cpp.
@@ -16,6 +16,7 @@
 #include "runtime/core/error.h"
 #include "runtime/core/file_io.h"
 #include "runtime/data/npy.h"
+#include "runtime/engine/layer_precisions_file.h"
 #include "runtime/data/run_results.h"
 #include "tests/unit/seeded_mutation.h"
 
@@ -103,6 +104,27 @@ TEST(LoaderMutations, DebugReplays) {
     write_file_atomically(path, bytes, "debug replay");
     const debug::DebugReplay loaded = debug::load_debug_replay(path);
     (void)loaded.find(1);
+  });
+  EXPECT_GT(rejected, n / 2);
+  fs::remove_all(dir);
+}
+
+TEST(LoaderMutations, LayerPrecisionsFiles) {
+  const fs::path dir = fs::temp_directory_path() / ("vkgraphy_mutations_lp_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "pins.json").string();
+  LayerPrecisions pins;
+  pins.constraints = PrecisionConstraints::Obey;
+  pins.layers = {{"big1", Precision::FP32}, {"small1", Precision::FP32}, {"conv+relu", Precision::FP16}};
+  save_layer_precisions(path, pins);
+  const LayerPrecisions back = load_layer_precisions(path);
+  EXPECT_EQ(back.layers, pins.layers);
+  EXPECT_EQ(back.constraints, pins.constraints);
+  const std::string original = read_whole_file(path, "layer-precisions file");
+  const int n = test::fuzz_iterations(200);
+  const int rejected = rejected_mutations("layer-precisions file", original, 15, n, [&](const std::string& bytes) {
+    write_file_atomically(path, bytes, "layer-precisions file");
+    (void)load_layer_precisions(path);
   });
   EXPECT_GT(rejected, n / 2);
   fs::remove_all(dir);
