@@ -77,10 +77,9 @@ void linear_bar_chart(std::ostringstream& os, const std::string& cls, const std:
     if (b.value) max = std::max(max, *b.value);
   const int height = int(bars.size()) * kRowHeight + 24;
   os << "<svg class=\"" << cls << "\" role=\"img\" width=\"" << kChartWidth << "\" height=\"" << height
-     << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\"><title>"
-     << esc(caption) << "</title>\n";
-  os << "<line class=\"axis\" x1=\"" << kLabelWidth << "\" y1=\"0\" x2=\"" << kLabelWidth << "\" y2=\""
-     << height - 20 << "\"/>\n";
+     << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\"><title>" << esc(caption) << "</title>\n";
+  os << "<line class=\"axis\" x1=\"" << kLabelWidth << "\" y1=\"0\" x2=\"" << kLabelWidth << "\" y2=\"" << height - 20
+     << "\"/>\n";
   for (size_t i = 0; i < bars.size(); ++i) {
     const Bar& b = bars[i];
     const int y = int(i) * kRowHeight;
@@ -88,8 +87,8 @@ void linear_bar_chart(std::ostringstream& os, const std::string& cls, const std:
     os << "<g class=\"row\"><title>" << esc(b.label) << ": " << esc(b.value_text) << "</title><text x=\""
        << kLabelWidth - 6 << "\" y=\"" << y + 13 << "\" text-anchor=\"end\">" << esc(short_label(b.label))
        << "</text><rect class=\"bar" << (b.fail ? " fail" : "") << "\" x=\"" << kLabelWidth << "\" y=\"" << y + 3
-       << "\" width=\"" << number(w, 6) << "\" height=\"" << kRowHeight - 5 << "\"/><text x=\""
-       << kLabelWidth + w + 5 << "\" y=\"" << y + 13 << "\">" << esc(b.value_text) << "</text></g>\n";
+       << "\" width=\"" << number(w, 6) << "\" height=\"" << kRowHeight - 5 << "\"/><text x=\"" << kLabelWidth + w + 5
+       << "\" y=\"" << y + 13 << "\">" << esc(b.value_text) << "</text></g>\n";
   }
   os << "<text x=\"" << kLabelWidth << "\" y=\"" << height - 6 << "\">0</text><text x=\"" << kLabelWidth + kBarArea
      << "\" y=\"" << height - 6 << "\" text-anchor=\"end\">" << esc(caption) << "</text></svg>\n";
@@ -129,13 +128,13 @@ void error_chart(std::ostringstream& os, const ReportComparison& c) {
   };
   const int height = int(c.rows.size()) * kRowHeight + 28;
   os << "<svg class=\"error-chart\" role=\"img\" width=\"" << kChartWidth << "\" height=\"" << height
-     << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\"><title>"
-     << esc(c.metric) << " (log scale)</title>\n";
+     << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\"><title>" << esc(c.metric)
+     << " (log scale)</title>\n";
   for (int d = lo; d <= hi; ++d) {
     const double x = kLabelWidth + double(d - lo) / double(hi - lo) * kBarArea;
     os << "<line class=\"axis\" x1=\"" << number(x, 6) << "\" y1=\"0\" x2=\"" << number(x, 6) << "\" y2=\""
-       << height - 22 << "\"/><text x=\"" << number(x, 6) << "\" y=\"" << height - 8
-       << "\" text-anchor=\"middle\">1e" << d << "</text>\n";
+       << height - 22 << "\"/><text x=\"" << number(x, 6) << "\" y=\"" << height - 8 << "\" text-anchor=\"middle\">1e"
+       << d << "</text>\n";
   }
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const ReportErrorRow& r = c.rows[i];
@@ -174,12 +173,12 @@ void candidates_table(std::ostringstream& os, const ReportLayer& layer) {
      << layer.candidates.size() << " candidate(s))</span></summary>\n<table><tr><th>tactic</th><th>precision</th>"
      << "<th>median time</th><th></th>" << (validated ? "<th>validation error</th>" : "") << "<th>status</th></tr>\n";
   for (const ReportCandidate& c : layer.candidates) {
-    os << "<tr class=\"candidate" << (c.chosen ? " chosen" : "") << (c.rejected ? " rejected" : "") << "\"><td class=\"mono\">"
-       << esc(c.tactic) << "</td><td>" << esc(c.precision) << "</td><td class=\"num\">"
+    os << "<tr class=\"candidate" << (c.chosen ? " chosen" : "") << (c.rejected ? " rejected" : "")
+       << "\"><td class=\"mono\">" << esc(c.tactic) << "</td><td>" << esc(c.precision) << "</td><td class=\"num\">"
        << (c.median_ns ? duration(*c.median_ns) : "-") << "</td><td>";
     if (c.median_ns && max > 0)
-      os << "<span class=\"hbar" << (c.rejected ? " rej" : "") << "\" style=\"width:"
-         << number(*c.median_ns / max * 200, 4) << "px\"></span>";
+      os << "<span class=\"hbar" << (c.rejected ? " rej" : "")
+         << "\" style=\"width:" << number(*c.median_ns / max * 200, 4) << "px\"></span>";
     os << "</td>";
     if (validated) os << "<td class=\"num\">" << (c.validation_error ? number(*c.validation_error) : "-") << "</td>";
     std::string status = c.chosen ? "chosen" : "";
@@ -191,8 +190,8 @@ void candidates_table(std::ostringstream& os, const ReportLayer& layer) {
 }
 
 void engine_section(std::ostringstream& os, const ReportEngine& e) {
-  os << "<section id=\"engine\"><h2>Engine layers</h2>\n<p>" << e.layers.size() << " layer(s), "
-     << esc(e.source) << ". Time: " << esc(e.time_kind) << ".</p>\n";
+  os << "<section id=\"engine\"><h2>Engine layers</h2>\n<p>" << e.layers.size() << " layer(s), " << esc(e.source)
+     << ". Time: " << esc(e.time_kind) << ".</p>\n";
   if (!e.note.empty()) os << "<p class=\"note\">" << esc(e.note) << "</p>\n";
   double total = 0;
   for (const ReportLayer& l : e.layers) total += l.time_ns.value_or(0);
@@ -219,8 +218,8 @@ void engine_section(std::ostringstream& os, const ReportEngine& e) {
   for (const ReportLayer& l : e.layers) any |= !l.candidates.empty();
   os << "<h2>Candidate tactics</h2>\n";
   if (!any) {
-    os << "<p class=\"note\">No candidate timings: "
-       << esc(e.note.empty() ? "the build recorded none" : e.note) << "</p>\n";
+    os << "<p class=\"note\">No candidate timings: " << esc(e.note.empty() ? "the build recorded none" : e.note)
+       << "</p>\n";
   } else {
     os << "<div id=\"candidates\">\n";
     for (const ReportLayer& l : e.layers)
@@ -238,8 +237,7 @@ void comparison_section(std::ostringstream& os, const ReportComparison& c) {
     rel |= r.rel_error.has_value();
     reltol |= r.rel_tolerance.has_value();
   }
-  os << "<section class=\"comparison\"><h2>" << esc(c.title) << ": " << (c.passed ? "PASSED" : "FAILED")
-     << "</h2>\n";
+  os << "<section class=\"comparison\"><h2>" << esc(c.title) << ": " << (c.passed ? "PASSED" : "FAILED") << "</h2>\n";
   error_chart(os, c);
   os << "<table class=\"errors\"><tr><th>name</th><th>" << esc(c.metric) << "</th>"
      << (rel ? "<th>max relative error</th>" : "") << (introduced ? "<th>introduced</th>" : "")
@@ -290,12 +288,23 @@ std::string html_escape(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;

@@ -18,22 +18,22 @@ namespace vkg::debug {
 // One candidate tactic the builder tried for a layer.
 struct ReportCandidate {
   std::string tactic;
-  std::string precision;                 // "fp32", "fp16"
-  std::optional<double> median_ns;       // absent: not timed (failed, rejected or untimed)
+  std::string precision;                   // "fp32", "fp16"
+  std::optional<double> median_ns;         // absent: not timed (failed, rejected or untimed)
   std::optional<double> validation_error;  // --validate-tactics: error against the reference
-  bool rejected = false;                 // rejected by validation
-  bool chosen = false;                   // the builder's choice
-  std::string error;                     // why it could not run or was rejected ("" if none)
+  bool rejected = false;                   // rejected by validation
+  bool chosen = false;                     // the builder's choice
+  std::string error;                       // why it could not run or was rejected ("" if none)
 };
 
 // One engine layer.
 struct ReportLayer {
-  std::string name;                 // "conv1+bn1+relu1"
+  std::string name;  // "conv1+bn1+relu1"
   std::string op;
   std::string tactic;
   std::string precision;
-  std::vector<std::string> nodes;   // the ONNX nodes the layer runs
-  std::optional<double> time_ns;    // absent when nothing measured it
+  std::vector<std::string> nodes;  // the ONNX nodes the layer runs
+  std::optional<double> time_ns;   // absent when nothing measured it
   std::vector<ReportCandidate> candidates;
 };
 
@@ -57,7 +57,7 @@ struct ReportErrorRow {
   std::optional<double> tolerance;      // the absolute tolerance the row is checked against
   std::optional<double> rel_tolerance;  // the relative tolerance
   bool passed = true;
-  std::string note;                     // e.g. "shapes differ" when no error could be computed
+  std::string note;  // e.g. "shapes differ" when no error could be computed
 };
 
 struct ReportComparison {
@@ -70,18 +70,18 @@ struct ReportComparison {
 // One iteration of a debug session.
 struct ReportIteration {
   int index = 0;
-  std::string description;            // the loop's description of the iteration
+  std::string description;  // the loop's description of the iteration
   bool passed = false;
-  bool replayed = false;              // the result came from a debug replay (not checked again)
-  std::vector<std::string> changes;   // what changed: tactic choices, marked layers...
-  std::vector<std::string> artifacts; // where the sorted artifacts went
+  bool replayed = false;               // the result came from a debug replay (not checked again)
+  std::vector<std::string> changes;    // what changed: tactic choices, marked layers...
+  std::vector<std::string> artifacts;  // where the sorted artifacts went
 };
 
 struct Report {
-  std::string title;         // "vkgraphy convert model.onnx"
+  std::string title;  // "vkgraphy convert model.onnx"
   std::string command_line;
-  std::string date;          // UTC, ISO 8601
-  std::string device;        // "" when the tool opened no device
+  std::string date;                                          // UTC, ISO 8601
+  std::string device;                                        // "" when the tool opened no device
   std::vector<std::pair<std::string, std::string>> summary;  // key/value lines shown at the top
   std::optional<ReportEngine> engine;
   std::vector<ReportComparison> comparisons;

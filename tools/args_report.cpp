@@ -49,9 +49,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-std::string choice_text(const std::string& tactic, Precision p) {
-  return tactic + " (" + precision_name(p) + ")";
-}
+std::string choice_text(const std::string& tactic, Precision p) { return tactic + " (" + precision_name(p) + ")"; }
 
 }  // namespace
 
@@ -84,8 +82,9 @@ void ReportArgs::set_engine(const Engine& engine, const std::string& source, con
   else
     e.time_kind = "not measured (add --profile to measure it)";
   if (!replay)
-    e.note = "This engine was loaded from a file, which keeps the chosen tactics but not the candidate timings; "
-             "build it from the ONNX model (convert, run --vk) with --report to see them.";
+    e.note =
+        "This engine was loaded from a file, which keeps the chosen tactics but not the candidate timings; "
+        "build it from the ONNX model (convert, run --vk) with --report to see them.";
   bool any_candidates = false;
   producers_.clear();
   for (size_t l = 0; l < engine.layers.size(); ++l) {
@@ -118,8 +117,9 @@ void ReportArgs::set_engine(const Engine& engine, const std::string& source, con
     e.layers.push_back(std::move(r));
   }
   if (replay && !any_candidates)
-    e.note = "The build timed no candidates (optimization level 0, a tactic replay, random tactic selection or a "
-             "timing cache without them).";
+    e.note =
+        "The build timed no candidates (optimization level 0, a tactic replay, random tactic selection or a "
+        "timing cache without them).";
   report_.engine = std::move(e);
 }
 
@@ -128,7 +128,8 @@ void ReportArgs::add_comparisons(const std::vector<PairComparison>& comparisons)
   for (const PairComparison& p : comparisons) max_iteration = std::max(max_iteration, p.iteration);
   for (const PairComparison& p : comparisons) {
     debug::ReportComparison c;
-    c.title = p.runner_a + " vs. " + p.runner_b + (max_iteration > 0 ? ", iteration " + std::to_string(p.iteration) : "");
+    c.title =
+        p.runner_a + " vs. " + p.runner_b + (max_iteration > 0 ? ", iteration " + std::to_string(p.iteration) : "");
     c.metric = "max absolute error";
     c.passed = p.result.passed;
     std::vector<std::pair<size_t, debug::ReportErrorRow>> rows;

@@ -42,8 +42,8 @@ int debug_build(BuildArgs& args) {
   std::unique_ptr<vk::Context> ctx = open_vulkan();
   const debug::Until until = args.debug.until();
   debug::IterationLoop loop("build", args.debug.options());
-  std::optional<BuildResult> first;          // --report: the first build's engine and choices
-  std::map<int, TacticReplay> choices;       // --report: each built iteration's choices
+  std::optional<BuildResult> first;     // --report: the first build's engine and choices
+  std::map<int, TacticReplay> choices;  // --report: each built iteration's choices
   const bool finished = debug::run_interruptible([&] {
     debug::run_until(loop, until, [&](int index) {
       BuilderConfig config = args.builder.config();
@@ -70,8 +70,7 @@ int debug_build(BuildArgs& args) {
     args.report.set_device(ctx->device().info());
     std::map<int, std::vector<std::string>> changes;
     if (first) {
-      args.report.set_engine(first->engine, "the first build of the session, from " + args.model.path,
-                             &first->replay);
+      args.report.set_engine(first->engine, "the first build of the session, from " + args.model.path, &first->replay);
       for (const auto& [index, replay] : choices) changes[index] = tactic_changes(first->replay, replay);
     }
     args.report.set_iterations("debug build iterations", loop.records(), changes,

@@ -450,8 +450,7 @@ CompareResult compare_iteration(const IterationResult& a, const IterationResult&
   return compare(a.runner_name, ordered(a), b.runner_name, ordered(b), options);
 }
 
-bool compare_accuracy(const RunResults& results, const CompareOptions& options,
-                      std::vector<PairComparison>* details) {
+bool compare_accuracy(const RunResults& results, const CompareOptions& options, std::vector<PairComparison>* details) {
   if (results.runs.size() < 2) {
     VKG_WARNING("Accuracy comparison needs at least two sets of outputs; found " << results.runs.size());
     return true;

@@ -45,9 +45,7 @@ Report sample() {
   return r;
 }
 
-TEST(HtmlReport, EscapesText) {
-  EXPECT_EQ(html_escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
-}
+TEST(HtmlReport, EscapesText) { EXPECT_EQ(html_escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;"); }
 
 TEST(HtmlReport, HoldsEveryPartAndNothingExternal) {
   const std::string page = render_html_report(sample());
@@ -58,8 +56,8 @@ TEST(HtmlReport, HoldsEveryPartAndNothingExternal) {
   EXPECT_EQ(count(page, "<tr class=\"layer\">"), 2u);
   EXPECT_EQ(count(page, "<svg class=\"time-chart\""), 1u);
   EXPECT_EQ(count(page, "<svg class=\"error-chart\""), 1u);
-  EXPECT_EQ(count(page, "<rect class=\"bar"), 2u + 3u);  // one per layer, one per error row
-  EXPECT_EQ(count(page, "<rect class=\"intro\""), 1u);    // the row that knows its introduced error
+  EXPECT_EQ(count(page, "<rect class=\"bar"), 2u + 3u);          // one per layer, one per error row
+  EXPECT_EQ(count(page, "<rect class=\"intro\""), 1u);           // the row that knows its introduced error
   EXPECT_EQ(count(page, "<details class=\"candidates\">"), 1u);  // only the layer with candidates
   EXPECT_EQ(count(page, "<tr class=\"iteration pass\">"), 1u);
   EXPECT_EQ(count(page, "<tr class=\"iteration fail\">"), 1u);
