@@ -281,6 +281,20 @@ void iterations_section(std::ostringstream& os, const Report& r) {
   os << "</table></section>\n";
 }
 
+void table_section(std::ostringstream& os, const ReportTable& t) {
+  os << "<section class=\"table\"><h2>" << esc(t.title) << "</h2>\n";
+  if (!t.note.empty()) os << "<p class=\"note\">" << esc(t.note) << "</p>\n";
+  os << "<table" << (t.id.empty() ? "" : " id=\"" + esc(t.id) + "\"") << "><tr>";
+  for (const std::string& c : t.columns) os << "<th>" << esc(c) << "</th>";
+  os << "</tr>\n";
+  for (const std::vector<std::string>& row : t.rows) {
+    os << "<tr class=\"row\">";
+    for (const std::string& cell : row) os << "<td>" << esc(cell) << "</td>";
+    os << "</tr>\n";
+  }
+  os << "</table></section>\n";
+}
+
 }  // namespace
 
 std::string html_escape(const std::string& text) {
@@ -327,6 +341,7 @@ std::string render_html_report(const Report& r) {
   if (r.engine) engine_section(os, *r.engine);
   for (const ReportComparison& c : r.comparisons) comparison_section(os, c);
   if (!r.iterations.empty() || !r.iterations_title.empty()) iterations_section(os, r);
+  for (const ReportTable& t : r.tables) table_section(os, t);
   os << "</body></html>\n";
   return os.str();
 }

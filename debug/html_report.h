@@ -77,6 +77,15 @@ struct ReportIteration {
   std::vector<std::string> artifacts;  // where the sorted artifacts went
 };
 
+// A table of text, for results without a part of their own (diff-tactics' suspects).
+struct ReportTable {
+  std::string id;  // the table's HTML id ("suspects")
+  std::string title;
+  std::string note;  // shown above the table ("" for none)
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;  // one cell per column
+};
+
 struct Report {
   std::string title;  // "vkgraphy convert model.onnx"
   std::string command_line;
@@ -88,6 +97,7 @@ struct Report {
   std::string iterations_title;  // "debug build iterations"
   std::string changes_heading;   // column heading of ReportIteration::changes ("tactics that differ from iteration 0")
   std::vector<ReportIteration> iterations;
+  std::vector<ReportTable> tables;
 };
 
 // The page, as HTML text.

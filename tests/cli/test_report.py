@@ -211,7 +211,7 @@ class TestDebugReport(ReportTestCase):
         # The check fails the first time and passes the second.
         check = ["sh", "-c", "test -e seen || { touch seen; exit 1; }"]
         self.vkgraphy("debug", "build", self.model, "--until", "2", "--tactic-selection", "random:1",
-                      "--artifacts", "vkgraphy_debug.engine", "--no-remove-intermediate", "--report", "debug.html",
+                      "--save-tactics", "replay.json", "--artifacts", "replay.json", "--report", "debug.html",
                       "--check", *check, expect=5)
         self.check_self_contained("debug.html")
         dom = self.render("debug.html")
@@ -223,11 +223,17 @@ class TestDebugReport(ReportTestCase):
         self.assertIn("fail", rows[0].classes())
         self.assertIn("pass", rows[1].classes())
         self.assertIn("build 0", rows[0].all_text())
-        self.assertIn(os.path.join("bad", "vkgraphy_debug_iter0_"), rows[0].all_text())
-        self.assertIn(os.path.join("good", "vkgraphy_debug_iter1_"), rows[1].all_text())
+        self.assertIn(os.path.join("bad", "replay_iter0_"), rows[0].all_text())
+        self.assertIn(os.path.join("good", "replay_iter1_"), rows[1].all_text())
         self.assertIn("tactics that differ from the first build", table[0].all_text())
         # Iteration 0 is the first build: nothing changed.
         self.assertEqual(rows[0].find_all("ul"), [])
+
+        # diff-tactics on the sorted replays: the suspects table (empty when both builds chose alike).
+        self.vkgraphy("debug", "diff-tactics", "--dir", "vkgraphy_artifacts", "--report", "diff.html", expect=None)
+        self.check_self_contained("diff.html")
+        dom = self.render("diff.html")
+        self.assertEqual(len(dom.find_all("table", id="suspects")), 1)
 
     def test_debug_repeat_iterations(self):
         self.vkgraphy("debug", "repeat", "--until", "3", "--report", "repeat.html", "--check", "true")
