@@ -51,6 +51,23 @@ double median(std::vector<double> v) {
 
 std::string choice_text(const std::string& tactic, Precision p) { return tactic + " (" + precision_name(p) + ")"; }
 
+// Refuses, before the tool runs, a path that cannot be a file: a folder, or one
+// under something that is not a folder. (Other failures show when it is written.)
+std::string check_report_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return "'" + path + "' is a folder, not a file";
+  for (fs::path p = fs::path(path).parent_path(); !p.empty(); p = p.parent_path()) {
+    if (!fs::exists(p, ec)) {
+      if (p == p.parent_path()) break;
+      continue;
+    }
+    if (!fs::is_directory(p, ec)) return "cannot write '" + path + "': '" + p.string() + "' is not a folder";
+    break;
+  }
+  return "";
+}
+
 }  // namespace
 
 void ReportArgs::add_to(CLI::App& app, const std::string& tool) {
@@ -59,11 +76,7 @@ void ReportArgs::add_to(CLI::App& app, const std::string& tool) {
                  "Write a self-contained HTML page of this run (engine layers, tactics and times, errors, "
                  "iterations) to this file")
       ->type_name("FILE.html")
-      ->check([](const std::string& path) {
-        std::error_code ec;
-        return std::filesystem::is_directory(path, ec) ? "--report: '" + path + "' is a folder, not a file"
-                                                       : std::string();
-      });
+      ->check(check_report_path);
 }
 
 void ReportArgs::set_device(const vk::DeviceInfo& info) {

@@ -163,12 +163,11 @@ class TestConvertReport(ReportTestCase):
         with open(self.path("file"), "w") as f:
             f.write("x")
         out = self.vkgraphy("convert", self.model, "-o", "m.engine", "--builder-optimization-level", "0",
-                            "--report", "file/r.html", expect=None)
-        self.assertIn("HTML report", out)
-        self.assertIn("file/r.html", out)
+                            "--report", "file/r.html", expect=2)
+        self.assertIn("--report: cannot write 'file/r.html': 'file' is not a folder", out)
         self.assertFalse(os.path.exists(self.path("file/r.html")))
         os.mkdir(self.path("folder"))
-        out = self.vkgraphy("convert", self.model, "-o", "m.engine", "--report", "folder", expect=None)
+        out = self.vkgraphy("convert", self.model, "-o", "m.engine", "--report", "folder", expect=2)
         self.assertIn("is a folder", out)
 
 
