@@ -103,7 +103,7 @@ std::pair<int, int> decades(const std::vector<double>& values) {
     max = std::max(max, v);
   }
   if (max == 0) return {-8, 0};
-  int lo = int(std::floor(std::log10(min)));
+  int lo = int(std::floor(std::log10(min))) - 1;  // a decade below the smallest, so its bar shows
   int hi = int(std::ceil(std::log10(max)));
   if (hi <= lo) hi = lo + 1;
   lo = std::max(lo, hi - 16);
