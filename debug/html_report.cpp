@@ -205,7 +205,7 @@ void engine_section(std::ostringstream& os, const ReportEngine& e) {
        << (l.time_ns ? duration(*l.time_ns) : "-") << "</td><td class=\"num\">"
        << (l.time_ns && total > 0 ? number(100 * *l.time_ns / total, 3) : "-") << "</td></tr>\n";
   }
-  os << "<tr><td></td><td colspan=\"5\">total</td><td class=\"num\">" << duration(total)
+  os << "<tr><td></td><td colspan=\"5\">total</td><td class=\"num\">" << (total > 0 ? duration(total) : "-")
      << "</td><td></td></tr></table>\n";
 
   os << "<h2>Time per layer</h2>\n";

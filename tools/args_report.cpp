@@ -129,6 +129,9 @@ void ReportArgs::set_engine(const Engine& engine, const std::string& source, con
     if (profiled && l < layer_ns.size() && !layer_ns[l].empty()) r.time_ns = median(layer_ns[l]);
     e.layers.push_back(std::move(r));
   }
+  const bool any_time =
+      std::any_of(e.layers.begin(), e.layers.end(), [](const debug::ReportLayer& l) { return l.time_ns.has_value(); });
+  if (!any_time && replay) e.time_kind = "not measured (the build timed no candidates; run --profile measures it)";
   if (replay && !any_candidates)
     e.note =
         "The build timed no candidates (optimization level 0, a tactic replay, random tactic selection or a "
