@@ -114,8 +114,9 @@ class ReportTestCase(CliTestCase):
                 self.skipTest("chromium is not installed (VKGRAPHY_ALLOW_NO_CHROMIUM=1): rendering not checked")
             self.fail("chromium is not installed: setup.sh installs it (apt-get install chromium); set "
                       "VKGRAPHY_ALLOW_NO_CHROMIUM=1 to skip the rendering checks")
-        proc = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                               "--user-data-dir=" + self.path("chromium-profile"), "--dump-dom",
+        # --no-sandbox: the tests run as root in CI; --disable-dev-shm-usage: containers with a small /dev/shm.
+        proc = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                               "--no-first-run", "--user-data-dir=" + self.path("chromium-profile"), "--dump-dom",
                                "file://" + self.path(name)], capture_output=True, text=True, timeout=120)
         self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
         parser = DomParser()
