@@ -9,7 +9,6 @@ without it these tests fail, unless VKGRAPHY_ALLOW_NO_CHROMIUM=1, which turns
 the rendering checks into skips."""
 import html.parser
 import os
-import re
 import shutil
 import subprocess
 import unittest
@@ -39,8 +38,9 @@ def make_model(path):
         helper.make_node("Relu", ["c"], ["r"], name=RELU),
         helper.make_node("Sigmoid", ["r"], ["Y"], name=SIG),
     ]
-    graph = helper.make_graph(nodes, "report_test", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 8, 8])],
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 4, 8, 8])], [w, b])
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 8, 8])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 4, 8, 8])
+    graph = helper.make_graph(nodes, "report_test", [x], [y], [w, b])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
@@ -54,7 +54,8 @@ class Element:
     def find_all(self, tag=None, cls=None, id=None):
         out = []
         for c in self.children:
-            if (tag is None or c.tag == tag) and (cls is None or cls in c.classes()) and (id is None or c.attrs.get("id") == id):
+            if ((tag is None or c.tag == tag) and (cls is None or cls in c.classes())
+                    and (id is None or c.attrs.get("id") == id)):
                 out.append(c)
             out.extend(c.find_all(tag, cls, id))
         return out
