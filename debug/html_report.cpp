@@ -23,7 +23,7 @@ font-weight:600}tr.rejected td{color:#8c959f;text-decoration:line-through}tr.cho
 .meta td:first-child{font-weight:600;background:#f6f8fa}.note{color:#57606a;font-style:italic}
 details{margin:.2em 0}summary{cursor:pointer}.hbar{display:inline-block;height:.8em;background:#54aeff;
 vertical-align:middle}.hbar.rej{background:#ff8182}svg text{font-family:inherit;font-size:12px}
-svg .axis{stroke:#d0d7de}svg .bar{fill:#54aeff}svg .bar.fail{fill:#ff8182}svg .bar.intro{fill:#bf8700}
+svg .axis{stroke:#d0d7de}svg .bar{fill:#54aeff}svg .bar.fail{fill:#ff8182}svg .intro{fill:#9a6700}
 svg .tol{stroke:#cf222e;stroke-dasharray:4 3}ul.plain{margin:0;padding-left:1.1em}
 )";
 

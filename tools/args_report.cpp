@@ -171,6 +171,27 @@ void ReportArgs::add_comparisons(const std::vector<PairComparison>& comparisons)
   }
 }
 
+void ReportArgs::add_isolation(const debug::IsolationResult& result, double atol, const std::string& stat) {
+  debug::ReportComparison c;
+  c.title = "Per-layer isolation against the reference";
+  c.metric = "total " + stat + " absolute error (chained run)";
+  c.passed = result.first_failed < 0;
+  for (const debug::LayerIsolation& l : result.layers) {
+    debug::ReportErrorRow row;
+    row.name = l.layer;
+    row.detail = l.tactic + ", " + l.precision;
+    row.error = l.total;
+    row.rel_error = l.total_rel;
+    row.introduced = l.introduced;
+    row.inherited = l.inherited;
+    row.tolerance = atol;
+    row.passed = l.passed;
+    row.note = l.note;
+    c.rows.push_back(std::move(row));
+  }
+  report_.comparisons.push_back(std::move(c));
+}
+
 void ReportArgs::set_iterations(const std::string& title, const std::vector<debug::IterationRecord>& records,
                                 const std::map<int, std::vector<std::string>>& changes,
                                 const std::string& changes_heading) {

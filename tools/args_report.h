@@ -12,6 +12,7 @@
 
 #include "debug/html_report.h"
 #include "debug/iteration_loop.h"
+#include "debug/layer_isolation.h"
 #include "runtime/data/comparator.h"
 #include "runtime/engine/engine.h"
 #include "runtime/engine/tactic_replay.h"
@@ -38,6 +39,10 @@ class ReportArgs {
   // The comparisons of run: one error chart each, rows in the engine's layer
   // order when an engine was set (so `--vk-outputs mark all` charts the error per layer).
   void add_comparisons(const std::vector<PairComparison>& comparisons);
+  // run --isolate-layers: one error chart over the engine's layers, each bar the
+  // layer's total error in the chained run with the error it introduced alone
+  // marked, checked against `atol`; `stat` names the error statistic.
+  void add_isolation(const debug::IsolationResult& result, double atol, const std::string& stat);
   // The iterations of a debug session; `changes` holds, per iteration index,
   // what changed in it (shown under `changes_heading`).
   void set_iterations(const std::string& title, const std::vector<debug::IterationRecord>& records,

@@ -335,7 +335,8 @@ Graph frozen_graph(const RunArgs& args, OnnxModel model, const ImportOptions& im
 // Returns the exit code: failed when a layer introduces error over tolerance.
 int run_isolation(RunArgs& args, const Graph& graph, const std::vector<TensorMap>& feeds) {
   std::unique_ptr<vk::Context> ctx = open_vulkan();
-  const Engine engine = build_for_run(args, graph, *ctx);
+  const BuildResult built = build_for_run(args, graph, *ctx);
+  const Engine& engine = built.engine;
   if (feeds.size() > 1) VKG_WARNING("--isolate-layers uses the first of " << feeds.size() << " iterations");
   vk::ExecutorOptions options;
   options.faulty_tactics = vk::faulty_tactics_from_env();
@@ -350,6 +351,16 @@ int run_isolation(RunArgs& args, const Graph& graph, const std::vector<TensorMap
                                    << "; introduced: the layer on the reference's inputs; inherited: the largest "
                                       "total error of its inputs; total: the layer in the chained run):\n"
                                    << debug::format_isolation_table(result));
+  if (args.report.wanted()) {
+    args.report.report().title = "vkgraphy run --isolate-layers " + args.model.path;
+    args.report.set_device(ctx->device().info());
+    args.report.set_engine(engine, "built from " + args.model.path, &built.replay);
+    args.report.add_isolation(result, compare.atol_for(""), error_stat_name(stat));
+    args.report.report().summary.emplace_back(
+        "result",
+        result.first_failed < 0 ? "PASSED" : "FAILED at layer " + result.layers[size_t(result.first_failed)].layer);
+    args.report.write();
+  }
   if (result.first_failed >= 0) {
     const debug::LayerIsolation& bad = result.layers[size_t(result.first_failed)];
     VKG_ERROR("FAILED | First layer over tolerance: '"

@@ -207,6 +207,21 @@ class TestRunReport(ReportTestCase):
         self.assertEqual([n.split(" ")[0] for n in names], ["c", "r", "Y"])  # in the engine's layer order
 
 
+    def test_isolate_layers_charts_introduced_and_inherited_error(self):
+        self.vkgraphy("run", self.model, "--vk", "--ref", "--isolate-layers", "--builder-optimization-level", "0",
+                      "--report", "iso.html")
+        self.check_self_contained("iso.html")
+        dom = self.render("iso.html")
+        self.check_engine(dom, 2, with_candidates=False)
+        charts = dom.find_all("svg", cls="error-chart")
+        self.assertEqual(len(charts), 1)
+        self.assertEqual(len(charts[0].find_all("rect", cls="bar")), 2)  # one per engine layer
+        self.assertEqual(len(charts[0].find_all("rect", cls="intro")), 2)
+        table = dom.find_all("table", cls="errors")[0]
+        self.assertIn("introduced", table.all_text())
+        self.assertIn("inherited", table.all_text())
+
+
 class TestDebugReport(ReportTestCase):
     def test_debug_build_iterations(self):
         # The check fails the first time and passes the second.
