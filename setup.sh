@@ -20,6 +20,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   libcli11-dev nlohmann-json3-dev googletest libgtest-dev libgmock-dev
   python3-onnx python3-numpy python3-venv
+  chromium  # tests/cli/test_report.py renders the --report pages headless (~125 MB download, ~415 MB installed)
 )
 
 if [ "${SKIP_APT:-0}" != 1 ]; then

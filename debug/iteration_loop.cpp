@@ -77,6 +77,7 @@ bool IterationLoop::run(const std::string& description, const std::function<void
   log_running(description, remaining);
   const auto start = std::chrono::steady_clock::now();
   bool passed = false;
+  std::vector<std::string> sorted;
 
   const ReplayEntry* replayed = loaded_.find(index);
   if (replayed && !replayed->description.empty() && replayed->description != description) {
@@ -113,12 +114,13 @@ bool IterationLoop::run(const std::string& description, const std::function<void
     }
     const CheckResult result = check_.run(options_.iter_artifact);
     passed = result.passed;
-    sorter_.sort(passed, index);
+    sorted = sorter_.sort(passed, index);
     replay_.set(ReplayEntry{index, passed, description});
     save_replay(options_.save_replay);
     seconds_checked_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++checked_;
   }
+  records_.push_back(IterationRecord{index, description, passed, replayed != nullptr, std::move(sorted)});
   ++iterations_;
   if (passed) ++passed_;
   const std::string duration =

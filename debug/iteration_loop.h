@@ -29,6 +29,15 @@ struct IterationOptions {
   std::string load_replay;                      // --load-debug-replay
 };
 
+// What one iteration did (for --report).
+struct IterationRecord {
+  int index = 0;
+  std::string description;
+  bool passed = false;
+  bool replayed = false;               // the result came from the loaded debug replay
+  std::vector<std::string> artifacts;  // where --artifacts were sorted to
+};
+
 class IterationLoop {
  public:
   // Loads the replay to follow (throws Error on a bad one) and refuses an
@@ -51,6 +60,8 @@ class IterationLoop {
   // The iteration artifact path as the check sees it.
   const std::string& iter_artifact() const { return options_.iter_artifact; }
   const IterationOptions& options() const { return options_; }
+  // Every iteration run so far, in order.
+  const std::vector<IterationRecord>& records() const { return records_; }
 
  private:
   void save_replay(const std::string& path) const;
@@ -66,6 +77,7 @@ class IterationLoop {
   int passed_ = 0;
   double seconds_checked_ = 0;  // time of the iterations that ran a check, for the estimate
   int checked_ = 0;
+  std::vector<IterationRecord> records_;
 };
 
 // --until of `debug build` and `debug repeat`: stop at the first good, the

@@ -4,6 +4,7 @@
 #include "runtime/engine/engine_file.h"
 #include "tools/args_builder.h"
 #include "tools/args_model.h"
+#include "tools/args_report.h"
 #include "tools/tools.h"
 
 namespace vkg::tools {
@@ -14,6 +15,7 @@ struct ConvertArgs {
   ModelArgs model;
   BuilderArgs builder;
   DataLoaderArgs data;  // --validate-tactics
+  ReportArgs report;
   std::string output;
   std::vector<std::string> vk_outputs;  // names, or "mark all"
 };
@@ -28,6 +30,12 @@ int convert_tool(ConvertArgs& args) {
   VKG_INFO("Saved engine to " << args.output << " (" << built.engine.layers.size() << " layers, "
                               << built.engine.weight_bytes() << " bytes of weights, " << built.engine.activation_bytes()
                               << " bytes of activations)");
+  if (args.report.wanted()) {
+    args.report.report().title = "vkgraphy convert " + args.model.path;
+    args.report.set_device(ctx->device().info());
+    args.report.set_engine(built.engine, "built from " + args.model.path + ", saved to " + args.output, &built.replay);
+    args.report.write();
+  }
   return kExitSuccess;
 }
 
@@ -45,6 +53,7 @@ void add_convert_tool(CLI::App& app) {
       ->take_all();
   args->builder.add_to(*convert);
   args->data.add_to(*convert);
+  args->report.add_to(*convert, "convert");
   args->builder.use_data_loader(args->data);
   convert->callback([args] { set_exit_code(convert_tool(*args)); });
 }

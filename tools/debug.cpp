@@ -20,6 +20,7 @@
 #include "tools/args_data_loader.h"
 #include "tools/args_debug.h"
 #include "tools/args_model.h"
+#include "tools/args_report.h"
 #include "tools/tools.h"
 
 namespace vkg::tools {
@@ -33,6 +34,7 @@ struct BuildArgs {
   BuilderArgs builder;
   DataLoaderArgs data;  // --validate-tactics
   DebugArgs debug;
+  ReportArgs report;
 };
 
 int debug_build(BuildArgs& args) {
@@ -40,6 +42,8 @@ int debug_build(BuildArgs& args) {
   std::unique_ptr<vk::Context> ctx = open_vulkan();
   const debug::Until until = args.debug.until();
   debug::IterationLoop loop("build", args.debug.options());
+  std::optional<BuildResult> first;     // --report: the first build's engine and choices
+  std::map<int, TacticReplay> choices;  // --report: each built iteration's choices
   const bool finished = debug::run_interruptible([&] {
     debug::run_until(loop, until, [&](int index) {
       BuilderConfig config = args.builder.config();
@@ -51,21 +55,41 @@ int debug_build(BuildArgs& args) {
       return loop.run(
           what,
           [&] {
-            const BuildResult built = args.builder.build_with(graph, *ctx, config);
+            BuildResult built = args.builder.build_with(graph, *ctx, config);
             save_engine(loop.iter_artifact(), built.engine);
+            if (!args.report.wanted()) return;
+            choices[index] = built.replay;
+            if (!first) first = std::move(built);
           },
           until.remaining_after(index));
     });
   });
   loop.log_summary();
+  if (args.report.wanted()) {
+    args.report.report().title = "vkgraphy debug build " + args.model.path;
+    args.report.set_device(ctx->device().info());
+    std::map<int, std::vector<std::string>> changes;
+    if (first) {
+      args.report.set_engine(first->engine, "the first build of the session, from " + args.model.path, &first->replay);
+      for (const auto& [index, replay] : choices) changes[index] = tactic_changes(first->replay, replay);
+    }
+    args.report.set_iterations("debug build iterations", loop.records(), changes,
+                               "tactics that differ from the first build");
+    args.report.write();
+  }
   return iterations_exit_code(loop.passed(), loop.iterations(), !finished);
 }
 
 // ---- repeat --------------------------------------------------------------
 
-int debug_repeat(DebugArgs& args) {
-  const debug::Until until = args.until();
-  debug::IterationLoop loop("repeat", args.options());
+struct RepeatArgs {
+  DebugArgs debug;
+  ReportArgs report;
+};
+
+int debug_repeat(RepeatArgs& args) {
+  const debug::Until until = args.debug.until();
+  debug::IterationLoop loop("repeat", args.debug.options());
   const bool finished = debug::run_interruptible([&] {
     debug::run_until(loop, until, [&](int index) {
       return loop.run(
@@ -73,6 +97,10 @@ int debug_repeat(DebugArgs& args) {
     });
   });
   loop.log_summary();
+  if (args.report.wanted()) {
+    args.report.set_iterations("debug repeat iterations", loop.records());
+    args.report.write();
+  }
   return iterations_exit_code(loop.passed(), loop.iterations(), !finished);
 }
 
@@ -89,6 +117,7 @@ struct PrecisionArgs {
   bool prune = false;
   std::string save_layer_precisions;
   CLI::App* app = nullptr;
+  ReportArgs report;
 };
 
 // A layer whose precision the tool may set, with the ONNX nodes it runs.
@@ -256,11 +285,14 @@ int debug_precision(PrecisionArgs& args) {
   search.forward = args.direction == "forward";
   search.prune = args.prune;
   debug::IterationLoop loop("precision", args.debug.options());
+  std::map<int, std::vector<std::string>> marked_per_iteration;  // --report
   const debug::MarkLayersFn make = [&](const std::vector<size_t>& m) {
     BuilderConfig c = base;
     if (!args.builder.precision_constraints_given()) c.constraints = PrecisionConstraints::Obey;
     for (const std::string& l : layers) c.layer_precisions[l] = low;
     for (size_t i : m) c.layer_precisions[layers[i]] = high;
+    std::vector<std::string>& names = marked_per_iteration[loop.iterations()];
+    for (size_t i : m) names.push_back(layers[i]);
     const BuildResult built = args.builder.build_with(graph, *ctx, c);
     save_engine(loop.iter_artifact(), built.engine);
   };
@@ -270,6 +302,20 @@ int debug_precision(PrecisionArgs& args) {
                      : debug::search_precision(layers, precision_name(high), loop, search, make);
   });
   loop.log_summary();
+  if (args.report.wanted()) {
+    args.report.report().title = "vkgraphy debug precision " + args.model.path;
+    args.report.set_device(info);
+    args.report.report().summary.emplace_back("candidate layers", std::to_string(layers.size()));
+    if (marked) {
+      std::string names;
+      for (size_t i : *marked) names += (names.empty() ? "" : ", ") + layers[i];
+      args.report.report().summary.emplace_back("layers to run in " + std::string(precision_name(high)),
+                                                names.empty() ? "(none)" : names);
+    }
+    args.report.set_iterations("debug precision iterations", loop.records(), marked_per_iteration,
+                               std::string("layers in ") + precision_name(high));
+    args.report.write();
+  }
   if (!finished) return kExitInterrupted;
   if (!marked) {
     VKG_ERROR("No configuration passed, not even with all " << layers.size() << " candidate layer(s) in "
@@ -314,6 +360,7 @@ struct ReduceArgs {
   bool no_prune = false;
   bool force_fallback = false;
   CLI::App* app = nullptr;
+  ReportArgs report;
 };
 
 
@@ -345,6 +392,12 @@ int debug_reduce(ReduceArgs& args) {
   debug::ReduceResult result;
   const bool finished = debug::run_interruptible([&] { result = debug::reduce_model(graph, loop, options); });
   loop.log_summary();
+  if (args.report.wanted()) {
+    args.report.report().title = "vkgraphy debug reduce " + args.model.path;
+    if (result.bad) args.report.report().summary.emplace_back("minimum failing subgraph", graph.describe(*result.bad));
+    args.report.set_iterations("debug reduce iterations", loop.records());
+    args.report.write();
+  }
   if (!finished) return kExitInterrupted;
   if (!result.original_fails) {
     VKG_ERROR("The original model '" << args.model.path
@@ -394,13 +447,15 @@ void add_debug_tool(CLI::App& app) {
     args->data.add_to(*sub);
     args->builder.use_data_loader(args->data);
     args->debug.add_to(*sub, "vkgraphy_debug.engine", true);
+    args->report.add_to(*sub, "debug build");
     sub->callback([args] { set_exit_code(debug_build(*args)); });
   }
   {
-    auto args = std::make_shared<DebugArgs>();
+    auto args = std::make_shared<RepeatArgs>();
     CLI::App* sub = debug->add_subcommand("repeat", "Run the check repeatedly and sort the artifacts of each run");
     sub->fallthrough();
-    args->add_to(*sub, "", true);
+    args->debug.add_to(*sub, "", true);
+    args->report.add_to(*sub, "debug repeat");
     sub->callback([args] { set_exit_code(debug_repeat(*args)); });
   }
   {
@@ -431,6 +486,7 @@ void add_debug_tool(CLI::App& app) {
     sub->add_option("--save-layer-precisions", args->save_layer_precisions,
                     "Write the answer as a layer-precisions file, for convert/run --load-layer-precisions");
     args->app = sub;
+    args->report.add_to(*sub, "debug precision");
     sub->callback([args] { set_exit_code(debug_precision(*args)); });
   }
   {
@@ -456,6 +512,7 @@ void add_debug_tool(CLI::App& app) {
                   "Skip the last phase, which removes single edge nodes while the model still fails");
     sub->add_flag("--force-fallback-shape-inference", args->force_fallback,
                   "Take every tensor's shape from a reference-backend run instead of ONNX shape inference");
+    args->report.add_to(*sub, "debug reduce");
     sub->callback([args] { set_exit_code(debug_reduce(*args)); });
   }
   add_diff_tactics_tool(*debug);

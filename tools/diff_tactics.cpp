@@ -11,6 +11,7 @@
 
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
+#include "tools/args_report.h"
 #include "tools/tools.h"
 
 namespace vkg::tools {
@@ -21,7 +22,36 @@ struct DiffTacticsArgs {
   std::string dir;
   std::vector<std::string> good;
   std::vector<std::string> bad;
+  ReportArgs report;
 };
+
+// --report: the suspects as a table, the blamed tactic marked.
+void write_report(DiffTacticsArgs& args, const debug::TacticDiffReport& report) {
+  if (!args.report.wanted()) return;
+  debug::Report& page = args.report.report();
+  page.summary.emplace_back(
+      "replays", std::to_string(report.good_replays) + " good, " + std::to_string(report.bad_replays) + " bad");
+  debug::ReportTable t;
+  t.id = "suspects";
+  t.title = "Tactics seen only in bad replays";
+  t.columns = {"layer", "op", "tactic", "precision", "bad replays", "validation error", "blamed"};
+  const std::optional<debug::TacticDiffReport::Blame> blame = report.single_suspect();
+  for (const auto& layer : report.layers) {
+    for (const auto& s : layer.suspects) {
+      std::ostringstream error;
+      if (s.validation_error) error << std::setprecision(3) << *s.validation_error;
+      const bool blamed = blame && blame->tactic == &s;
+      t.rows.push_back({layer.layer, layer.op, s.tactic, precision_name(s.precision),
+                        std::to_string(s.bad_replays) + "/" + std::to_string(report.bad_replays), error.str(),
+                        blamed ? "yes" : ""});
+    }
+  }
+  std::string notes = report.undecided.value_or("");
+  for (const std::string& w : report.warnings) notes += (notes.empty() ? "" : " ") + w;
+  t.note = notes;
+  page.tables.push_back(std::move(t));
+  args.report.write();
+}
 
 std::string describe_suspect(const debug::SuspectTactic& s, size_t bad_replays) {
   std::ostringstream text;
@@ -31,7 +61,7 @@ std::string describe_suspect(const debug::SuspectTactic& s, size_t bad_replays) 
   return text.str();
 }
 
-int diff_tactics_tool(const DiffTacticsArgs& args) {
+int diff_tactics_tool(DiffTacticsArgs& args) {
   if (args.dir.empty() && args.good.empty() && args.bad.empty()) throw CLI::RequiredError("--dir or --good/--bad");
   const debug::ReplaySets sets = args.dir.empty() ? debug::collect_replays(args.good, args.bad)
                                                   : debug::collect_replays_from_artifact_dir(args.dir);
@@ -45,6 +75,7 @@ int diff_tactics_tool(const DiffTacticsArgs& args) {
   }
 
   const debug::TacticDiffReport report = debug::diff_tactics(sets);
+  write_report(args, report);
   for (const auto& warning : report.warnings) VKG_WARNING(warning);
   if (!report.layers_only_in_bad.empty()) {
     std::string list;
@@ -98,6 +129,7 @@ void add_diff_tactics_tool(CLI::App& parent) {
       cmd->add_option("--bad", args->bad, "Tactic replays of failing builds: files, or folders searched recursively")
           ->take_all();
   dir->excludes(good)->excludes(bad);
+  args->report.add_to(*cmd, "diff-tactics");
   cmd->callback([args] { set_exit_code(diff_tactics_tool(*args)); });
 }
 

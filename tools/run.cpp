@@ -22,6 +22,7 @@
 #include "tools/args_comparator.h"
 #include "tools/args_data_loader.h"
 #include "tools/args_model.h"
+#include "tools/args_report.h"
 #include "tools/tools.h"
 
 namespace vkg::tools {
@@ -33,6 +34,7 @@ struct RunArgs {
   DataLoaderArgs data;
   ComparatorArgs compare;
   BuilderArgs builder;
+  ReportArgs report;
   bool ref = false;
   bool vk = false;
   bool profile = false;
@@ -67,9 +69,9 @@ std::vector<std::string> layer_output_names(const Engine& engine) {
 // The engine `run --vk` runs: built as the output options say. `mark layers` builds
 // once to learn the layers, then again with their outputs marked and the first
 // build's tactics replayed, so that neither fusion nor tactics change.
-Engine build_for_run(RunArgs& args, const Graph& graph, vk::Context& ctx) {
-  if (is_mark_all(args.vk_outputs)) return args.builder.build(graph, ctx, {}, true).engine;
-  if (!is_mark_layers(args.vk_outputs)) return args.builder.build(graph, ctx, args.vk_outputs).engine;
+BuildResult build_for_run(RunArgs& args, const Graph& graph, vk::Context& ctx) {
+  if (is_mark_all(args.vk_outputs)) return args.builder.build(graph, ctx, {}, true);
+  if (!is_mark_layers(args.vk_outputs)) return args.builder.build(graph, ctx, args.vk_outputs);
   const BuildResult first = args.builder.build(graph, ctx);
   args.layer_outputs = layer_output_names(first.engine);
   VKG_INFO("--vk-outputs mark layers: marking the outputs of " << args.layer_outputs.size()
@@ -77,7 +79,7 @@ Engine build_for_run(RunArgs& args, const Graph& graph, vk::Context& ctx) {
   BuilderConfig config = args.builder.config();
   config.mark_outputs = args.layer_outputs;
   config.replay = &first.replay;
-  return args.builder.build_with(graph, ctx, std::move(config)).engine;
+  return args.builder.build_with(graph, ctx, std::move(config));
 }
 
 // "ref-runner-N0-11/21/26-14:03:07", in the style of Polygraphy's runner names.
@@ -163,12 +165,12 @@ std::string latency_text(const std::vector<double>& ms) {
 std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const Engine* loaded,
                                         const std::vector<TensorMap>& feeds, const std::string& name) {
   std::unique_ptr<vk::Context> ctx = open_vulkan();
-  Engine built;
+  BuildResult built;
   const Engine* engine = loaded;
   const bool mark_all = is_mark_all(args.vk_outputs) || is_mark_layers(args.vk_outputs);
   if (engine == nullptr) {
     built = build_for_run(args, *graph, *ctx);
-    engine = &built;
+    engine = &built.engine;
   } else {
     const DeviceIdentity here = device_identity(ctx->device().info());
     if (!(engine->device == here))
@@ -224,6 +226,11 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
     results.push_back(std::move(r));
   }
   ctx->check_validation("the run");
+  if (args.report.wanted()) {
+    args.report.set_device(ctx->device().info());
+    args.report.set_engine(*engine, (loaded ? "loaded from " : "built from ") + args.model.path,
+                           loaded ? nullptr : &built.replay, layer_ns);
+  }
   for (const auto& [o, t] : results.front().outputs) VKG_INFO(name << " | Output: '" << o << "' " << t.describe());
   if (args.profile && !layer_ns.empty() && !layer_ns[0].empty()) {
     double total = 0;
@@ -328,7 +335,8 @@ Graph frozen_graph(const RunArgs& args, OnnxModel model, const ImportOptions& im
 // Returns the exit code: failed when a layer introduces error over tolerance.
 int run_isolation(RunArgs& args, const Graph& graph, const std::vector<TensorMap>& feeds) {
   std::unique_ptr<vk::Context> ctx = open_vulkan();
-  const Engine engine = build_for_run(args, graph, *ctx);
+  const BuildResult built = build_for_run(args, graph, *ctx);
+  const Engine& engine = built.engine;
   if (feeds.size() > 1) VKG_WARNING("--isolate-layers uses the first of " << feeds.size() << " iterations");
   vk::ExecutorOptions options;
   options.faulty_tactics = vk::faulty_tactics_from_env();
@@ -343,6 +351,16 @@ int run_isolation(RunArgs& args, const Graph& graph, const std::vector<TensorMap
                                    << "; introduced: the layer on the reference's inputs; inherited: the largest "
                                       "total error of its inputs; total: the layer in the chained run):\n"
                                    << debug::format_isolation_table(result));
+  if (args.report.wanted()) {
+    args.report.report().title = "vkgraphy run --isolate-layers " + args.model.path;
+    args.report.set_device(ctx->device().info());
+    args.report.set_engine(engine, "built from " + args.model.path, &built.replay);
+    args.report.add_isolation(result, compare.atol_for(""), error_stat_name(stat));
+    args.report.report().summary.emplace_back(
+        "result",
+        result.first_failed < 0 ? "PASSED" : "FAILED at layer " + result.layers[size_t(result.first_failed)].layer);
+    args.report.write();
+  }
   if (result.first_failed >= 0) {
     const debug::LayerIsolation& bad = result.layers[size_t(result.first_failed)];
     VKG_ERROR("FAILED | First layer over tolerance: '"
@@ -453,9 +471,16 @@ int run_tool(RunArgs& args) {
   }
   if (results.runs.size() >= 2) {
     // Consecutive runners are compared, iteration by iteration, as Polygraphy does.
-    ok = compare_accuracy(results, args.compare.options()) && ok;
+    std::vector<PairComparison> comparisons;
+    ok = compare_accuracy(results, args.compare.options(), &comparisons) && ok;
+    args.report.add_comparisons(comparisons);
   } else if (results.runs.empty()) {
     VKG_THROW("nothing to run: choose a backend (--vk, --ref) or give --load-outputs");
+  }
+  if (args.report.wanted()) {
+    args.report.report().title = "vkgraphy run " + args.model.path;
+    args.report.report().summary.emplace_back("result", ok ? "PASSED" : "FAILED");
+    args.report.write();
   }
   if (ok) {
     VKG_FINISH("PASSED | Runtime: vkgraphy run " << args.model.path);
@@ -502,6 +527,7 @@ void add_run_tool(CLI::App& app) {
   args->compare.add_to(*run);
   args->builder.add_to(*run);
   args->builder.use_data_loader(args->data);
+  args->report.add_to(*run, "run");
   run->callback([args] { set_exit_code(run_tool(*args)); });
 }
 

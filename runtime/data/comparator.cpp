@@ -450,7 +450,7 @@ CompareResult compare_iteration(const IterationResult& a, const IterationResult&
   return compare(a.runner_name, ordered(a), b.runner_name, ordered(b), options);
 }
 
-bool compare_accuracy(const RunResults& results, const CompareOptions& options) {
+bool compare_accuracy(const RunResults& results, const CompareOptions& options, std::vector<PairComparison>* details) {
   if (results.runs.size() < 2) {
     VKG_WARNING("Accuracy comparison needs at least two sets of outputs; found " << results.runs.size());
     return true;
@@ -465,14 +465,16 @@ bool compare_accuracy(const RunResults& results, const CompareOptions& options) 
     const size_t count = std::min(iterations_a.size(), iterations_b.size());
     size_t passed = 0;
     for (size_t k = 0; k < count; ++k) {
-      bool ok = false;
+      CompareResult result;
       if (count > 1) {
         VKG_INFO(ind() << "Iteration: " << k);
         Indent iteration_indent;
-        ok = compare_iteration(iterations_a[k], iterations_b[k], options).passed;
+        result = compare_iteration(iterations_a[k], iterations_b[k], options);
       } else {
-        ok = compare_iteration(iterations_a[k], iterations_b[k], options).passed;
+        result = compare_iteration(iterations_a[k], iterations_b[k], options);
       }
+      const bool ok = result.passed;
+      if (details) details->push_back(PairComparison{name_a, name_b, k, std::move(result)});
       passed += ok ? 1 : 0;
       all_passed &= ok;
       if (!ok && options.fail_fast) return false;

@@ -80,10 +80,19 @@ CompareResult compare_iteration(const IterationResult& a, const IterationResult&
 OutputComparison measure_output(const std::string& name, const Tensor& a, const Tensor& b,
                                 const CompareOptions& options);
 
+// One comparison of compare_accuracy: runner_a against runner_b at one iteration.
+struct PairComparison {
+  std::string runner_a, runner_b;
+  size_t iteration = 0;
+  CompareResult result;
+};
+
 // Comparator.compare_accuracy: each runner against the next one, iteration by
 // iteration (up to the shorter run), with a summary line per pair. True if every
 // comparison passed; with fail_fast it stops at the first failed iteration.
-bool compare_accuracy(const RunResults& results, const CompareOptions& options);
+// `details`, when given, receives every comparison made, in order.
+bool compare_accuracy(const RunResults& results, const CompareOptions& options,
+                      std::vector<PairComparison>* details = nullptr);
 
 struct ValidateOptions {
   bool check_nan = true;

@@ -229,7 +229,14 @@ TEST(DataComparator, CompareAccuracyComparesConsecutiveRuns) {
   RunResults same;
   same.runs = {run("a", 1, 2), run("b", 1, 2)};
   testing::internal::CaptureStdout();
-  EXPECT_TRUE(compare_accuracy(same, {}));
+  std::vector<PairComparison> details;
+  EXPECT_TRUE(compare_accuracy(same, {}, &details));
+  ASSERT_EQ(details.size(), 2u);  // a vs. b, iterations 0 and 1
+  EXPECT_EQ(details[1].runner_a, "a");
+  EXPECT_EQ(details[1].runner_b, "b");
+  EXPECT_EQ(details[1].iteration, 1u);
+  ASSERT_EQ(details[1].result.per_output.size(), 1u);
+  EXPECT_EQ(details[1].result.per_output[0].name, "y");
   const std::string out = testing::internal::GetCapturedStdout();
   EXPECT_NE(out.find("Accuracy Summary | a vs. b | Passed: 2/2 iterations | Pass Rate: 100.0%"), std::string::npos)
       << out;

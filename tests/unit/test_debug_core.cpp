@@ -246,6 +246,13 @@ TEST(IterationLoop, ChecksSortsReplaysAndCleansUp) {
     EXPECT_FALSE(fs::exists("info.json"));
     EXPECT_EQ(std::distance(fs::directory_iterator("vkgraphy_artifacts/good"), fs::directory_iterator()), 1);
     EXPECT_EQ(std::distance(fs::directory_iterator("vkgraphy_artifacts/bad"), fs::directory_iterator()), 1);
+    // The records a --report shows: description, result, where the artifacts went.
+    ASSERT_EQ(loop.records().size(), 2u);
+    EXPECT_EQ(loop.records()[0].description, "first");
+    EXPECT_FALSE(loop.records()[0].passed);
+    ASSERT_EQ(loop.records()[1].artifacts.size(), 1u);
+    EXPECT_EQ(loop.records()[1].artifacts[0].rfind("vkgraphy_artifacts/good/model_iter1_", 0), 0u)
+        << loop.records()[1].artifacts[0];
   }
   const DebugReplay saved = load_debug_replay("replay.json");
   ASSERT_EQ(saved.iterations.size(), 2u);
@@ -259,6 +266,8 @@ TEST(IterationLoop, ChecksSortsReplaysAndCleansUp) {
   int made = 0;
   EXPECT_FALSE(again.run("first", [&] { ++made; }));
   EXPECT_EQ(made, 0);
+  ASSERT_EQ(again.records().size(), 1u);
+  EXPECT_TRUE(again.records()[0].replayed);
   // Iteration 1 now tries something else: its recorded result does not apply, so it is checked (and the
   // checker does not exist).
   EXPECT_THROW(again.run("a different second", [&] { write("model.onnx", "m"); }), Error);
