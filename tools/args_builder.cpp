@@ -171,7 +171,9 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ctx.check_validation("the engine build");
   const BuildStats& s = r.stats;
-  VKG_FINISH("Built engine in " << secs << " s | " << s.layers << " layers (" << s.folded << " nodes folded, "
+  // Layers as the engine holds them (reformats included), as `Saved engine` and `inspect` count them.
+  VKG_FINISH("Built engine in " << secs << " s | " << r.engine.layers.size() << " layers (" << s.folded
+                                << " nodes folded, "
                                 << s.removed << " no-ops removed, " << s.fused << " fused, " << s.reformats
                                 << " reformats) | " << s.candidates_timed << " tactic(s) timed in " << s.layers_timed
                                 << " layer(s), " << s.signature_reuses << " reused, " << s.cache_hits
@@ -187,8 +189,12 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
     VKG_INFO("Saved tactic replay to " << save_tactics_);
   }
   if (!save_timing_cache_.empty()) {
-    save_timing_cache(save_timing_cache_, *cache_);
-    VKG_INFO("Saved timing cache to " << save_timing_cache_ << " (" << cache_->size() << " entries)");
+    const size_t held = save_timing_cache(save_timing_cache_, *cache_);
+    VKG_INFO("Saved timing cache to " << save_timing_cache_ << " (" << held << " entries"
+                                      << (held != cache_->size() ? ", " + std::to_string(cache_->size()) +
+                                                                       " from this build merged into the file's"
+                                                                 : std::string())
+                                      << ")");
   }
   return r;
 }

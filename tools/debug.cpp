@@ -139,16 +139,26 @@ std::vector<PrecisionCandidate> precision_candidates(const Graph& graph, Builder
   const std::map<std::string, Precision> user_pins = config.layer_precisions;
   const Severity severity = Logger::get().severity();
   Logger::get().set_severity(Severity::Error);
+  // Pins speak in node names: a fused layer ("conv1+relu1") is pinned through its nodes.
+  auto nodes_of = [](const TacticChoice& layer) {
+    return layer.nodes.empty() ? std::vector<std::string>{layer.name} : layer.nodes;
+  };
+  auto is_node_layer = [](const TacticChoice& layer) { return layer.op != "Reformat" && layer.op != "Constant"; };
   std::vector<PrecisionCandidate> out;
   try {
     config.layer_precisions.clear();
     const BuildResult all = build_engine(graph, config, info, device_identity(info), nullptr);
     config.constraints = PrecisionConstraints::Prefer;
-    for (const TacticChoice& layer : all.replay.layers) config.layer_precisions[layer.name] = Precision::FP16;
+    for (const TacticChoice& layer : all.replay.layers)
+      if (is_node_layer(layer))
+        for (const std::string& node : nodes_of(layer)) config.layer_precisions[node] = Precision::FP16;
     const BuildResult fp16 = build_engine(graph, config, info, device_identity(info), nullptr);
-    for (const TacticChoice& layer : fp16.replay.layers)
-      if (layer.precision == Precision::FP16 && !user_pins.count(layer.name))
-        out.push_back({layer.name, layer.nodes.empty() ? std::vector<std::string>{layer.name} : layer.nodes});
+    for (const TacticChoice& layer : fp16.replay.layers) {
+      const std::vector<std::string> nodes = nodes_of(layer);
+      const bool pinned =
+          std::any_of(nodes.begin(), nodes.end(), [&](const std::string& n) { return user_pins.count(n) > 0; });
+      if (is_node_layer(layer) && layer.precision == Precision::FP16 && !pinned) out.push_back({layer.name, nodes});
+    }
   } catch (...) {
     Logger::get().set_severity(severity);
     throw;
@@ -289,8 +299,10 @@ int debug_precision(PrecisionArgs& args) {
   const debug::MarkLayersFn make = [&](const std::vector<size_t>& m) {
     BuilderConfig c = base;
     if (!args.builder.precision_constraints_given()) c.constraints = PrecisionConstraints::Obey;
-    for (const std::string& l : layers) c.layer_precisions[l] = low;
-    for (size_t i : m) c.layer_precisions[layers[i]] = high;
+    for (const PrecisionCandidate& l : candidates)
+      for (const std::string& node : l.nodes) c.layer_precisions[node] = low;
+    for (size_t i : m)
+      for (const std::string& node : candidates[i].nodes) c.layer_precisions[node] = high;
     std::vector<std::string>& names = marked_per_iteration[loop.iterations()];
     for (size_t i : m) names.push_back(layers[i]);
     const BuildResult built = args.builder.build_with(graph, *ctx, c);
@@ -324,7 +336,8 @@ int debug_precision(PrecisionArgs& args) {
   }
   LayerPrecisions answer;
   answer.constraints = PrecisionConstraints::Obey;
-  for (size_t i : *marked) answer.layers[layers[i]] = high;
+  for (size_t i : *marked)
+    for (const std::string& node : candidates[i].nodes) answer.layers[node] = high;
   if (!args.save_layer_precisions.empty()) {
     save_layer_precisions(args.save_layer_precisions, answer);
     VKG_INFO("Saved the layer precisions to " << args.save_layer_precisions
@@ -338,7 +351,7 @@ int debug_precision(PrecisionArgs& args) {
   std::string names, flag;
   for (size_t i : *marked) {
     names += (names.empty() ? "" : ", ") + layers[i];
-    flag += " " + layers[i] + ":" + precision_name(high);
+    for (const std::string& node : candidates[i].nodes) flag += " " + node + ":" + precision_name(high);
   }
   VKG_FINISH("To pass the check, run these " << marked->size() << " layer(s) in " << precision_name(high) << ": "
                                              << names);

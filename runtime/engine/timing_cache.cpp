@@ -148,11 +148,11 @@ std::string timing_cache_to_json_text(const TimingCache& cache) {
   return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-void save_timing_cache(const std::string& path, const TimingCache& cache, bool merge_existing) {
+size_t save_timing_cache(const std::string& path, const TimingCache& cache, bool merge_existing) {
   std::error_code ec;
   if (!merge_existing || !std::filesystem::exists(path, ec)) {
     write_file_atomically(path, timing_cache_to_json_text(cache), kWhat);
-    return;
+    return cache.size();
   }
   std::string why;
   std::optional<TimingCache> merged = try_load(path, &why);
@@ -162,6 +162,7 @@ void save_timing_cache(const std::string& path, const TimingCache& cache, bool m
   }
   merged->merge(cache);
   write_file_atomically(path, timing_cache_to_json_text(*merged), kWhat);
+  return merged->size();
 }
 
 }  // namespace vkg

@@ -74,8 +74,9 @@ TimingCache read_timing_cache(const std::string& path);
 // Writes `cache` whole-or-nothing. With merge_existing, entries already in a
 // valid file at `path` are kept unless `cache` has a newer measurement of the
 // same device, signature and tactic (an invalid file there is replaced, with a
-// warning). Throws Error only if the file cannot be written.
-void save_timing_cache(const std::string& path, const TimingCache& cache, bool merge_existing = true);
+// warning). Returns the number of entries the file holds. Throws Error only if
+// the file cannot be written.
+size_t save_timing_cache(const std::string& path, const TimingCache& cache, bool merge_existing = true);
 
 // The cache as JSON text (what save_timing_cache writes without merging).
 std::string timing_cache_to_json_text(const TimingCache& cache);

@@ -137,6 +137,27 @@ class TestWorkflows(CliTestCase):
                             expect=1)
         self.assertIn("Mismatched elements: 1 of 32 ", out)
 
+    def test_precision_pins_fused_layers_through_their_nodes(self):
+        # fp16_overflow.onnx with a Relu after `big` (a no-op on its positive outputs): MatMul+Relu is one layer,
+        # named "big+relu", and pins speak in node names.
+        source = onnx.load(vk_model("fp16_overflow.onnx"))
+        graph = source.graph
+        graph.node[0].output[0] = "big_mm"
+        graph.node.insert(1, onnx.helper.make_node("Relu", ["big_mm"], ["big"], name="relu"))
+        path = self.path("fused_overflow.onnx")
+        onnx.save(source, path)
+        self.make_golden(path)
+        out = self.vkgraphy("debug", "precision", path, "--fp16", "--save-layer-precisions", "pins.json", "--check",
+                            BIN, "run", "vkgraphy_debug.engine", "--vk", "--load-outputs", "golden.json", *FP16_TOL)
+        self.assertIn("[I]     big+relu\n", out)
+        self.assertIn("To pass the check, run these 2 layer(s) in fp32: big+relu, small\n", out)
+        self.assertIn("Build with: --fp16 --layer-precisions big:fp32 relu:fp32 small:fp32 --precision-constraints obey",
+                      out)
+        self.assertEqual(self.read_json("pins.json")["layer_precisions"], {"big": "fp32", "relu": "fp32", "small": "fp32"})
+        out = self.vkgraphy("run", path, "--vk", "--fp16", "--load-layer-precisions", "pins.json", "--load-outputs",
+                            "golden.json", *FP16_TOL)
+        self.assertIn("PASSED | All outputs matched", out)
+
     def test_fp16_risk_follows_the_data_loader(self):
         path = vk_model("fp16_two_sites.onnx")
         out = self.vkgraphy("inspect", "model", path, "--show", "fp16-risk")
