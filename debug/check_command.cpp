@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <optional>
@@ -37,6 +38,23 @@ std::string format_seconds(double s) {
   std::ostringstream out;
   out << s << " s";
   return out.str();
+}
+
+// Where execvp would find `program`: itself when it names a path, else the first
+// executable PATH entry; "" when there is none.
+std::string find_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0 ? program : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = dirs.substr(start, end - start);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
 }
 
 std::vector<std::regex> compile_regexes(const std::vector<std::string>& texts) {
@@ -97,6 +115,15 @@ CheckCommand::CheckCommand(CheckOptions options) : options_(std::move(options)) 
   for (int code : options_.fail_codes)
     VKG_CHECK(!contains(options_.ignore_fail_codes, code),
               "exit code " << code << " is given to both --fail-code and --ignore-fail-code");
+}
+
+void CheckCommand::require_runnable() const {
+  if (options_.command.empty()) return;
+  const std::string& program = options_.command[0];
+  VKG_CHECK(!find_program(program).empty(),
+            "the check command '" << program << "' "
+                                  << (program.find('/') != std::string::npos ? "does not exist or is not executable"
+                                                                             : "is not found on PATH"));
 }
 
 CheckResult CheckCommand::run(const std::string& artifact) const {

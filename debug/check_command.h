@@ -44,6 +44,9 @@ class CheckCommand {
   explicit CheckCommand(CheckOptions options);
 
   bool interactive() const { return options_.command.empty(); }
+  // Throws Error when the command's program cannot be found or run (checked
+  // before a long session starts; run() would fail the same way later).
+  void require_runnable() const;
   const CheckOptions& options() const { return options_; }
 
   // Runs the check for one iteration. `artifact` names the iteration's

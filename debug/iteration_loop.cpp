@@ -51,6 +51,8 @@ IterationLoop::IterationLoop(std::string tool, IterationOptions options)
               "'" << options_.iter_artifact
                   << "' already exists; refusing to overwrite it. Remove it or choose another path with --iter-artifact");
   }
+  // A replay may answer every iteration without running the check; otherwise a missing program fails now.
+  if (options_.load_replay.empty()) check_.require_runnable();
   if (check_.interactive()) VKG_START("Starting an interactive debugging session since no --check command was given");
 }
 

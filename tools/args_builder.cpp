@@ -35,6 +35,7 @@ std::unique_ptr<vk::Context> open_vulkan() {
 
 void BuilderArgs::add_to(CLI::App& app) {
   CLI::Option_group* g = app.add_option_group("Builder", "Options of the Vulkan engine builder");
+  group_ = g;
   g->add_flag("--fp16", fp16_, "Let the builder use fp16 tactics (fp16 storage, fp16 or fp32 accumulation)");
   g->add_option("--layer-precisions", layer_precisions_,
                 "Pin layers to a precision: NAME:fp32 NAME2:fp16 ... (see --precision-constraints)")
@@ -76,6 +77,14 @@ void BuilderArgs::add_to(CLI::App& app) {
               "Run the reference backend once on the data loader's first feed and check every candidate tactic on "
               "its layer's real inputs before timing it; candidates beyond the tolerance of their precision are "
               "rejected (logged, and recorded in the replay and the timing cache)");
+}
+
+std::vector<std::string> BuilderArgs::given() const {
+  std::vector<std::string> out;
+  if (group_ == nullptr) return out;
+  for (const CLI::Option* o : group_->get_options())
+    if (o->count() > 0) out.push_back(o->get_name());
+  return out;
 }
 
 BuilderConfig BuilderArgs::config() {

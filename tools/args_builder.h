@@ -39,10 +39,14 @@ class BuilderArgs {
   void use_data_loader(const DataLoaderArgs& data) { data_ = &data; }
 
   bool fp16() const { return fp16_; }
+  // The builder options given on the command line ("--fp16", ...), for warning
+  // that they have no effect (on an engine file).
+  std::vector<std::string> given() const;
   // Whether --precision-constraints was given (tools with another default use theirs otherwise).
   bool precision_constraints_given() const { return !precision_constraints_.empty(); }
 
  private:
+  CLI::Option_group* group_ = nullptr;
   bool fp16_ = false;
   std::vector<std::string> layer_precisions_;
   std::string load_layer_precisions_;

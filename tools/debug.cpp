@@ -38,10 +38,10 @@ struct BuildArgs {
 };
 
 int debug_build(BuildArgs& args) {
+  const debug::Until until = args.debug.until();
+  debug::IterationLoop loop("build", args.debug.options());  // first: a check that cannot run fails before any work
   const Graph graph = import_onnx(args.model.path, args.model.import_options());
   std::unique_ptr<vk::Context> ctx = open_vulkan();
-  const debug::Until until = args.debug.until();
-  debug::IterationLoop loop("build", args.debug.options());
   std::optional<BuildResult> first;     // --report: the first build's engine and choices
   std::map<int, TacticReplay> choices;  // --report: each built iteration's choices
   const bool finished = debug::run_interruptible([&] {
@@ -273,6 +273,7 @@ int debug_precision(PrecisionArgs& args) {
     warn_data_loader_mismatch(*args.app, "debug precision",
                               "the fp16-risk analysis that starts the search runs on debug precision's inputs");
   }
+  debug::IterationLoop loop("precision", args.debug.options());  // first: a check that cannot run fails now
   const Graph graph = import_onnx(args.model.path, args.model.import_options());
   std::unique_ptr<vk::Context> ctx = open_vulkan();
   const vk::DeviceInfo& info = ctx->device().info();
@@ -294,7 +295,6 @@ int debug_precision(PrecisionArgs& args) {
   search.mode = args.mode == "linear" ? debug::SearchMode::Linear : debug::SearchMode::Bisect;
   search.forward = args.direction == "forward";
   search.prune = args.prune;
-  debug::IterationLoop loop("precision", args.debug.options());
   std::map<int, std::vector<std::string>> marked_per_iteration;  // --report
   const debug::MarkLayersFn make = [&](const std::vector<size_t>& m) {
     BuilderConfig c = base;
@@ -376,7 +376,6 @@ struct ReduceArgs {
   ReportArgs report;
 };
 
-
 int debug_reduce(ReduceArgs& args) {
   VKG_CHECK(!args.output.empty() || !args.min_good.empty(),
             "debug reduce needs -o/--output (where to write the reduced model) and/or --min-good");
@@ -389,6 +388,7 @@ int debug_reduce(ReduceArgs& args) {
   prep.force_fallback = args.force_fallback;
   args.data.set_input_shapes(prep.input_shapes);
   prep.data = args.data.options();
+  debug::IterationLoop loop("reduce", args.debug.options());  // first: a check that cannot run fails now
   const OnnxModel model = load_onnx_model(args.model.path, true, args.model.external_data_dir);
   const debug::ReductionGraph graph(model, prep);
   if (graph.has_dynamic_shapes())
@@ -401,7 +401,6 @@ int debug_reduce(ReduceArgs& args) {
   options.reduce_inputs = !args.no_reduce_inputs;
   options.reduce_outputs = !args.no_reduce_outputs;
   options.prune = !args.no_prune;
-  debug::IterationLoop loop("reduce", args.debug.options());
   debug::ReduceResult result;
   const bool finished = debug::run_interruptible([&] { result = debug::reduce_model(graph, loop, options); });
   loop.log_summary();

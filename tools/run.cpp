@@ -393,9 +393,20 @@ int run_tool(RunArgs& args) {
     VKG_CHECK(!is_mark_all(args.vk_outputs),
               "--isolate-layers runs the engine as built; --vk-outputs mark all would split its fusions");
   }
+  // Inputs that can be checked before the long work: the golden files load now.
+  std::vector<std::pair<std::string, RunResults>> golden;
+  for (const std::string& path : args.compare.load_outputs_paths()) golden.emplace_back(path, load_run_results(path));
+  if (args.profile && !args.vk) VKG_WARNING("--profile times the Vulkan engine's layers: without --vk it has no effect");
   if (looks_like_engine(args.model.path)) {
     VKG_CHECK(!args.ref, "--ref needs an ONNX model, but '" << args.model.path << "' is a vkgraphy engine");
     VKG_CHECK(args.vk, "'" << args.model.path << "' is a vkgraphy engine: run it with --vk");
+    const std::vector<std::string> ignored = args.builder.given();
+    if (!ignored.empty()) {
+      std::string list;
+      for (const std::string& o : ignored) list += (list.empty() ? "" : ", ") + o;
+      VKG_WARNING(list << ": builder options have no effect on an engine file, which runs as it was built (build "
+                          "another with `vkgraphy convert MODEL.onnx ...`)");
+    }
     engine = load_engine(args.model.path);
     for (int32_t t : engine->inputs) {
       const EngineTensor& et = engine->tensors[size_t(t)];
@@ -453,9 +464,13 @@ int run_tool(RunArgs& args) {
         requested_outputs(graph, pair_layers ? args.layer_outputs : args.onnx_outputs, args.onnx_exclude_outputs);
     results.runs.emplace_back(name, run_reference(graph, feeds, outputs, name));
   }
-  for (const std::string& path : args.compare.load_outputs_paths()) {
-    RunResults loaded = load_run_results(path);
+  for (auto& [path, loaded] : golden) {
     VKG_INFO("Loaded " << loaded.runs.size() << " runner result(s) from " << path);
+    for (auto& [name, iterations] : loaded.runs)
+      if (iterations.size() != feeds.size())
+        VKG_WARNING("This run has " << feeds.size() << " iteration(s) but runner '" << name << "' in " << path
+                                    << " has " << iterations.size() << ": only the first "
+                                    << std::min(iterations.size(), feeds.size()) << " are compared");
     for (auto& r : loaded.runs) results.runs.push_back(std::move(r));
   }
   if (!args.compare.save_outputs_path().empty()) {

@@ -4,7 +4,7 @@ killed by its timeout says so. The exact wording users see is asserted."""
 import os
 import unittest
 
-from vkgraphy_cli import BIN, CliTestCase, model
+from vkgraphy_cli import VK_MODELS, CliTestCase, model
 
 MODEL = model("identity.onnx")
 
@@ -66,3 +66,43 @@ class TestUsageErrors(CliTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestEarlyChecksAndWarnings(CliTestCase):
+    """Inputs that can be checked before the long work are checked first; options without effect say so."""
+
+    def test_missing_files_and_programs_fail_before_any_build(self):
+        out = self.vkgraphy("run", MODEL, "--vk", "--load-outputs", "missing.json", expect=3)
+        self.assertIn("missing.json", out)
+        self.assertNotIn("Building engine", out)
+        out = self.vkgraphy("debug", "build", MODEL, "--until", "1", "--check", "/nonexistent/checker", expect=3)
+        self.assertIn("[E] the check command '/nonexistent/checker' does not exist or is not executable", out)
+        self.assertNotIn("Building engine", out)
+        out = self.vkgraphy("debug", "precision", MODEL, "--fp16", "--check", "no-such-checker-program", expect=3)
+        self.assertIn("[E] the check command 'no-such-checker-program' is not found on PATH", out)
+        self.assertNotIn("Building engine", out)
+
+    def test_options_without_effect_warn(self):
+        out = self.vkgraphy("run", MODEL, "--ref", "--profile")
+        self.assertIn("[W] --profile times the Vulkan engine's layers: without --vk it has no effect", out)
+        self.vkgraphy("convert", MODEL, "-o", "m.engine", "--builder-optimization-level", "0")
+        out = self.vkgraphy("run", "m.engine", "--vk", "--fp16", "--deterministic")
+        self.assertIn("[W] --fp16, --deterministic: builder options have no effect on an engine file", out)
+        self.vkgraphy("run", MODEL, "--ref", "--save-outputs", "golden.json")
+        out = self.vkgraphy("run", MODEL, "--ref", "--iterations", "3", "--load-outputs", "golden.json")
+        self.assertIn("[W] This run has 3 iteration(s) but runner '", out)
+        self.assertIn("in golden.json has 1: only the first 1 are compared", out)
+        out = self.vkgraphy("convert", MODEL, "-o", "x.engine", "--tactics-deny", "nomatch*",
+                            "--builder-optimization-level", "0")
+        self.assertIn("[W] --tactics-deny 'nomatch*' matches no tactic, so it has no effect", out)
+
+    def test_a_replay_of_another_model_is_one_warning(self):
+        other = os.path.join(VK_MODELS, "fp16_two_sites.onnx")
+        self.vkgraphy("convert", other, "-o", "o.engine", "--save-tactics", "other.json",
+                      "--builder-optimization-level", "0")
+        out = self.vkgraphy("convert", model("matmul_2layer.onnx"), "-o", "m.engine", "--load-tactics", "other.json",
+                            "--builder-optimization-level", "0")
+        warnings = [line for line in out.splitlines() if "does not name" in line]
+        self.assertEqual(len(warnings), 1, out)
+        self.assertIn("most layers are missing: is the replay (11 layer(s)) from another model or other build "
+                      "options?", warnings[0])
