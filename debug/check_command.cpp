@@ -57,6 +57,30 @@ std::string find_program(const std::string& program) {
   return "";
 }
 
+// What a failing check printed, in a few lines: the error lines and the
+// mismatch counts of a vkgraphy (or Polygraphy) check, else its last lines.
+std::string summarize_check_output(const std::string& output) {
+  std::vector<std::string> lines, picked;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  for (const std::string& line : lines) {
+    const size_t start = line.find_first_not_of(' ');
+    if (start == std::string::npos) continue;
+    const std::string_view text(line.data() + start, line.size() - start);
+    if (text.rfind("[E]", 0) == 0 || text.rfind("[!]", 0) == 0 || text.find("Mismatched elements:") != text.npos)
+      picked.push_back(std::string(text));
+  }
+  constexpr size_t kTail = 10;
+  if (picked.empty()) {
+    const size_t from = lines.size() > kTail ? lines.size() - kTail : 0;
+    if (from > 0) picked.push_back("... (" + std::to_string(from) + " line(s) before)");
+    picked.insert(picked.end(), lines.begin() + long(from), lines.end());
+  }
+  std::string out;
+  for (const std::string& p : picked) out += (out.empty() ? "" : "\n") + p;
+  return out.empty() ? "(no output)" : out;
+}
+
 std::vector<std::regex> compile_regexes(const std::vector<std::string>& texts) {
   std::vector<std::regex> out;
   for (const std::string& text : texts) {
@@ -132,12 +156,16 @@ CheckResult CheckCommand::run(const std::string& artifact) const {
   CheckResult r = run_command();
   r.passed = !r.timed_out && check_passed(options_, r.exit_code, r.output);
   if (r.timed_out) VKG_ERROR("The check command ran longer than --check-timeout " << options_.timeout_s << " s and was killed");
-  if (options_.show_output || (!r.passed && !options_.hide_fail_output)) {
+  const std::string how = r.timed_out ? "killed by --check-timeout after " + format_seconds(options_.timeout_s)
+                                      : "exit code " + std::to_string(r.exit_code);
+  const bool verbose = Logger::get().severity() <= Severity::Verbose;
+  if (options_.show_output || (!r.passed && !options_.hide_fail_output && verbose)) {
     std::string text = r.output;
     if (!text.empty() && text.back() == '\n') text.pop_back();
-    const std::string how = r.timed_out ? "killed by --check-timeout after " + format_seconds(options_.timeout_s)
-                                        : "exit code " + std::to_string(r.exit_code);
     VKG_INFO("========== CHECK OUTPUT (" << how << ") ==========\n" << text);
+  } else if (!r.passed && !options_.hide_fail_output) {
+    VKG_INFO("Check output (" << how << "), summarised; -v or --show-output shows all of it:\n"
+                              << summarize_check_output(r.output));
   }
   return r;
 }

@@ -110,6 +110,11 @@ class TestWorkflows(CliTestCase):
                       "        big1 (overflow)\n        small1 (overflow)\n        big2 (overflow)\n"
                       "        small2 (overflow)\n", out)
         self.assertIn("To pass the check, run these 4 layer(s) in fp32: big1, small1, big2, small2\n", out)
+        # A failing check is summarised: its error lines and mismatch counts, not its latency lines.
+        self.assertIn("Check output (exit code 1), summarised; -v or --show-output shows all of it:\n"
+                      "    [I]             Mismatched elements: 32 of 32 (100%)\n"
+                      "    [E]         FAILED | Output: 'y' | Difference exceeds tolerance (rel=0.0, abs=0.15)\n", out)
+        self.assertNotIn("Latency", out)
         iterations = int(re.search(r"Finished (\d+) iteration\(s\) \| Passed: 1/", out).group(1))
         self.assertLessEqual(iterations, 6, out)
         self.assertEqual(iterations, 5, out)

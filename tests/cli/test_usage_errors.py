@@ -48,7 +48,8 @@ class TestUsageErrors(CliTestCase):
         out = self.vkgraphy("debug", "repeat", "--until", "1", "--check-timeout", "0.5", "--check", "sleep", "5",
                             expect=6)
         self.assertIn("The check command ran longer than --check-timeout 0.5 s and was killed", out)
-        self.assertIn("========== CHECK OUTPUT (killed by --check-timeout after 0.5 s) ==========", out)
+        self.assertIn("Check output (killed by --check-timeout after 0.5 s), summarised; -v or --show-output shows all "
+                      "of it:", out)
         self.assertNotIn("exit code -1", out)
 
     def test_files_of_the_wrong_kind(self):
