@@ -23,6 +23,8 @@ void inspect_device() {
     if (i == selected) out += "    (selected" + std::string(options.device.empty() ? " by default" : " by --device") + ")\n";
   }
   while (!out.empty() && out.back() == '\n') out.pop_back();
+  out += options.validation ? "\n\nKhronos validation layer: on (any validation message is an error)"
+                            : "\n\nKhronos validation layer: off (--vk-validation or VKGRAPHY_VK_VALIDATION=1 turns it on)";
   VKG_INFO(out);
 }
 

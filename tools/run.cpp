@@ -162,6 +162,13 @@ std::string latency_text(const std::vector<double>& ms) {
   return s.str();
 }
 
+// The precision column of --profile: a reformat's is the storage it converts to ("->f16").
+std::string profile_precision(const Engine& engine, const EngineLayer& layer) {
+  if (layer.op == "Reformat" && !layer.outputs.empty() && layer.outputs[0] >= 0)
+    return std::string("->") + storage_type_name(engine.tensors[size_t(layer.outputs[0])].storage);
+  return precision_name(layer.precision);
+}
+
 std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const Engine* loaded,
                                         const std::vector<TensorMap>& feeds, const std::string& name) {
   std::unique_ptr<vk::Context> ctx = open_vulkan();
@@ -249,7 +256,7 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
       const EngineLayer& layer = engine->layers[l];
       table << "\n    " << std::left << std::setw(5) << l << std::setw(int(width)) << layer.name.substr(0, width - 1)
             << std::setw(20) << layer.op << std::setw(34) << layer.tactic << std::setw(6)
-            << precision_name(layer.precision) << std::right << std::fixed << std::setprecision(4) << std::setw(12)
+            << profile_precision(*engine, layer) << std::right << std::fixed << std::setprecision(4) << std::setw(12)
             << med[l] / 1e6 << std::setprecision(1) << std::setw(8) << (total > 0 ? 100 * med[l] / total : 0);
     }
     table << "\n    total " << std::fixed << std::setprecision(4) << total / 1e6 << " ms";

@@ -67,7 +67,7 @@ Device::Device(Instance& instance, const PhysicalDevice& physical) : instance_(i
     vkDestroyDevice(device_, nullptr);
     VKG_THROW("creating a command pool on '" << physical_.info.name << "': " << vk_result_name(r));
   }
-  VKG_VERBOSE("Vulkan device: " << physical_.info.name << " (" << device_type_name(physical_.info.type)
+  VKG_VERBOSE("Device opened: " << physical_.info.name << " (" << device_type_name(physical_.info.type)
                                 << ", queue family " << queue_family() << ", fp16 arithmetic "
                                 << (fp16_arithmetic() ? "on" : "off") << ", 16-bit storage "
                                 << (storage_16bit() ? "on" : "off") << ")");

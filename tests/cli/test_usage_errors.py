@@ -107,3 +107,19 @@ class TestEarlyChecksAndWarnings(CliTestCase):
         self.assertEqual(len(warnings), 1, out)
         self.assertIn("most layers are missing: is the replay (11 layer(s)) from another model or other build "
                       "options?", warnings[0])
+
+
+class TestHonestOutput(CliTestCase):
+    def test_device_lines(self):
+        out = self.vkgraphy("inspect", "device", "--vk-validation")
+        self.assertIn("Khronos validation layer: on (any validation message is an error)", out)
+        out = self.vkgraphy("-v", "run", MODEL, "--vk", "--builder-optimization-level", "0")
+        self.assertEqual(out.count("Vulkan device:"), 1, out)
+
+    def test_profile_names_what_a_reformat_converts_to(self):
+        path = os.path.join(VK_MODELS, "fp16_overflow.onnx")
+        out = self.vkgraphy("run", path, "--vk", "--fp16", "--tactics-deny", "*.f32", "--builder-optimization-level",
+                            "0", "--profile", "--atol", "1e9")
+        reformats = [line for line in out.splitlines() if "Reformat" in line and "reformat." in line]
+        self.assertTrue(reformats, out)
+        self.assertTrue(all("->f16" in line or "->f32" in line for line in reformats), reformats)
