@@ -115,6 +115,8 @@ bool IterationLoop::run(const std::string& description, const std::function<void
       save_debug_replay(skip_current_path(options_.save_replay), skip);
     }
     const CheckResult result = check_.run(options_.iter_artifact);
+    // The check ended (it did not take the machine down): the real replay below supersedes the skip file.
+    if (!options_.save_replay.empty()) remove_quietly(skip_current_path(options_.save_replay));
     passed = result.passed;
     sorted = sorter_.sort(passed, index);
     replay_.set(ReplayEntry{index, passed, description});

@@ -144,8 +144,12 @@ class TestRepeat(DebugTestCase):
         replay = self.read_json("replay.json")
         self.assertEqual(replay["format"], "vkgraphy-debug-replay")
         self.assertEqual([e["passed"] for e in replay["iterations"]], [True, False, True])
-        skip = self.read_json("replay_skip_current.json")
-        self.assertEqual([e["passed"] for e in skip["iterations"]], [True, False, False])
+        # The _skip_current file lives only while a check runs (a crash or hang leaves it to resume from).
+        self.assertFalse(os.path.exists(self.path("replay_skip_current.json")))
+        self.vkgraphy("debug", "repeat", "--until", "2", "--save-debug-replay", "seen.json", "--check", "sh", "-c",
+                      "cp seen_skip_current.json during.json")
+        self.assertEqual([e["passed"] for e in self.read_json("during.json")["iterations"]], [True, False])
+        self.assertFalse(os.path.exists(self.path("seen_skip_current.json")))
         # Replayed: the check (which would fail every time) never runs.
         out = self.vkgraphy("debug", "repeat", "--until", "3", "--load-debug-replay", "replay.json",
                             "--save-debug-replay", "again.json", "--check", "/nonexistent/checker", expect=MIXED)
