@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
@@ -25,6 +27,17 @@ std::pair<std::string, Precision> parse_layer_precision(const std::string& text)
   VKG_CHECK(precision.has_value(), "--layer-precisions: '" << text.substr(colon + 1)
                                                            << "' is not a precision (fp32, fp16) in '" << text << "'");
   return {text.substr(0, colon), *precision};
+}
+
+std::string deterministic_cache_path() {
+  auto env = [](const char* name) -> std::optional<std::string> {
+    const char* v = std::getenv(name);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  if (const auto dir = env("VKGRAPHY_CACHE_DIR")) return dir->empty() ? "" : *dir + "/timing-cache.json";
+  if (const auto xdg = env("XDG_CACHE_HOME"); xdg && !xdg->empty()) return *xdg + "/vkgraphy/timing-cache.json";
+  if (const auto home = env("HOME"); home && !home->empty()) return *home + "/.cache/vkgraphy/timing-cache.json";
+  return "";
 }
 
 std::unique_ptr<vk::Context> open_vulkan() {
@@ -57,8 +70,9 @@ void BuilderArgs::add_to(CLI::App& app) {
               "Turn graph optimization off: keep no-op nodes (Identity, Dropout, Reshape...) and fuse no bias or "
               "BatchNormalization into Conv/ConvTranspose/Gemm; every node becomes a layer of its own");
   g->add_flag("--deterministic", deterministic_,
-              "Break near-ties (within 10% of the fastest median) by the fixed heuristic order instead of by "
-              "measured time");
+              "The same engine every time: choices follow measurements kept in a default timing cache "
+              "($VKGRAPHY_CACHE_DIR, $XDG_CACHE_HOME/vkgraphy or ~/.cache/vkgraphy), and near-ties (within 10% of "
+              "the fastest median) go to the fixed heuristic order");
   g->add_option("--tactic-selection", tactic_selection_,
                 "fastest (default: by measured time) or random[:SEED] (a random valid tactic per layer)");
   g->add_option("--tactics-allow", allow_, "Only tactics matching one of these globs (e.g. 'gemm.*' '*.f32')")
@@ -128,10 +142,19 @@ BuilderConfig BuilderArgs::config() {
   }
   VKG_CHECK(!error_on_cache_miss_ || !load_timing_cache_.empty(),
             "--error-on-timing-cache-miss needs --load-timing-cache");
-  if (!load_timing_cache_.empty() || !save_timing_cache_.empty()) {
-    cache_ = load_timing_cache_.empty() ? TimingCache{} : load_timing_cache(load_timing_cache_);
-    if (!load_timing_cache_.empty())
+  // --deterministic: every choice follows measurements kept in the default timing
+  // cache, so timing noise cannot flip a later build (an explicit --load-timing-cache
+  // takes its place).
+  deterministic_cache_ = deterministic_ && load_timing_cache_.empty() ? deterministic_cache_path() : "";
+  if (!load_timing_cache_.empty() || !save_timing_cache_.empty() || !deterministic_cache_.empty()) {
+    cache_ = TimingCache{};
+    if (!load_timing_cache_.empty()) {
+      cache_ = load_timing_cache(load_timing_cache_);
       VKG_INFO("Loaded timing cache " << load_timing_cache_ << " (" << cache_->size() << " entries)");
+    } else if (!deterministic_cache_.empty() && std::filesystem::exists(deterministic_cache_)) {
+      cache_ = load_timing_cache(deterministic_cache_);
+      VKG_VERBOSE("--deterministic: loaded " << cache_->size() << " measurement(s) from " << deterministic_cache_);
+    }
     c.timing_cache = &*cache_;
   }
   c.error_on_timing_cache_miss = error_on_cache_miss_;
@@ -196,6 +219,15 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
   if (!save_tactics_.empty()) {
     save_tactic_replay(save_tactics_, r.replay);
     VKG_INFO("Saved tactic replay to " << save_tactics_);
+  }
+  if (!deterministic_cache_.empty()) {
+    try {
+      const size_t held = save_timing_cache(deterministic_cache_, *cache_);
+      VKG_VERBOSE("--deterministic: " << held << " measurement(s) kept in " << deterministic_cache_);
+    } catch (const Error& e) {
+      VKG_WARNING("--deterministic: could not keep this build's measurements (" << e.what()
+                                                                            << "); a later build may choose differently");
+    }
   }
   if (!save_timing_cache_.empty()) {
     const size_t held = save_timing_cache(save_timing_cache_, *cache_);

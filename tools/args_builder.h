@@ -53,6 +53,7 @@ class BuilderArgs {
   std::string precision_constraints_;
   std::string save_tactics_, load_tactics_;
   std::string save_timing_cache_, load_timing_cache_;
+  std::string deterministic_cache_;  // --deterministic: the default timing cache this build reads and extends
   bool error_on_cache_miss_ = false;
   int optimization_level_ = 3;
   bool deterministic_ = false;
@@ -68,6 +69,12 @@ class BuilderArgs {
   std::optional<TacticReplay> replay_;
   std::optional<TimingCache> cache_;
 };
+
+// Where --deterministic keeps its measurements (docs/builder.md, "Deterministic
+// builds"): $VKGRAPHY_CACHE_DIR/timing-cache.json, else
+// $XDG_CACHE_HOME/vkgraphy/timing-cache.json, else ~/.cache/vkgraphy/timing-cache.json;
+// "" when VKGRAPHY_CACHE_DIR is set but empty (persistence off) or no home is known.
+std::string deterministic_cache_path();
 
 // Parses "name:fp32" / "name:fp16" (also float32/float16); throws Error on bad text.
 std::pair<std::string, Precision> parse_layer_precision(const std::string& text);

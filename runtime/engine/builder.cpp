@@ -768,6 +768,8 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
         try {
           timing.samples_ns = timer_->time(c.plan, ins, outs, config_.warmup_runs, samples);
           timing.median_ns = median(timing.samples_ns);
+          // A deterministic build records what a later one reads back from the timing cache: the median alone.
+          if (config_.deterministic) timing.samples_ns.clear();
         } catch (const Error& e) {
           timing.error = e.what();
         }

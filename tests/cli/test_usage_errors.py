@@ -2,6 +2,8 @@
 the closest valid one; `--check --` separates; files of the wrong kind are named for what they are; a check
 killed by its timeout says so. The exact wording users see is asserted."""
 import os
+import subprocess
+import sys
 import unittest
 
 from vkgraphy_cli import VK_MODELS, CliTestCase, model
@@ -123,3 +125,26 @@ class TestHonestOutput(CliTestCase):
         reformats = [line for line in out.splitlines() if "Reformat" in line and "reformat." in line]
         self.assertTrue(reformats, out)
         self.assertTrue(all("->f16" in line or "->f32" in line for line in reformats), reformats)
+
+
+class TestDeterministic(CliTestCase):
+    def test_ten_builds_under_load_give_one_replay(self):
+        # Two busy processes compete with lavapipe's threads, as other jobs on a CI machine do.
+        load = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+        try:
+            path = os.path.join(VK_MODELS, "cnn.onnx")
+            replays = set()
+            for i in range(10):
+                self.vkgraphy("convert", path, "-o", "m.engine", "--fp16", "--deterministic", "--save-tactics",
+                              f"r{i}.json")
+                with open(self.path(f"r{i}.json")) as f:
+                    replays.add(f.read())
+        finally:
+            for p in load:
+                p.kill()
+                p.wait()
+        self.assertEqual(len(replays), 1)
+        out = self.vkgraphy("-v", "convert", path, "-o", "m.engine", "--fp16", "--deterministic")
+        self.assertIn("0 tactic(s) timed", out)
+        self.assertIn("--deterministic: loaded", out)
+        self.assertTrue(os.path.exists(os.path.join(self.tmp, ".vkgraphy-cache", "timing-cache.json")))

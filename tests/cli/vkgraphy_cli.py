@@ -116,6 +116,8 @@ class CliTestCase(unittest.TestCase):
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix="vkgraphy_cli_")
         self.tmp = self._tmp.name
+        # --deterministic keeps measurements in a default timing cache: one per test, never the user's.
+        os.environ["VKGRAPHY_CACHE_DIR"] = os.path.join(self.tmp, ".vkgraphy-cache")
 
     def tearDown(self):
         self._tmp.cleanup()
