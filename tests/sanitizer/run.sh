@@ -36,7 +36,7 @@ export LSAN_OPTIONS="suppressions=$SUPP:print_suppressions=1"
 
 # Without arguments: every unit test but the op x tactic conformance sweep
 # (Vulkan/TacticConformance.*, 312 tactic variants), which spends its time in
-# lavapipe's JIT and takes 40+ minutes under the sanitizers on 2 cores; the rest
+# lavapipe's JIT and takes 20-40 minutes under the sanitizers on 2 cores; the rest
 # (339 tests, among them the loaders' seeded mutations, the reference kernels,
 # the builder, engine files and the Vulkan device tests) fits CI's budget.
 # SANITIZER_FULL=1 runs the sweep too.
