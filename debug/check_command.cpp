@@ -155,7 +155,9 @@ CheckResult CheckCommand::run(const std::string& artifact) const {
   VKG_INFO("Running check command: " << join_command(options_.command));
   CheckResult r = run_command();
   r.passed = !r.timed_out && check_passed(options_, r.exit_code, r.output);
-  if (r.timed_out) VKG_ERROR("The check command ran longer than --check-timeout " << options_.timeout_s << " s and was killed");
+  if (r.timed_out)
+    VKG_ERROR("The check command ran longer than --check-timeout " << format_seconds(options_.timeout_s)
+                                                                   << " and was killed");
   const std::string how = r.timed_out ? "killed by --check-timeout after " + format_seconds(options_.timeout_s)
                                       : "exit code " + std::to_string(r.exit_code);
   const bool verbose = Logger::get().severity() <= Severity::Verbose;

@@ -9,7 +9,7 @@ namespace vkg::debug {
 
 namespace {
 
-// max |x| over the finite values, and the counts of a tensor whose max is known.
+// Out-of-range counts of one tensor, given its largest finite magnitude.
 struct Counts {
   uint64_t overflow = 0, underflow = 0;
 };
@@ -94,45 +94,37 @@ NodeObserver Fp16RiskAnalysis::observer() {
 void Fp16RiskAnalysis::observe(size_t index, const Node& node, const std::vector<const Tensor*>& inputs,
                                const std::vector<Tensor>& outputs) {
   VKG_CHECK(index < slot_.size(), "fp16-risk analysis: node '" << node.name << "' is not in the analysed graph");
-  NodeRisk* risk = nullptr;
-  if (slot_[index] >= 0) {
-    risk = &nodes_[size_t(slot_[index])];
-  } else {
+  // The node's float tensors, inputs then outputs: the same list (and order) in every run.
+  struct Seen {
+    const std::string& name;
+    const Tensor& tensor;
+    bool is_input;
+  };
+  std::vector<Seen> seen;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (analysed(inputs[i])) seen.push_back({node.inputs[i], *inputs[i], true});
+  for (size_t i = 0; i < outputs.size() && i < node.outputs.size(); ++i)
+    if (!node.outputs[i].empty() && analysed(&outputs[i])) seen.push_back({node.outputs[i], outputs[i], false});
+  if (seen.empty()) return;
+  if (slot_[index] < 0) {
     NodeRisk fresh;
     fresh.node = names_[index];
     fresh.op = node.op_type;
-    auto add = [&](const std::string& name, const Tensor* t, bool is_input) {
-      if (!analysed(t)) return;
-      TensorRiskStats s;
-      s.tensor = name;
-      s.is_input = is_input;
-      fresh.tensors.push_back(s);
-    };
-    for (size_t i = 0; i < inputs.size(); ++i) add(node.inputs[i], inputs[i], true);
-    for (size_t i = 0; i < outputs.size() && i < node.outputs.size(); ++i)
-      if (!node.outputs[i].empty()) add(node.outputs[i], &outputs[i], false);
-    if (fresh.tensors.empty()) return;
+    for (const Seen& t : seen) fresh.tensors.push_back(TensorRiskStats{t.name, t.is_input});
     slot_[index] = long(nodes_.size());
     nodes_.push_back(std::move(fresh));
-    risk = &nodes_.back();
   }
-  auto update = [&](const std::string& name, const Tensor* t, bool is_input) {
-    if (!analysed(t)) return;
-    for (TensorRiskStats& s : risk->tensors) {
-      if (s.tensor != name || s.is_input != is_input) continue;
-      // The max of this run decides what is negligible in it.
-      const double max_abs = finite_max_abs(*t);
-      const Counts c = count(*t, max_abs);
-      s.elements += uint64_t(t->size());
-      s.overflow += c.overflow;
-      s.underflow += c.underflow;
-      s.max_abs = std::max(s.max_abs, max_abs);
-      return;
-    }
-  };
-  for (size_t i = 0; i < inputs.size(); ++i) update(node.inputs[i], inputs[i], true);
-  for (size_t i = 0; i < outputs.size() && i < node.outputs.size(); ++i)
-    if (!node.outputs[i].empty()) update(node.outputs[i], &outputs[i], false);
+  NodeRisk& risk = nodes_[size_t(slot_[index])];
+  for (size_t k = 0; k < seen.size(); ++k) {
+    TensorRiskStats& s = risk.tensors[k];
+    // The max of this run decides what is negligible in it.
+    const double max_abs = finite_max_abs(seen[k].tensor);
+    const Counts c = count(seen[k].tensor, max_abs);
+    s.elements += uint64_t(seen[k].tensor.size());
+    s.overflow += c.overflow;
+    s.underflow += c.underflow;
+    s.max_abs = std::max(s.max_abs, max_abs);
+  }
 }
 
 std::vector<const NodeRisk*> Fp16RiskAnalysis::at_risk() const {

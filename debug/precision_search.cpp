@@ -49,11 +49,18 @@ class CheckedConfigurations {
   std::map<std::string, bool> seen_;
 };
 
-std::vector<size_t> without(const std::vector<size_t>& set, const std::vector<size_t>& drop) {
+// The elements of `set` that are in `other` (keep) or not (!keep), in `set`'s order.
+std::vector<size_t> filtered(const std::vector<size_t>& set, const std::vector<size_t>& other, bool keep) {
   std::vector<size_t> out;
   for (size_t i : set)
-    if (std::find(drop.begin(), drop.end(), i) == drop.end()) out.push_back(i);
+    if ((std::find(other.begin(), other.end(), i) != other.end()) == keep) out.push_back(i);
   return out;
+}
+std::vector<size_t> without(const std::vector<size_t>& set, const std::vector<size_t>& drop) {
+  return filtered(set, drop, false);
+}
+std::vector<size_t> within(const std::vector<size_t>& set, const std::vector<size_t>& of) {
+  return filtered(set, of, true);
 }
 
 }  // namespace
@@ -102,7 +109,7 @@ std::optional<std::vector<size_t>> minimal_precision_set(const std::vector<std::
     while (!groups.empty()) {
       std::vector<size_t> group = groups.front();
       groups.pop_front();
-      group = without(group, without(group, passing));  // what is still marked
+      group = within(group, passing);  // what is still marked
       if (group.empty()) continue;
       const std::vector<size_t> fewer = without(passing, group);
       if (check(fewer)) {

@@ -187,13 +187,18 @@ std::map<std::string, std::vector<std::string>> data_loader_flags(const std::vec
   return out;
 }
 
+// The option `flag` of `app` when the command line gave it, else nullptr.
+const CLI::Option* given_option(const CLI::App& app, const char* flag) {
+  const CLI::Option* o = app.get_option_no_throw(flag);
+  return o && o->count() > 0 ? o : nullptr;
+}
+
 // The fp16-risk score (NodeRisk::score) of each candidate layer: the worst of
 // its nodes', from a reference run on the data loader's inputs.
 std::vector<double> candidate_risk(const Graph& graph, const std::vector<PrecisionCandidate>& candidates,
                                    PrecisionArgs& args) {
-  DataLoaderOptions data = args.data.options();
-  for (const auto& [name, shape] : args.model.shapes()) data.input_shapes[name] = shape;
-  const std::vector<TensorMap> feeds = load_or_generate_inputs(graph.inputs, data);
+  args.data.set_input_shapes(args.model.shapes());
+  const std::vector<TensorMap> feeds = load_or_generate_inputs(graph.inputs, args.data.options());
   const debug::Fp16RiskAnalysis analysis = debug::analyze_fp16_risk(graph, feeds);
   std::map<std::string, const debug::NodeRisk*> by_node;
   for (const debug::NodeRisk& n : analysis.nodes()) by_node[n.node] = &n;
@@ -225,10 +230,8 @@ std::vector<double> candidate_risk(const Graph& graph, const std::vector<Precisi
 void warn_data_loader_mismatch(const CLI::App& app, const std::string& tool, const std::string& consequence) {
   if (check_command().empty()) return;
   std::map<std::string, std::vector<std::string>> ours;
-  for (const char* flag : {"--seed", "--val-range", "--load-inputs"}) {
-    const CLI::Option* o = app.get_option_no_throw(flag);
-    if (o && o->count() > 0) ours[flag] = o->results();
-  }
+  for (const char* flag : {"--seed", "--val-range", "--load-inputs"})
+    if (const CLI::Option* o = given_option(app, flag)) ours[flag] = o->results();
   const auto theirs = data_loader_flags(check_command());
   for (const char* flag : {"--seed", "--val-range", "--load-inputs"}) {
     const auto a = ours.find(flag);
@@ -256,20 +259,17 @@ int debug_precision(PrecisionArgs& args) {
         "-p float16 marks layers to run in fp16, the lowest precision vkgraphy has; the other candidate "
         "layers run in fp32, so this finds how many layers can run in fp16 and still pass");
   if (high == Precision::FP16 && args.mode == "minimal") {
-    const CLI::Option* mode = args.app->get_option_no_throw("--mode");
-    VKG_CHECK(!mode || mode->count() == 0,
+    VKG_CHECK(!given_option(*args.app, "--mode"),
               "--mode minimal finds the fewest layers to run at the higher precision, which with -p float16 is "
               "always none (every layer in fp32 passes): use --mode bisect or linear");
     args.mode = "bisect";  // the default for -p float16
   }
   const bool minimal = args.mode == "minimal";
   if (minimal) {
-    for (const char* flag : {"--dir", "--prune"}) {
-      const CLI::Option* o = args.app->get_option_no_throw(flag);
-      if (o && o->count() > 0)
+    for (const char* flag : {"--dir", "--prune"})
+      if (given_option(*args.app, flag))
         VKG_WARNING(flag << " has no effect with --mode minimal (the default), which finds a 1-minimal set "
                             "itself; it applies to --mode bisect and linear");
-    }
     warn_data_loader_mismatch(*args.app, "debug precision",
                               "the fp16-risk analysis that starts the search runs on debug precision's inputs");
   }

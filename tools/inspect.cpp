@@ -79,11 +79,11 @@ void inspect_onnx_model(const InspectModelArgs& args) {
     VKG_WARNING("--show attrs: attributes are shown with the layers; add --show layers");
   VKG_INFO(summarize_onnx_model(model, options));
   if (args.shows("fp16-risk")) {
-    // As the builder sees the model: imported, shapes inferred, constants folded.
-    const Graph graph = import_onnx(args.model.path, import);
-    DataLoaderOptions data = args.data.options();
-    for (const auto& [name, shape] : import.input_shapes) data.input_shapes[name] = shape;
-    const std::vector<TensorMap> feeds = load_or_generate_inputs(graph.inputs, data);
+    // As the builder sees the model (constants folded): the loaded model, imported in place.
+    const Graph graph = import_onnx(model, import);
+    DataLoaderArgs data = args.data;
+    data.set_input_shapes(import.input_shapes);
+    const std::vector<TensorMap> feeds = load_or_generate_inputs(graph.inputs, data.options());
     VKG_INFO(debug::fp16_risk_text(debug::analyze_fp16_risk(graph, feeds), feeds.size()));
   }
 }

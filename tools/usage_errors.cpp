@@ -119,14 +119,15 @@ bool explain_usage_error(const CLI::App& app, const CLI::ParseError& e, const st
   const CLI::App& where = deepest_parsed(app);
   const std::vector<const CLI::App*> subcommands = named_subcommands(where);
   const std::vector<std::string> extras = app.remaining(true);
-  const bool unknown_options =
-      std::any_of(extras.begin(), extras.end(), [](const std::string& x) { return x.rfind('-', 0) == 0; });
-  if (dynamic_cast<const CLI::RequiredError*>(&e) && !unknown_options) {
+  auto is_option = [](const std::string& word) { return word.rfind('-', 0) == 0; };
+  const bool unknown_options = std::any_of(extras.begin(), extras.end(), is_option);
+  const bool required = dynamic_cast<const CLI::RequiredError*>(&e) != nullptr;
+  if (required && !unknown_options) {
     if (where.get_require_subcommand_min() > 0 && !subcommands.empty())
       return unknown_subcommand(where, args);
     // "--until is required" when --until was written after --check, inside the check command.
+    const std::string message = e.what();
     for (const std::string& option : options_of(where)) {
-      const std::string message = e.what();
       if (message.find(option + " is required") == std::string::npos) continue;
       if (std::find(check_command.begin(), check_command.end(), option) == check_command.end()) continue;
       VKG_ERROR(option << " is required, and it appears after --check, where everything is part of the check "
@@ -135,11 +136,11 @@ bool explain_usage_error(const CLI::App& app, const CLI::ParseError& e, const st
     }
   }
   // An unknown option is the likelier cause of a missing required one (--untill for --until).
-  if (dynamic_cast<const CLI::ExtrasError*>(&e) || (dynamic_cast<const CLI::RequiredError*>(&e) && unknown_options)) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) || (required && unknown_options)) {
     const std::vector<std::string> valid = options_of(where);
     bool explained = false;
     for (const std::string& extra : extras) {
-      if (extra.rfind("--", 0) != 0 && extra.rfind('-', 0) != 0) continue;
+      if (!is_option(extra)) continue;
       const std::string flag = extra.substr(0, extra.find('='));
       VKG_ERROR(path_of(where) << ": unknown option '" << flag << "'" << suggestion(closest_word(flag, valid))
                                << " (see " << path_of(where) << " --help)");

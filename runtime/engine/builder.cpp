@@ -1282,13 +1282,15 @@ BuildResult Builder::build() {
             "--builder-optimization-level must be 0..5, not " << config_.optimization_level);
   if (config_.fp16 && !device_.fp16())
     VKG_WARNING("--fp16: device '" << device_.name << "' lacks fp16 arithmetic or 16-bit storage; building in fp32");
-  for (const auto& [flag, globs] : {std::pair{"--tactics-allow", &config_.tactics_allow},
-                                    std::pair{"--tactics-deny", &config_.tactics_deny}}) {
-    for (const std::string& glob : *globs) {
-      const std::vector<const Tactic*> all = registry_.all();
-      if (std::none_of(all.begin(), all.end(), [&](const Tactic* t) { return glob_match(glob, t->name); }))
-        VKG_WARNING(flag << " '" << glob << "' matches no tactic, so it has no effect (tactic names look like "
-                         << "gemm.block16x8.f32; `vkgraphy convert -v` lists each layer's candidates)");
+  if (!config_.tactics_allow.empty() || !config_.tactics_deny.empty()) {
+    const std::vector<const Tactic*> all = registry_.all();
+    for (const auto& [flag, globs] : {std::pair{"--tactics-allow", &config_.tactics_allow},
+                                      std::pair{"--tactics-deny", &config_.tactics_deny}}) {
+      for (const std::string& glob : *globs) {
+        if (std::none_of(all.begin(), all.end(), [&](const Tactic* t) { return glob_match(glob, t->name); }))
+          VKG_WARNING(flag << " '" << glob << "' matches no tactic, so it has no effect (tactic names look like "
+                           << "gemm.block16x8.f32; `vkgraphy convert -v` lists each layer's candidates)");
+      }
     }
   }
   if (!config_.layer_precisions.empty() && config_.constraints == PrecisionConstraints::None)

@@ -17,17 +17,7 @@ constexpr int kVersion = 1;
 constexpr char kWhat[] = "layer-precisions file";
 
 LayerPrecisions from_json(const Json& root, const JsonPlace& where) {
-  if (!root.is_object() || !root.contains("format")) where.fail("not a layer-precisions file: " + describe_foreign_json(root));
-  const std::string format = json_string(root, "format", where);
-  if (format != kFormat) {
-    where.field("format").fail("not a layer-precisions file: format is \"" + format + "\", expected \"" + kFormat +
-                               "\"");
-  }
-  const Json& version = json_member(root, "version", where);
-  if (version != kVersion) {
-    where.field("version").fail("unsupported layer-precisions version " + version.dump() +
-                                " (this vkgraphy reads version " + std::to_string(kVersion) + ")");
-  }
+  json_check_header(root, where, kFormat, kVersion, kWhat);
   LayerPrecisions out;
   if (root.contains("precision_constraints")) {
     const std::string text = json_string(root, "precision_constraints", where);

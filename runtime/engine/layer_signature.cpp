@@ -211,12 +211,30 @@ void JsonPlace::fail(const std::string& what) const {
   VKG_THROW("'" << file << "': " << (path.empty() ? "" : path + ": ") << what);
 }
 
+namespace {
+
+// What a JSON document without vkgraphy's "format" key is, for errors.
 std::string describe_foreign_json(const Json& root) {
   if (root.is_object() && root.contains("polygraphy_class") && root["polygraphy_class"].is_string())
     return "it is a Polygraphy " + root["polygraphy_class"].get<std::string>() + " file";
   if (root.is_array()) return "it is a JSON list (saved inputs are one)";
   if (!root.is_object()) return std::string("it is a JSON ") + root.type_name() + ", not an object";
   return "it has no \"format\" key";
+}
+
+}  // namespace
+
+void json_check_header(const Json& root, const JsonPlace& where, const std::string& format, int version,
+                       const std::string& what) {
+  if (!root.is_object() || !root.contains("format")) where.fail("not a " + what + ": " + describe_foreign_json(root));
+  const std::string found = json_string(root, "format", where);
+  if (found != format)
+    where.field("format").fail("not a " + what + ": format is \"" + found + "\", expected \"" + format + "\"");
+  const Json& v = json_member(root, "version", where);
+  if (v != version) {
+    where.field("version").fail("unsupported " + what + " version " + v.dump() + " (this vkgraphy reads version " +
+                                std::to_string(version) + ")");
+  }
 }
 
 Json parse_json_text(const std::string& text, const JsonPlace& where) {

@@ -88,9 +88,13 @@ struct JsonPlace {
   [[noreturn]] void fail(const std::string& what) const;
 };
 
-// What a JSON object without vkgraphy's "format" key is, for errors: "it is a
-// Polygraphy RunResults file", or "it has no \"format\" key".
-std::string describe_foreign_json(const nlohmann::ordered_json& root);
+// Checks the header of one of vkgraphy's JSON files: `root` is an object whose
+// "format" is `format` and "version" is `version`. Fails naming `what` ("tactic
+// replay") and what the file is instead: "not a tactic replay: it is a
+// Polygraphy RunResults file", "... format is \"x\", expected \"y\"",
+// "unsupported tactic replay version 7 (this vkgraphy reads version 1)".
+void json_check_header(const nlohmann::ordered_json& root, const JsonPlace& where, const std::string& format,
+                       int version, const std::string& what);
 
 // Parses a whole JSON document; fails with "not valid JSON: ..." at `where`.
 nlohmann::ordered_json parse_json_text(const std::string& text, const JsonPlace& where);

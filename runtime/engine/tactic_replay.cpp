@@ -85,16 +85,7 @@ TacticChoice layer_from_json(const Json& j, const JsonPlace& where) {
 }
 
 TacticReplay replay_from_json(const Json& root, const JsonPlace& where) {
-  if (!root.is_object() || !root.contains("format")) where.fail("not a tactic replay: " + describe_foreign_json(root));
-  const std::string format = json_string(root, "format", where);
-  if (format != kFormat) {
-    where.field("format").fail("not a tactic replay: format is \"" + format + "\", expected \"" + kFormat + "\"");
-  }
-  const Json& version = json_member(root, "version", where);
-  if (version != kVersion) {
-    where.field("version").fail("unsupported tactic replay version " + version.dump() +
-                                " (this vkgraphy reads version " + std::to_string(kVersion) + ")");
-  }
+  json_check_header(root, where, kFormat, kVersion, kWhat);
   TacticReplay replay;
   replay.device = device_identity_from_json(json_member(root, "device", where), where.file, "device");
   const Json& layers = json_member(root, "layers", where);
