@@ -131,7 +131,8 @@ std::vector<const NodeRisk*> Fp16RiskAnalysis::at_risk() const {
   std::vector<const NodeRisk*> out;
   for (const NodeRisk& n : nodes_)
     if (n.risk() != Fp16Risk::None) out.push_back(&n);
-  std::stable_sort(out.begin(), out.end(), [](const NodeRisk* a, const NodeRisk* b) { return a->score() > b->score(); });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const NodeRisk* a, const NodeRisk* b) { return a->score() > b->score(); });
   return out;
 }
 

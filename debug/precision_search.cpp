@@ -38,7 +38,8 @@ class CheckedConfigurations {
       VKG_INFO("Already checked (" << (it->second ? "passed" : "failed") << "): " << what);
       return it->second;
     }
-    return seen_[what] = loop_.run(what, [&] { make_(marked); }, remaining);
+    return seen_[what] = loop_.run(
+               what, [&] { make_(marked); }, remaining);
   }
 
  private:

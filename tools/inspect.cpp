@@ -11,9 +11,9 @@
 #include "runtime/data/run_results.h"
 #include "runtime/engine/engine_file.h"
 #include "runtime/onnx/model_summary.h"
+#include "runtime/onnx/onnx_import.h"
 #include "runtime/onnx/surgeon.h"
 #include "runtime/vulkan/spirv_disassembly.h"
-#include "runtime/onnx/onnx_import.h"
 #include "tools/args_data_loader.h"
 #include "tools/args_model.h"
 #include "tools/tools.h"
@@ -249,8 +249,9 @@ void inspect_engine(const InspectModelArgs& args) {
     VKG_WARNING("--input-shapes: an engine has fixed shapes; the option is ignored");
   if (args.shows("attrs")) VKG_WARNING("--show attrs: an engine keeps no node attributes");
   if (args.shows("fp16-risk"))
-    VKG_WARNING("--show fp16-risk: the analysis runs the reference backend on an ONNX model; an engine keeps no "
-                "nodes to run: inspect the model it was built from");
+    VKG_WARNING(
+        "--show fp16-risk: the analysis runs the reference backend on an ONNX model; an engine keeps no "
+        "nodes to run: inspect the model it was built from");
   const Engine engine = load_engine(args.model.path);
   VKG_INFO(summarize_engine(engine, args.model.path, args));
 }

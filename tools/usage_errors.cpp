@@ -16,7 +16,8 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   for (size_t i = 1; i <= a.size(); ++i) {
     for (size_t j = 1; j <= b.size(); ++j) {
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.size()][b.size()];
@@ -123,15 +124,15 @@ bool explain_usage_error(const CLI::App& app, const CLI::ParseError& e, const st
   const bool unknown_options = std::any_of(extras.begin(), extras.end(), is_option);
   const bool required = dynamic_cast<const CLI::RequiredError*>(&e) != nullptr;
   if (required && !unknown_options) {
-    if (where.get_require_subcommand_min() > 0 && !subcommands.empty())
-      return unknown_subcommand(where, args);
+    if (where.get_require_subcommand_min() > 0 && !subcommands.empty()) return unknown_subcommand(where, args);
     // "--until is required" when --until was written after --check, inside the check command.
     const std::string message = e.what();
     for (const std::string& option : options_of(where)) {
       if (message.find(option + " is required") == std::string::npos) continue;
       if (std::find(check_command.begin(), check_command.end(), option) == check_command.end()) continue;
       VKG_ERROR(option << " is required, and it appears after --check, where everything is part of the check "
-                       "command: put " << option << " (and every option of " << path_of(where) << ") before --check");
+                          "command: put "
+                       << option << " (and every option of " << path_of(where) << ") before --check");
       return true;
     }
   }
