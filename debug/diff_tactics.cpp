@@ -127,17 +127,20 @@ namespace {
 using TacticKey = std::pair<std::string, Precision>;
 
 // Warns about layers whose signature differs between replays and about replays of different devices.
+// A signature covers the layer's precision, so only replays that chose the same precision for a
+// layer are compared: a layer in fp16 in one build and in fp32 in another is the same layer.
 void check_comparable(const ReplaySets& sets, TacticDiffReport& report) {
-  std::vector<std::string> layer_order;
-  std::map<std::string, std::vector<std::pair<std::string, std::string>>> signatures;  // layer -> (signature, file)
+  std::vector<TacticKey> layer_order;
+  std::map<TacticKey, std::vector<std::pair<std::string, std::string>>> signatures;  // (layer, precision) -> (signature, file)
   std::vector<std::pair<DeviceIdentity, std::string>> devices;                         // distinct, with a file
   for (const auto* set : {&sets.good, &sets.bad}) {
     for (const auto& loaded : *set) {
       if (std::none_of(devices.begin(), devices.end(), [&](const auto& d) { return d.first == loaded.replay.device; }))
         devices.emplace_back(loaded.replay.device, loaded.path);
       for (const auto& layer : loaded.replay.layers) {
-        auto [it, inserted] = signatures.try_emplace(layer.name);
-        if (inserted) layer_order.push_back(layer.name);
+        const TacticKey key{layer.name, layer.precision};
+        auto [it, inserted] = signatures.try_emplace(key);
+        if (inserted) layer_order.push_back(key);
         auto& seen = it->second;
         if (std::none_of(seen.begin(), seen.end(), [&](const auto& s) { return s.first == layer.signature; }))
           seen.emplace_back(layer.signature, loaded.path);
@@ -146,13 +149,14 @@ void check_comparable(const ReplaySets& sets, TacticDiffReport& report) {
   }
 
   size_t differing = 0;
-  for (const auto& name : layer_order) {
-    const auto& seen = signatures[name];
+  for (const auto& key : layer_order) {
+    const auto& [name, precision] = key;
+    const auto& seen = signatures[key];
     if (seen.size() < 2) continue;
     if (++differing > kMaxSignatureWarnings) continue;
     std::string list;
     for (const auto& [signature, file] : seen) list += (list.empty() ? "" : ", ") + signature + " in '" + file + "'";
-    report.warnings.push_back("layer '" + name + "' has " + std::to_string(seen.size()) +
+    report.warnings.push_back("layer '" + name + "' (" + precision_name(precision) + ") has " + std::to_string(seen.size()) +
                               " different signatures across the replays (" + list +
                               "): the replays come from different models or build options, so their tactics "
                               "may not be comparable");
@@ -238,6 +242,27 @@ TacticDiffReport diff_tactics(const ReplaySets& sets) {
     });
     report.layers.push_back(std::move(layer));
   }
+
+  // Tactics in every bad replay (any layer) and in no good replay (any layer).
+  std::set<TacticKey> in_good;
+  for (const auto& [layer, keys] : good_tactics) in_good.insert(keys.begin(), keys.end());
+  std::map<TacticKey, size_t> bad_builds;  // bad replays that chose the tactic for some layer
+  std::vector<TacticKey> order;
+  std::map<TacticKey, std::vector<std::string>> where;
+  for (const auto& loaded : sets.bad) {
+    std::set<TacticKey> here;
+    for (const auto& layer : loaded.replay.layers) {
+      const TacticKey key{layer.tactic, layer.precision};
+      if (in_good.count(key)) continue;
+      here.insert(key);
+      auto& layers_of = where[key];
+      if (layers_of.empty()) order.push_back(key);
+      if (std::find(layers_of.begin(), layers_of.end(), layer.name) == layers_of.end()) layers_of.push_back(layer.name);
+    }
+    for (const TacticKey& key : here) ++bad_builds[key];
+  }
+  for (const TacticKey& key : order)
+    if (bad_builds[key] == sets.bad.size()) report.across_layers.push_back({key.first, key.second, where[key]});
 
   if (report.layers.empty() && counts.empty()) {
     report.undecided =

@@ -79,6 +79,15 @@ struct TacticDiffReport {
   // Doubts about the comparison itself: a layer whose signature differs between
   // replays (different models or build options), replays of different devices.
   std::vector<std::string> warnings;
+  // A tactic that every bad replay chose for some layer and no good replay chose
+  // for any layer: a faulty shader fails every layer that runs it, so the blame can
+  // follow the tactic across layers when no single (layer, tactic) explains every failure.
+  struct AcrossLayers {
+    std::string tactic;
+    Precision precision = Precision::FP32;
+    std::vector<std::string> layers;  // where bad replays chose it, first-seen order
+  };
+  std::vector<AcrossLayers> across_layers;
   // Set when no tactic can be blamed, with why: no good or no bad replays, or
   // every bad choice also appears in a good replay.
   std::optional<std::string> undecided;

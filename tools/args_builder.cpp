@@ -51,7 +51,8 @@ void BuilderArgs::add_to(CLI::App& app) {
   group_ = g;
   g->add_flag("--fp16", fp16_, "Let the builder use fp16 tactics (fp16 storage, fp16 or fp32 accumulation)");
   g->add_option("--layer-precisions", layer_precisions_,
-                "Pin layers to a precision: NAME:fp32 NAME2:fp16 ... (see --precision-constraints)")
+                "Pin layers to a precision: NAME:fp32 NAME2:fp16 ...; a NAME with * or ? is a pattern, pinning the "
+                "matching layers that can take the precision (see --precision-constraints)")
       ->take_all();
   g->add_option("--load-layer-precisions", load_layer_precisions_,
                 "Pin the layers a layer-precisions file names (written by debug precision --save-layer-precisions); "
@@ -208,8 +209,8 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
                                 << " nodes folded, "
                                 << s.removed << " no-ops removed, " << s.fused << " fused, " << s.reformats
                                 << " reformats) | " << s.candidates_timed << " tactic(s) timed in " << s.layers_timed
-                                << " layer(s), " << s.signature_reuses << " reused, " << s.cache_hits
-                                << " timing-cache hit(s)"
+                                << " layer(s), " << s.layers_reused << " layer(s) with an identical layer's timings, "
+                                << s.layers_cached << " layer(s) from the timing cache"
                                 << (c.validation_values
                                         ? " | " + std::to_string(s.candidates_validated) +
                                               " candidate(s) validated in " + std::to_string(s.layers_validated) +

@@ -29,6 +29,12 @@ struct ModelArgs {
   // `with_fold_option`: false for tools that never fold (debug reduce keeps the model's nodes).
   void add_to(CLI::App& app, const std::string& shapes_flag = "--input-shapes", bool with_fold_option = true);
   ImportOptions import_options() const;
+  // For a graph the Vulkan builder takes: dynamic input dimensions left by --input-shapes become 1, with a warning.
+  ImportOptions builder_import_options() const {
+    ImportOptions o = import_options();
+    o.static_input_shapes = true;
+    return o;
+  }
   InputShapes shapes() const { return parse_input_shapes(input_shapes); }
 };
 

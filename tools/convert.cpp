@@ -21,7 +21,7 @@ struct ConvertArgs {
 };
 
 int convert_tool(ConvertArgs& args) {
-  const Graph graph = import_onnx(args.model.path, args.model.import_options());
+  const Graph graph = import_onnx(args.model.path, args.model.builder_import_options());
   const bool mark_all = args.vk_outputs.size() == 2 && args.vk_outputs[0] == "mark" && args.vk_outputs[1] == "all";
   std::unique_ptr<vk::Context> ctx = open_vulkan();
   const BuildResult built =

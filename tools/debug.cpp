@@ -40,7 +40,7 @@ struct BuildArgs {
 int debug_build(BuildArgs& args) {
   const debug::Until until = args.debug.until();
   debug::IterationLoop loop("build", args.debug.options());  // first: a check that cannot run fails before any work
-  const Graph graph = import_onnx(args.model.path, args.model.import_options());
+  const Graph graph = import_onnx(args.model.path, args.model.builder_import_options());
   std::unique_ptr<vk::Context> ctx = open_vulkan();
   std::optional<BuildResult> first;     // --report: the first build's engine and choices
   std::map<int, TacticReplay> choices;  // --report: each built iteration's choices
@@ -274,7 +274,7 @@ int debug_precision(PrecisionArgs& args) {
                               "the fp16-risk analysis that starts the search runs on debug precision's inputs");
   }
   debug::IterationLoop loop("precision", args.debug.options());  // first: a check that cannot run fails now
-  const Graph graph = import_onnx(args.model.path, args.model.import_options());
+  const Graph graph = import_onnx(args.model.path, args.model.builder_import_options());
   std::unique_ptr<vk::Context> ctx = open_vulkan();
   const vk::DeviceInfo& info = ctx->device().info();
   VKG_CHECK(info.fp16(), "device '" << info.name

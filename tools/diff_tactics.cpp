@@ -101,6 +101,13 @@ int diff_tactics_tool(DiffTacticsArgs& args) {
              << (blame->ranked_by_error ? ": every bad build chose it and others, and its recorded "
                                           "validation error is the largest"
                                         : ""));
+  } else if (report.across_layers.size() == 1) {
+    const debug::TacticDiffReport::AcrossLayers& a = report.across_layers.front();
+    std::string layers;
+    for (const std::string& l : a.layers) layers += (layers.empty() ? "'" : ", '") + l + "'";
+    VKG_INFO("The failure follows tactic " << a.tactic << " (" << precision_name(a.precision)
+                                           << ") in whichever layer runs it: every bad build chose it for some layer ("
+                                           << layers << ") and no good build chose it for any");
   } else if (const auto every = report.in_every_bad_replay(); every.size() > 1) {
     std::string list;
     for (const auto& b : every) list += (list.empty() ? "" : ", ") + b.tactic->tactic + " ('" + b.layer->layer + "')";

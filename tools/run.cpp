@@ -386,7 +386,7 @@ int run_tool(RunArgs& args) {
   Graph graph;
   std::vector<ValueInfo> input_infos;
   InputShapes shapes = args.model.shapes();
-  ImportOptions import = args.model.import_options();
+  ImportOptions import = args.vk ? args.model.builder_import_options() : args.model.import_options();
   std::optional<OnnxModel> unimported;  // for --freeze-inputs: import changes the model in place
   if (args.isolate_layers) {
     VKG_CHECK(args.vk && args.ref,

@@ -224,7 +224,8 @@ class Builder {
     auto it = aliases_.find(name);
     return it == aliases_.end() ? name : it->second;
   }
-  std::optional<Precision> pin_for(const std::vector<std::string>& held) const;
+  // The pin of a layer holding nodes `held`; *by_pattern tells whether a pattern gave it.
+  std::optional<Precision> pin_for(const std::vector<std::string>& held, bool* by_pattern = nullptr) const;
   std::vector<Candidate> candidates(const Node& node, const std::vector<Precision>& precisions,
                                     std::map<Precision, std::vector<LayerTensor>>& inputs,
                                     std::map<Precision, std::vector<LayerTensor>>& outputs,
@@ -388,13 +389,27 @@ void Builder::add_constant_output(const std::string& name) {
   result_.engine.layers.push_back(std::move(layer));
 }
 
-std::optional<Precision> Builder::pin_for(const std::vector<std::string>& held) const {
+bool is_layer_pattern(const std::string& name) { return name.find_first_of("*?") != std::string::npos; }
+
+std::optional<Precision> Builder::pin_for(const std::vector<std::string>& held, bool* by_pattern) const {
   // A fused layer takes its nodes' pins; when they disagree, fp32 (the safe side).
+  // Pins by name win over pins by pattern ('*', '?'), which apply only where no name does.
+  auto merge = [](std::optional<Precision>& pin, Precision p) { pin = pin && *pin != p ? Precision::FP32 : p; };
   std::optional<Precision> pin;
   for (const std::string& n : held) {
     auto it = config_.layer_precisions.find(n);
-    if (it == config_.layer_precisions.end()) continue;
-    pin = pin && *pin != it->second ? Precision::FP32 : it->second;
+    if (it != config_.layer_precisions.end()) merge(pin, it->second);
+  }
+  if (by_pattern) *by_pattern = false;
+  if (pin) return pin;
+  for (const auto& [pattern, p] : config_.layer_precisions) {
+    if (!is_layer_pattern(pattern)) continue;
+    for (const std::string& n : held)
+      if (glob_match(pattern, n)) {
+        merge(pin, p);
+        if (by_pattern) *by_pattern = true;
+        break;
+      }
   }
   return pin;
 }
@@ -405,7 +420,8 @@ std::vector<Precision> Builder::precisions_for(const Node& node, const std::vect
   std::vector<Precision> out;
   if (config_.fp16 && fp16_ok && float_layer) out.push_back(Precision::FP16);
   out.push_back(Precision::FP32);
-  const std::optional<Precision> pin = pin_for(held);
+  bool by_pattern = false;
+  const std::optional<Precision> pin = pin_for(held, &by_pattern);
   if (!pin || config_.constraints == PrecisionConstraints::None) {
     // Data movement rounds nothing itself: it runs in the precision its input
     // already has, so that no reformat pair is inserted around it.
@@ -423,6 +439,12 @@ std::vector<Precision> Builder::precisions_for(const Node& node, const std::vect
   std::string problem;
   if (p == Precision::FP16 && !float_layer) problem = "it has no floating-point tensors";
   if (p == Precision::FP16 && !fp16_ok) problem = "device '" + device_.name + "' has no fp16 support";
+  if (!problem.empty() && by_pattern) {
+    // A pattern pins the layers that can take its precision; the others keep their choice.
+    VKG_VERBOSE(node.describe() << " matches a --layer-precisions pattern for " << precision_name(p) << " but "
+                                << problem << "; not pinned");
+    return out;
+  }
   if (!problem.empty()) {
     VKG_CHECK(config_.constraints != PrecisionConstraints::Obey,
               node.describe() << " is pinned to " << precision_name(p) << " (obey) but " << problem);
@@ -665,13 +687,17 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
       unreplayed_.push_back(node.name);
     }
     cands = candidates(node, precisions, inputs, outputs, declined, false, "");
-    const std::optional<Precision> pin = pin_for(held);
+    bool by_pattern = false;
+    const std::optional<Precision> pin = pin_for(held, &by_pattern);
     if (cands.empty() && !pin && moves_data_only(node.op_type) && config_.fp16 && device_.fp16() && float_layer) {
       // No allowed tactic moves the data in its input's precision: let the other compete.
       cands = candidates(node, {Precision::FP16, Precision::FP32}, inputs, outputs, declined, false, "");
     }
-    if (cands.empty() && config_.constraints == PrecisionConstraints::Prefer && pin) {
-      VKG_WARNING(node.describe() << ": no tactic in the preferred precision; trying the others");
+    if (cands.empty() && pin && (config_.constraints == PrecisionConstraints::Prefer || by_pattern)) {
+      if (by_pattern)
+        VKG_VERBOSE(node.describe() << ": no tactic in the precision a --layer-precisions pattern gives; not pinned");
+      else
+        VKG_WARNING(node.describe() << ": no tactic in the preferred precision; trying the others");
       std::vector<Precision> all = {Precision::FP32};
       if (config_.fp16 && device_.fp16() && float_layer) all.insert(all.begin(), Precision::FP16);
       cands = candidates(node, all, inputs, outputs, declined, false, "");
@@ -737,7 +763,7 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
     const size_t n = cands.size();
     const int samples =
         config_.timing_samples > 0 ? config_.timing_samples : samples_for_level(config_.optimization_level);
-    bool timed_here = false;
+    bool timed_here = false, reused_here = false, cached_here = false;
     for (size_t i = 0; i < n; ++i) {
       Candidate& c = cands[i];
       const LayerSignature sig = signature_of(c.precision);
@@ -749,11 +775,13 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
       if (reuse != timed_.end()) {
         timing = reuse->second;
         ++result_.stats.signature_reuses;
+        reused_here = true;
       } else if (std::optional<TimingEntry> hit = config_.timing_cache
                                                       ? config_.timing_cache->lookup(identity_, key, c.tactic->name)
                                                       : std::nullopt) {
         timing.median_ns = hit->median_ns;
         ++result_.stats.cache_hits;
+        cached_here = true;
       } else {
         if (config_.timing_cache) ++result_.stats.cache_misses;
         VKG_CHECK(!(config_.timing_cache && config_.error_on_timing_cache_miss),
@@ -792,7 +820,12 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
       timing.reformat_ns = reformats_before(c);
       choice.candidates.push_back(timing);
     }
-    if (timed_here) ++result_.stats.layers_timed;
+    if (timed_here)
+      ++result_.stats.layers_timed;
+    else if (reused_here)
+      ++result_.stats.layers_reused;
+    else if (cached_here)
+      ++result_.stats.layers_cached;
     // The fastest by median plus the reformats it needs; with --deterministic,
     // the first in heuristic order among near-ties. fp16 rounds, so it must be
     // faster beyond the near-tie margin: when an fp32 candidate is within the
@@ -1308,7 +1341,11 @@ BuildResult Builder::build() {
   scopes_ = {&graph_};
   const std::vector<const Node*> nodes = named_nodes(graph_, "");
   for (const auto& [name, pin] : config_.layer_precisions) {
-    VKG_CHECK(names_.count(name), "--layer-precisions names layer '" << name << "', which the model does not have");
+    if (!is_layer_pattern(name)) {
+      VKG_CHECK(names_.count(name), "--layer-precisions names layer '" << name << "', which the model does not have");
+    } else if (std::none_of(names_.begin(), names_.end(), [&](const std::string& n) { return glob_match(name, n); })) {
+      VKG_WARNING("--layer-precisions pattern '" << name << "' matches no layer, so it has no effect");
+    }
   }
 
   Engine& engine = result_.engine;

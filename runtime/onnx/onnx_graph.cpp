@@ -157,6 +157,7 @@ Graph import_onnx(OnnxModel& model, const ImportOptions& options) {
   }
   toposort(model);
   if (!options.input_shapes.empty()) override_input_shapes(model, options.input_shapes);
+  if (options.static_input_shapes) fix_dynamic_input_dims(model);
   const bool strict = !options.allow_unknown_ops;
   if (options.shape_inference) {
     infer_shapes(model, strict);

@@ -47,6 +47,10 @@ struct ImportOptions {
   std::string external_data_dir;  // "" = the model's folder
   // Accept ops ONNX does not define (for inspecting); shape inference is then lenient.
   bool allow_unknown_ops = false;
+  // For the Vulkan builder, which needs static shapes: input dimensions that are
+  // dynamic after input_shapes become 1, with a warning naming the shape (the
+  // shape the data loader generates inputs of), as Polygraphy does for TensorRT.
+  bool static_input_shapes = false;
 };
 
 struct FoldOptions {
@@ -98,6 +102,10 @@ enum class FixedDimensions {
 // Replaces declared input shapes (the whole shape, or only the dynamic dimensions).
 void override_input_shapes(OnnxModel& model, const InputShapes& shapes,
                            FixedDimensions fixed = FixedDimensions::Keep);
+
+// Sets every dynamic dimension of the graph inputs (initializers aside) to 1, with a
+// warning per input naming the shape the model now has (ImportOptions::static_input_shapes).
+void fix_dynamic_input_dims(OnnxModel& model);
 
 // ONNX shape inference with data propagation. It ignores the shapes the model already
 // records (exported models often carry stale or contradictory ones, which strict

@@ -261,6 +261,31 @@ void override_input_shapes(OnnxModel& model, const InputShapes& shapes, FixedDim
   }
 }
 
+void fix_dynamic_input_dims(OnnxModel& model) {
+  auto* g = model.proto->mutable_graph();
+  std::set<std::string> initializers;
+  for (const auto& t : g->initializer()) initializers.insert(t.name());
+  for (auto& in : *g->mutable_input()) {
+    if (initializers.count(in.name()) || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape())
+      continue;
+    auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+    std::string declared, fixed;
+    bool dynamic = false;
+    for (auto& d : *shape->mutable_dim()) {
+      const bool known = d.has_dim_value() && d.dim_value() >= 0;
+      declared += (declared.empty() ? "" : ",") + (known ? std::to_string(d.dim_value()) : d.has_dim_param() ? d.dim_param() : "?");
+      if (!known) {
+        dynamic = true;
+        d.set_dim_value(1);
+      }
+      fixed += (fixed.empty() ? "" : ",") + std::to_string(d.dim_value());
+    }
+    if (dynamic)
+      VKG_WARNING("Input tensor: " << in.name() << " [" << declared << "] has dynamic dimensions | The engine is built for shape ["
+                                   << fixed << "].\nIf this is incorrect, please provide its shape with --input-shapes");
+  }
+}
+
 void save_onnx_model(const OnnxModel& model, const std::string& path) {
   std::string bytes;
   VKG_CHECK(model.proto->ByteSizeLong() < (size_t(1) << 31),

@@ -128,6 +128,16 @@ class DiffTacticsTest(CliTestCase):
         self.assertIn("every tactic in the bad replays also appears in a good one", out)
         self.assertNotIn("Found potentially bad tactics", out)
 
+    def test_a_layer_in_another_precision_is_the_same_layer(self):
+        # A signature covers the precision: fp16 and fp32 choices of one layer differ in it, and that is no warning.
+        self.put("art/good/a.json", replay())
+        bad = replay(pool="pool.vec4.f16", pool_precision="fp16")
+        bad["layers"][1]["signature"] = "0000000000000001"
+        self.put("art/bad/b.json", bad)
+        out = self.vkgraphy("inspect", "diff-tactics", "--dir", self.path("art"))
+        self.assertNotIn("different signatures", out)
+        self.assertIn("The failure follows tactic pool.vec4.f16", out)
+
     def test_different_models_and_devices_warn(self):
         self.put("art/good/a.json", replay())
         other = dict(DEVICE, name="NVIDIA H100")
@@ -136,7 +146,7 @@ class DiffTacticsTest(CliTestCase):
                               "tactic": "eltwise.vec4.f32", "precision": "fp32", "candidates": []})
         self.put("art/bad/b.json", bad)
         out = self.vkgraphy("inspect", "diff-tactics", "--dir", self.path("art"))
-        self.assertIn("[W] layer 'conv' has 2 different signatures", out)
+        self.assertIn("[W] layer 'conv' (fp32) has 2 different signatures", out)
         self.assertIn("different devices", out)
         self.assertIn("layer(s) 'relu' appear in bad replays but in no good replay", out)
         self.assertIn("The failure follows tactic pool.direct.f32", out)

@@ -135,6 +135,10 @@ TEST_F(BuilderTest, KeepsTheFastestAndTimesEachSignatureOnce) {
   EXPECT_EQ(timer.calls, 3);
   EXPECT_EQ(r.stats.candidates_timed, 3u);
   EXPECT_EQ(r.stats.signature_reuses, 3u);
+  // Counted per layer: one timed, one with the other's timings.
+  EXPECT_EQ(r.stats.layers_timed, 1u);
+  EXPECT_EQ(r.stats.layers_reused, 1u);
+  EXPECT_EQ(r.stats.layers_cached, 0u);
 }
 
 TEST_F(BuilderTest, DeclinedTacticsAreNotCandidates) {
@@ -198,6 +202,8 @@ TEST_F(BuilderTest, WarmTimingCacheTimesNothing) {
   EXPECT_EQ(timer.calls, 0);
   EXPECT_EQ(warm.stats.candidates_timed, 0u);
   EXPECT_EQ(warm.stats.cache_hits, 3u);
+  EXPECT_EQ(warm.stats.layers_timed, 0u);
+  EXPECT_EQ(warm.stats.layers_cached + warm.stats.layers_reused, 2u);
   EXPECT_EQ(warm.replay.layers[0].tactic, cold.replay.layers[0].tactic);
   // Another device identity misses; with error_on_timing_cache_miss that is an error.
   identity.device_name = "other";

@@ -69,6 +69,28 @@ TEST(DiffTactics, FindsTheTacticSeenOnlyInBadReplays) {
   EXPECT_FALSE(report.single_suspect());  // two suspects, neither chosen by every bad replay
 }
 
+// A faulty shader fails whichever layer runs it: no (layer, tactic) is in every
+// bad replay, but the tactic is, in one layer or the other, and in no good one.
+TEST(DiffTactics, FollowsATacticAcrossLayers) {
+  const test::TempDir tmp;
+  const fs::path dir = tmp.path();
+  TacticReplay both = replay("x.faulty.f32", "pool.vec4.f32");
+  both.layers[1].tactic = "x.faulty.f32";
+  save(dir / "good" / "a.json", replay("conv.gemm.f32", "pool.vec4.f32"));
+  save(dir / "good" / "b.json", replay("conv.direct.f32", "pool.direct.f32"));
+  save(dir / "bad" / "c.json", replay("x.faulty.f32", "pool.vec4.f32"));
+  save(dir / "bad" / "d.json", replay("conv.gemm.f32", "x.faulty.f32"));
+  save(dir / "bad" / "e.json", both);
+  const TacticDiffReport report = diff_tactics(collect_replays_from_artifact_dir(dir.string()));
+  EXPECT_FALSE(report.single_suspect());
+  ASSERT_EQ(report.across_layers.size(), 1u);
+  EXPECT_EQ(report.across_layers[0].tactic, "x.faulty.f32");
+  EXPECT_EQ(report.across_layers[0].layers, (std::vector<std::string>{"conv", "pool"}));
+  // One bad build without it: the tactic no longer explains every failure.
+  save(dir / "bad" / "f.json", replay("conv.direct.f32", "pool.vec4.f32"));
+  EXPECT_TRUE(diff_tactics(collect_replays_from_artifact_dir(dir.string())).across_layers.empty());
+}
+
 TEST(DiffTactics, NamesTheSingleSuspect) {
   const test::TempDir tmp;
   const fs::path dir = tmp.path();

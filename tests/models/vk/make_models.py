@@ -18,6 +18,12 @@
                      (MatMul, Softmax, MatMul, LayerNormalization, Softmax,
                      Sigmoid) and a MatMul after: the model `debug precision`
                      must answer with exactly the four overflowing nodes.
+  example.onnx       The README's model.onnx: a batch-dynamic image model (input x
+                     [N,3,32,32], output y [N,10]): two Conv+Relu, an L2
+                     normalization whose sum of squares (about 1e5) overflows
+                     fp16 (ReduceSumSquare, Sqrt, Div), GlobalAveragePool,
+                     Flatten, Gemm. The README's examples run on it in order
+                     (tests/cli/test_readme.py).
   near_tie.onnx      Eight independent elementwise/MatMul branches whose tactics
                      run within a few percent of each other (for the replay bench).
 """
@@ -209,6 +215,33 @@ def branchy():
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "branchy.onnx")
 
 
+def example():
+    r = np.random.default_rng(3)
+
+    def w(name, shape, scale):
+        return numpy_helper.from_array((r.standard_normal(shape) * scale).astype(np.float32), name)
+
+    inits = [w("conv1.w", [16, 3, 3, 3], 1.0), w("conv1.b", [16], 0.1),
+             w("conv2.w", [16, 16, 3, 3], 0.5), w("conv2.b", [16], 0.1),
+             w("fc.w", [10, 16], 2.0), w("fc.b", [10], 0.1)]
+    nodes = [helper.make_node("Conv", ["x", "conv1.w", "conv1.b"], ["conv1"], name="conv1", kernel_shape=[3, 3],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["conv1"], ["relu1"], name="relu1"),
+             helper.make_node("Conv", ["relu1", "conv2.w", "conv2.b"], ["conv2"], name="conv2", kernel_shape=[3, 3],
+                              pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Relu", ["conv2"], ["feat"], name="relu2"),
+             helper.make_node("ReduceSumSquare", ["feat"], ["energy"], name="energy", axes=[1, 2, 3], keepdims=1),
+             helper.make_node("Sqrt", ["energy"], ["norm"], name="norm"),
+             helper.make_node("Div", ["feat", "norm"], ["normalized"], name="normalize"),
+             helper.make_node("GlobalAveragePool", ["normalized"], ["gap"], name="gap"),
+             helper.make_node("Flatten", ["gap"], ["flat"], name="flat", axis=1),
+             helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["y"], name="fc", transB=1, alpha=100.0)]
+    graph = helper.make_graph(nodes, "example",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 32, 32])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])], inits)
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "example.onnx")
+
+
 if __name__ == "__main__":
     cnn()
     transformer()
@@ -216,3 +249,4 @@ if __name__ == "__main__":
     near_tie()
     fp16_two_sites()
     branchy()
+    example()
