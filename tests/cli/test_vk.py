@@ -2,6 +2,7 @@
 models in fp32 and fp16 against the reference backend, engine files, replay
 files, the timing cache, marking outputs, fault injection, latency and profile."""
 import os
+import re
 import unittest
 
 import numpy as np
@@ -223,7 +224,82 @@ class TestReplayAndCache(CliTestCase):
                       "--error-on-timing-cache-miss", expect=3)
 
 
+BUILT = (r"Built engine in \S+ s \| (\d+) layers \(.* (\d+) reformats\) \| (\d+) tactic\(s\) timed in (\d+) layer\(s\), "
+         r"(\d+) layer\(s\) with an identical layer's timings, (\d+) layer\(s\) from the timing cache")
+
+
+class TestBuildCounts(CliTestCase):
+    def built(self, out):
+        """(engine layers, reformats, tactics timed, layers timed, layers reused, layers from the cache)."""
+        m = re.search(BUILT, out)
+        self.assertIsNotNone(m, out)
+        return tuple(int(g) for g in m.groups())
+
+    def test_each_layer_is_counted_once(self):
+        # The transformer's Q, K and V projections are identical layers: one is timed, two reuse its timings.
+        path = vk_model("transformer.onnx")
+        out = self.vkgraphy("convert", path, "-o", "a.engine", "--save-timing-cache", "cache.json")
+        layers, reformats, tactics, timed, reused, cached = self.built(out)
+        self.assertGreaterEqual(reused, 2)
+        self.assertEqual(cached, 0)
+        self.assertLessEqual(timed + reused, layers - reformats)
+        self.assertGreater(tactics, timed)
+        self.assertIn(f"Saved engine to a.engine ({layers} layers,", out)
+        inspected = self.vkgraphy("inspect", "model", self.path("a.engine"), "--show", "layers")
+        self.assertEqual(len(re.findall(r"^    Layer \d+ ", inspected, re.M)), layers)
+        # Warm: nothing timed; every layer that was timed or reused now comes from the cache or a layer like it.
+        out = self.vkgraphy("convert", path, "-o", "b.engine", "--load-timing-cache", "cache.json")
+        layers2, _, tactics2, timed2, reused2, cached2 = self.built(out)
+        self.assertEqual((layers2, tactics2, timed2), (layers, 0, 0))
+        self.assertEqual(cached2 + reused2, timed + reused)
+
+
+class TestInputShapes(CliTestCase):
+    def test_dynamic_dimensions_are_built_as_one(self):
+        import onnx
+        m = onnx.load(vk_model("example.onnx"))
+        m.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "N"
+        m.graph.output[0].type.tensor_type.shape.dim[0].dim_param = "N"
+        onnx.save(m, self.path("dynamic.onnx"))
+        out = self.vkgraphy("convert", self.path("dynamic.onnx"), "-o", "d.engine")
+        self.assertIn("[W] Input tensor: x [N,3,32,32] has dynamic dimensions | The engine is built for shape "
+                      "[1,3,32,32].\n    If this is incorrect, please provide its shape with --input-shapes", out)
+        self.assertIn("x [dtype=float32, shape=(1, 3, 32, 32)",
+                      self.vkgraphy("inspect", "model", self.path("d.engine")))
+        # run --vk --ref: the one warning, and both backends run the same shape.
+        out = self.vkgraphy("run", self.path("dynamic.onnx"), "--vk", "--ref")
+        self.assertEqual(out.count("has dynamic dimensions"), 1, out)
+        self.assertNotIn("Will generate data of shape", out)
+        self.assertIn("PASSED | All outputs matched", out)
+        # --input-shapes chooses: no warning.
+        out = self.vkgraphy("convert", self.path("dynamic.onnx"), "-o", "e.engine", "--input-shapes", "x:[2,3,32,32]")
+        self.assertNotIn("[W]", out)
+        self.assertIn("x [dtype=float32, shape=(2, 3, 32, 32)",
+                      self.vkgraphy("inspect", "model", self.path("e.engine")))
+
+
 class TestSelection(CliTestCase):
+    def test_layer_precision_patterns(self):
+        path = vk_model("example.onnx")
+
+        def precisions(*pins):
+            self.vkgraphy("convert", path, "-o", "p.engine", "--layer-precisions", *pins, "--precision-constraints",
+                          "obey", "--builder-optimization-level", "0", "--save-tactics", "p.json")
+            return {l["name"]: l["precision"] for l in self.read_json("p.json")["layers"]}
+
+        every = precisions("*:fp16")
+        self.assertEqual(set(every.values()), {"fp16"}, every)
+        # A pin by name wins over a pattern.
+        pinned = precisions("energy:fp32", "*:fp16")
+        self.assertEqual(pinned["energy"], "fp32")
+        self.assertEqual({p for n, p in pinned.items() if n != "energy"}, {"fp16"})
+        # Patterns match node names, as names do (a fused layer takes its nodes' pins).
+        self.assertEqual(precisions("conv?:fp16"), precisions("conv1:fp16", "conv2:fp16"))
+        out = self.vkgraphy("convert", path, "-o", "q.engine", "--layer-precisions", "attn*:fp16")
+        self.assertIn("[W] --layer-precisions pattern 'attn*' matches no layer, so it has no effect\n", out)
+        out = self.vkgraphy("convert", path, "-o", "q.engine", "--layer-precisions", "attn:fp16", expect=3)
+        self.assertIn("--layer-precisions names layer 'attn', which the model does not have", out)
+
     def test_random_selection_is_reproducible(self):
         path = vk_model("cnn.onnx")
         for name in ("a", "b"):

@@ -18,8 +18,8 @@
                      (MatMul, Softmax, MatMul, LayerNormalization, Softmax,
                      Sigmoid) and a MatMul after: the model `debug precision`
                      must answer with exactly the four overflowing nodes.
-  example.onnx       The README's model.onnx: a batch-dynamic image model (input x
-                     [N,3,32,32], output y [N,10]): two Conv+Relu, an L2
+  example.onnx       The README's model.onnx: an image model (input x [1,3,32,32],
+                     output y [1,10]): two Conv+Relu, an L2
                      normalization whose sum of squares (about 1e5) overflows
                      fp16 (ReduceSumSquare, Sqrt, Div), GlobalAveragePool,
                      Flatten, Gemm. The README's examples run on it in order
@@ -237,8 +237,8 @@ def example():
              helper.make_node("Flatten", ["gap"], ["flat"], name="flat", axis=1),
              helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["y"], name="fc", transB=1, alpha=100.0)]
     graph = helper.make_graph(nodes, "example",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 32, 32])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])], inits)
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "example.onnx")
 
 
