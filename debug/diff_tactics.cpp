@@ -131,7 +131,8 @@ using TacticKey = std::pair<std::string, Precision>;
 // layer are compared: a layer in fp16 in one build and in fp32 in another is the same layer.
 void check_comparable(const ReplaySets& sets, TacticDiffReport& report) {
   std::vector<TacticKey> layer_order;
-  std::map<TacticKey, std::vector<std::pair<std::string, std::string>>> signatures;  // (layer, precision) -> (signature, file)
+  // (layer, precision) -> (signature, file)
+  std::map<TacticKey, std::vector<std::pair<std::string, std::string>>> signatures;
   std::vector<std::pair<DeviceIdentity, std::string>> devices;                         // distinct, with a file
   for (const auto* set : {&sets.good, &sets.bad}) {
     for (const auto& loaded : *set) {

@@ -273,7 +273,8 @@ void fix_dynamic_input_dims(OnnxModel& model) {
     bool dynamic = false;
     for (auto& d : *shape->mutable_dim()) {
       const bool known = d.has_dim_value() && d.dim_value() >= 0;
-      declared += (declared.empty() ? "" : ",") + (known ? std::to_string(d.dim_value()) : d.has_dim_param() ? d.dim_param() : "?");
+      const std::string shown = known ? std::to_string(d.dim_value()) : d.has_dim_param() ? d.dim_param() : "?";
+      declared += (declared.empty() ? "" : ",") + shown;
       if (!known) {
         dynamic = true;
         d.set_dim_value(1);
