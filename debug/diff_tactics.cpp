@@ -157,8 +157,8 @@ void check_comparable(const ReplaySets& sets, TacticDiffReport& report) {
     if (++differing > kMaxSignatureWarnings) continue;
     std::string list;
     for (const auto& [signature, file] : seen) list += (list.empty() ? "" : ", ") + signature + " in '" + file + "'";
-    report.warnings.push_back("layer '" + name + "' (" + precision_name(precision) + ") has " + std::to_string(seen.size()) +
-                              " different signatures across the replays (" + list +
+    report.warnings.push_back("layer '" + name + "' (" + precision_name(precision) + ") has " +
+                              std::to_string(seen.size()) + " different signatures across the replays (" + list +
                               "): the replays come from different models or build options, so their tactics "
                               "may not be comparable");
   }

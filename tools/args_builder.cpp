@@ -206,11 +206,11 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
   const BuildStats& s = r.stats;
   // Layers as the engine holds them (reformats included), as `Saved engine` and `inspect` count them.
   VKG_FINISH("Built engine in " << secs << " s | " << r.engine.layers.size() << " layers (" << s.folded
-                                << " nodes folded, "
-                                << s.removed << " no-ops removed, " << s.fused << " fused, " << s.reformats
-                                << " reformats) | " << s.candidates_timed << " tactic(s) timed in " << s.layers_timed
-                                << " layer(s), " << s.layers_reused << " layer(s) with an identical layer's timings, "
-                                << s.layers_cached << " layer(s) from the timing cache"
+                                << " nodes folded, " << s.removed << " no-ops removed, " << s.fused << " fused, "
+                                << s.reformats << " reformats) | " << s.candidates_timed << " tactic(s) timed in "
+                                << s.layers_timed << " layer(s), " << s.layers_reused
+                                << " layer(s) with an identical layer's timings, " << s.layers_cached
+                                << " layer(s) from the timing cache"
                                 << (c.validation_values
                                         ? " | " + std::to_string(s.candidates_validated) +
                                               " candidate(s) validated in " + std::to_string(s.layers_validated) +

@@ -93,8 +93,8 @@ struct BuildStats {
   size_t layers_timed = 0;      // layers that ran at least one candidate
   // Layers that ran none, classified by where their timings came from; each
   // layer counts once, so timed + reused + cached never exceeds `layers`.
-  size_t layers_reused = 0;  // an identical layer (same signature) timed earlier in this build
-  size_t layers_cached = 0;  // the timing cache
+  size_t layers_reused = 0;     // an identical layer (same signature) timed earlier in this build
+  size_t layers_cached = 0;     // the timing cache
   size_t signature_reuses = 0;  // (layer, tactic) timings taken from an identical layer
   size_t cache_hits = 0;        // (layer, tactic) timings taken from the timing cache
   size_t cache_misses = 0;

@@ -266,8 +266,7 @@ void fix_dynamic_input_dims(OnnxModel& model) {
   std::set<std::string> initializers;
   for (const auto& t : g->initializer()) initializers.insert(t.name());
   for (auto& in : *g->mutable_input()) {
-    if (initializers.count(in.name()) || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape())
-      continue;
+    if (initializers.count(in.name()) || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
     auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
     std::string declared, fixed;
     bool dynamic = false;
@@ -282,8 +281,9 @@ void fix_dynamic_input_dims(OnnxModel& model) {
       fixed += (fixed.empty() ? "" : ",") + std::to_string(d.dim_value());
     }
     if (dynamic)
-      VKG_WARNING("Input tensor: " << in.name() << " [" << declared << "] has dynamic dimensions | The engine is built for shape ["
-                                   << fixed << "].\nIf this is incorrect, please provide its shape with --input-shapes");
+      VKG_WARNING("Input tensor: " << in.name() << " [" << declared
+                                   << "] has dynamic dimensions | The engine is built for shape [" << fixed
+                                   << "].\nIf this is incorrect, please provide its shape with --input-shapes");
   }
 }
 
