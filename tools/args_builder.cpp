@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
@@ -171,7 +172,44 @@ BuildResult BuilderArgs::build(const Graph& graph, vk::Context& ctx, std::vector
   return build_with(graph, ctx, std::move(c));
 }
 
-BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, BuilderConfig c) {
+bool is_mark_all(const std::vector<std::string>& v) { return v.size() == 2 && v[0] == "mark" && v[1] == "all"; }
+bool is_mark_layers(const std::vector<std::string>& v) { return v.size() == 2 && v[0] == "mark" && v[1] == "layers"; }
+
+namespace {
+
+// The ONNX tensors the layers of `engine` produce, outside If branches and Loop
+// bodies, in engine order (the outputs of reformat and constant layers are not ONNX tensors).
+std::vector<std::string> layer_output_names(const Engine& engine) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (const LayerBlock::Item& item : layer_blocks(engine, "the engine").items) {
+    const EngineLayer& layer = engine.layers[item.layer];
+    if (layer.nodes.empty()) continue;
+    for (int32_t t : layer.outputs)
+      if (t >= 0 && seen.insert(engine.tensors[size_t(t)].name).second) names.push_back(engine.tensors[size_t(t)].name);
+  }
+  return names;
+}
+
+}  // namespace
+
+BuildResult BuilderArgs::build_for_outputs(const Graph& graph, vk::Context& ctx,
+                                           const std::vector<std::string>& vk_outputs,
+                                           std::vector<std::string>* marked) {
+  if (is_mark_all(vk_outputs)) return build(graph, ctx, {}, true);
+  if (!is_mark_layers(vk_outputs)) return build(graph, ctx, vk_outputs);
+  const BuildResult first = build_with(graph, ctx, config(), false);
+  std::vector<std::string> outputs = layer_output_names(first.engine);
+  VKG_INFO("--vk-outputs mark layers: marking the outputs of " << outputs.size()
+                                                               << " tensor(s) the engine's layers produce");
+  BuilderConfig c = config();
+  c.mark_outputs = outputs;
+  c.replay = &first.replay;
+  if (marked) *marked = std::move(outputs);
+  return build_with(graph, ctx, std::move(c));
+}
+
+BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, BuilderConfig c, bool write_files) {
   const vk::DeviceInfo& info = ctx.device().info();
   if (validate_) {
     VKG_CHECK(data_ != nullptr, "--validate-tactics: this tool has no data loader to feed the reference run");
@@ -217,7 +255,7 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
                                               " layer(s), " + std::to_string(s.candidates_rejected) + " rejected"
                                         : "")
                                 << (timer ? " | " + std::to_string(timer->pipelines_compiled()) + " pipelines" : ""));
-  if (!save_tactics_.empty()) {
+  if (write_files && !save_tactics_.empty()) {
     save_tactic_replay(save_tactics_, r.replay);
     VKG_INFO("Saved tactic replay to " << save_tactics_);
   }
@@ -230,7 +268,7 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
                                                                             << "); a later build may choose differently");
     }
   }
-  if (!save_timing_cache_.empty()) {
+  if (write_files && !save_timing_cache_.empty()) {
     const size_t held = save_timing_cache(save_timing_cache_, *cache_);
     VKG_INFO("Saved timing cache to " << save_timing_cache_ << " (" << held << " entries"
                                       << (held != cache_->size() ? ", " + std::to_string(cache_->size()) +

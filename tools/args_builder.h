@@ -32,7 +32,14 @@ class BuilderArgs {
   BuildResult build(const Graph& graph, vk::Context& ctx, std::vector<std::string> mark_outputs = {},
                     bool mark_all = false);
   // The same with a configuration the caller adjusted (the debug tools pin layers per iteration).
-  BuildResult build_with(const Graph& graph, vk::Context& ctx, BuilderConfig config);
+  // Without `write_files`, nothing is saved (a build made only to learn the layers).
+  BuildResult build_with(const Graph& graph, vk::Context& ctx, BuilderConfig config, bool write_files = true);
+  // Builds with the engine outputs --vk-outputs names: tensor names, "mark all" (every tensor, so nothing
+  // fuses) or "mark layers" (the output of every layer as a plain build makes them: a first build learns
+  // the layers, the second marks their outputs and replays the first's tactics, so neither fusion nor
+  // tactics change; `marked` receives those tensors). Files are written once, for the engine returned.
+  BuildResult build_for_outputs(const Graph& graph, vk::Context& ctx, const std::vector<std::string>& vk_outputs,
+                                std::vector<std::string>* marked = nullptr);
 
   // The data loader options of the tool: --validate-tactics runs the reference
   // backend on their first feed (tools without them reject --validate-tactics).
@@ -75,6 +82,10 @@ class BuilderArgs {
 // $XDG_CACHE_HOME/vkgraphy/timing-cache.json, else ~/.cache/vkgraphy/timing-cache.json;
 // "" when VKGRAPHY_CACHE_DIR is set but empty (persistence off) or no home is known.
 std::string deterministic_cache_path();
+
+// --vk-outputs / --onnx-outputs "mark all", and --vk-outputs "mark layers".
+bool is_mark_all(const std::vector<std::string>& v);
+bool is_mark_layers(const std::vector<std::string>& v);
 
 // Parses "name:fp32" / "name:fp16" (also float32/float16); throws Error on bad text.
 std::pair<std::string, Precision> parse_layer_precision(const std::string& text);

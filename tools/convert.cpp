@@ -22,10 +22,8 @@ struct ConvertArgs {
 
 int convert_tool(ConvertArgs& args) {
   const Graph graph = import_onnx(args.model.path, args.model.builder_import_options());
-  const bool mark_all = args.vk_outputs.size() == 2 && args.vk_outputs[0] == "mark" && args.vk_outputs[1] == "all";
   std::unique_ptr<vk::Context> ctx = open_vulkan();
-  const BuildResult built =
-      args.builder.build(graph, *ctx, mark_all ? std::vector<std::string>{} : args.vk_outputs, mark_all);
+  const BuildResult built = args.builder.build_for_outputs(graph, *ctx, args.vk_outputs);
   save_engine(args.output, built.engine);
   VKG_INFO("Saved engine to " << args.output << " (" << built.engine.layers.size() << " layers, "
                               << built.engine.weight_bytes() << " bytes of weights, " << built.engine.activation_bytes()
@@ -49,7 +47,8 @@ void add_convert_tool(CLI::App& app) {
   convert->add_option("-o,--output", args->output, "Path of the engine file to write")->required();
   convert
       ->add_option("--vk-outputs", args->vk_outputs,
-                   "Extra tensors the engine returns: names, or 'mark all' for every tensor")
+                   "Extra tensors the engine returns: names, 'mark all' for every tensor (fusion is then "
+                   "impossible), or 'mark layers' for the output of every layer as built (fusions kept)")
       ->take_all();
   args->builder.add_to(*convert);
   args->data.add_to(*convert);

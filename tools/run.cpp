@@ -49,37 +49,9 @@ struct RunArgs {
   std::vector<std::string> layer_outputs;
 };
 
-bool is_mark_all(const std::vector<std::string>& v) { return v.size() == 2 && v[0] == "mark" && v[1] == "all"; }
-bool is_mark_layers(const std::vector<std::string>& v) { return v.size() == 2 && v[0] == "mark" && v[1] == "layers"; }
-
-// The ONNX tensors the layers of `engine` produce, outside If branches and Loop
-// bodies, in engine order (the outputs of reformat and constant layers are not ONNX tensors).
-std::vector<std::string> layer_output_names(const Engine& engine) {
-  std::vector<std::string> names;
-  std::set<std::string> seen;
-  for (const LayerBlock::Item& item : layer_blocks(engine, "the engine").items) {
-    const EngineLayer& layer = engine.layers[item.layer];
-    if (layer.nodes.empty()) continue;
-    for (int32_t t : layer.outputs)
-      if (t >= 0 && seen.insert(engine.tensors[size_t(t)].name).second) names.push_back(engine.tensors[size_t(t)].name);
-  }
-  return names;
-}
-
-// The engine `run --vk` runs: built as the output options say. `mark layers` builds
-// once to learn the layers, then again with their outputs marked and the first
-// build's tactics replayed, so that neither fusion nor tactics change.
+// The engine `run --vk` runs: built as the output options say (BuilderArgs::build_for_outputs).
 BuildResult build_for_run(RunArgs& args, const Graph& graph, vk::Context& ctx) {
-  if (is_mark_all(args.vk_outputs)) return args.builder.build(graph, ctx, {}, true);
-  if (!is_mark_layers(args.vk_outputs)) return args.builder.build(graph, ctx, args.vk_outputs);
-  const BuildResult first = args.builder.build(graph, ctx);
-  args.layer_outputs = layer_output_names(first.engine);
-  VKG_INFO("--vk-outputs mark layers: marking the outputs of " << args.layer_outputs.size()
-                                                               << " tensor(s) the engine's layers produce");
-  BuilderConfig config = args.builder.config();
-  config.mark_outputs = args.layer_outputs;
-  config.replay = &first.replay;
-  return args.builder.build_with(graph, ctx, std::move(config));
+  return args.builder.build_for_outputs(graph, ctx, args.vk_outputs, &args.layer_outputs);
 }
 
 // "ref-runner-N0-11/21/26-14:03:07", in the style of Polygraphy's runner names.
@@ -397,6 +369,9 @@ int run_tool(RunArgs& args) {
     VKG_CHECK(args.compare.save_outputs_path().empty() && args.compare.load_outputs_paths().empty(),
               "--isolate-layers keeps only per-layer statistics: it cannot be combined with --save-outputs or "
               "--load-outputs");
+    VKG_CHECK(args.onnx_outputs.empty() && args.onnx_exclude_outputs.empty(),
+              "--isolate-layers compares every layer's outputs with the reference's own: --onnx-outputs and "
+              "--onnx-exclude-outputs cannot be combined with it");
     VKG_CHECK(!is_mark_all(args.vk_outputs),
               "--isolate-layers runs the engine as built; --vk-outputs mark all would split its fusions");
   }

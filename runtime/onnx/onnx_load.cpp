@@ -268,21 +268,26 @@ void fix_dynamic_input_dims(OnnxModel& model) {
   for (auto& in : *g->mutable_input()) {
     if (initializers.count(in.name()) || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
     auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
-    std::string declared, fixed;
+    std::ostringstream declared, fixed;
     bool dynamic = false;
-    for (auto& d : *shape->mutable_dim()) {
-      const bool known = d.has_dim_value() && d.dim_value() >= 0;
-      const std::string shown = known ? std::to_string(d.dim_value()) : d.has_dim_param() ? d.dim_param() : "?";
-      declared += (declared.empty() ? "" : ",") + shown;
+    for (int i = 0; i < shape->dim_size(); ++i) {
+      auto* d = shape->mutable_dim(i);
+      const char* sep = i ? "," : "";
+      const bool known = d->has_dim_value() && d->dim_value() >= 0;
+      declared << sep;
+      if (known)
+        declared << d->dim_value();
+      else
+        declared << (d->has_dim_param() ? d->dim_param() : "?");
       if (!known) {
         dynamic = true;
-        d.set_dim_value(1);
+        d->set_dim_value(1);
       }
-      fixed += (fixed.empty() ? "" : ",") + std::to_string(d.dim_value());
+      fixed << sep << d->dim_value();
     }
     if (dynamic)
-      VKG_WARNING("Input tensor: " << in.name() << " [" << declared
-                                   << "] has dynamic dimensions | The engine is built for shape [" << fixed
+      VKG_WARNING("Input tensor: " << in.name() << " [" << declared.str()
+                                   << "] has dynamic dimensions | The engine is built for shape [" << fixed.str()
                                    << "].\nIf this is incorrect, please provide its shape with --input-shapes");
   }
 }

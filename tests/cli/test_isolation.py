@@ -110,6 +110,17 @@ class TestIsolation(CliTestCase):
         self.assertEqual([c[0] for c in choices(self.read_json("all.json"))],
                          ["conv1", "relu1", "conv2", "relu2", "conv3", "add", "sigmoid"])
 
+    def test_convert_marks_layers_and_writes_its_files_once(self):
+        out = self.vkgraphy("convert", self.model, "-o", "layers.engine", "--vk-outputs", "mark", "layers",
+                            "--save-tactics", "layers.json", "--save-timing-cache", "cache.json")
+        self.assertEqual(out.count("Saved tactic replay to layers.json"), 1, out)
+        self.assertEqual(out.count("Saved timing cache to cache.json"), 1, out)
+        self.assertIn("--vk-outputs mark layers: marking the outputs of 4 tensor(s)", out)
+        inspected = self.vkgraphy("inspect", "model", self.path("layers.engine"))
+        outputs = re.search(r"---- 4 Engine Output\(s\) ----\n\s*\{(.*?)\}", inspected, re.S)
+        self.assertIsNotNone(outputs, inspected)
+        self.assertEqual(sorted(re.findall(r"(\w+) \[dtype", outputs.group(1))), ["c3", "r1", "r2", "y"])
+
     def test_mark_layers_finds_the_faulty_layer_output(self):
         out = self.vkgraphy("run", self.model, "--vk", "--ref", "--deterministic", *TOL, "--vk-outputs", "mark",
                             "layers", expect=1, env={"VKGRAPHY_FAULTY_LAYERS": "conv2"})
@@ -124,6 +135,9 @@ class TestIsolation(CliTestCase):
         out = self.vkgraphy("run", self.model, "--vk", "--ref", "--isolate-layers", "--save-outputs", "o.json",
                             expect=3)
         self.assertIn("cannot be combined with --save-outputs", out)
+        out = self.vkgraphy("run", self.model, "--vk", "--ref", "--isolate-layers", "--onnx-outputs", "r1", expect=3)
+        self.assertIn("--isolate-layers compares every layer's outputs with the reference's own: --onnx-outputs and "
+                      "--onnx-exclude-outputs cannot be combined with it", out)
         self.vkgraphy("convert", self.model, "-o", "chain.engine", "--builder-optimization-level", "0")
         out = self.vkgraphy("run", "chain.engine", "--vk", "--ref", "--isolate-layers", expect=3)
         self.assertIn("--isolate-layers needs the ONNX model", out)
