@@ -155,8 +155,10 @@ std::vector<PrecisionCandidate> precision_candidates(const Graph& graph, Builder
     const BuildResult fp16 = build_engine(graph, config, info, device_identity(info), nullptr);
     for (const TacticChoice& layer : fp16.replay.layers) {
       const std::vector<std::string> nodes = nodes_of(layer);
-      const bool pinned =
-          std::any_of(nodes.begin(), nodes.end(), [&](const std::string& n) { return user_pins.count(n) > 0; });
+      const bool pinned = std::any_of(nodes.begin(), nodes.end(), [&](const std::string& n) {
+        return std::any_of(user_pins.begin(), user_pins.end(),
+                           [&](const auto& pin) { return layer_precision_matches(pin.first, n); });
+      });
       if (is_node_layer(layer) && layer.precision == Precision::FP16 && !pinned) out.push_back({layer.name, nodes});
     }
   } catch (...) {
@@ -334,10 +336,17 @@ int debug_precision(PrecisionArgs& args) {
                                                             << precision_name(high));
     return kExitDebugNotFound;
   }
+  // The answer is the configuration that passed: the search's pins and the user's own.
   LayerPrecisions answer;
   answer.constraints = PrecisionConstraints::Obey;
   for (size_t i : *marked)
     for (const std::string& node : candidates[i].nodes) answer.layers[node] = high;
+  std::string user_flag;
+  for (const auto& [name, precision] : base.layer_precisions) {
+    answer.layers.emplace(name, precision);
+    const std::string pin = name + ":" + precision_name(precision);
+    user_flag += " " + (is_layer_pattern(name) ? "'" + pin + "'" : pin);
+  }
   if (!args.save_layer_precisions.empty()) {
     save_layer_precisions(args.save_layer_precisions, answer);
     VKG_INFO("Saved the layer precisions to " << args.save_layer_precisions
@@ -345,7 +354,8 @@ int debug_precision(PrecisionArgs& args) {
                                               << args.save_layer_precisions << ")");
   }
   if (marked->empty()) {
-    VKG_FINISH("The check passes with no layer in " << precision_name(high));
+    VKG_FINISH("The check passes with no layer in " << precision_name(high)
+                                                    << (user_flag.empty() ? "" : " beyond --layer-precisions" + user_flag));
     return kExitSuccess;
   }
   std::string names, flag;
@@ -355,7 +365,7 @@ int debug_precision(PrecisionArgs& args) {
   }
   VKG_FINISH("To pass the check, run these " << marked->size() << " layer(s) in " << precision_name(high) << ": "
                                              << names);
-  VKG_FINISH("Build with: --fp16 --layer-precisions" << flag << " --precision-constraints obey");
+  VKG_FINISH("Build with: --fp16 --layer-precisions" << flag << user_flag << " --precision-constraints obey");
   return kExitSuccess;
 }
 

@@ -39,6 +39,12 @@ const char* precision_constraints_name(PrecisionConstraints c) {
   return "?";
 }
 
+bool is_layer_pattern(const std::string& key) { return key.find_first_of("*?") != std::string::npos; }
+
+bool layer_precision_matches(const std::string& key, const std::string& node) {
+  return key == node || (is_layer_pattern(key) && glob_match(key, node));
+}
+
 std::optional<PrecisionConstraints> parse_precision_constraints(const std::string& text) {
   if (text == "none") return PrecisionConstraints::None;
   if (text == "prefer") return PrecisionConstraints::Prefer;
@@ -389,8 +395,6 @@ void Builder::add_constant_output(const std::string& name) {
   result_.engine.layers.push_back(std::move(layer));
 }
 
-bool is_layer_pattern(const std::string& name) { return name.find_first_of("*?") != std::string::npos; }
-
 std::optional<Precision> Builder::pin_for(const std::vector<std::string>& held, bool* by_pattern) const {
   // A fused layer takes its nodes' pins; when they disagree, fp32 (the safe side).
   // Pins by name win over pins by pattern ('*', '?'), which apply only where no name does.
@@ -405,7 +409,7 @@ std::optional<Precision> Builder::pin_for(const std::vector<std::string>& held, 
   for (const auto& [pattern, p] : config_.layer_precisions) {
     if (!is_layer_pattern(pattern)) continue;
     for (const std::string& n : held)
-      if (glob_match(pattern, n)) {
+      if (layer_precision_matches(pattern, n)) {
         merge(pin, p);
         if (by_pattern) *by_pattern = true;
         break;
@@ -1343,7 +1347,7 @@ BuildResult Builder::build() {
   for (const auto& [name, pin] : config_.layer_precisions) {
     if (!is_layer_pattern(name)) {
       VKG_CHECK(names_.count(name), "--layer-precisions names layer '" << name << "', which the model does not have");
-    } else if (std::none_of(names_.begin(), names_.end(), [&](const std::string& n) { return glob_match(name, n); })) {
+    } else if (std::none_of(names_.begin(), names_.end(), [&](const std::string& n) { return layer_precision_matches(name, n); })) {
       VKG_WARNING("--layer-precisions pattern '" << name << "' matches no layer, so it has no effect");
     }
   }

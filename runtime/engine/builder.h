@@ -49,6 +49,11 @@ enum class PrecisionConstraints { None, Prefer, Obey };
 const char* precision_constraints_name(PrecisionConstraints c);
 std::optional<PrecisionConstraints> parse_precision_constraints(const std::string& text);
 
+// A --layer-precisions key is a node name, or a pattern when it holds '*' or '?'.
+bool is_layer_pattern(const std::string& key);
+// Whether the --layer-precisions key names or matches `node`.
+bool layer_precision_matches(const std::string& key, const std::string& node);
+
 struct BuilderConfig {
   bool fp16 = false;                                  // let fp16 tactics compete (needs device fp16 support)
   std::map<std::string, Precision> layer_precisions;  // --layer-precisions

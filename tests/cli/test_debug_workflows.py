@@ -163,6 +163,25 @@ class TestWorkflows(CliTestCase):
                             "golden.json", *FP16_TOL)
         self.assertIn("PASSED | All outputs matched", out)
 
+    def test_precision_keeps_the_users_pins_and_patterns(self):
+        # Layers the user pinned (here by a pattern) are not searched, and the answer is the configuration that
+        # passed: the search's pins and the user's.
+        path = vk_model("example.onnx")
+        self.make_golden(path)
+        out = self.vkgraphy("debug", "precision", path, "--fp16", "--layer-precisions", "conv?:fp32",
+                            "--save-layer-precisions", "pins.json", "--check", BIN, "run", "vkgraphy_debug.engine",
+                            "--vk", "--load-outputs", "golden.json", "--atol", "0.1", "--rtol", "1e-2")
+        self.assertIn("Layers that can take either precision (5, in network order):\n", out)
+        self.assertIn("To pass the check, run these 2 layer(s) in fp32: energy, norm\n", out)
+        self.assertIn("Build with: --fp16 --layer-precisions energy:fp32 norm:fp32 'conv?:fp32' "
+                      "--precision-constraints obey", out)
+        self.assertEqual(self.read_json("pins.json")["layer_precisions"],
+                         {"conv?": "fp32", "energy": "fp32", "norm": "fp32"})
+        out = self.vkgraphy("convert", path, "--fp16", "--load-layer-precisions", "pins.json", "-o", "p.engine",
+                            "--save-tactics", "p.json")
+        precisions = {l["name"]: l["precision"] for l in self.read_json("p.json")["layers"]}
+        self.assertEqual([precisions[n] for n in ("conv1+relu1", "conv2+relu2", "energy", "norm")], ["fp32"] * 4)
+
     def test_fp16_risk_follows_the_data_loader(self):
         path = vk_model("fp16_two_sites.onnx")
         out = self.vkgraphy("inspect", "model", path, "--show", "fp16-risk")
