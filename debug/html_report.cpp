@@ -269,7 +269,9 @@ void iterations_section(std::ostringstream& os, const Report& r) {
     os << "<tr class=\"iteration " << (it.passed ? "pass" : "fail") << "\"><td class=\"num\">" << it.index
        << "</td><td>" << esc(it.description) << "</td><td class=\"result\">" << (it.passed ? "pass" : "fail")
        << (it.replayed ? " <span class=\"note\">(from debug replay)</span>" : "") << "</td><td>";
-    if (!it.changes.empty()) {
+    if (it.changes.empty() && it.replayed) {
+      os << "<span class=\"note\">not made again: the result is the one the debug replay recorded</span>";
+    } else if (!it.changes.empty()) {
       os << "<ul class=\"plain mono\">";
       for (const std::string& c : it.changes) os << "<li>" << esc(c) << "</li>";
       os << "</ul>";

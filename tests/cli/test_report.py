@@ -257,6 +257,15 @@ class TestDebugReport(ReportTestCase):
         dom = self.render("repeat.html")
         self.assertEqual(len(dom.find_all("tr", cls="iteration")), 3)
         self.assertEqual(dom.find_all("table", id="layers"), [])
+        # Resumed from the debug replay: the iterations it holds say they were not made again.
+        self.vkgraphy("debug", "repeat", "--until", "4", "--load-debug-replay", "vkgraphy_debug_replay.json",
+                      "--report", "resumed.html", "--check", "true")
+        rows = self.render("resumed.html").find_all("tr", cls="iteration")
+        self.assertEqual(len(rows), 4)
+        for row in rows[:3]:
+            self.assertIn("(from debug replay)", row.all_text())
+            self.assertIn("not made again: the result is the one the debug replay recorded", row.all_text())
+        self.assertNotIn("not made again", rows[3].all_text())
 
 
 if __name__ == "__main__":
