@@ -21,6 +21,9 @@ void VulkanArgs::add_to(CLI::App& app) {
   app.add_flag("--vk-disable-cooperative-matrix", disable_cooperative_matrix,
                "Treat the device as having no cooperative matrices: the tensor-core tactics (gemm.coopmat*) decline")
       ->group(g);
+  app.add_flag("--vk-disable-int64", disable_int64,
+               "Treat the device as having no 64-bit integers: the wide-load tactics (gemm.block*_wide_a) decline")
+      ->group(g);
   app.add_flag("--vk-force-staging", force_staging,
                "Keep device memory unmapped and move weights, inputs and outputs through staging buffers, as on a "
                "discrete GPU (also VKGRAPHY_VK_FORCE_STAGING=1)")
@@ -34,6 +37,7 @@ vk::DeviceOptions VulkanArgs::options() const {
   options.disable_fp16 = disable_fp16;
   options.disable_subgroup_size_control = disable_subgroup_size_control;
   options.disable_cooperative_matrix = disable_cooperative_matrix;
+  options.disable_int64 = disable_int64;
   options.force_staging = force_staging || vk::force_staging_from_env();
   return options;
 }

@@ -1,7 +1,8 @@
 // Argument group: the global Vulkan options every tool takes: `--device
 // INDEX|NAME-SUBSTRING`, `--vk-validation` (also VKGRAPHY_VK_VALIDATION=1),
 // `--vk-disable-fp16`, `--vk-disable-subgroup-size-control`,
-// `--vk-disable-cooperative-matrix`, and `--vk-force-staging` (also VKGRAPHY_VK_FORCE_STAGING=1).
+// `--vk-disable-cooperative-matrix`, `--vk-disable-int64`, and `--vk-force-staging` (also
+// VKGRAPHY_VK_FORCE_STAGING=1).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -17,6 +18,7 @@ struct VulkanArgs {
   bool disable_fp16 = false;  // --vk-disable-fp16
   bool disable_subgroup_size_control = false;  // --vk-disable-subgroup-size-control
   bool disable_cooperative_matrix = false;     // --vk-disable-cooperative-matrix
+  bool disable_int64 = false;                  // --vk-disable-int64
   bool force_staging = false;  // --vk-force-staging
 
   void add_to(CLI::App& app);

@@ -461,6 +461,7 @@ struct FloatTactic {
   uint32_t col_vecs = 1;  // Reg, Block: vec4 column vectors per invocation (Reg: 1 or 2, Block: 1..4)
   bool only_m1 = false;   // the GEMV form: products with M == 1 only
   bool share_a = false;   // Reg: lanes of a subgroup load A once and broadcast it
+  bool wide_a = false;    // Block: A read eight floats per load (gemm/block_wide_a, device feature int64)
   SmemTile smem = {};     // Smem: the workgroup tile
   bool split_k = false;   // Smem: split K over workgroups (few output tiles, deep K)
   CoopTile coop = {};     // CoopMat: the workgroup
@@ -667,7 +668,17 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
         why_not = "needs A as vec4 runs along k (untransposed, with K % 4 == 0)";
         return std::nullopt;
       }
-      d.shader = ctx.shader("gemm/block");
+      if (tactic.wide_a) {
+        if (!ctx.device.shader_int64) {
+          why_not = "needs 64-bit integers in shaders (device feature int64)";
+          return std::nullopt;
+        }
+        if (!(p.a_sm % 8 == 0 && p.a_bs % 8 == 0 && p.a_index.empty())) {
+          why_not = "needs A rows and batches starting at multiples of 8 elements (K % 8 == 0, no batch table)";
+          return std::nullopt;
+        }
+      }
+      d.shader = ctx.shader(tactic.wide_a ? "gemm/block_wide_a" : "gemm/block");
       d.spec = {{0, kLocalSize}, {1, tactic.block}, {2, tactic.col_vecs}, {3, p.N % 4 == 0 ? 1u : 0u}};
       d.push = gemm_block_push(p, c_sm, c_sn, flags, alpha, beta);
       break;
@@ -727,6 +738,14 @@ void register_gemm_tactics(TacticRegistry& r) {
   // shader compiles.
   // Blocks held in registers (compile-time indexed, unrolled): the GPU-sane form, and on lavapipe the
   // fastest for large products.
+  // The same reading A eight floats per load: fewer loads on lavapipe (fp32 only, 64-bit integers).
+  {
+    const FloatTactic wide{.algorithm = Algorithm::Block, .block = 16, .col_vecs = 4, .wide_a = true};
+    Tactic t{"gemm.block16x16_wide_a.f32", {"MatMul", "Gemm"}, Arith::F32, 6,
+             [wide](const LayerContext& ctx, std::string& why_not) { return plan_float(wide, ctx, why_not); }};
+    t.device_feature = "int64";
+    r.add(std::move(t));
+  }
   add_float(r, "gemm.block16x16", 6, {.algorithm = Algorithm::Block, .block = 16, .col_vecs = 4});
   add_float(r, "gemm.block8x16", 7, {.algorithm = Algorithm::Block, .block = 8, .col_vecs = 4});
   add_float(r, "gemm.block16x8", 7, {.algorithm = Algorithm::Block, .block = 16, .col_vecs = 2});

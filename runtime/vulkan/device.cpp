@@ -28,6 +28,7 @@ Device::Device(Instance& instance, const PhysicalDevice& physical) : instance_(i
   f11.pNext = &f12;
   VkPhysicalDeviceFeatures2 features{};
   features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  features.features.shaderInt64 = physical_.info.shader_int64 ? VK_TRUE : VK_FALSE;
   features.pNext = &f11;
   // The optional features, when the device has them and no switch turned them off.
   std::vector<const char*> extensions;

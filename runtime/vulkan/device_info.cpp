@@ -99,7 +99,8 @@ bool DeviceInfo::has_feature(const std::string& name) const {
   if (name == "fp16") return fp16();
   if (name == "subgroup-size-control") return subgroup_size_control;
   if (name == "cooperative-matrix") return cooperative_matrix;
-  VKG_THROW("unknown device feature '" << name << "' (known: fp16, subgroup-size-control, cooperative-matrix)");
+  if (name == "int64") return shader_int64;
+  VKG_THROW("unknown device feature '" << name << "' (known: fp16, subgroup-size-control, cooperative-matrix, int64)");
 }
 
 std::string DeviceInfo::unsupported_reason() const {
@@ -122,6 +123,7 @@ std::string format_device_info(const DeviceInfo& d) {
   os << " | pipeline cache UUID " << d.uuid << "\n";
   os << "    fp16 arithmetic: " << yes_no(d.shader_float16) << " | 16-bit storage: " << yes_no(d.storage_buffer_16bit)
      << " | subgroup size: " << d.subgroup_size << "\n";
+  os << "    64-bit integers: " << yes_no(d.shader_int64) << " (wide loads: gemm.block*_wide_a)\n";
   os << "    subgroup size control: ";
   if (d.subgroup_size_control) {
     os << "yes (" << d.min_subgroup_size << " to " << d.max_subgroup_size << ", full subgroups)\n";
@@ -193,6 +195,7 @@ bool env_switch(const char* name) {
 void apply_switches(DeviceInfo& info, const DeviceOptions& options) {
   if (options.disable_fp16) info.shader_float16 = info.storage_buffer_16bit = false;
   if (options.disable_subgroup_size_control) info.subgroup_size_control = false;
+  if (options.disable_int64) info.shader_int64 = false;
   if (options.disable_cooperative_matrix || !info.fp16()) {
     info.cooperative_matrix = false;
     info.cooperative_matrix_shapes.clear();

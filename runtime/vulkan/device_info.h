@@ -52,6 +52,7 @@ struct DeviceInfo {
   // Features vkgraphy uses.
   bool shader_float16 = false;       // fp16 arithmetic in shaders
   bool storage_buffer_16bit = false; // fp16/int16 elements in storage buffers
+  bool shader_int64 = false;         // 64-bit integers in shaders (wide loads: 8 floats per load)
   uint32_t subgroup_size = 0;        // the default subgroup size of compute shaders
   // Subgroup size control (Vulkan 1.3 / VK_EXT_subgroup_size_control, for
   // compute, with full subgroups): a pipeline can require any power of two in
@@ -124,10 +125,13 @@ struct DeviceOptions {
   // Treat the device as having no cooperative matrices: the tensor-core
   // tactics decline (to compare, or avoid a driver's bugs).
   bool disable_cooperative_matrix = false;
+  // Treat the device as having no 64-bit integers: the wide-load tactics
+  // (gemm.block*_wide_a) decline (to compare, or avoid a driver's bugs).
+  bool disable_int64 = false;
 };
 
 // Applies the feature switches of `options` (disable_fp16, force_staging,
-// disable_subgroup_size_control, disable_cooperative_matrix) to a device's info.
+// disable_subgroup_size_control, disable_cooperative_matrix, disable_int64) to a device's info.
 void apply_switches(DeviceInfo& info, const DeviceOptions& options);
 
 // True when VKGRAPHY_VK_VALIDATION asks for validation ("1", "true", "on", "yes");

@@ -162,6 +162,7 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
   vkGetPhysicalDeviceFeatures2(device, &features);
   info.storage_buffer_16bit = v12 ? f11.storageBuffer16BitAccess : storage16.storageBuffer16BitAccess;
   info.shader_float16 = v12 && f12.shaderFloat16;
+  info.shader_int64 = features.features.shaderInt64 == VK_TRUE;
   info.subgroup_size_control = v12 && size_control && size_features.subgroupSizeControl &&
                                size_features.computeFullSubgroups &&
                                (size_props.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;

@@ -147,7 +147,9 @@ TEST(VulkanDeviceFeatures, NamedPropertiesAndTheirSwitches) {
   d.max_subgroup_size = 64;
   d.cooperative_matrix = true;
   d.cooperative_matrix_shapes = {{16, 16, 16, false}, {16, 16, 16, true}, {16, 8, 8, true}};
+  d.shader_int64 = true;
   EXPECT_TRUE(d.has_feature("fp16"));
+  EXPECT_TRUE(d.has_feature("int64"));
   EXPECT_TRUE(d.has_feature("subgroup-size-control"));
   EXPECT_TRUE(d.has_feature("cooperative-matrix"));
   EXPECT_THROW(d.has_feature("warp-drive"), Error);
@@ -170,7 +172,10 @@ TEST(VulkanDeviceFeatures, NamedPropertiesAndTheirSwitches) {
   DeviceOptions options;
   options.disable_subgroup_size_control = true;
   options.disable_cooperative_matrix = true;
+  options.disable_int64 = true;
   apply_switches(d, options);
+  EXPECT_FALSE(d.has_feature("int64"));
+  EXPECT_NE(format_device_info(d).find("64-bit integers: no"), std::string::npos);
   EXPECT_FALSE(d.has_feature("subgroup-size-control"));
   EXPECT_FALSE(d.has_feature("cooperative-matrix"));
   EXPECT_FALSE(d.cooperative_matrix_shape(16, 16, 16, true));

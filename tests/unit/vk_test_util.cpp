@@ -272,6 +272,7 @@ std::set<std::string> case_classes(const VkCase& c) {
     if (n % 4 != 0) out.insert("tail");
     const int64_t k = a == nullptr || a->shape().empty() ? 0 : a->shape()[a->shape().size() - (trans_a ? 2 : 1)];
     if (k % 4 != 0) out.insert("k-tail");
+    if (k % 8 != 0) out.insert("k-tail8");
     if (k < 256) out.insert("shallow-k");  // too shallow for split-K
     if (trans_a) out.insert("transposed-A");
     if (op == "Gemm" && c.node.attr_int("transB", 0) != 0) out.insert("transposed-B");

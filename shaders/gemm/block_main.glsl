@@ -1,0 +1,153 @@
+// The block GEMM shader (see gemm/block.comp for its interface), shared by
+// gemm/block.comp and gemm/block_wide_a.comp. With VKG_BLOCK_WIDE_A defined
+// (and GL_EXT_shader_explicit_arithmetic_types_int64 enabled by the includer),
+// A is read eight floats per load as u64vec4, which needs a_sm and every A
+// batch base to be multiples of 8 (the tactic checks).
+#extension GL_EXT_control_flow_attributes : require
+#define VKG_GEMM_STORE_MAP
+#include "common/precision.glsl"
+#include "common/epilogue.glsl"
+#include "gemm/common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint kRows = 16;
+layout(constant_id = 2) const uint kColVecs = 4;
+layout(constant_id = 3) const uint kNVec4 = 0;
+layout(constant_id = 4) const uint kDepthToSpace = 0;
+
+layout(binding = 0) readonly buffer A { sfp a[]; };
+layout(binding = 0) readonly buffer A4 { sfp4 a4[]; };
+#ifdef VKG_BLOCK_WIDE_A
+layout(binding = 0) readonly buffer A8 { u64vec4 a8[]; };
+#endif
+layout(binding = 1) readonly buffer B4 { sfp4 b4[]; };
+layout(binding = 2) readonly buffer C { sfp c[]; };
+layout(binding = 3) writeonly buffer Y { sfp y[]; };
+layout(binding = 3) writeonly buffer Y4 { sfp4 y4[]; };
+
+// kDepthToSpace: Y's index of element (batch, m, n) is d2s_row(batch, m) + d2s_col(n).
+uint d2s_row(uint batch, uint m) {
+  const uint id = p.map[0], ih = p.map[1], iw = p.map[2], kd = p.map[3], kh = p.map[4], kw = p.map[5];
+  const uint taps = kd * kh * kw, tap = m % taps;
+  const uint plane = ih * kh * iw * kw;
+  return (batch * (p.M / taps) + m / taps) * id * kd * plane + (tap / (kh * kw)) * plane +
+         ((tap / kw) % kh) * iw * kw + tap % kw;
+}
+
+uint d2s_col(uint n) {
+  const uint ih = p.map[1], iw = p.map[2], kd = p.map[3], kh = p.map[4], kw = p.map[5];
+  const uint plane = ih * kh * iw * kw;
+  return (n / (iw * ih)) * kd * plane + ((n / iw) % ih) * kh * iw * kw + (n % iw) * kw;
+}
+
+void store(uint batch, uint m, uint n0, afp4 acc) {
+  if (m >= p.M || n0 >= p.N) return;
+  afp4 result = afp(uintBitsToFloat(p.alpha_bits)) * acc;
+  if ((p.flags & kGemmHasC) != 0u) {
+    const afp beta = afp(uintBitsToFloat(p.beta_bits));
+    [[unroll]] for (uint j = 0; j < 4; ++j) {
+      if (n0 + j < p.N) result[j] += beta * sfp2afp(c[m * p.c_sm + (n0 + j) * p.c_sn]);
+    }
+  }
+  const uint yi = (batch * p.M + m) * p.N + n0;
+  if (kNVec4 == 1) {
+    y4[yi / 4] = afp2sfp4(vkg_epilogue4(result));
+  } else {
+    [[unroll]] for (uint j = 0; j < 4; ++j) {
+      if (n0 + j < p.N) y[yi + j] = afp2sfp(vkg_epilogue(result[j]));
+    }
+  }
+}
+
+// The same through the depth-to-space map: `row` = d2s_row(batch, m), `cols` = d2s_col of n0..n0+3.
+void store_d2s(uint m, uint n0, uint row, uvec4 cols, afp4 acc) {
+  if (m >= p.M || n0 >= p.N) return;
+  afp4 result = afp(uintBitsToFloat(p.alpha_bits)) * acc;
+  if ((p.flags & kGemmHasC) != 0u) result += afp(uintBitsToFloat(p.beta_bits)) * sfp2afp(c[m * p.c_sm]);
+  [[unroll]] for (uint j = 0; j < 4; ++j) {
+    if (n0 + j < p.N) y[row + cols[j]] = afp2sfp(vkg_epilogue(result[j]));
+  }
+}
+
+void main() {
+  const uint blocks_n = (p.N + 3) / 4;
+  const uint cb = gl_GlobalInvocationID.x * kColVecs;
+  if (blocks_n == 0 || cb >= blocks_n) return;
+  uint cv[kColVecs];  // column vectors past N read the last one and are not stored
+  [[unroll]] for (uint j = 0; j < kColVecs; ++j) cv[j] = min(cb + j, blocks_n - 1);
+  const uint blocks_m = (p.M + kRows - 1) / kRows;
+  const uint b_sk4 = p.b_sk / 4;
+  for (uint batch = gl_WorkGroupID.z; batch < p.batches; batch += gl_NumWorkGroups.z) {
+    const uint a_base = gemm_a_base(batch);
+    const uint b_base = gemm_b_base(batch) / 4;
+    for (uint mb = gl_WorkGroupID.y; mb < blocks_m; mb += gl_NumWorkGroups.y) {
+      const uint m0 = mb * kRows;
+      uint a_row[kRows];  // rows past M read row M - 1 and are not stored
+      [[unroll]] for (uint i = 0; i < kRows; ++i) a_row[i] = a_base + min(m0 + i, p.M - 1) * p.a_sm;
+      afp4 acc[kRows * kColVecs];
+      [[unroll]] for (uint i = 0; i < kRows * kColVecs; ++i) acc[i] = afp4(0);
+      uint bi = b_base;
+      uint k = 0;
+#ifdef VKG_BLOCK_WIDE_A
+      // lavapipe loads a storage buffer one invocation at a time per load instruction, whatever
+      // its width: eight floats in one u64vec4 cost about half of two vec4 (four uint64_t loads
+      // cost as much as two vec4: measured in docs/bench.md).
+      for (; k + 8 <= p.K; k += 8) {
+        afp4 bv[8 * kColVecs];  // [k][column vector]
+        [[unroll]] for (uint kk = 0; kk < 8; ++kk) {
+          [[unroll]] for (uint j = 0; j < kColVecs; ++j) bv[kk * kColVecs + j] = sfp2afp4(b4[bi + kk * b_sk4 + cv[j]]);
+        }
+        bi += 8 * b_sk4;
+        [[unroll]] for (uint i = 0; i < kRows; ++i) {
+          const u64vec4 w = a8[(a_row[i] + k) / 8];
+          const vec4 av = uintBitsToFloat(uvec4(unpackUint2x32(w.x), unpackUint2x32(w.y)));
+          const vec4 aw = uintBitsToFloat(uvec4(unpackUint2x32(w.z), unpackUint2x32(w.w)));
+          [[unroll]] for (uint j = 0; j < kColVecs; ++j) {
+            acc[i * kColVecs + j] += av.x * bv[j] + av.y * bv[kColVecs + j] + av.z * bv[2 * kColVecs + j] +
+                                     av.w * bv[3 * kColVecs + j] + aw.x * bv[4 * kColVecs + j] +
+                                     aw.y * bv[5 * kColVecs + j] + aw.z * bv[6 * kColVecs + j] +
+                                     aw.w * bv[7 * kColVecs + j];
+          }
+        }
+      }
+#endif
+      for (; k + 4 <= p.K; k += 4) {
+        afp4 bv[4 * kColVecs];  // [k][column vector]
+        [[unroll]] for (uint kk = 0; kk < 4; ++kk) {
+          [[unroll]] for (uint j = 0; j < kColVecs; ++j) bv[kk * kColVecs + j] = sfp2afp4(b4[bi + kk * b_sk4 + cv[j]]);
+        }
+        bi += 4 * b_sk4;
+        [[unroll]] for (uint i = 0; i < kRows; ++i) {
+          const afp4 av = sfp2afp4(a4[(a_row[i] + k) / 4]);
+          [[unroll]] for (uint j = 0; j < kColVecs; ++j) {
+            acc[i * kColVecs + j] += av.x * bv[j] + av.y * bv[kColVecs + j] + av.z * bv[2 * kColVecs + j] +
+                                     av.w * bv[3 * kColVecs + j];
+          }
+        }
+      }
+      for (; k < p.K; ++k) {
+        afp4 bv[kColVecs];
+        [[unroll]] for (uint j = 0; j < kColVecs; ++j) bv[j] = sfp2afp4(b4[bi + cv[j]]);
+        bi += b_sk4;
+        [[unroll]] for (uint i = 0; i < kRows; ++i) {
+          const afp av = sfp2afp(a[a_row[i] + k]);
+          [[unroll]] for (uint j = 0; j < kColVecs; ++j) acc[i * kColVecs + j] += av * bv[j];
+        }
+      }
+      if (kDepthToSpace == 0) {
+        [[unroll]] for (uint i = 0; i < kRows; ++i) {
+          [[unroll]] for (uint j = 0; j < kColVecs; ++j) store(batch, m0 + i, (cb + j) * 4, acc[i * kColVecs + j]);
+        }
+      } else {
+        uvec4 cols[kColVecs];
+        [[unroll]] for (uint j = 0; j < kColVecs; ++j) {
+          [[unroll]] for (uint e = 0; e < 4; ++e) cols[j][e] = d2s_col(min((cb + j) * 4 + e, p.N - 1));
+        }
+        [[unroll]] for (uint i = 0; i < kRows; ++i) {
+          const uint row = d2s_row(batch, min(m0 + i, p.M - 1));
+          [[unroll]] for (uint j = 0; j < kColVecs; ++j) store_d2s(m0 + i, (cb + j) * 4, row, cols[j], acc[i * kColVecs + j]);
+        }
+      }
+    }
+  }
+}
