@@ -741,7 +741,10 @@ void register_gemm_tactics(TacticRegistry& r) {
   // The same reading A eight floats per load: fewer loads on lavapipe (fp32 only, 64-bit integers).
   {
     const FloatTactic wide{.algorithm = Algorithm::Block, .block = 16, .col_vecs = 4, .wide_a = true};
-    Tactic t{"gemm.block16x16_wide_a.f32", {"MatMul", "Gemm"}, Arith::F32, 6,
+    Tactic t{"gemm.block16x16_wide_a.f32",
+             {"MatMul", "Gemm"},
+             Arith::F32,
+             6,
              [wide](const LayerContext& ctx, std::string& why_not) { return plan_float(wide, ctx, why_not); }};
     t.device_feature = "int64";
     r.add(std::move(t));
