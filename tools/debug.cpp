@@ -354,8 +354,8 @@ int debug_precision(PrecisionArgs& args) {
                                               << args.save_layer_precisions << ")");
   }
   if (marked->empty()) {
-    VKG_FINISH("The check passes with no layer in " << precision_name(high)
-                                                    << (user_flag.empty() ? "" : " beyond --layer-precisions" + user_flag));
+    VKG_FINISH("The check passes with no layer in "
+               << precision_name(high) << (user_flag.empty() ? "" : " beyond --layer-precisions" + user_flag));
     return kExitSuccess;
   }
   std::string names, flag;

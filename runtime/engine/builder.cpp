@@ -1347,7 +1347,8 @@ BuildResult Builder::build() {
   for (const auto& [name, pin] : config_.layer_precisions) {
     if (!is_layer_pattern(name)) {
       VKG_CHECK(names_.count(name), "--layer-precisions names layer '" << name << "', which the model does not have");
-    } else if (std::none_of(names_.begin(), names_.end(), [&](const std::string& n) { return layer_precision_matches(name, n); })) {
+    } else if (std::none_of(names_.begin(), names_.end(),
+                            [&](const std::string& n) { return layer_precision_matches(name, n); })) {
       VKG_WARNING("--layer-precisions pattern '" << name << "' matches no layer, so it has no effect");
     }
   }
