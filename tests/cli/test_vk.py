@@ -380,6 +380,20 @@ class TestDeviceFeatures(CliTestCase):
         out = self.vkgraphy("inspect", "device", "--vk-disable-subgroup-size-control", "--vk-disable-cooperative-matrix")
         self.assertIn("subgroup size control: no", out)
 
+    def test_wide_loads_need_64_bit_integers(self):
+        # lavapipe has 64-bit integers: gemm.block16x16_wide_a serves, and matches the reference; switched off, it
+        # declines with the reason.
+        self.assertIn("64-bit integers: yes", self.vkgraphy("inspect", "device"))
+        self.assertIn("64-bit integers: no", self.vkgraphy("inspect", "device", "--vk-disable-int64"))
+        path = model("matmul_2layer.onnx")
+        out = self.vkgraphy("run", path, "--vk", "--ref", "--tactics-allow", "gemm.block16x16_wide_a*",
+                            "--save-tactics", "wide.json")
+        self.assertIn("All outputs matched", out)
+        self.assertEqual({l["tactic"] for l in self.read_json("wide.json")["layers"]}, {"gemm.block16x16_wide_a.f32"})
+        out = self.vkgraphy("convert", path, "-o", "x.engine", "--tactics-allow", "gemm.block16x16_wide_a*",
+                            "--vk-disable-int64", expect=3)
+        self.assertIn("gemm.block16x16_wide_a.f32: needs 64-bit integers in shaders (device feature int64)", out)
+
     def test_subgroup_tactics_pin_the_size_and_an_engine_needs_it(self):
         engine = self.path("soft.engine")
         build = ["convert", vk_model("branchy.onnx"), "-o", engine, "--tactics-deny", "softmax.row*",
