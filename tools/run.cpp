@@ -68,7 +68,7 @@ std::string runner_name(const std::string& prefix, int index) {
 std::vector<std::string> requested_outputs(const Graph& graph, const std::vector<std::string>& marked,
                                            const std::vector<std::string>& excluded) {
   std::vector<std::string> names;
-  const bool mark_all = marked.size() == 2 && marked[0] == "mark" && marked[1] == "all";
+  const bool mark_all = is_mark_all(marked);
   if (marked.empty() || mark_all) {
     for (const ValueInfo& o : graph.outputs) names.push_back(o.name);
   }

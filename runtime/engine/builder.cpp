@@ -409,7 +409,7 @@ std::optional<Precision> Builder::pin_for(const std::vector<std::string>& held, 
   for (const auto& [pattern, p] : config_.layer_precisions) {
     if (!is_layer_pattern(pattern)) continue;
     for (const std::string& n : held)
-      if (layer_precision_matches(pattern, n)) {
+      if (glob_match(pattern, n)) {
         merge(pin, p);
         if (by_pattern) *by_pattern = true;
         break;

@@ -7,7 +7,6 @@ tool: each runs with bash in a scratch folder that holds `build`, `tests` and
 removed from the README fails test_the_commands_are_the_ones_checked until it
 is given a check here.
 """
-import json
 import os
 import re
 import subprocess
