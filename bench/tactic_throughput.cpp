@@ -1,5 +1,5 @@
 // Tactic throughput: GFLOP/s of every GEMM and Conv tactic, in each precision
-// it has, for MatMul 512^3 and 1024^3 and a 3x3 convolution, timed on the
+// it has, for MatMul 512^3 and 1024^3 and convolutions (3x3, 1x1, depthwise), timed on the
 // Vulkan device with the builder's own timer (timestamp queries, median of the
 // samples), beside the CPU reference backend measured in the same run.
 //
@@ -54,22 +54,30 @@ BenchCase matmul(int64_t n) {
   return c;
 }
 
-BenchCase conv3x3(int64_t channels, int64_t size) {
+// A square convolution (k x k, stride 1, "same" padding) of `cin` channels into `cout` at
+// size x size; groups == cin == cout makes it depthwise.
+BenchCase conv(int64_t cin, int64_t cout, int64_t k, int64_t size, int64_t groups = 1) {
   BenchCase c;
-  c.label = "Conv 3x3 " + std::to_string(channels) + "->" + std::to_string(channels) + " " + std::to_string(size) +
-            "x" + std::to_string(size);
+  c.label = std::string(groups > 1 ? "DWConv " : "Conv ") + std::to_string(k) + "x" + std::to_string(k) + " " +
+            std::to_string(cin) + "->" + std::to_string(cout) + " " + std::to_string(size) + "x" + std::to_string(size);
   c.node.name = "conv";
   c.node.op_type = "Conv";
   c.node.inputs = {"x", "w", "b"};
   c.node.outputs = {"y"};
   Attribute pads;
   pads.kind = Attribute::Kind::Ints;
-  pads.ints = {1, 1, 1, 1};
+  pads.ints = {k / 2, k / 2, k / 2, k / 2};
   c.node.attrs["pads"] = pads;
-  c.inputs = {random_tensor({1, channels, size, size}, 3), random_tensor({channels, channels, 3, 3}, 4),
-              random_tensor({channels}, 5)};
+  if (groups > 1) {
+    Attribute group;
+    group.kind = Attribute::Kind::Int;
+    group.i = groups;
+    c.node.attrs["group"] = group;
+  }
+  c.inputs = {random_tensor({1, cin, size, size}, 3), random_tensor({cout, cin / groups, k, k}, 4),
+              random_tensor({cout}, 5)};
   c.constant = {false, true, true};
-  c.flops = 2.0 * double(channels) * double(channels) * 9.0 * double(size) * double(size);
+  c.flops = 2.0 * double(cout) * double(cin / groups) * double(k * k) * double(size) * double(size);
   return c;
 }
 
@@ -103,7 +111,9 @@ int main(int argc, char** argv) {
                 info.fp16() ? "yes" : "no");
     std::printf("%-28s %-36s %12s %10s\n", "case", "tactic", "median ms", "GFLOP/s");
 
-    for (const BenchCase& c : {matmul(512), matmul(1024), conv3x3(64, 56)}) {
+    // The convolutions besides the 3x3 are shapes of PP-OCRv4 det (1x1 and depthwise layers).
+    for (const BenchCase& c : {matmul(512), matmul(1024), conv(64, 64, 3, 56), conv(384, 384, 1, 10),
+                               conv(48, 48, 1, 80), conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192)}) {
       // CPU reference baseline, same process.
       std::vector<const Tensor*> in;
       for (const Tensor& t : c.inputs) in.push_back(&t);

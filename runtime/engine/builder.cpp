@@ -181,6 +181,10 @@ bool apply_activation(const FusedActivation& activation, LayerPlan& plan, std::s
     d->spec.push_back({20, uint32_t(activation.kind)});
     d->spec.push_back({21, std::bit_cast<uint32_t>(activation.alpha)});
     d->spec.push_back({22, std::bit_cast<uint32_t>(activation.beta)});
+    if (activation.post_scale != 1.0f || activation.post_shift != 0.0f) {
+      d->spec.push_back({23, std::bit_cast<uint32_t>(activation.post_scale)});
+      d->spec.push_back({24, std::bit_cast<uint32_t>(activation.post_shift)});
+    }
     return true;
   }
   why_not = "its shader cannot apply the fused activation";

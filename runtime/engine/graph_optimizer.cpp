@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "runtime/core/error.h"
 
@@ -57,8 +58,8 @@ const Tensor* float_constant(const std::function<const Tensor*(const std::string
 
 // The affine map of a consumer that a producer with `channels` output channels on
 // axis `axis` of a rank-`rank` output can absorb: a BatchNormalization in
-// inference mode (channels on axis 1), or an Add of a constant that varies at
-// most along the channel axis.
+// inference mode (channels on axis 1), or an Add, Sub, Mul or Div (by) a
+// constant that varies at most along the channel axis.
 std::optional<ChannelAffine> channel_affine(const Node& n, const std::string& x, int64_t channels, size_t axis,
                                             size_t rank,
                                             const std::function<const Tensor*(const std::string&)>& constant) {
@@ -81,23 +82,32 @@ std::optional<ChannelAffine> channel_affine(const Node& n, const std::string& x,
     }
     return a;
   }
-  if (is_binary(n, "Add")) {
-    const Tensor* c = float_constant(constant, other_input(n, x));
-    if (c == nullptr || c->shape().size() > rank) return std::nullopt;
-    // Right-aligned against the output: every axis but the channel axis is 1.
-    const size_t pad = rank - c->shape().size();
-    for (size_t d = 0; d < c->shape().size(); ++d) {
-      const int64_t dim = c->shape()[d];
-      if (dim != 1 && !(pad + d == axis && dim == channels)) return std::nullopt;
-    }
-    ChannelAffine a;
-    for (int64_t k = 0; k < channels; ++k) {
-      a.scale.push_back(1.0f);
-      a.shift.push_back(c->size() == 1 ? c->data<float>()[0] : c->data<float>()[k]);
-    }
-    return a;
+  // Add, Sub, Mul or Div of a constant that varies at most along the channel axis (right-aligned
+  // against the output: every other axis is 1).
+  if (!is_binary(n, "Add") && !is_binary(n, "Sub") && !is_binary(n, "Mul") && !is_binary(n, "Div")) return std::nullopt;
+  const std::string other = other_input(n, x);
+  const Tensor* c = float_constant(constant, other);
+  if (c == nullptr || c->shape().size() > rank) return std::nullopt;
+  const size_t pad = rank - c->shape().size();
+  for (size_t d = 0; d < c->shape().size(); ++d) {
+    const int64_t dim = c->shape()[d];
+    if (dim != 1 && !(pad + d == axis && dim == channels)) return std::nullopt;
   }
-  return std::nullopt;
+  const bool x_first = n.inputs[0] == x;
+  if (n.op_type == "Div" && !x_first) return std::nullopt;  // c / x is not affine
+  ChannelAffine a;
+  for (int64_t k = 0; k < channels; ++k) {
+    const float v = c->data<float>()[c->size() == 1 ? 0 : k];
+    if (n.op_type == "Div" && !(std::isfinite(1.0f / v) && v != 0.0f)) return std::nullopt;
+    float scale = 1.0f, shift = 0.0f;
+    if (n.op_type == "Add") shift = v;
+    if (n.op_type == "Sub") std::tie(scale, shift) = x_first ? std::make_pair(1.0f, -v) : std::make_pair(-1.0f, v);
+    if (n.op_type == "Mul") scale = v;
+    if (n.op_type == "Div") scale = 1.0f / v;
+    a.scale.push_back(scale);
+    a.shift.push_back(shift);
+  }
+  return a;
 }
 
 // A producer that can absorb per-channel affine maps into its weights.
@@ -208,6 +218,8 @@ bool is_arithmetic(const Node& n) {
 constexpr const char* kActivationAttr = "vkgraphy.activation";
 constexpr const char* kAlphaAttr = "vkgraphy.alpha";
 constexpr const char* kBetaAttr = "vkgraphy.beta";
+constexpr const char* kPostScaleAttr = "vkgraphy.post_scale";
+constexpr const char* kPostShiftAttr = "vkgraphy.post_shift";
 
 bool scalar_near(const Tensor* t, double value) {
   return t != nullptr && t->size() == 1 && std::abs(t->get_as_double(0) - value) <= 1e-5 * std::abs(value);
@@ -348,6 +360,8 @@ std::optional<FusedActivation> fused_activation(const Node& node) {
   a.kind = Activation(uint32_t(node.attr_int(kActivationAttr)));
   a.alpha = node.attr_float(kAlphaAttr, 0.0f);
   a.beta = node.attr_float(kBetaAttr, 0.0f);
+  a.post_scale = node.attr_float(kPostScaleAttr, 1.0f);
+  a.post_shift = node.attr_float(kPostShiftAttr, 0.0f);
   return a;
 }
 
@@ -444,13 +458,27 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       held.push_back(kept[chain->first]->name);
       output = kept[chain->first]->outputs[0];
     }
-    const auto activation = match_activation(output, users, constant);
+    auto activation = match_activation(output, users, constant);
     if (activation) {
       for (size_t a : activation->second) {
         absorbed[a] = true;
         held.push_back(kept[a]->name);
       }
       output = kept[activation->second.back()]->outputs[0];
+      // Then Add, Sub, Mul or Div by single-element constants (a learnable scale and shift after
+      // the activation, as PP-LCNet's blocks have): v * post_scale + post_shift as the layer stores.
+      const int rank = rank_of(output);
+      while (rank >= 0) {
+        const std::vector<size_t> c = users.of(output);
+        if (c.size() != 1 || kept[c[0]]->outputs.empty() || kept[c[0]]->outputs[0].empty()) break;
+        const std::optional<ChannelAffine> post = channel_affine(*kept[c[0]], output, 1, 0, size_t(rank), constant);
+        if (!post || !is_float(kept[c[0]]->outputs[0])) break;
+        activation->first.post_scale *= post->scale[0];
+        activation->first.post_shift = activation->first.post_shift * post->scale[0] + post->shift[0];
+        absorbed[c[0]] = true;
+        held.push_back(kept[c[0]]->name);
+        output = kept[c[0]]->outputs[0];
+      }
     }
     if (held.size() == 1) {
       out.layers.push_back({head, held});
@@ -477,6 +505,10 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       kind.i = int64_t(activation->first.kind);
       set_float_attr(fused, kAlphaAttr, activation->first.alpha);
       set_float_attr(fused, kBetaAttr, activation->first.beta);
+      if (activation->first.post_scale != 1.0f || activation->first.post_shift != 0.0f) {
+        set_float_attr(fused, kPostScaleAttr, activation->first.post_scale);
+        set_float_attr(fused, kPostShiftAttr, activation->first.post_shift);
+      }
     }
     out.layers.push_back({std::move(fused), held});
   }

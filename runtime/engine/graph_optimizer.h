@@ -4,7 +4,8 @@
 //   Squeeze and Unsqueeze (contiguous data) make their output an alias of
 //   their input, sharing its device buffer;
 // - a Conv, ConvTranspose, Gemm or MatMul with constant weights absorbs a
-//   following bias Add and BatchNormalization into new weights;
+//   following BatchNormalization, and Add, Sub, Mul or Div by a per-channel or
+//   single-element constant (bias, learnable scale), into new weights;
 // - a float Add, Sub, Mul or Div absorbs a following Add, Sub, Mul or Div of
 //   its result with a tensor of the output's shape or a single element that
 //   exists before it runs (an elementwise chain in one dispatch: x * s + r);
@@ -13,7 +14,9 @@
 //   (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish or its pattern
 //   x*Clip(x+3,0,6)/6, Tanh, GELU as Gelu or its Erf pattern, x*HardSigmoid(x),
 //   x*Sigmoid(x)), which its shader
-//   applies as it stores (shaders/common/epilogue.glsl).
+//   applies as it stores (shaders/common/epilogue.glsl), and after it any Add,
+//   Sub, Mul or Div by single-element constants (a scale and shift the
+//   epilogue applies after the activation).
 // A fused layer is named after the nodes it holds ("conv1+bn1") and remembers
 // them, so that every user-facing file and flag can speak in ONNX node names.
 // A tensor the user reads (a model output or a marked tensor) is never fused
@@ -39,6 +42,8 @@ enum class Activation : uint32_t {
 struct FusedActivation {
   Activation kind = Activation::None;
   float alpha = 0, beta = 0;
+  // Applied after the activation: v * post_scale + post_shift (specialization constants 23, 24).
+  float post_scale = 1, post_shift = 0;
 };
 // A chained elementwise op (the second op of an elementwise chain): the fused
 // node's third input is its other operand; operand_first when that operand is
@@ -51,7 +56,8 @@ struct ChainedOp {
 std::optional<ChainedOp> chained_op(const Node& node);
 
 // A fused node carries its activation as attributes: "vkgraphy.activation" (the kind), "vkgraphy.alpha",
-// "vkgraphy.beta". nullopt for a node without one.
+// "vkgraphy.beta", "vkgraphy.post_scale" and "vkgraphy.post_shift" (when not 1 and 0). nullopt for a
+// node without one.
 std::optional<FusedActivation> fused_activation(const Node& node);
 
 struct OptimizedLayer {

@@ -12,6 +12,10 @@
 layout(constant_id = 20) const uint kEpilogue = 0;
 layout(constant_id = 21) const float kEpilogueAlpha = 0.0;
 layout(constant_id = 22) const float kEpilogueBeta = 0.0;
+// After the activation: v * kEpilogueScale + kEpilogueShift (Mul/Add by single-element constants
+// that followed the activation).
+layout(constant_id = 23) const float kEpilogueScale = 1.0;
+layout(constant_id = 24) const float kEpilogueShift = 0.0;
 
 afp vkg_epilogue_hard_sigmoid(afp v, afp alpha, afp beta) {
   const afp h = alpha * v + beta;
@@ -23,7 +27,7 @@ afp vkg_epilogue_sigmoid(afp v) {
   return v >= afp(0) ? afp(1) / (afp(1) + e) : e / (afp(1) + e);
 }
 
-afp vkg_epilogue(afp v) {
+afp vkg_epilogue_activation(afp v) {
   const afp alpha = afp(kEpilogueAlpha), beta = afp(kEpilogueBeta);
   switch (kEpilogue) {
     case 1: return max(v, afp(0));                                   // Relu
@@ -38,6 +42,12 @@ afp vkg_epilogue(afp v) {
     case 10: return v * vkg_epilogue_sigmoid(v);                     // x * Sigmoid(x) (SiLU)
     default: return v;
   }
+}
+
+afp vkg_epilogue(afp v) {
+  const afp a = vkg_epilogue_activation(v);
+  if (kEpilogueScale == 1.0 && kEpilogueShift == 0.0) return a;
+  return a * afp(kEpilogueScale) + afp(kEpilogueShift);
 }
 
 afp4 vkg_epilogue4(afp4 v) {

@@ -30,6 +30,7 @@
 // ow_blocks = ceil(OW / kPixels) for Conv and SW * ceil(ceil(OW / SW) / kPixels) for ConvTranspose.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
 #include "common/epilogue.glsl"
 #include "common/index.glsl"
@@ -148,14 +149,15 @@ void main() {
     }
   }
 
-  for (uint v = 0; v < kVecs; ++v) {
-    for (uint j = 0; j < 4; ++j) {
+  // Unrolled, without early exits: the accumulators keep compile-time indices (registers).
+  [[unroll]] for (uint v = 0; v < kVecs; ++v) {
+    [[unroll]] for (uint j = 0; j < 4; ++j) {
       const uint m = mb * kOutChannels + v * 4 + j;
-      if (m >= mg) break;
+      if (m >= mg) continue;
       const uint om = g * mg + m;
       const afp bv = kHasBias == 1 ? sfp2afp(bias[om]) : afp(0);
       const uint yrow = (((n * p.m + om) * p.od + oz) * p.oh + oy) * p.ow;
-      for (uint q = 0; q < kPixels; ++q) {
+      [[unroll]] for (uint q = 0; q < kPixels; ++q) {
         const uint ox = ox0 + q * ox_step;
         if (ox < p.ow) y[yrow + ox] = afp2sfp(vkg_epilogue(acc[q * kVecs + v][j] + bv));
       }

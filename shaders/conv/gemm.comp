@@ -22,6 +22,7 @@
 // Dispatch N * group * (mg_pad / kTileM) * ceil(P / kTileP) invocations (vkg_linear_index).
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
 #include "common/epilogue.glsl"
 #include "common/index.glsl"
@@ -87,14 +88,15 @@ void main() {
   }
 
   const uint channels = p.group * p.mg;
-  for (uint j = 0; j < kM4; ++j) {
-    for (uint l = 0; l < 4; ++l) {
+  // Unrolled, without early exits: the accumulators keep compile-time indices (registers).
+  [[unroll]] for (uint j = 0; j < kM4; ++j) {
+    [[unroll]] for (uint l = 0; l < 4; ++l) {
       const uint m = m0 + 4 * j + l;
-      if (m >= p.mg) break;
+      if (m >= p.mg) continue;
       const uint om = g * p.mg + m;
       const afp bv = kHasBias == 1 ? sfp2afp(bias[om]) : afp(0);
       const uint yrow = (n * channels + om) * p.positions;
-      for (uint q = 0; q < kTileP; ++q) {
+      [[unroll]] for (uint q = 0; q < kTileP; ++q) {
         if (p0 + q < p.positions) y[yrow + p0 + q] = afp2sfp(vkg_epilogue(acc[q * kM4 + j][l] + bv));
       }
     }

@@ -11,6 +11,7 @@
 // Dispatch N * M * tiles_h * tiles_w invocations (vkg_linear_index).
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
 #include "common/epilogue.glsl"
 #include "common/index.glsl"
@@ -39,8 +40,8 @@ void main() {
   const uint src = m * positions + n * tiles + t;
 
   afp4 rows[4];
-  for (uint i = 0; i < 4; ++i) {
-    for (uint j = 0; j < 4; ++j) rows[i][j] = sfp2afp(mv[(4 * i + j) * xi_stride + src]);
+  [[unroll]] for (uint i = 0; i < 4; ++i) {
+    [[unroll]] for (uint j = 0; j < 4; ++j) rows[i][j] = sfp2afp(mv[(4 * i + j) * xi_stride + src]);
   }
   // A^T M: rows (0 + 1 + 2) and (1 - 2 - 3); then the same on the columns.
   const afp4 s0 = rows[0] + rows[1] + rows[2];
@@ -55,7 +56,7 @@ void main() {
   const uint oy0 = (t / p.tiles_w) * 2;
   const uint ox0 = (t % p.tiles_w) * 2;
   const uint plane = (n * p.m + m) * p.oh * p.ow;
-  for (uint q = 0; q < 4; ++q) {
+  [[unroll]] for (uint q = 0; q < 4; ++q) {
     const uint oy = oy0 + q / 2;
     const uint ox = ox0 + q % 2;
     if (oy < p.oh && ox < p.ow) y[plane + oy * p.ow + ox] = afp2sfp(vkg_epilogue(out_tile[q]));

@@ -168,13 +168,14 @@ class TestFusion(CliTestCase):
 
     def test_elementwise_chains_run_as_one_dispatch(self):
         # A squeeze-excitation gate (x * per-channel scale + residual, then Relu) and a chain whose
-        # operand comes first (2 / (t - 1), a scalar): two layers.
+        # operand comes first (2 / (t - r), r a full-shape constant the Relu's epilogue cannot take):
+        # two layers.
         nodes = [helper.make_node("Mul", ["x", "s"], ["m"], name="scale"),
                  helper.make_node("Add", ["x", "m"], ["a"], name="residual"),
                  helper.make_node("Relu", ["a"], ["t"], name="relu"),
                  helper.make_node("Sub", ["t", "one"], ["u"], name="sub"),
                  helper.make_node("Div", ["two", "u"], ["y"], name="div")]
-        inits = [const("s", [1, 4, 1, 1]), numpy_helper.from_array(np.array(1.5, np.float32), "one"),
+        inits = [const("s", [1, 4, 1, 1]), const("one", [1, 4, 6, 6], 0.5, 1.5),
                  numpy_helper.from_array(np.array(2.0, np.float32), "two")]
         path = make_model(nodes, inits, [1, 4, 6, 6], "y", path=self.path("chain.onnx"))
         out = self.run_vk(path, "--val-range", "x:[-2,2]")
@@ -205,6 +206,49 @@ class TestFusion(CliTestCase):
         out = self.run_vk(path, "--val-range", "x:[-8,8]")
         self.assertIn("Fused 6 nodes into layer 'scale+shift+plus3+clip+gate+div6' (Mul)", out)
         self.assertIn("1 layers (", out)
+
+    def test_scales_and_shifts_fold_into_weights_and_after_the_activation(self):
+        # PP-LCNet's block as paddle2onnx exports it: Conv, a learnable scale and shift (Mul, Add by
+        # one-element constants), HardSwish written out, another scale and shift; then a per-channel
+        # Mul and a Sub and Div by constants after a MatMul. Each runs as one layer.
+        nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1], group=4),
+                 helper.make_node("Mul", ["s1", "c"], ["m1"], name="lab1.mul"),
+                 helper.make_node("Add", ["m1", "t1"], ["a1"], name="lab1.add"),
+                 helper.make_node("Add", ["a1", "three"], ["p"], name="plus3"),
+                 helper.make_node("Clip", ["p", "zero", "six"], ["cl"], name="clip"),
+                 helper.make_node("Mul", ["a1", "cl"], ["g"], name="gate"),
+                 helper.make_node("Div", ["g", "six"], ["h"], name="div6"),
+                 helper.make_node("Mul", ["s2", "h"], ["m2"], name="lab2.mul"),
+                 helper.make_node("Add", ["m2", "t2"], ["y"], name="lab2.add")]
+        scalars = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in
+                   (("three", 3.0), ("zero", 0.0), ("six", 6.0))]
+        inits = [const("w", [4, 1, 3, 3]), const("b", [4]), const("s1", [1], 0.3, 1.0), const("t1", [1]),
+                 const("s2", [1], 0.3, 1.0), const("t2", [1]), *scalars]
+        path = make_model(nodes, inits, [1, 4, 12, 20], "y", path=self.path("lab.onnx"))
+        out = self.run_vk(path, "--val-range", "x:[-4,4]")
+        self.assertIn("Fused 9 nodes into layer 'conv+lab1.mul+lab1.add+plus3+clip+gate+div6+lab2.mul+lab2.add' (Conv)",
+                      out)
+        self.assertIn("1 layers (", out)
+        # fp16 tactics apply the scale and shift too.
+        out = self.run_vk(path, "--val-range", "x:[-4,4]", "--fp16", "--tactics-deny", "*.f32", "--atol", "2e-2",
+                          "--rtol", "2e-2")
+        self.assertIn("Fused 9 nodes", out)
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"], name="mm"),
+                 helper.make_node("Mul", ["mm", "k"], ["sc"], name="scale"),
+                 helper.make_node("Sub", ["sc", "d"], ["sh"], name="shift"),
+                 helper.make_node("Div", ["sh", "q"], ["y"], name="div")]
+        inits = [const("w", [8, 12]), const("k", [12]), const("d", [1, 12]), const("q", [1], 0.1, 2.0)]
+        out = self.run_vk(make_model(nodes, inits, [2, 3, 8], "y", path=self.path("mm.onnx")))
+        self.assertIn("Fused 4 nodes into layer 'mm+scale+shift+div' (MatMul)", out)
+        # Not folded: a constant first operand of Sub (c - x folds, as a scale of -1) is fine, but
+        # c / x is not affine.
+        nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+                 helper.make_node("Sub", ["k", "c"], ["r"], name="rsub"),
+                 helper.make_node("Div", ["k", "r"], ["y"], name="rdiv")]
+        out = self.run_vk(make_model(nodes, [const("w", [3, 2, 1, 1]), const("k", [1, 3, 1, 1], 0.1, 3.0)],
+                                     [1, 2, 5, 5], "y", path=self.path("rdiv.onnx")), "--val-range", "x:[0,0.1]")
+        self.assertIn("Fused 2 nodes into layer 'conv+rsub' (Conv)", out)
+        self.assertIn("2 layers (", out)
 
     def test_a_marked_or_shared_tensor_is_not_fused_away(self):
         path = self.conv_bn_bias_relu()

@@ -74,6 +74,13 @@ std::vector<VkCase> conv_cases() {
       {{"group", int_attr(16)}, {"pads", ints_attr({1, 1, 1, 1})}});
   add("depthwise multiplier 2 5x5 stride 2", {1, 6, 13, 13}, {12, 1, 5, 5},
       {{"group", int_attr(6)}, {"strides", ints_attr({2, 2})}, {"pads", ints_attr({2, 2, 2, 2})}}, kNoBias);
+  // conv.depthwise_tile: vec4 rows in and out, stride 2, a 7x7 kernel with asymmetric pads, rows past the tile.
+  add("depthwise 5x5 stride 2 pad 2 aligned rows", {1, 8, 20, 24}, {8, 1, 5, 5},
+      {{"group", int_attr(8)}, {"strides", ints_attr({2, 2})}, {"pads", ints_attr({2, 2, 2, 2})}});
+  add("depthwise 3x3 pad 1 aligned rows, 13 rows", {1, 4, 13, 40}, {4, 1, 3, 3},
+      {{"group", int_attr(4)}, {"pads", ints_attr({1, 1, 1, 1})}}, kNoBias);
+  add("depthwise 7x7 asymmetric pads strides 1x2", {2, 3, 11, 28}, {3, 1, 7, 7},
+      {{"group", int_attr(3)}, {"strides", ints_attr({1, 2})}, {"pads", ints_attr({3, 2, 1, 3})}});
   add("depthwise 1-D dilation 2", {1, 5, 21}, {5, 1, 3}, {{"group", int_attr(5)}, {"dilations", ints_attr({2})}});
   add("depthwise runtime weights", {1, 4, 9, 9}, {4, 1, 3, 3},
       {{"group", int_attr(4)}, {"pads", ints_attr({1, 1, 1, 1})}}, kRuntimeWeights);

@@ -186,6 +186,10 @@ void add_window_classes(const VkCase& c, std::set<std::string>& out) {
     // conv.depthwise_wide: rows of more than 4 outputs.
     const std::vector<Tensor> y = reference_outputs(c);
     if (!y.empty() && !y[0].shape().empty() && y[0].shape().back() <= 4) out.insert("short-rows");
+    // conv.depthwise_tile: one output channel per input channel.
+    const Tensor* w = case_input(c, 1);
+    if (x != nullptr && w != nullptr && x->shape().size() > 1 && x->shape()[1] == group && w->shape()[0] != group)
+      out.insert("channel-multiplier");
   }
   if (n.op_type == "ConvTranspose") {
     // conv.transpose_block: kernel == strides, input channels and positions in vec4 runs.
