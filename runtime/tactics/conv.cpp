@@ -8,6 +8,8 @@
 //   conv.1x1.<MxP>           pointwise Conv as the same GEMM straight on the input (any rank)
 //   conv.1x1_block<RxC>      pointwise Conv on gemm/block.comp (register-resident R x C blocks)
 //   conv.im2col_block<RxC>   im2col into scratch + gemm/block.comp (one group)
+//   conv.1x1_block16x16_wide_a, conv.im2col_block16x16_wide_a  the same on gemm/block_wide_a.comp
+//                            (weights read 8 floats per load: fp32, 64-bit integers, C * kernel % 8 == 0)
 //   conv.implicit_gemm<BxB>  Conv on the shared-memory GEMM core (gemm/smem_tile.glsl),
 //                            the window read as B is staged (1-3 spatial dims, any groups)
 //   conv.transpose_implicit_gemm<BxB>  ConvTranspose the same way (gather form)
@@ -578,6 +580,7 @@ std::optional<LayerPlan> plan_pointwise(const LayerContext& ctx, GemmBlocking bl
 
 struct BlockShape {
   uint32_t rows = 16, col_vecs = 4;
+  bool wide_a = false;  // gemm/block_wide_a: A read eight floats per load (fp32, device feature int64)
 };
 
 // gemm/block.comp on the product `p`: A and B as bound, C the bias along M,
@@ -594,8 +597,12 @@ std::optional<Dispatch> block_dispatch(const LayerContext& ctx, LayerPlan& plan,
     return std::nullopt;
   }
   const bool depth_to_space = map[3] != 0;
+  if (block.wide_a && !(ctx.device.shader_int64 && p.a_sk == 1 && p.a_sm % 8 == 0 && p.a_bs % 8 == 0)) {
+    why_not = "needs 64-bit integers in shaders (device feature int64) and C * kernel size % 8 == 0";
+    return std::nullopt;
+  }
   Dispatch d;
-  d.shader = ctx.shader("gemm/block");
+  d.shader = ctx.shader(block.wide_a ? "gemm/block_wide_a" : "gemm/block");
   d.spec = {{0, kLocalSize},
             {1, block.rows},
             {2, block.col_vecs},
@@ -1207,6 +1214,16 @@ void register_conv_tactics(TacticRegistry& r) {
   r.add_variants("conv.1x1_block8x8", conv, 26, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_pointwise_block(c, {8, 2}, w);
   });
+  // The same reading the weights eight floats per load (fp32, 64-bit integers): fewer loads on lavapipe.
+  for (const auto& [name, planner, priority] :
+       {std::tuple{"conv.1x1_block16x16_wide_a.f32", &plan_pointwise_block, 25},
+        std::tuple{"conv.im2col_block16x16_wide_a.f32", &plan_im2col_block, 35}}) {
+    Tactic t{name, conv, kF32, priority, [planner](const LayerContext& c, std::string& w) {
+               return planner(c, BlockShape{16, 4, true}, w);
+             }};
+    t.device_feature = "int64";
+    r.add(std::move(t));
+  }
   r.add_variants("conv.im2col_block16x16", conv, 35, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_im2col_block(c, {16, 4}, w);
   });

@@ -168,6 +168,7 @@ void add_window_classes(const VkCase& c, std::set<std::string>& out) {
   if (!pool) {
     const Tensor* w = case_input(c, n.op_type == "QLinearConv" ? 3 : 1);
     if (w != nullptr && w->shape().size() > 1 && (w->shape()[1] * taps) % 4 != 0) out.insert("k-tail");
+    if (w != nullptr && w->shape().size() > 1 && (w->shape()[1] * taps) % 8 != 0) out.insert("k-tail8");
   }
   const auto any_not = [](const std::vector<int64_t>& v, int64_t value) {
     return std::any_of(v.begin(), v.end(), [&](int64_t x) { return x != value; });
