@@ -3,7 +3,7 @@
 // Vulkan device with the builder's own timer (timestamp queries, median of the
 // samples), beside the CPU reference backend measured in the same run.
 //
-//   build/bench/vkgraphy_tactic_bench [--device SELECTOR] [--samples N] [--filter GLOB]
+//   build/bench/vkgraphy_tactic_bench [--device SELECTOR] [--samples N] [--filter GLOB] [--per-dispatch]
 //
 // Results and the commands that made them are recorded in docs/bench.md.
 #include <algorithm>
@@ -91,13 +91,16 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   std::string device_selector, filter = "*";
   int samples = 10;
+  bool per_dispatch = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--device" && i + 1 < argc) device_selector = argv[++i];
     else if (a == "--samples" && i + 1 < argc) samples = std::max(1, std::atoi(argv[++i]));
     else if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    else if (a == "--per-dispatch")
+      per_dispatch = true;
     else {
-      std::cerr << "usage: " << argv[0] << " [--device SELECTOR] [--samples N] [--filter GLOB]\n";
+      std::cerr << "usage: " << argv[0] << " [--device SELECTOR] [--samples N] [--filter GLOB] [--per-dispatch]\n";
       return 2;
     }
   }
@@ -112,8 +115,9 @@ int main(int argc, char** argv) {
     std::printf("%-28s %-36s %12s %10s\n", "case", "tactic", "median ms", "GFLOP/s");
 
     // The convolutions besides the 3x3 are shapes of PP-OCRv4 det (1x1 and depthwise layers).
-    for (const BenchCase& c : {matmul(512), matmul(1024), conv(64, 64, 3, 56), conv(384, 384, 1, 10),
-                               conv(48, 48, 1, 80), conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192)}) {
+    for (const BenchCase& c :
+         {matmul(512), matmul(1024), conv(64, 64, 3, 56), conv(384, 384, 1, 10), conv(48, 48, 1, 80),
+          conv(96, 24, 3, 80), conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192)}) {
       // CPU reference baseline, same process.
       std::vector<const Tensor*> in;
       for (const Tensor& t : c.inputs) in.push_back(&t);
@@ -151,6 +155,14 @@ int main(int argc, char** argv) {
         try {
           const double ns = median(timer.time(*plan, in_bufs, out_bufs, 2, samples));
           std::printf("%-28s %-36s %12.3f %10.1f\n", c.label.c_str(), t->name.c_str(), ns / 1e6, c.flops / ns);
+          // --per-dispatch: each dispatch of a multi-dispatch plan alone (on whatever its scratch holds).
+          for (size_t i = 0; per_dispatch && plan->dispatches.size() > 1 && i < plan->dispatches.size(); ++i) {
+            LayerPlan one = *plan;
+            one.dispatches = {plan->dispatches[i]};
+            const double part = median(timer.time(one, in_bufs, out_bufs, 2, samples));
+            std::printf("%-28s   dispatch %zu: %-24s %12.3f\n", c.label.c_str(), i, one.dispatches[0].shader.c_str(),
+                        part / 1e6);
+          }
         } catch (const Error& e) {
           std::printf("%-28s %-36s failed: %s\n", c.label.c_str(), t->name.c_str(), e.what());
         }

@@ -955,11 +955,14 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   const BindingRef no_bias = add_weight(plan, float_weight({}, *st));
   const auto [bias, has_bias] = bind_optional(ctx, plan, 2, *st);
 
+  // Four tiles of a row per invocation where rows of tiles and of inputs are vec4 runs.
+  const bool vec4 = tiles_w % 4 == 0 && g.in[1] % 4 == 0 && g.pads_begin[1] >= 0;
   plan.dispatches.push_back(
-      dispatch(ctx, ctx.shader("conv/winograd_input"), {}, {BindingRef::input(0), BindingRef::scratch(0)},
+      dispatch(ctx, ctx.shader("conv/winograd_input"), {{1, vec4 ? 1u : 0u}, {2, uint32_t(vec4 ? g.pads_begin[1] : 0)}},
+               {BindingRef::input(0), BindingRef::scratch(0)},
                {uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(g.in[0]), uint32_t(g.in[1]), uint32_t(tiles_h),
                 uint32_t(tiles_w), word(int32_t(g.pads_begin[0])), word(int32_t(g.pads_begin[1]))},
-               v_elements / 16));
+               v_elements / 16 / (vec4 ? 4 : 1)));
   std::optional<Dispatch> gemm;
   if (block) {
     // M[xi][m][p] = sum_c U[xi][m][c] * V[xi][c][p]: 16 batches of one product.

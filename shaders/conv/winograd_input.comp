@@ -9,14 +9,21 @@
 //
 // Bindings: 0 X [N][C][H][W]; 1 V (scratch) [16][C][p_pad].
 // Push constants: n, c, h, w, tiles_h, tiles_w, pad_top, pad_left.
-// Specialization constants: 0 (local_size_x_id) workgroup size.
-// Dispatch C * p_pad invocations (vkg_linear_index).
+// Specialization constants: 0 (local_size_x_id) workgroup size; 1 kVec4: 1 when
+//   tiles_w % 4 == 0 and W % 4 == 0, 2 kPadLeft: pad_left (read with kVec4 only).
+//   With kVec4 an invocation transforms four tiles side by side: the 4 x 10
+//   inputs they share read once as 16 vec4s, each V row written as one vec4 (on
+//   lavapipe every load or store instruction costs a loop over the SIMD lanes).
+// Dispatch C * p_pad invocations, or C * p_pad / 4 with kVec4 (vkg_linear_index).
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
 #include "common/index.glsl"
 
 layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint kVec4 = 0;
+layout(constant_id = 2) const uint kPadLeft = 0;
 
 layout(push_constant) uniform Params {
   uint n, c, h, w, tiles_h, tiles_w;
@@ -24,12 +31,69 @@ layout(push_constant) uniform Params {
 } p;
 
 layout(binding = 0) readonly buffer X { sfp x[]; };
+layout(binding = 0) readonly buffer X4 { sfp4 x4[]; };
 layout(binding = 1) writeonly buffer V { sfp v[]; };
+layout(binding = 1) writeonly buffer V4 { sfp4 v4[]; };
 
 // B^T applied to four rows (or, on transposed data, columns) of a patch.
 afp4 row_transform(afp4 t) { return afp4(t.x - t.z, t.y + t.z, t.z - t.y, t.y - t.w); }
 
+// B^T d B of the patch d (four rows).
+void patch_transform(afp4 d[4], out afp4 r[4]) {
+  r[0] = row_transform(d[0] - d[2]);
+  r[1] = row_transform(d[1] + d[2]);
+  r[2] = row_transform(d[2] - d[1]);
+  r[3] = row_transform(d[1] - d[3]);
+}
+
+// kVec4: tiles pos0 .. pos0 + 3 of one tile row, columns 2 * tx0 - pad_left .. + 9.
+void main_vec4() {
+  const uint tiles = p.tiles_h * p.tiles_w;
+  const uint quads = p.n * tiles / 4;
+  const uint idx = vkg_linear_index();
+  if (idx >= p.c * quads) return;
+  const uint pos0 = (idx % quads) * 4;
+  const uint c = idx / quads;
+  const uint n = pos0 / tiles;
+  const uint t = pos0 % tiles;
+  const uint align = (kPadLeft + 3) / 4 * 4;
+  const uint offset = align - kPadLeft;  // the patch's first column within the row span
+  const int y0 = int(t / p.tiles_w) * 2 - p.pad_top;
+  const int x0 = int(t % p.tiles_w) * 2 - int(align);  // a multiple of 4
+  const uint plane = (n * p.c + c) * p.h * p.w;
+  afp span[4][16];
+  [[unroll]] for (uint i = 0; i < 4; ++i) {
+    const int yy = y0 + int(i);
+    [[unroll]] for (uint k = 0; k < 4; ++k) {
+      const int xx = x0 + int(4 * k);
+      afp4 q = afp4(0);
+      if (yy >= 0 && yy < int(p.h) && xx >= 0 && xx < int(p.w)) q = sfp2afp4(x4[(plane + uint(yy) * p.w + uint(xx)) / 4]);
+      [[unroll]] for (uint l = 0; l < 4; ++l) span[i][4 * k + l] = q[l];
+    }
+  }
+  afp4 r[4][4];  // [tile][row]
+  [[unroll]] for (uint j = 0; j < 4; ++j) {
+    afp4 d[4];
+    [[unroll]] for (uint i = 0; i < 4; ++i) {
+      const uint o = offset + 2 * j;
+      d[i] = afp4(span[i][o], span[i][o + 1], span[i][o + 2], span[i][o + 3]);
+    }
+    patch_transform(d, r[j]);
+  }
+  const uint xi_stride = p.c * quads;  // in vec4s
+  const uint dst = c * quads + pos0 / 4;
+  [[unroll]] for (uint i = 0; i < 4; ++i) {
+    [[unroll]] for (uint k = 0; k < 4; ++k) {
+      v4[(4 * i + k) * xi_stride + dst] = afp2sfp4(afp4(r[0][i][k], r[1][i][k], r[2][i][k], r[3][i][k]));
+    }
+  }
+}
+
 void main() {
+  if (kVec4 == 1) {
+    main_vec4();
+    return;
+  }
   const uint tiles = p.tiles_h * p.tiles_w;
   const uint positions = p.n * tiles;
   const uint p_pad = (positions + 3) & ~3u;
@@ -61,10 +125,7 @@ void main() {
   }
   // B^T d: combine rows; then (B^T d) B: combine the columns of each row.
   afp4 r[4];
-  r[0] = row_transform(d[0] - d[2]);
-  r[1] = row_transform(d[1] + d[2]);
-  r[2] = row_transform(d[2] - d[1]);
-  r[3] = row_transform(d[1] - d[3]);
+  patch_transform(d, r);
   for (uint i = 0; i < 4; ++i) {
     for (uint j = 0; j < 4; ++j) v[(4 * i + j) * xi_stride + dst] = afp2sfp(r[i][j]);
   }
