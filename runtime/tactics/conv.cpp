@@ -481,7 +481,12 @@ std::optional<Dispatch> gemm_dispatch(const LayerContext& ctx, const GemmShape& 
                                uint64_t((g.positions + blocking.tile_p - 1) / blocking.tile_p);
   if (!fits_invocations(invocations, why_not)) return std::nullopt;
   return dispatch(ctx, ctx.shader("conv/gemm"),
-                  {{1, blocking.tile_m}, {2, blocking.tile_p}, {3, g.aligned_b}, {4, has_bias}}, {a, b, bias, y},
+                  {{1, blocking.tile_m},
+                   {2, blocking.tile_p},
+                   {3, g.aligned_b},
+                   {4, has_bias},
+                   {5, g.positions % 4 == 0 ? 1u : 0u}},
+                  {a, b, bias, y},
                   {uint32_t(g.batch), uint32_t(g.group), uint32_t(g.mg), uint32_t(g.mg_pad), uint32_t(g.positions),
                    uint32_t(g.kdim), uint32_t(g.ldb), uint32_t(g.b_group), uint32_t(g.b_batch)},
                   invocations);

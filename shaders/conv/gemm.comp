@@ -19,6 +19,7 @@
 //   3 kAlignedB          1: ldb, b_group, b_batch are multiples of 4 and B rows
 //                        may be read as vec4 up to P rounded up to 4
 //   4 kHasBias           1: add bias
+//   5 kVecStore          1: P % 4 == 0, Y rows written as vec4
 // Dispatch N * group * (mg_pad / kTileM) * ceil(P / kTileP) invocations (vkg_linear_index).
 #version 450
 #extension GL_GOOGLE_include_directive : require
@@ -32,6 +33,7 @@ layout(constant_id = 1) const uint kTileM = 8;
 layout(constant_id = 2) const uint kTileP = 8;
 layout(constant_id = 3) const uint kAlignedB = 0;
 layout(constant_id = 4) const uint kHasBias = 0;
+layout(constant_id = 5) const uint kVecStore = 0;
 
 layout(push_constant) uniform Params {
   uint n, group, mg, mg_pad, positions, kdim, ldb, b_group, b_batch;
@@ -42,6 +44,7 @@ layout(binding = 1) readonly buffer B { sfp b[]; };
 layout(binding = 1) readonly buffer B4 { sfp4 b4[]; };
 layout(binding = 2) readonly buffer Bias { sfp bias[]; };
 layout(binding = 3) writeonly buffer Y { sfp y[]; };
+layout(binding = 3) writeonly buffer Y4 { sfp4 y4[]; };
 
 const uint kM4 = kTileM / 4;
 const uint kP4 = kTileP / 4;
@@ -96,8 +99,19 @@ void main() {
       const uint om = g * p.mg + m;
       const afp bv = kHasBias == 1 ? sfp2afp(bias[om]) : afp(0);
       const uint yrow = (n * channels + om) * p.positions;
-      [[unroll]] for (uint q = 0; q < kTileP; ++q) {
-        if (p0 + q < p.positions) y[yrow + p0 + q] = afp2sfp(vkg_epilogue(acc[q * kM4 + j][l] + bv));
+      if (kVecStore == 1) {  // small products are bound by their store instructions on lavapipe
+        [[unroll]] for (uint t = 0; t < kP4; ++t) {
+          const uint q = 4 * t;
+          if (p0 + q < p.positions) {
+            const afp4 v = afp4(acc[q * kM4 + j][l], acc[(q + 1) * kM4 + j][l], acc[(q + 2) * kM4 + j][l],
+                                acc[(q + 3) * kM4 + j][l]);
+            y4[(yrow + p0 + q) / 4] = afp2sfp4(vkg_epilogue4(v + bv));
+          }
+        }
+      } else {
+        [[unroll]] for (uint q = 0; q < kTileP; ++q) {
+          if (p0 + q < p.positions) y[yrow + p0 + q] = afp2sfp(vkg_epilogue(acc[q * kM4 + j][l] + bv));
+        }
       }
     }
   }

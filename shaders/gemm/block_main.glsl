@@ -45,8 +45,12 @@ void store(uint batch, uint m, uint n0, afp4 acc) {
   afp4 result = afp(uintBitsToFloat(p.alpha_bits)) * acc;
   if ((p.flags & kGemmHasC) != 0u) {
     const afp beta = afp(uintBitsToFloat(p.beta_bits));
-    [[unroll]] for (uint j = 0; j < 4; ++j) {
-      if (n0 + j < p.N) result[j] += beta * sfp2afp(c[m * p.c_sm + (n0 + j) * p.c_sn]);
+    if (p.c_sn == 0) {  // C along M (a bias per row): one load, not four
+      result += beta * sfp2afp(c[m * p.c_sm]);
+    } else {
+      [[unroll]] for (uint j = 0; j < 4; ++j) {
+        if (n0 + j < p.N) result[j] += beta * sfp2afp(c[m * p.c_sm + (n0 + j) * p.c_sn]);
+      }
     }
   }
   const uint yi = (batch * p.M + m) * p.N + n0;
