@@ -983,11 +983,12 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   }
   if (!gemm) return std::nullopt;
   plan.dispatches.push_back(std::move(*gemm));
-  plan.dispatches.push_back(dispatch(ctx, ctx.shader("conv/winograd_output"), {{1, has_bias}},
+  const bool out_vec4 = tiles_w % 4 == 0 && g.out[1] == 2 * tiles_w;  // four whole tiles per invocation
+  plan.dispatches.push_back(dispatch(ctx, ctx.shader("conv/winograd_output"), {{1, has_bias}, {2, out_vec4 ? 1u : 0u}},
                                      {BindingRef::scratch(1), bias, BindingRef::output(0)},
                                      {uint32_t(s.batch), uint32_t(s.out_channels), uint32_t(g.out[0]),
                                       uint32_t(g.out[1]), uint32_t(tiles_h), uint32_t(tiles_w)},
-                                     m_elements / 16));
+                                     m_elements / 16 / (out_vec4 ? 4 : 1)));
   return plan;
 }
 
