@@ -152,7 +152,10 @@ LayerSignature make_layer_signature(const Node& node, const std::vector<ValueInf
   s.op_type = node.domain.empty() || node.domain == "ai.onnx" ? node.op_type : node.domain + "::" + node.op_type;
   for (const auto& [name, attr] : node.attrs) {  // std::map: already sorted by name
     if (!s.attributes.empty()) s.attributes += ',';
-    s.attributes += name + "=" + attribute_text(attr);
+    // A fused scale and shift after the activation are constants like the weights: they change
+    // the result, not the work, so layers that differ only in them share timings.
+    const bool epilogue_constant = name == "vkgraphy.post_scale" || name == "vkgraphy.post_shift";
+    s.attributes += name + "=" + (epilogue_constant ? std::string("f:*") : attribute_text(attr));
   }
   s.inputs = tensor_texts(node.inputs, inputs);
   s.outputs = tensor_texts(node.outputs, outputs);
