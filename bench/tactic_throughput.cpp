@@ -41,16 +41,18 @@ Tensor random_tensor(const Shape& shape, uint32_t seed) {
   return t;
 }
 
-BenchCase matmul(int64_t n) {
+// MatMul [m x k] @ [k x n] (the second operand constant, as weights are).
+BenchCase matmul(int64_t m, int64_t n, int64_t k) {
   BenchCase c;
-  c.label = "MatMul " + std::to_string(n) + "^3";
+  c.label = m == n && n == k ? "MatMul " + std::to_string(n) + "^3"
+                             : "MatMul " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
   c.node.name = "matmul";
   c.node.op_type = "MatMul";
   c.node.inputs = {"a", "b"};
   c.node.outputs = {"y"};
-  c.inputs = {random_tensor({n, n}, 1), random_tensor({n, n}, 2)};
+  c.inputs = {random_tensor({m, k}, 1), random_tensor({k, n}, 2)};
   c.constant = {false, true};
-  c.flops = 2.0 * double(n) * double(n) * double(n);
+  c.flops = 2.0 * double(m) * double(n) * double(k);
   return c;
 }
 
@@ -115,9 +117,9 @@ int main(int argc, char** argv) {
     std::printf("%-28s %-36s %12s %10s\n", "case", "tactic", "median ms", "GFLOP/s");
 
     // The convolutions besides the 3x3 are shapes of PP-OCRv4 det (1x1 and depthwise layers).
-    for (const BenchCase& c :
-         {matmul(512), matmul(1024), conv(64, 64, 3, 56), conv(384, 384, 1, 10), conv(48, 48, 1, 80),
-          conv(96, 24, 3, 80), conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192)}) {
+    for (const BenchCase& c : {matmul(512, 512, 512), matmul(1024, 1024, 1024), matmul(48, 6400, 48),
+                               matmul(384, 100, 384), conv(64, 64, 3, 56), conv(384, 384, 1, 10), conv(48, 48, 1, 80),
+                               conv(96, 24, 3, 80), conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192)}) {
       // CPU reference baseline, same process.
       std::vector<const Tensor*> in;
       for (const Tensor& t : c.inputs) in.push_back(&t);
