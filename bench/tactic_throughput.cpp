@@ -56,12 +56,13 @@ BenchCase matmul(int64_t m, int64_t n, int64_t k) {
   return c;
 }
 
-// A square convolution (k x k, stride 1, "same" padding) of `cin` channels into `cout` at
-// size x size; groups == cin == cout makes it depthwise.
-BenchCase conv(int64_t cin, int64_t cout, int64_t k, int64_t size, int64_t groups = 1) {
+// A square convolution (k x k, "same" padding) of `cin` channels into `cout` at size x size
+// with `stride`; groups == cin == cout makes it depthwise.
+BenchCase conv(int64_t cin, int64_t cout, int64_t k, int64_t size, int64_t groups = 1, int64_t stride = 1) {
   BenchCase c;
   c.label = std::string(groups > 1 ? "DWConv " : "Conv ") + std::to_string(k) + "x" + std::to_string(k) + " " +
-            std::to_string(cin) + "->" + std::to_string(cout) + " " + std::to_string(size) + "x" + std::to_string(size);
+            std::to_string(cin) + "->" + std::to_string(cout) + " " + std::to_string(size) + "x" +
+            std::to_string(size) + (stride > 1 ? " s" + std::to_string(stride) : "");
   c.node.name = "conv";
   c.node.op_type = "Conv";
   c.node.inputs = {"x", "w", "b"};
@@ -70,6 +71,12 @@ BenchCase conv(int64_t cin, int64_t cout, int64_t k, int64_t size, int64_t group
   pads.kind = Attribute::Kind::Ints;
   pads.ints = {k / 2, k / 2, k / 2, k / 2};
   c.node.attrs["pads"] = pads;
+  if (stride > 1) {
+    Attribute strides;
+    strides.kind = Attribute::Kind::Ints;
+    strides.ints = {stride, stride};
+    c.node.attrs["strides"] = strides;
+  }
   if (groups > 1) {
     Attribute group;
     group.kind = Attribute::Kind::Int;
@@ -79,7 +86,8 @@ BenchCase conv(int64_t cin, int64_t cout, int64_t k, int64_t size, int64_t group
   c.inputs = {random_tensor({1, cin, size, size}, 3), random_tensor({cout, cin / groups, k, k}, 4),
               random_tensor({cout}, 5)};
   c.constant = {false, true, true};
-  c.flops = 2.0 * double(cout) * double(cin / groups) * double(k * k) * double(size) * double(size);
+  const double out = double((size + stride - 1) / stride);
+  c.flops = 2.0 * double(cout) * double(cin / groups) * double(k * k) * out * out;
   return c;
 }
 
@@ -117,9 +125,10 @@ int main(int argc, char** argv) {
     std::printf("%-28s %-36s %12s %10s\n", "case", "tactic", "median ms", "GFLOP/s");
 
     // The convolutions besides the 3x3 are shapes of PP-OCRv4 det (1x1 and depthwise layers).
-    for (const BenchCase& c : {matmul(512, 512, 512), matmul(1024, 1024, 1024), matmul(48, 6400, 48),
-                               matmul(384, 100, 384), conv(64, 64, 3, 56), conv(384, 384, 1, 10), conv(48, 48, 1, 80),
-                               conv(96, 24, 3, 80), conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192)}) {
+    for (const BenchCase& c :
+         {matmul(512, 512, 512), matmul(1024, 1024, 1024), matmul(48, 6400, 48), matmul(384, 100, 384),
+          conv(64, 64, 3, 56), conv(384, 384, 1, 10), conv(48, 48, 1, 80), conv(96, 24, 3, 80),
+          conv(3, 16, 3, 320, 1, 2), conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192)}) {
       // CPU reference baseline, same process.
       std::vector<const Tensor*> in;
       for (const Tensor& t : c.inputs) in.push_back(&t);

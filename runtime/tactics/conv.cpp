@@ -17,6 +17,9 @@
 //   conv.depthwise_wide      the same, 8 outputs along a row per invocation (rows longer than 4)
 //   conv.depthwise_tile<R>x8 2-D depthwise (multiplier 1, kernels up to 7x7, strides 1-2): R output
 //                            rows x 8 outputs per invocation, each input row read once (vec4s)
+//   conv.direct_tile<R>x8    2-D Conv with few taps per output (input channels per group x kernel
+//                            <= 144, kernels up to 5x5, strides 1-2): 8 output channels x R rows x 8
+//                            outputs per invocation, each input row read once per input channel
 //   conv.winograd_f23        F(2x2, 3x3): 2-D, 3x3, stride 1, dilation 1, group 1; input
 //                            transform, 16 GEMMs (the same GEMM), output transform
 //   conv.winograd_f23_block<RxC>  the same with the 16 GEMMs on gemm/block.comp (C % 4 == 0)
@@ -815,6 +818,51 @@ std::optional<LayerPlan> plan_depthwise(const LayerContext& ctx, uint32_t max_pi
   return plan;
 }
 
+// The row-tile shaders (conv/depthwise_tile.comp, conv/direct_tile.comp): 2-D, kernels
+// up to `max_kernel`, strides 1 or 2, no dilation, rows of more than 4 outputs, and
+// the row span of 8 outputs within 24 inputs.
+bool tile_geometry(const ConvShape& s, int64_t max_kernel, std::string& why_not) {
+  if (s.rank() != 2) {
+    why_not = "serves 2 spatial dims, the layer has " + std::to_string(s.rank());
+    return false;
+  }
+  const linalg::WindowGeometry& g = s.window;
+  for (size_t i = 0; i < 2; ++i) {
+    if (g.dilations[i] != 1 || g.strides[i] < 1 || g.strides[i] > 2 || g.kernel[i] > max_kernel ||
+        g.pads_begin[i] < 0) {
+      why_not = "serves kernels up to " + std::to_string(max_kernel) + "x" + std::to_string(max_kernel) +
+                " with strides 1 or 2, no dilation";
+      return false;
+    }
+  }
+  const int64_t align = (g.pads_begin[1] + 3) / 4 * 4;
+  if (align - g.pads_begin[1] + 7 * g.strides[1] + g.kernel[1] > 24) {
+    why_not = "the row span of 8 outputs exceeds 24 inputs";
+    return false;
+  }
+  if (g.out[1] <= int64_t(kPixels)) {
+    why_not = "rows of " + std::to_string(g.out[1]) + " outputs leave nothing to tile";
+    return false;
+  }
+  return true;
+}
+
+// The tile shaders' geometry specialization constants 3..10.
+std::vector<SpecValue> tile_spec(const ConvShape& s, uint32_t rows, bool has_bias) {
+  const linalg::WindowGeometry& g = s.window;
+  const auto u = [](int64_t v) { return uint32_t(v); };
+  return {{1, rows},
+          {2, has_bias},
+          {3, u(g.kernel[0])},
+          {4, u(g.kernel[1])},
+          {5, u(g.strides[0])},
+          {6, u(g.strides[1])},
+          {7, u(g.pads_begin[0])},
+          {8, u(g.pads_begin[1])},
+          {9, g.in[1] % 4 == 0 ? 1u : 0u},
+          {10, g.out[1] % 4 == 0 ? 1u : 0u}};
+}
+
 // conv.depthwise_tile<R>x8: 2-D depthwise on conv/depthwise_tile.comp, R output rows x 8
 // outputs per invocation, each input row read once (as vec4s when aligned).
 std::optional<LayerPlan> plan_depthwise_tile(const LayerContext& ctx, uint32_t rows, std::string& why_not) {
@@ -826,47 +874,52 @@ std::optional<LayerPlan> plan_depthwise_tile(const LayerContext& ctx, uint32_t r
     why_not = "serves group == input channels == output channels only";
     return std::nullopt;
   }
-  if (s.rank() != 2) {
-    why_not = "serves 2 spatial dims, the layer has " + std::to_string(s.rank());
-    return std::nullopt;
-  }
-  const linalg::WindowGeometry& g = s.window;
-  for (size_t i = 0; i < 2; ++i) {
-    if (g.dilations[i] != 1 || g.strides[i] < 1 || g.strides[i] > 2 || g.kernel[i] > 7 || g.pads_begin[i] < 0) {
-      why_not = "serves kernels up to 7x7 with strides 1 or 2, no dilation";
-      return std::nullopt;
-    }
-  }
-  const int64_t align = (g.pads_begin[1] + 3) / 4 * 4;
-  if (align - g.pads_begin[1] + 7 * g.strides[1] + g.kernel[1] > 24) {
-    why_not = "the row span of 8 outputs exceeds 24 inputs";
-    return std::nullopt;
-  }
-  if (g.out[1] <= int64_t(kPixels)) {
-    why_not = "rows of " + std::to_string(g.out[1]) + " outputs leave nothing to tile (conv.depthwise serves them)";
-    return std::nullopt;
-  }
+  if (!tile_geometry(s, 7, why_not)) return std::nullopt;
   LayerPlan plan;
   const BindingRef w = bind_input(ctx, plan, 1);  // [C][1][KH][KW] is the shader's [C][KH * KW]
   const auto [bias, has_bias] = bind_optional(ctx, plan, 2, *st);
-  const auto u = [](int64_t v) { return uint32_t(v); };
+  const linalg::WindowGeometry& g = s.window;
   const int64_t planes = s.batch * s.in_channels;
   const uint64_t invocations = uint64_t(planes) * uint64_t((g.out[0] + rows - 1) / rows) * uint64_t((g.out[1] + 7) / 8);
   if (!fits_invocations(invocations, why_not)) return std::nullopt;
-  plan.dispatches.push_back(dispatch(ctx, ctx.shader("conv/depthwise_tile"),
-                                     {{1, rows},
-                                      {2, has_bias},
-                                      {3, u(g.kernel[0])},
-                                      {4, u(g.kernel[1])},
-                                      {5, u(g.strides[0])},
-                                      {6, u(g.strides[1])},
-                                      {7, u(g.pads_begin[0])},
-                                      {8, u(g.pads_begin[1])},
-                                      {9, g.in[1] % 4 == 0 ? 1u : 0u},
-                                      {10, g.out[1] % 4 == 0 ? 1u : 0u}},
+  plan.dispatches.push_back(dispatch(ctx, ctx.shader("conv/depthwise_tile"), tile_spec(s, rows, has_bias),
                                      {BindingRef::input(0), w, bias, BindingRef::output(0)},
-                                     {u(planes), u(s.in_channels), u(g.in[0]), u(g.in[1]), u(g.out[0]), u(g.out[1])},
+                                     {uint32_t(planes), uint32_t(s.in_channels), uint32_t(g.in[0]), uint32_t(g.in[1]),
+                                      uint32_t(g.out[0]), uint32_t(g.out[1])},
                                      invocations));
+  return plan;
+}
+
+// conv.direct_tile<R>x8: 2-D Conv with few input channels per group on conv/direct_tile.comp:
+// 8 output channels x R rows x 8 outputs per invocation, each input row read once per input channel.
+std::optional<LayerPlan> plan_direct_tile(const LayerContext& ctx, uint32_t rows, std::string& why_not) {
+  const std::optional<StorageType> st = float_storage(ctx, why_not);
+  if (!st) return std::nullopt;
+  const ConvShape s = conv_shape(ctx, 0, 1);
+  check_output(ctx, s);
+  if (!tile_geometry(s, 5, why_not)) return std::nullopt;
+  const LayerTensor& w_in = ctx.input(1);
+  if (!w_in.is_constant() || s.cg() * s.kernel_size() > 144 || s.mg() < 4) {
+    why_not =
+        "needs constant weights, at most 144 taps per output (input channels per group x kernel) and 4 or "
+        "more output channels per group";
+    return std::nullopt;
+  }
+  LayerPlan plan;
+  const BindingRef w =
+      add_weight(plan, float_weight(pack_channel_blocks(float_values(*w_in.constant), s, false, 8), *st));
+  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, *st);
+  const linalg::WindowGeometry& g = s.window;
+  const int64_t blocks = (s.mg() + 7) / 8;
+  const uint64_t invocations =
+      uint64_t(s.batch * s.group * blocks) * uint64_t((g.out[0] + rows - 1) / rows) * uint64_t((g.out[1] + 7) / 8);
+  if (!fits_invocations(invocations, why_not)) return std::nullopt;
+  const auto u = [](int64_t v) { return uint32_t(v); };
+  plan.dispatches.push_back(dispatch(
+      ctx, ctx.shader("conv/direct_tile"), tile_spec(s, rows, has_bias),
+      {BindingRef::input(0), w, bias, BindingRef::output(0)},
+      {u(s.batch), u(s.in_channels), u(s.out_channels), u(s.group), u(g.in[0]), u(g.in[1]), u(g.out[0]), u(g.out[1])},
+      invocations));
   return plan;
 }
 
@@ -1199,6 +1252,10 @@ void register_conv_tactics(TacticRegistry& r) {
     r.add_variants("conv.depthwise_tile" + std::to_string(rows) + "x8", conv, 8 + (rows == 2 ? 1 : 0),
                    {kF32, kF16, kF16Acc32},
                    [rows](const LayerContext& c, std::string& w) { return plan_depthwise_tile(c, rows, w); });
+  }
+  for (const uint32_t rows : {1u, 2u}) {
+    r.add_variants("conv.direct_tile" + std::to_string(rows) + "x8", conv, 15 + int(rows), {kF32, kF16, kF16Acc32},
+                   [rows](const LayerContext& c, std::string& w) { return plan_direct_tile(c, rows, w); });
   }
   r.add_variants("conv.winograd_f23", conv, 20, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_winograd(c, {8, 8}, std::nullopt, w);

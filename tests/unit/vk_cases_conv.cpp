@@ -57,6 +57,9 @@ std::vector<VkCase> conv_cases() {
   add("2-D 3x3 pad 1, batch 2, rows of 8 tiles", {2, 8, 10, 16}, {8, 8, 3, 3}, {{"pads", ints_attr({1, 1, 1, 1})}});
   add("2-D 3x3 left pad 2, odd rows, rows of 8 tiles", {1, 4, 9, 16}, {5, 4, 3, 3}, {{"pads", ints_attr({0, 2, 0, 0})}},
       kNoBias);
+  // A network's first layer: 3 input channels, stride 2, vec4 rows in and out (conv.direct_tile).
+  add("2-D 3x3 stride 2 pad 1, 3 channels, aligned rows", {1, 3, 16, 32}, {12, 3, 3, 3},
+      {{"strides", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 1, 1})}});
   add("2-D 3x3 no pad, kernel_shape", {1, 5, 9, 10}, {6, 5, 3, 3}, {{"kernel_shape", ints_attr({3, 3})}});
   add("2-D 3x3 SAME_LOWER 32 channels 28x28 (many workgroups)", {1, 32, 28, 28}, {32, 32, 3, 3},
       {{"auto_pad", string_attr("SAME_LOWER")}});

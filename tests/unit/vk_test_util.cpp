@@ -191,6 +191,15 @@ void add_window_classes(const VkCase& c, std::set<std::string>& out) {
     const Tensor* w = case_input(c, 1);
     if (x != nullptr && w != nullptr && x->shape().size() > 1 && x->shape()[1] == group && w->shape()[0] != group)
       out.insert("channel-multiplier");
+    // conv.direct_tile: few taps per output, 4 or more output channels per group, strides up to 2,
+    // kernels up to 5.
+    if (w != nullptr && w->shape().size() > 1) {
+      if (w->shape()[1] * taps > 144) out.insert("many-taps");
+      if (w->shape()[0] / group < 4) out.insert("narrow-groups");
+    }
+    const std::vector<int64_t> strides = n.attr_ints("strides");
+    if (std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 2; })) out.insert("stride>2");
+    if (std::any_of(kernel.begin(), kernel.end(), [](int64_t k) { return k > 5; })) out.insert("kernel>5");
   }
   if (n.op_type == "ConvTranspose") {
     // conv.transpose_block: kernel == strides, input channels and positions in vec4 runs.

@@ -1,0 +1,149 @@
+// vkgraphy-variants: f32 f16 f16acc32
+// 2-D Conv on a tile of 8 output channels (of one group) x kRows output rows x 8
+// outputs along a row per invocation, the geometry (kernel up to 5x5, strides,
+// leading pads) compile-time: for each input channel, each input row the tile
+// needs is read once (as vec4s when rows are vec4-aligned) and every tap of every
+// output row that uses it is taken from registers, against the taps' weights for
+// the 8 channels (two vec4s, packed). For convolutions with few input channels
+// (a network's first layer), where the GEMM forms spend their time gathering
+// (on lavapipe each load or store instruction costs a loop over the SIMD lanes).
+//
+// Bindings: 0 X [N][C][IH][IW]; 1 W packed [group][blocks][cg][KH * KW][8] (output
+//   channels of a block, zero past mg; blocks = ceil(mg / 8)); 2 B bias [M]
+//   (bound but unread when kHasBias == 0); 3 Y [N][M][OH][OW].
+// Push constants: n, c, m, group, ih, iw, oh, ow.
+// Specialization constants: 0 (local_size_x_id) workgroup size; 1 kRows (1..2);
+//   2 kHasBias; 3 kKh, 4 kKw (1..5); 5 kStrideH, 6 kStrideW (1 or 2); 7 kPadH,
+//   8 kPadW (leading pads); 9 kVecLoad (1: IW % 4 == 0); 10 kVecStore (1: OW % 4 == 0).
+//   The tactic checks that the row span, (kPadW rounded up to 4) - kPadW + 7 * kStrideW
+//   + kKw, is at most 24.
+// Dispatch N * group * blocks * ceil(OH / kRows) * ceil(OW / 8) invocations (vkg_linear_index).
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#include "common/precision.glsl"
+#include "common/epilogue.glsl"
+#include "common/index.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint kRows = 2;
+layout(constant_id = 2) const uint kHasBias = 0;
+layout(constant_id = 3) const uint kKh = 3;
+layout(constant_id = 4) const uint kKw = 3;
+layout(constant_id = 5) const uint kStrideH = 1;
+layout(constant_id = 6) const uint kStrideW = 1;
+layout(constant_id = 7) const uint kPadH = 1;
+layout(constant_id = 8) const uint kPadW = 1;
+layout(constant_id = 9) const uint kVecLoad = 1;
+layout(constant_id = 10) const uint kVecStore = 1;
+
+layout(push_constant) uniform Params {
+  uint n, c, m, group, ih, iw, oh, ow;
+} p;
+
+layout(binding = 0) readonly buffer X { sfp x[]; };
+layout(binding = 0) readonly buffer X4 { sfp4 x4[]; };
+layout(binding = 1) readonly buffer W4 { sfp4 w4[]; };
+layout(binding = 2) readonly buffer B { sfp bias[]; };
+layout(binding = 3) writeonly buffer Y { sfp y[]; };
+layout(binding = 3) writeonly buffer Y4 { sfp4 y4[]; };
+
+const uint kPixels = 8;
+const uint kAlignW = (kPadW + 3) / 4 * 4;
+const uint kOffset = kAlignW - kPadW;  // the first column read, within the span
+const uint kVecs = (kOffset + (kPixels - 1) * kStrideW + kKw + 3) / 4;
+const uint kInRows = (kRows - 1) * kStrideH + kKh;
+
+void main() {
+  const uint cg = p.c / p.group, mg = p.m / p.group;
+  const uint blocks = (mg + 7) / 8;
+  const uint ow_blocks = (p.ow + kPixels - 1) / kPixels;
+  const uint oh_blocks = (p.oh + kRows - 1) / kRows;
+  uint idx = vkg_linear_index();
+  if (idx >= p.n * p.group * blocks * oh_blocks * ow_blocks) return;
+  const uint owb = idx % ow_blocks;
+  idx /= ow_blocks;
+  const uint ohb = idx % oh_blocks;
+  idx /= oh_blocks;
+  const uint gb = idx % (p.group * blocks);  // group * blocks + block
+  const uint n = idx / (p.group * blocks);
+  const uint g = gb / blocks, mb = gb % blocks;
+  const uint ox0 = owb * kPixels, oy0 = ohb * kRows;
+  const int x0 = int(ox0 * kStrideW) - int(kAlignW);  // a multiple of 4
+  const int y0 = int(oy0 * kStrideH) - int(kPadH);
+
+  afp4 acc[32];  // [(row * 8 + pixel) * 2 + channel vec4]
+  [[unroll]] for (uint i = 0; i < kRows * kPixels * 2; ++i) acc[i] = afp4(0);
+
+  for (uint ci = 0; ci < cg; ++ci) {
+    const uint plane = n * p.c + g * cg + ci;
+    afp4 wv[50];  // [tap][channel vec4]
+    const uint wbase = (gb * cg + ci) * kKh * kKw * 2;
+    [[unroll]] for (uint i = 0; i < kKh * kKw * 2; ++i) wv[i] = sfp2afp4(w4[wbase + i]);
+    [[unroll]] for (uint ir = 0; ir < kInRows; ++ir) {
+      const int iy = y0 + int(ir);
+      afp span[24];
+      [[unroll]] for (uint i = 0; i < kVecs * 4; ++i) span[i] = afp(0);
+      if (iy >= 0 && iy < int(p.ih)) {
+        const uint xrow = (plane * p.ih + uint(iy)) * p.iw;
+        [[unroll]] for (uint v = 0; v < kVecs; ++v) {
+          const int ix = x0 + int(4 * v);
+          if (kVecLoad == 1) {
+            if (ix >= 0 && ix < int(p.iw)) {  // a vec4 lies wholly inside the row or outside it
+              const afp4 q = sfp2afp4(x4[(xrow + uint(ix)) / 4]);
+              span[4 * v] = q.x;
+              span[4 * v + 1] = q.y;
+              span[4 * v + 2] = q.z;
+              span[4 * v + 3] = q.w;
+            }
+          } else {
+            [[unroll]] for (uint l = 0; l < 4; ++l) {
+              if (ix + int(l) >= 0 && ix + int(l) < int(p.iw)) span[4 * v + l] = sfp2afp(x[xrow + uint(ix) + l]);
+            }
+          }
+        }
+      }
+      // Input row ir is tap row ir - r * kStrideH of output row r (compile-time after unrolling).
+      [[unroll]] for (uint r = 0; r < kRows; ++r) {
+        if (ir >= r * kStrideH && ir - r * kStrideH < kKh) {
+          const uint b = ir - r * kStrideH;
+          [[unroll]] for (uint e = 0; e < kKw; ++e) {
+            [[unroll]] for (uint q = 0; q < kPixels; ++q) {
+              const afp xv = span[kOffset + q * kStrideW + e];
+              acc[(r * kPixels + q) * 2] += xv * wv[(b * kKw + e) * 2];
+              acc[(r * kPixels + q) * 2 + 1] += xv * wv[(b * kKw + e) * 2 + 1];
+            }
+          }
+        }
+      }
+    }
+  }
+
+  [[unroll]] for (uint v = 0; v < 2; ++v) {
+    [[unroll]] for (uint j = 0; j < 4; ++j) {
+      const uint m = mb * 8 + 4 * v + j;
+      if (m >= mg) continue;
+      const uint om = g * mg + m;
+      const afp bv = kHasBias == 1 ? sfp2afp(bias[om]) : afp(0);
+      [[unroll]] for (uint r = 0; r < kRows; ++r) {
+        const uint oy = oy0 + r;
+        if (oy >= p.oh) continue;
+        const uint yrow = ((n * p.m + om) * p.oh + oy) * p.ow;
+        if (kVecStore == 1) {
+          [[unroll]] for (uint h = 0; h < kPixels / 4; ++h) {
+            const uint ox = ox0 + 4 * h;
+            if (ox < p.ow) {
+              const uint a = (r * kPixels + 4 * h) * 2 + v;
+              y4[(yrow + ox) / 4] =
+                  afp2sfp4(vkg_epilogue4(afp4(acc[a][j], acc[a + 2][j], acc[a + 4][j], acc[a + 6][j]) + bv));
+            }
+          }
+        } else {
+          [[unroll]] for (uint q = 0; q < kPixels; ++q) {
+            if (ox0 + q < p.ow) y[yrow + ox0 + q] = afp2sfp(vkg_epilogue(acc[(r * kPixels + q) * 2 + v][j] + bv));
+          }
+        }
+      }
+    }
+  }
+}
