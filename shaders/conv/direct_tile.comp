@@ -28,30 +28,18 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint kRows = 2;
 layout(constant_id = 2) const uint kHasBias = 0;
-layout(constant_id = 3) const uint kKh = 3;
-layout(constant_id = 4) const uint kKw = 3;
-layout(constant_id = 5) const uint kStrideH = 1;
-layout(constant_id = 6) const uint kStrideW = 1;
-layout(constant_id = 7) const uint kPadH = 1;
-layout(constant_id = 8) const uint kPadW = 1;
-layout(constant_id = 9) const uint kVecLoad = 1;
-layout(constant_id = 10) const uint kVecStore = 1;
 
 layout(push_constant) uniform Params {
   uint n, c, m, group, ih, iw, oh, ow;
 } p;
 
-layout(binding = 0) readonly buffer X { sfp x[]; };
-layout(binding = 0) readonly buffer X4 { sfp4 x4[]; };
+#include "conv/tile_row.glsl"
+
 layout(binding = 1) readonly buffer W4 { sfp4 w4[]; };
 layout(binding = 2) readonly buffer B { sfp bias[]; };
 layout(binding = 3) writeonly buffer Y { sfp y[]; };
 layout(binding = 3) writeonly buffer Y4 { sfp4 y4[]; };
 
-const uint kPixels = 8;
-const uint kAlignW = (kPadW + 3) / 4 * 4;
-const uint kOffset = kAlignW - kPadW;  // the first column read, within the span
-const uint kVecs = (kOffset + (kPixels - 1) * kStrideW + kKw + 3) / 4;
 const uint kInRows = (kRows - 1) * kStrideH + kKh;
 
 void main() {
@@ -81,28 +69,8 @@ void main() {
     const uint wbase = (gb * cg + ci) * kKh * kKw * 2;
     [[unroll]] for (uint i = 0; i < kKh * kKw * 2; ++i) wv[i] = sfp2afp4(w4[wbase + i]);
     [[unroll]] for (uint ir = 0; ir < kInRows; ++ir) {
-      const int iy = y0 + int(ir);
       afp span[24];
-      [[unroll]] for (uint i = 0; i < kVecs * 4; ++i) span[i] = afp(0);
-      if (iy >= 0 && iy < int(p.ih)) {
-        const uint xrow = (plane * p.ih + uint(iy)) * p.iw;
-        [[unroll]] for (uint v = 0; v < kVecs; ++v) {
-          const int ix = x0 + int(4 * v);
-          if (kVecLoad == 1) {
-            if (ix >= 0 && ix < int(p.iw)) {  // a vec4 lies wholly inside the row or outside it
-              const afp4 q = sfp2afp4(x4[(xrow + uint(ix)) / 4]);
-              span[4 * v] = q.x;
-              span[4 * v + 1] = q.y;
-              span[4 * v + 2] = q.z;
-              span[4 * v + 3] = q.w;
-            }
-          } else {
-            [[unroll]] for (uint l = 0; l < 4; ++l) {
-              if (ix + int(l) >= 0 && ix + int(l) < int(p.iw)) span[4 * v + l] = sfp2afp(x[xrow + uint(ix) + l]);
-            }
-          }
-        }
-      }
+      load_span(plane * p.ih * p.iw, y0 + int(ir), x0, span);
       // Input row ir is tap row ir - r * kStrideH of output row r (compile-time after unrolling).
       [[unroll]] for (uint r = 0; r < kRows; ++r) {
         if (ir >= r * kStrideH && ir - r * kStrideH < kKh) {

@@ -1,0 +1,50 @@
+// The row tile of conv/depthwise_tile.comp and conv/direct_tile.comp: 8 outputs
+// along a row, the kernel geometry compile-time (specialization constants 3-10),
+// the input row span a tile reads loaded once into registers. Include after
+// precision.glsl and the push constants `p` (with the input's ih and iw); binding 0 is X.
+#ifndef VKG_CONV_TILE_ROW_GLSL
+#define VKG_CONV_TILE_ROW_GLSL
+
+layout(constant_id = 3) const uint kKh = 3;
+layout(constant_id = 4) const uint kKw = 3;
+layout(constant_id = 5) const uint kStrideH = 1;
+layout(constant_id = 6) const uint kStrideW = 1;
+layout(constant_id = 7) const uint kPadH = 1;
+layout(constant_id = 8) const uint kPadW = 1;
+layout(constant_id = 9) const uint kVecLoad = 1;   // IW % 4 == 0: X rows read as vec4
+layout(constant_id = 10) const uint kVecStore = 1;  // OW % 4 == 0: Y rows written as vec4
+
+layout(binding = 0) readonly buffer X { sfp x[]; };
+layout(binding = 0) readonly buffer X4 { sfp4 x4[]; };
+
+const uint kPixels = 8;
+// The row span starts at a multiple of 4 at or left of the first input column the tile reads.
+const uint kAlignW = (kPadW + 3) / 4 * 4;
+const uint kOffset = kAlignW - kPadW;  // the first column read, within the span
+const uint kVecs = (kOffset + (kPixels - 1) * kStrideW + kKw + 3) / 4;
+
+// Row iy (of ih) of the plane starting at X element `plane_base`, columns x0 .. x0 + 4 * kVecs - 1
+// (x0 a multiple of 4), zero outside the input.
+void load_span(uint plane_base, int iy, int x0, out afp span[24]) {
+  [[unroll]] for (uint i = 0; i < kVecs * 4; ++i) span[i] = afp(0);
+  if (iy < 0 || iy >= int(p.ih)) return;
+  const uint xrow = plane_base + uint(iy) * p.iw;
+  [[unroll]] for (uint v = 0; v < kVecs; ++v) {
+    const int ix = x0 + int(4 * v);
+    if (kVecLoad == 1) {
+      if (ix >= 0 && ix < int(p.iw)) {  // a vec4 lies wholly inside the row or outside it
+        const afp4 q = sfp2afp4(x4[(xrow + uint(ix)) / 4]);
+        span[4 * v] = q.x;
+        span[4 * v + 1] = q.y;
+        span[4 * v + 2] = q.z;
+        span[4 * v + 3] = q.w;
+      }
+    } else {
+      [[unroll]] for (uint l = 0; l < 4; ++l) {
+        if (ix + int(l) >= 0 && ix + int(l) < int(p.iw)) span[4 * v + l] = sfp2afp(x[xrow + uint(ix) + l]);
+      }
+    }
+  }
+}
+
+#endif  // VKG_CONV_TILE_ROW_GLSL
