@@ -16,7 +16,9 @@
 // 4 kDepthToSpace (1: ConvTranspose with kernel == strides and no padding:
 // row m = channel * taps + tap and column n = input position land in the
 // output [batches][M / taps][id * kd][ih * kh][iw * kw] at the position the
-// tap of the kernel puts them; p.map = {id, ih, iw, kd, kh, kw}).
+// tap of the kernel puts them; p.map = {id, ih, iw, kd, kh, kw}); 5 kD2SPairs
+// (with kDepthToSpace, kw == 2, iw % 4 == 0 and kRows even: taps kx = 0, 1
+// written together as two vec4s).
 // Push constants: GemmParams with the 8-word store map (24 words).
 #version 450
 #extension GL_GOOGLE_include_directive : require

@@ -14,6 +14,10 @@ layout(constant_id = 1) const uint kRows = 16;
 layout(constant_id = 2) const uint kColVecs = 4;
 layout(constant_id = 3) const uint kNVec4 = 0;
 layout(constant_id = 4) const uint kDepthToSpace = 0;
+// With kDepthToSpace: 1 when kw == 2, IW % 4 == 0 and kRows is even: rows m, m + 1 (m even) are
+// taps kx = 0, 1 of one output row, so a column vector of both lands as 8 consecutive outputs,
+// written as two vec4s instead of eight floats.
+layout(constant_id = 5) const uint kD2SPairs = 0;
 
 layout(binding = 0) readonly buffer A { sfp a[]; };
 layout(binding = 0) readonly buffer A4 { sfp4 a4[]; };
@@ -141,6 +145,24 @@ void main() {
       if (kDepthToSpace == 0) {
         [[unroll]] for (uint i = 0; i < kRows; ++i) {
           [[unroll]] for (uint j = 0; j < kColVecs; ++j) store(batch, m0 + i, (cb + j) * 4, acc[i * kColVecs + j]);
+        }
+      } else if (kD2SPairs == 1) {
+        const bool has_c = (p.flags & kGemmHasC) != 0u;
+        const afp alpha = afp(uintBitsToFloat(p.alpha_bits)), beta = afp(uintBitsToFloat(p.beta_bits));
+        [[unroll]] for (uint i = 0; i < kRows; i += 2) {
+          const uint m = m0 + i;  // M is even (whole taps): m + 1 < M as well
+          if (m >= p.M) continue;
+          const uint row = d2s_row(batch, m);
+          const afp c0 = has_c ? beta * sfp2afp(c[m * p.c_sm]) : afp(0);
+          const afp c1 = has_c ? beta * sfp2afp(c[(m + 1) * p.c_sm]) : afp(0);
+          [[unroll]] for (uint j = 0; j < kColVecs; ++j) {
+            const uint n0 = (cb + j) * 4;
+            if (n0 >= p.N) continue;
+            const afp4 r0 = alpha * acc[i * kColVecs + j] + c0, r1 = alpha * acc[(i + 1) * kColVecs + j] + c1;
+            const uint o = (row + d2s_col(n0)) / 4;  // a multiple of 8 elements
+            y4[o] = afp2sfp4(vkg_epilogue4(afp4(r0.x, r1.x, r0.y, r1.y)));
+            y4[o + 1] = afp2sfp4(vkg_epilogue4(afp4(r0.z, r1.z, r0.w, r1.w)));
+          }
         }
       } else {
         uvec4 cols[kColVecs];

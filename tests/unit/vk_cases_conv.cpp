@@ -148,6 +148,10 @@ std::vector<VkCase> conv_transpose_cases() {
       {{"strides", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 1, 1})}});
   // Kernel == strides, no padding: the upsampling of segmentation heads (conv.transpose_block).
   add("2-D kernel 2 stride 2 (upsampling), batch 2", {2, 8, 6, 6}, {8, 5, 2, 2}, {{"strides", ints_attr({2, 2})}});
+  // Rows of a multiple of 4 inputs: two taps side by side written as vec4s.
+  add("2-D kernel 2 stride 2, rows of 8, batch 2", {2, 8, 5, 8}, {8, 6, 2, 2}, {{"strides", ints_attr({2, 2})}});
+  add("2-D kernel 2 stride 2, rows of 4, one output channel", {1, 8, 3, 4}, {8, 1, 2, 2},
+      {{"strides", ints_attr({2, 2})}}, kNoBias);
   add("2-D kernel 2x3 strides 2x3, one output channel, no bias", {1, 12, 4, 5}, {12, 1, 2, 3},
       {{"strides", ints_attr({2, 3})}}, kNoBias);
   add("1-D kernel 3 stride 3", {1, 4, 12}, {4, 6, 3}, {{"strides", ints_attr({3})}});
