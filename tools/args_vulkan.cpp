@@ -22,7 +22,8 @@ void VulkanArgs::add_to(CLI::App& app) {
                "Treat the device as having no cooperative matrices: the tensor-core tactics (gemm.coopmat*) decline")
       ->group(g);
   app.add_flag("--vk-disable-int64", disable_int64,
-               "Treat the device as having no 64-bit integers: the wide-load tactics (gemm.block*_wide_a) decline")
+               "Treat the device as having no 64-bit integers: the wide-load tactics (gemm.block*_wide_a, "
+               "conv.*_wide_a) decline")
       ->group(g);
   app.add_flag("--vk-force-staging", force_staging,
                "Keep device memory unmapped and move weights, inputs and outputs through staging buffers, as on a "

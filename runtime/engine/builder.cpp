@@ -191,18 +191,29 @@ bool apply_activation(const FusedActivation& activation, LayerPlan& plan, std::s
   return false;
 }
 
-// The plan a candidate is timed with: its epilogue's scale and shift after the activation
-// (specialization constants 23, 24: values that change the result, not the work) set to fixed
-// values, so that layers differing only in them time the same pipelines.
-LayerPlan timing_plan(const LayerPlan& plan) {
-  LayerPlan out = plan;
-  for (Dispatch& d : out.dispatches)
-    for (SpecValue& v : d.spec) {
-      if (v.id == 23) v.value = std::bit_cast<uint32_t>(0.5f);
-      if (v.id == 24) v.value = std::bit_cast<uint32_t>(0.25f);
-    }
-  return out;
-}
+// While it lives, a plan's epilogue scale and shift after the activation (specialization
+// constants 23, 24: values that change the result, not the work) hold fixed values, so that
+// layers differing only in them time the same pipelines; the plan gets its own back after
+// (in place: a copy of the plan would copy its weights for every timing).
+class FixedEpilogueConstants {
+ public:
+  explicit FixedEpilogueConstants(LayerPlan& plan) {
+    for (Dispatch& d : plan.dispatches)
+      for (SpecValue& v : d.spec)
+        if (v.id == 23 || v.id == 24) {
+          saved_.emplace_back(&v, v.value);
+          v.value = std::bit_cast<uint32_t>(v.id == 23 ? 0.5f : 0.25f);
+        }
+  }
+  ~FixedEpilogueConstants() {
+    for (const auto& [v, value] : saved_) v->value = value;
+  }
+  FixedEpilogueConstants(const FixedEpilogueConstants&) = delete;
+  FixedEpilogueConstants& operator=(const FixedEpilogueConstants&) = delete;
+
+ private:
+  std::vector<std::pair<SpecValue*, uint32_t>> saved_;
+};
 
 class Builder {
  public:
@@ -815,7 +826,10 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
         for (const LayerTensor& t : outputs[c.precision])
           outs.push_back({t.storage, t.present() ? uint64_t(t.size()) : 0});
         try {
-          timing.samples_ns = timer_->time(timing_plan(c.plan), ins, outs, config_.warmup_runs, samples);
+          {
+            const FixedEpilogueConstants fixed(c.plan);
+            timing.samples_ns = timer_->time(c.plan, ins, outs, config_.warmup_runs, samples);
+          }
           timing.median_ns = median(timing.samples_ns);
           // A deterministic build records what a later one reads back from the timing cache: the median alone.
           if (config_.deterministic) timing.samples_ns.clear();

@@ -218,8 +218,6 @@ bool is_arithmetic(const Node& n) {
 constexpr const char* kActivationAttr = "vkgraphy.activation";
 constexpr const char* kAlphaAttr = "vkgraphy.alpha";
 constexpr const char* kBetaAttr = "vkgraphy.beta";
-constexpr const char* kPostScaleAttr = "vkgraphy.post_scale";
-constexpr const char* kPostShiftAttr = "vkgraphy.post_shift";
 
 bool scalar_near(const Tensor* t, double value) {
   return t != nullptr && t->size() == 1 && std::abs(t->get_as_double(0) - value) <= 1e-5 * std::abs(value);

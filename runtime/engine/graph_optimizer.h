@@ -56,9 +56,11 @@ struct ChainedOp {
 std::optional<ChainedOp> chained_op(const Node& node);
 
 // A fused node carries its activation as attributes: "vkgraphy.activation" (the kind), "vkgraphy.alpha",
-// "vkgraphy.beta", "vkgraphy.post_scale" and "vkgraphy.post_shift" (when not 1 and 0). nullopt for a
-// node without one.
+// "vkgraphy.beta", and kPostScaleAttr and kPostShiftAttr (when not 1 and 0). nullopt for a node
+// without one.
 std::optional<FusedActivation> fused_activation(const Node& node);
+inline constexpr const char* kPostScaleAttr = "vkgraphy.post_scale";
+inline constexpr const char* kPostShiftAttr = "vkgraphy.post_shift";
 
 struct OptimizedLayer {
   Node node;                       // what the tactics see: a model node, or a fused one (folded weights)

@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "runtime/core/error.h"
+#include "runtime/engine/graph_optimizer.h"
 
 namespace vkg {
 
@@ -154,7 +155,7 @@ LayerSignature make_layer_signature(const Node& node, const std::vector<ValueInf
     if (!s.attributes.empty()) s.attributes += ',';
     // A fused scale and shift after the activation are constants like the weights: they change
     // the result, not the work, so layers that differ only in them share timings.
-    const bool epilogue_constant = name == "vkgraphy.post_scale" || name == "vkgraphy.post_shift";
+    const bool epilogue_constant = name == kPostScaleAttr || name == kPostShiftAttr;
     s.attributes += name + "=" + (epilogue_constant ? std::string("f:*") : attribute_text(attr));
   }
   s.inputs = tensor_texts(node.inputs, inputs);

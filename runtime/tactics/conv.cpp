@@ -605,10 +605,7 @@ std::optional<Dispatch> block_dispatch(const LayerContext& ctx, LayerPlan& plan,
     return std::nullopt;
   }
   const bool depth_to_space = map[3] != 0;
-  if (block.wide_a && !(ctx.device.shader_int64 && p.a_sk == 1 && p.a_sm % 8 == 0 && p.a_bs % 8 == 0)) {
-    why_not = "needs 64-bit integers in shaders (device feature int64) and C * kernel size % 8 == 0";
-    return std::nullopt;
-  }
+  if (block.wide_a && !block_wide_a_fits(p, ctx.device, why_not)) return std::nullopt;
   Dispatch d;
   d.shader = ctx.shader(block.wide_a ? "gemm/block_wide_a" : "gemm/block");
   d.spec = {{0, kLocalSize},

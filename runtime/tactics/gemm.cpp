@@ -76,6 +76,18 @@ std::vector<uint32_t> gemm_block_push(const Product& p, int64_t c_sm, int64_t c_
   return push;
 }
 
+bool block_wide_a_fits(const Product& p, const vk::DeviceInfo& device, std::string& why_not) {
+  if (!device.shader_int64) {
+    why_not = "needs 64-bit integers in shaders (device feature int64)";
+    return false;
+  }
+  if (!(p.a_sk == 1 && p.a_sm % 8 == 0 && p.a_bs % 8 == 0 && p.a_index.empty())) {
+    why_not = "needs A rows and batches starting at multiples of 8 elements (K % 8 == 0, no batch table)";
+    return false;
+  }
+  return true;
+}
+
 bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const vk::DeviceInfo& device, std::string& why_not) {
   if ((device.max_workgroup_invocations && invocations > device.max_workgroup_invocations) ||
       (device.max_workgroup_size[0] && invocations > device.max_workgroup_size[0]) ||
@@ -668,16 +680,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
         why_not = "needs A as vec4 runs along k (untransposed, with K % 4 == 0)";
         return std::nullopt;
       }
-      if (tactic.wide_a) {
-        if (!ctx.device.shader_int64) {
-          why_not = "needs 64-bit integers in shaders (device feature int64)";
-          return std::nullopt;
-        }
-        if (!(p.a_sm % 8 == 0 && p.a_bs % 8 == 0 && p.a_index.empty())) {
-          why_not = "needs A rows and batches starting at multiples of 8 elements (K % 8 == 0, no batch table)";
-          return std::nullopt;
-        }
-      }
+      if (tactic.wide_a && !block_wide_a_fits(p, ctx.device, why_not)) return std::nullopt;
       d.shader = ctx.shader(tactic.wide_a ? "gemm/block_wide_a" : "gemm/block");
       d.spec = {{0, kLocalSize}, {1, tactic.block}, {2, tactic.col_vecs}, {3, p.N % 4 == 0 ? 1u : 0u}};
       d.push = gemm_block_push(p, c_sm, c_sn, flags, alpha, beta);

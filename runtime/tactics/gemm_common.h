@@ -43,6 +43,11 @@ std::vector<uint32_t> gemm_float_push(const Product& p, int64_t c_sm, int64_t c_
 std::vector<uint32_t> gemm_block_push(const Product& p, int64_t c_sm, int64_t c_sn, uint32_t flags, float alpha,
                                       float beta, const std::array<uint32_t, 8>& map = {});
 
+// Whether gemm/block_wide_a.comp can read `p`'s A eight floats per load: the device has 64-bit
+// integers and A runs along k with rows and batches starting at multiples of 8 elements (no
+// batch table). Sets why_not when not.
+bool block_wide_a_fits(const Product& p, const vk::DeviceInfo& device, std::string& why_not);
+
 // Group counts {x: ceil(columns / local), y: rows, z: batches}, y and z capped
 // at the device limits (the shaders loop over the rest); nullopt when x exceeds its limit.
 std::optional<std::array<uint32_t, 3>> gemm_grid_groups(int64_t columns, uint32_t local, int64_t rows, int64_t batches,

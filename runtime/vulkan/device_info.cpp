@@ -123,7 +123,7 @@ std::string format_device_info(const DeviceInfo& d) {
   os << " | pipeline cache UUID " << d.uuid << "\n";
   os << "    fp16 arithmetic: " << yes_no(d.shader_float16) << " | 16-bit storage: " << yes_no(d.storage_buffer_16bit)
      << " | subgroup size: " << d.subgroup_size << "\n";
-  os << "    64-bit integers: " << yes_no(d.shader_int64) << " (wide loads: gemm.block*_wide_a)\n";
+  os << "    64-bit integers: " << yes_no(d.shader_int64) << " (wide loads: gemm.block*_wide_a, conv.*_wide_a)\n";
   os << "    subgroup size control: ";
   if (d.subgroup_size_control) {
     os << "yes (" << d.min_subgroup_size << " to " << d.max_subgroup_size << ", full subgroups)\n";

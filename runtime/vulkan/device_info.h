@@ -126,7 +126,7 @@ struct DeviceOptions {
   // tactics decline (to compare, or avoid a driver's bugs).
   bool disable_cooperative_matrix = false;
   // Treat the device as having no 64-bit integers: the wide-load tactics
-  // (gemm.block*_wide_a) decline (to compare, or avoid a driver's bugs).
+  // (gemm.block*_wide_a, conv.*_wide_a) decline (to compare, or avoid a driver's bugs).
   bool disable_int64 = false;
 };
 

@@ -99,7 +99,7 @@ void main() {
       const uint om = g * p.mg + m;
       const afp bv = kHasBias == 1 ? sfp2afp(bias[om]) : afp(0);
       const uint yrow = (n * channels + om) * p.positions;
-      if (kVecStore == 1) {  // small products are bound by their store instructions on lavapipe
+      if (kVecStore == 1) {  // a quarter of the store instructions
         [[unroll]] for (uint t = 0; t < kP4; ++t) {
           const uint q = 4 * t;
           if (p0 + q < p.positions) {

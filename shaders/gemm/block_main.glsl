@@ -44,14 +44,19 @@ uint d2s_col(uint n) {
   return (n / (iw * ih)) * kd * plane + ((n / iw) % ih) * kh * iw * kw + (n % iw) * kw;
 }
 
+// beta * C(m, 0): the whole row's C when C is along M (c_sn == 0, a bias per row); 0 without C.
+afp c_row(uint m) {
+  return (p.flags & kGemmHasC) != 0u ? afp(uintBitsToFloat(p.beta_bits)) * sfp2afp(c[m * p.c_sm]) : afp(0);
+}
+
 void store(uint batch, uint m, uint n0, afp4 acc) {
   if (m >= p.M || n0 >= p.N) return;
   afp4 result = afp(uintBitsToFloat(p.alpha_bits)) * acc;
   if ((p.flags & kGemmHasC) != 0u) {
-    const afp beta = afp(uintBitsToFloat(p.beta_bits));
-    if (p.c_sn == 0) {  // C along M (a bias per row): one load, not four
-      result += beta * sfp2afp(c[m * p.c_sm]);
+    if (p.c_sn == 0) {  // one load, not four
+      result += c_row(m);
     } else {
+      const afp beta = afp(uintBitsToFloat(p.beta_bits));
       [[unroll]] for (uint j = 0; j < 4; ++j) {
         if (n0 + j < p.N) result[j] += beta * sfp2afp(c[m * p.c_sm + (n0 + j) * p.c_sn]);
       }
@@ -71,7 +76,7 @@ void store(uint batch, uint m, uint n0, afp4 acc) {
 void store_d2s(uint m, uint n0, uint row, uvec4 cols, afp4 acc) {
   if (m >= p.M || n0 >= p.N) return;
   afp4 result = afp(uintBitsToFloat(p.alpha_bits)) * acc;
-  if ((p.flags & kGemmHasC) != 0u) result += afp(uintBitsToFloat(p.beta_bits)) * sfp2afp(c[m * p.c_sm]);
+  if ((p.flags & kGemmHasC) != 0u) result += c_row(m);
   [[unroll]] for (uint j = 0; j < 4; ++j) {
     if (n0 + j < p.N) y[row + cols[j]] = afp2sfp(vkg_epilogue(result[j]));
   }
@@ -147,14 +152,12 @@ void main() {
           [[unroll]] for (uint j = 0; j < kColVecs; ++j) store(batch, m0 + i, (cb + j) * 4, acc[i * kColVecs + j]);
         }
       } else if (kD2SPairs == 1) {
-        const bool has_c = (p.flags & kGemmHasC) != 0u;
-        const afp alpha = afp(uintBitsToFloat(p.alpha_bits)), beta = afp(uintBitsToFloat(p.beta_bits));
+        const afp alpha = afp(uintBitsToFloat(p.alpha_bits));
         [[unroll]] for (uint i = 0; i < kRows; i += 2) {
           const uint m = m0 + i;  // M is even (whole taps): m + 1 < M as well
           if (m >= p.M) continue;
           const uint row = d2s_row(batch, m);
-          const afp c0 = has_c ? beta * sfp2afp(c[m * p.c_sm]) : afp(0);
-          const afp c1 = has_c ? beta * sfp2afp(c[(m + 1) * p.c_sm]) : afp(0);
+          const afp c0 = c_row(m), c1 = c_row(m + 1);
           [[unroll]] for (uint j = 0; j < kColVecs; ++j) {
             const uint n0 = (cb + j) * 4;
             if (n0 >= p.N) continue;
