@@ -3,7 +3,7 @@
 // Vulkan device with the builder's own timer (timestamp queries, median of the
 // samples), beside the CPU reference backend measured in the same run.
 //
-//   build/bench/vkgraphy_tactic_bench [--device SELECTOR] [--samples N] [--filter GLOB] [--per-dispatch]
+//   build/bench/vkgraphy_tactic_bench [--device SELECTOR] [--samples N] [--filter GLOB] [--case GLOB] [--per-dispatch]
 //
 // Results and the commands that made them are recorded in docs/bench.md.
 #include <algorithm>
@@ -99,7 +99,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string device_selector, filter = "*";
+  std::string device_selector, filter = "*", case_filter = "*";
   int samples = 10;
   bool per_dispatch = false;
   for (int i = 1; i < argc; ++i) {
@@ -107,10 +107,11 @@ int main(int argc, char** argv) {
     if (a == "--device" && i + 1 < argc) device_selector = argv[++i];
     else if (a == "--samples" && i + 1 < argc) samples = std::max(1, std::atoi(argv[++i]));
     else if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    else if (a == "--case" && i + 1 < argc) case_filter = argv[++i];
     else if (a == "--per-dispatch")
       per_dispatch = true;
     else {
-      std::cerr << "usage: " << argv[0] << " [--device SELECTOR] [--samples N] [--filter GLOB] [--per-dispatch]\n";
+      std::cerr << "usage: " << argv[0] << " [--device SELECTOR] [--samples N] [--filter GLOB] [--case GLOB] [--per-dispatch]\n";
       return 2;
     }
   }
@@ -129,6 +130,7 @@ int main(int argc, char** argv) {
          {matmul(512, 512, 512), matmul(1024, 1024, 1024), matmul(48, 6400, 48), matmul(384, 100, 384),
           conv(64, 64, 3, 56), conv(384, 384, 1, 10), conv(48, 48, 1, 80), conv(96, 24, 3, 80),
           conv(3, 16, 3, 320, 1, 2), conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192)}) {
+      if (!glob_match(case_filter, c.label)) continue;
       // CPU reference baseline, same process.
       std::vector<const Tensor*> in;
       for (const Tensor& t : c.inputs) in.push_back(&t);

@@ -682,7 +682,11 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
       }
       if (tactic.wide_a && !block_wide_a_fits(p, ctx.device, why_not)) return std::nullopt;
       d.shader = ctx.shader(tactic.wide_a ? "gemm/block_wide_a" : "gemm/block");
-      d.spec = {{0, kLocalSize}, {1, tactic.block}, {2, tactic.col_vecs}, {3, p.N % 4 == 0 ? 1u : 0u}};
+      d.spec = {{0, kLocalSize},
+                {1, tactic.block},
+                {2, tactic.col_vecs},
+                {3, p.N % 4 == 0 ? 1u : 0u},
+                {6, block_c_mode((flags & kGemmFlagHasC) != 0, c_sn)}};
       d.push = gemm_block_push(p, c_sm, c_sn, flags, alpha, beta);
       break;
     }

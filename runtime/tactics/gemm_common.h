@@ -43,6 +43,10 @@ std::vector<uint32_t> gemm_float_push(const Product& p, int64_t c_sm, int64_t c_
 std::vector<uint32_t> gemm_block_push(const Product& p, int64_t c_sm, int64_t c_sn, uint32_t flags, float alpha,
                                       float beta, const std::array<uint32_t, 8>& map = {});
 
+// gemm/block.comp's specialization constant 6 (kCMode): 0 without C, 1 for a C along M only
+// (c_sn == 0, a bias per row), 2 for any other C.
+inline uint32_t block_c_mode(bool has_c, int64_t c_sn) { return !has_c ? 0u : c_sn == 0 ? 1u : 2u; }
+
 // Whether gemm/block_wide_a.comp can read `p`'s A eight floats per load: the device has 64-bit
 // integers and A runs along k with rows and batches starting at multiples of 8 elements (no
 // batch table). Sets why_not when not.

@@ -18,7 +18,9 @@
 // output [batches][M / taps][id * kd][ih * kh][iw * kw] at the position the
 // tap of the kernel puts them; p.map = {id, ih, iw, kd, kh, kw}); 5 kD2SPairs
 // (with kDepthToSpace, kw == 2, iw % 4 == 0 and kRows even: taps kx = 0, 1
-// written together as two vec4s).
+// written together as two vec4s); 6 kCMode (0: no C, 1: C along M only,
+// c_sn == 0, read once per row, 2: any C strides; it replaces the flags
+// word's kGemmHasC, which this shader does not read).
 // Push constants: GemmParams with the 8-word store map (24 words).
 #version 450
 #extension GL_GOOGLE_include_directive : require
