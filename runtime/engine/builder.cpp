@@ -172,6 +172,42 @@ LayerPlan reformat_plan(StorageType from, StorageType to, uint64_t n, const vk::
   return plan;
 }
 
+// Model inputs that only a Reformat reads are uploaded in the reformat's storage instead: the
+// executor converts what the host gives while staging it (to_storage), and the reformat layer
+// goes (TensorRT's I/O formats). An input also read elsewhere, returned as an output, or
+// converted inside a branch keeps its layer. Returns how many reformats went.
+size_t convert_inputs_on_upload(Engine& engine) {
+  auto reads = [](const std::vector<int32_t>& ids, int32_t t) { return std::find(ids.begin(), ids.end(), t) != ids.end(); };
+  size_t removed = 0;
+  for (size_t i = 0; i < engine.inputs.size(); ++i) {
+    const int32_t in = engine.inputs[i];
+    std::vector<size_t> readers;
+    for (size_t l = 0; l < engine.layers.size(); ++l)
+      if (reads(engine.layers[l].inputs, in)) readers.push_back(l);
+    if (readers.size() != 1 || reads(engine.outputs, in)) continue;
+    const size_t r = readers[0];
+    if (engine.layers[r].op != "Reformat") continue;
+    const std::vector<LayerBlock::Item> top = layer_blocks(engine, "the built engine").items;
+    if (std::none_of(top.begin(), top.end(), [&](const LayerBlock::Item& item) { return item.layer == r; })) continue;
+    const int32_t converted = engine.layers[r].outputs.at(0);
+    engine.tensors[size_t(in)].storage = engine.tensors[size_t(converted)].storage;
+    engine.layers.erase(engine.layers.begin() + std::ptrdiff_t(r));
+    engine.tensors.erase(engine.tensors.begin() + converted);
+    auto remap = [&](int32_t& t) {
+      if (t == converted) t = in;
+      if (t > converted) --t;
+    };
+    for (EngineLayer& l : engine.layers) {
+      for (int32_t& t : l.inputs) remap(t);
+      for (int32_t& t : l.outputs) remap(t);
+    }
+    for (int32_t& t : engine.inputs) remap(t);
+    for (int32_t& t : engine.outputs) remap(t);
+    ++removed;
+  }
+  return removed;
+}
+
 // Sets a fused activation on the dispatch of `plan` that writes the layer's
 // output last; false (`why_not` filled) when that dispatch's shader applies none.
 bool apply_activation(const FusedActivation& activation, LayerPlan& plan, std::string& why_not) {
@@ -1456,6 +1492,8 @@ BuildResult Builder::build() {
                                                                  "options?"
                                                            : ""));
   }
+  result_.stats.inputs_converted_on_upload = convert_inputs_on_upload(engine);
+  result_.stats.reformats -= result_.stats.inputs_converted_on_upload;
   plan_memory(engine);
   for (const EngineLayer& l : engine.layers) {
     for (const Dispatch& d : l.plan.dispatches) {
