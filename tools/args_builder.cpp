@@ -245,11 +245,12 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
   // Layers as the engine holds them (reformats included), as `Saved engine` and `inspect` count them.
   VKG_FINISH("Built engine in " << secs << " s | " << r.engine.layers.size() << " layers (" << s.folded
                                 << " nodes folded, " << s.removed << " no-ops removed, " << s.fused << " fused, "
-                                << s.reformats << " reformats"
                                 << (s.inputs_converted_on_upload
-                                        ? ", " + std::to_string(s.inputs_converted_on_upload) + " input(s) converted on upload"
+                                        ? std::to_string(s.inputs_converted_on_upload) + " input(s) converted on upload, "
                                         : "")
-                                << ") | " << s.candidates_timed << " tactic(s) timed in "
+                                << (s.reformats_fused ? std::to_string(s.reformats_fused) + " reformats fused into layers, "
+                                                      : "")
+                                << s.reformats << " reformats) | " << s.candidates_timed << " tactic(s) timed in "
                                 << s.layers_timed << " layer(s), " << s.layers_reused
                                 << " layer(s) with an identical layer's timings, " << s.layers_cached
                                 << " layer(s) from the timing cache"

@@ -172,40 +172,132 @@ LayerPlan reformat_plan(StorageType from, StorageType to, uint64_t n, const vk::
   return plan;
 }
 
-// Model inputs that only a Reformat reads are uploaded in the reformat's storage instead: the
-// executor converts what the host gives while staging it (to_storage), and the reformat layer
-// goes (TensorRT's I/O formats). An input also read elsewhere, returned as an output, or
-// converted inside a branch keeps its layer. Returns how many reformats went.
-size_t convert_inputs_on_upload(Engine& engine) {
-  auto reads = [](const std::vector<int32_t>& ids, int32_t t) { return std::find(ids.begin(), ids.end(), t) != ids.end(); };
-  size_t removed = 0;
-  for (size_t i = 0; i < engine.inputs.size(); ++i) {
-    const int32_t in = engine.inputs[i];
-    std::vector<size_t> readers;
-    for (size_t l = 0; l < engine.layers.size(); ++l)
-      if (reads(engine.layers[l].inputs, in)) readers.push_back(l);
-    if (readers.size() != 1 || reads(engine.outputs, in)) continue;
-    const size_t r = readers[0];
-    if (engine.layers[r].op != "Reformat") continue;
-    const std::vector<LayerBlock::Item> top = layer_blocks(engine, "the built engine").items;
-    if (std::none_of(top.begin(), top.end(), [&](const LayerBlock::Item& item) { return item.layer == r; })) continue;
-    const int32_t converted = engine.layers[r].outputs.at(0);
-    engine.tensors[size_t(in)].storage = engine.tensors[size_t(converted)].storage;
-    engine.layers.erase(engine.layers.begin() + std::ptrdiff_t(r));
-    engine.tensors.erase(engine.tensors.begin() + converted);
-    auto remap = [&](int32_t& t) {
-      if (t == converted) t = in;
-      if (t > converted) --t;
-    };
-    for (EngineLayer& l : engine.layers) {
-      for (int32_t& t : l.inputs) remap(t);
-      for (int32_t& t : l.outputs) remap(t);
-    }
-    for (int32_t& t : engine.inputs) remap(t);
-    for (int32_t& t : engine.outputs) remap(t);
-    ++removed;
+struct ReformatFusions {
+  size_t on_upload = 0, into_layers = 0;
+};
+
+// Specialization constant 40 (kF32Bindings, shaders/common/f32_bindings.glsl): in an f16
+// variant, bit b says binding b holds fp32.
+constexpr uint32_t kF32BindingsSpec = 40;
+
+// Whether every dispatch of `layer` that binds `ref` can hold it in fp32 instead of fp16 (its
+// shader, an f16 variant, declares kF32Bindings), and at least one binds it.
+bool can_hold_f32(const EngineLayer& layer, BindingRef ref) {
+  if (layer.is_branch() || layer.precision != Precision::FP16) return false;
+  bool bound = false;
+  for (const Dispatch& d : layer.plan.dispatches) {
+    if (std::find(d.bindings.begin(), d.bindings.end(), ref) == d.bindings.end()) continue;
+    if (!vk::declares_spec_constant(vk::builtin_shader(d.shader), kF32BindingsSpec)) return false;
+    bound = true;
   }
-  return removed;
+  return bound;
+}
+
+// Makes the dispatches of `layer` that bind `ref` hold it in fp32.
+void hold_f32(EngineLayer& layer, BindingRef ref) {
+  for (Dispatch& d : layer.plan.dispatches) {
+    uint32_t bits = 0;
+    for (size_t b = 0; b < d.bindings.size(); ++b)
+      if (d.bindings[b] == ref) bits |= 1u << b;
+    if (bits == 0) continue;
+    auto it = std::find_if(d.spec.begin(), d.spec.end(), [](const SpecValue& v) { return v.id == kF32BindingsSpec; });
+    if (it == d.spec.end()) {
+      d.spec.push_back({kF32BindingsSpec, bits});
+    } else {
+      it->value |= bits;
+    }
+  }
+}
+
+// Removes layer `r` and tensor `gone`, whose uses become uses of `kept`.
+void drop_reformat(Engine& engine, size_t r, int32_t gone, int32_t kept) {
+  engine.layers.erase(engine.layers.begin() + std::ptrdiff_t(r));
+  engine.tensors.erase(engine.tensors.begin() + gone);
+  auto remap = [&](int32_t& t) {
+    if (t == gone) t = kept;
+    if (t > gone) --t;
+  };
+  for (EngineLayer& l : engine.layers) {
+    for (int32_t& t : l.inputs) remap(t);
+    for (int32_t& t : l.outputs) remap(t);
+  }
+  for (int32_t& t : engine.inputs) remap(t);
+  for (int32_t& t : engine.outputs) remap(t);
+}
+
+// Reformat layers fused away once the engine is built (TensorRT fuses reformats into
+// neighbouring layers and I/O formats the same way); what each fusion computes is what the
+// reformat layer computed. Only reformats outside If/Loop bodies go:
+// - a model input that only a Reformat reads is uploaded in the reformat's storage (the
+//   executor converts what the host gives while staging it, rounding as the shader does);
+// - fp32 -> fp16: the fp16 layers that read the result read the fp32 tensor instead, where each
+//   dispatch binding it can (kF32Bindings);
+// - fp16 -> fp32: the fp16 layer that produced the tensor writes it in fp32, where only the
+//   reformat read it and the producer's dispatches can.
+// A tensor returned as an output keeps its form.
+ReformatFusions fuse_reformats(Engine& engine) {
+  ReformatFusions fused;
+  auto contains = [](const std::vector<int32_t>& ids, int32_t t) {
+    return std::find(ids.begin(), ids.end(), t) != ids.end();
+  };
+  for (size_t r = 0; r < engine.layers.size();) {
+    const EngineLayer& reformat = engine.layers[r];
+    const std::vector<LayerBlock::Item> top = layer_blocks(engine, "the built engine").items;
+    if (reformat.op != "Reformat" ||
+        std::none_of(top.begin(), top.end(), [&](const LayerBlock::Item& item) { return item.layer == r; })) {
+      ++r;
+      continue;
+    }
+    const int32_t src = reformat.inputs.at(0), dst = reformat.outputs.at(0);
+    const StorageType from = engine.tensors[size_t(src)].storage, to = engine.tensors[size_t(dst)].storage;
+    std::vector<size_t> src_readers, dst_readers;
+    size_t producer = engine.layers.size();
+    for (size_t l = 0; l < engine.layers.size(); ++l) {
+      if (l == r) continue;
+      if (contains(engine.layers[l].inputs, src)) src_readers.push_back(l);
+      if (contains(engine.layers[l].inputs, dst)) dst_readers.push_back(l);
+      if (contains(engine.layers[l].outputs, src)) producer = l;
+    }
+    const bool src_alone = src_readers.empty() && !contains(engine.outputs, src);
+    // The positions at which `layer` uses `t`.
+    auto refs = [](const std::vector<int32_t>& ids, int32_t t, BindingRef (*make)(uint32_t)) {
+      std::vector<BindingRef> out;
+      for (size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] == t) out.push_back(make(uint32_t(i)));
+      return out;
+    };
+    if (contains(engine.inputs, src) && src_alone) {
+      engine.tensors[size_t(src)].storage = to;
+      drop_reformat(engine, r, dst, src);
+      ++fused.on_upload;
+      continue;
+    }
+    if (from == StorageType::F32 && to == StorageType::F16 && !dst_readers.empty() &&
+        !contains(engine.outputs, dst) &&
+        std::all_of(dst_readers.begin(), dst_readers.end(), [&](size_t l) {
+          const std::vector<BindingRef> uses = refs(engine.layers[l].inputs, dst, &BindingRef::input);
+          return std::all_of(uses.begin(), uses.end(),
+                             [&](BindingRef u) { return can_hold_f32(engine.layers[l], u); });
+        })) {
+      for (size_t l : dst_readers)
+        for (BindingRef u : refs(engine.layers[l].inputs, dst, &BindingRef::input)) hold_f32(engine.layers[l], u);
+      drop_reformat(engine, r, dst, src);
+      ++fused.into_layers;
+      continue;
+    }
+    if (from == StorageType::F16 && to == StorageType::F32 && src_alone && producer < engine.layers.size()) {
+      const std::vector<BindingRef> uses = refs(engine.layers[producer].outputs, src, &BindingRef::output);
+      if (std::all_of(uses.begin(), uses.end(), [&](BindingRef u) { return can_hold_f32(engine.layers[producer], u); })) {
+        for (BindingRef u : uses) hold_f32(engine.layers[producer], u);
+        engine.tensors[size_t(src)].storage = StorageType::F32;
+        drop_reformat(engine, r, dst, src);
+        ++fused.into_layers;
+        continue;
+      }
+    }
+    ++r;
+  }
+  return fused;
 }
 
 // Sets a fused activation on the dispatch of `plan` that writes the layer's
@@ -1492,8 +1584,12 @@ BuildResult Builder::build() {
                                                                  "options?"
                                                            : ""));
   }
-  result_.stats.inputs_converted_on_upload = convert_inputs_on_upload(engine);
-  result_.stats.reformats -= result_.stats.inputs_converted_on_upload;
+  if (config_.fusion) {
+    const ReformatFusions fused = fuse_reformats(engine);
+    result_.stats.inputs_converted_on_upload = fused.on_upload;
+    result_.stats.reformats_fused = fused.into_layers;
+    result_.stats.reformats -= fused.on_upload + fused.into_layers;
+  }
   plan_memory(engine);
   for (const EngineLayer& l : engine.layers) {
     for (const Dispatch& d : l.plan.dispatches) {

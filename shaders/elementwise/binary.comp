@@ -28,11 +28,14 @@
 //                result v becomes chain_op(v, D); 2 it becomes chain_op(D, v)
 //   11 kChainOp  OP_ADD, OP_SUB, OP_MUL or OP_DIV
 //   12 kDLayout  LAYOUT_IDENTITY or LAYOUT_SINGLE: how D is indexed
+//   40 kF32Bindings  (f16 variants) bit b: binding b holds fp32, a fused reformat
+//                (common/f32_bindings.glsl)
 // Binding 3 = D, the chained operand (float storage; bound to any buffer when
 // kChain is 0).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common/precision.glsl"
+#include "common/f32_bindings.glsl"
 #include "common/index.glsl"
 #include "elementwise/math.glsl"
 #include "common/epilogue.glsl"
@@ -104,6 +107,36 @@ layout(binding = 2) writeonly buffer CI { int ci[]; };
 layout(binding = 2) writeonly buffer CI4 { ivec4 ci4[]; };
 layout(binding = 3) readonly buffer D { sfp d[]; };
 layout(binding = 3) readonly buffer D4 { sfp4 d4[]; };
+// fp32 views, where a reformat is fused in (f32_bindings.glsl).
+layout(binding = 0) readonly buffer A32 { float a32[]; };
+layout(binding = 0) readonly buffer A32_4 { vec4 a32_4[]; };
+layout(binding = 1) readonly buffer B32 { float b32[]; };
+layout(binding = 1) readonly buffer B32_4 { vec4 b32_4[]; };
+layout(binding = 2) writeonly buffer C32 { float c32[]; };
+layout(binding = 2) writeonly buffer C32_4 { vec4 c32_4[]; };
+layout(binding = 3) readonly buffer D32 { float d32[]; };
+layout(binding = 3) readonly buffer D32_4 { vec4 d32_4[]; };
+
+afp a_at(uint o) { return vkg_f32_binding(0) ? vkg_f32_in(a32[o]) : sfp2afp(a[o]); }
+afp4 a4_at(uint i) { return vkg_f32_binding(0) ? vkg_f32_in4(a32_4[i]) : sfp2afp4(a4[i]); }
+afp b_at(uint o) { return vkg_f32_binding(1) ? vkg_f32_in(b32[o]) : sfp2afp(b[o]); }
+afp4 b4_at(uint i) { return vkg_f32_binding(1) ? vkg_f32_in4(b32_4[i]) : sfp2afp4(b4[i]); }
+afp d_at(uint o) { return vkg_f32_binding(3) ? vkg_f32_in(d32[o]) : sfp2afp(d[o]); }
+afp4 d4_at(uint i) { return vkg_f32_binding(3) ? vkg_f32_in4(d32_4[i]) : sfp2afp4(d4[i]); }
+void c_put(uint e, afp v) {
+  if (vkg_f32_binding(2)) {
+    c32[e] = float(afp2sfp(v));
+  } else {
+    c[e] = afp2sfp(v);
+  }
+}
+void c4_put(uint i, afp4 v) {
+  if (vkg_f32_binding(2)) {
+    c32_4[i] = vec4(afp2sfp4(v));
+  } else {
+    c4[i] = afp2sfp4(v);
+  }
+}
 
 const bool kCompare = kOp >= OP_EQUAL && kOp <= OP_GREATER_EQUAL;
 const bool kUnsigned32 = kIntKind == KIND_U32;
@@ -242,7 +275,7 @@ afp chained(afp v, afp dv) {
   }
 }
 
-afp d_float(uint e) { return kChain == 0 ? afp(0) : sfp2afp(d[kDLayout == LAYOUT_SINGLE ? 0 : e]); }
+afp d_float(uint e) { return kChain == 0 ? afp(0) : d_at(kDLayout == LAYOUT_SINGLE ? 0 : e); }
 
 // The output element of one pair of operands, as an int (int output) or afp.
 int result_int(afp xf, afp yf, int xi, int yi) {
@@ -251,8 +284,8 @@ int result_int(afp xf, afp yf, int xi, int yi) {
   return vkg_float_to_int(float(float_op(xf, yf)), kIntKind);
 }
 
-afp a_float(uint o) { return kAInt != 0 ? afp(vkg_int_to_float(ai[o], kIntKind)) : sfp2afp(a[o]); }
-afp b_float(uint o) { return kBInt != 0 ? afp(float(bi[o])) : sfp2afp(b[o]); }
+afp a_float(uint o) { return kAInt != 0 ? afp(vkg_int_to_float(ai[o], kIntKind)) : a_at(o); }
+afp b_float(uint o) { return kBInt != 0 ? afp(float(bi[o])) : b_at(o); }
 int a_int(uint o) { return kAInt != 0 ? ai[o] : 0; }
 int b_int(uint o) { return kBInt != 0 ? bi[o] : 0; }
 
@@ -263,7 +296,7 @@ void element(uint e) {
     ci[e] = result_int(kIntMath != 0 ? afp(0) : a_float(oa), kIntMath != 0 ? afp(0) : b_float(ob), a_int(oa),
                        b_int(ob));
   } else {
-    c[e] = afp2sfp(vkg_epilogue(chained(float_op(a_float(oa), b_float(ob)), d_float(e))));
+    c_put(e, vkg_epilogue(chained(float_op(a_float(oa), b_float(ob)), d_float(e))));
   }
 }
 
@@ -281,13 +314,13 @@ void vector4(uint e) {
       for (int k = 0; k < 4; ++k) xf[k] = afp(vkg_int_to_float(xi[k], kIntKind));
     }
   } else {
-    xf = a_row ? sfp2afp4(a4[oa / 4]) : afp4(sfp2afp(a[oa]));
+    xf = a_row ? a4_at(oa / 4) : afp4(a_at(oa));
   }
   if (kBInt != 0) {
     yi = b_row ? bi4[ob / 4] : ivec4(bi[ob]);
     if (kIntMath == 0) yf = afp4(yi);
   } else {
-    yf = b_row ? sfp2afp4(b4[ob / 4]) : afp4(sfp2afp(b[ob]));
+    yf = b_row ? b4_at(ob / 4) : afp4(b_at(ob));
   }
   if (kOutInt != 0) {
     ivec4 r;
@@ -295,10 +328,10 @@ void vector4(uint e) {
     ci4[e / 4] = r;
   } else {
     afp4 dv = afp4(0);
-    if (kChain != 0) dv = kDLayout == LAYOUT_SINGLE ? afp4(sfp2afp(d[0])) : sfp2afp4(d4[e / 4]);
+    if (kChain != 0) dv = kDLayout == LAYOUT_SINGLE ? afp4(d_at(0)) : d4_at(e / 4);
     afp4 r;
     for (int k = 0; k < 4; ++k) r[k] = vkg_epilogue(chained(float_op(xf[k], yf[k]), dv[k]));
-    c4[e / 4] = afp2sfp4(r);
+    c4_put(e / 4, r);
   }
 }
 

@@ -17,9 +17,12 @@
 //   3 kInInt, 4 kOutInt  1: that binding holds int32
 //   5 kIntMath   1: integer arithmetic (int input and output)
 //   6 kIntKind   KIND_* (math.glsl) of the integer input/output
+//   40 kF32Bindings  (f16 variants) bit b: binding b holds fp32, a fused reformat
+//                (common/f32_bindings.glsl)
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common/precision.glsl"
+#include "common/f32_bindings.glsl"
 #include "common/index.glsl"
 #include "elementwise/math.glsl"
 
@@ -90,6 +93,28 @@ layout(binding = 1) writeonly buffer Y { sfp y[]; };
 layout(binding = 1) writeonly buffer Y4 { sfp4 y4[]; };
 layout(binding = 1) writeonly buffer YI { int yi[]; };
 layout(binding = 1) writeonly buffer YI4 { ivec4 yi4[]; };
+layout(binding = 0) readonly buffer X32 { float x32[]; };
+layout(binding = 0) readonly buffer X32_4 { vec4 x32_4[]; };
+layout(binding = 1) writeonly buffer Y32 { float y32[]; };
+layout(binding = 1) writeonly buffer Y32_4 { vec4 y32_4[]; };
+
+// The float input and output, through the fp32 views where a reformat is fused in (f32_bindings.glsl).
+afp x_at(uint e) { return vkg_f32_binding(0) ? vkg_f32_in(x32[e]) : sfp2afp(x[e]); }
+afp4 x4_at(uint i) { return vkg_f32_binding(0) ? vkg_f32_in4(x32_4[i]) : sfp2afp4(x4[i]); }
+void y_put(uint e, afp v) {
+  if (vkg_f32_binding(1)) {
+    y32[e] = float(afp2sfp(v));
+  } else {
+    y[e] = afp2sfp(v);
+  }
+}
+void y4_put(uint i, afp4 v) {
+  if (vkg_f32_binding(1)) {
+    y32_4[i] = vec4(afp2sfp4(v));
+  } else {
+    y4[i] = afp2sfp4(v);
+  }
+}
 
 afp param(uint bits) { return afp(uintBitsToFloat(bits)); }
 
@@ -208,10 +233,10 @@ afp as_float(int v) { return afp(vkg_int_to_float(v, kIntKind)); }
 void element(uint e) {
   if (kOutInt != 0) {
     const int v = kInInt != 0 ? xi[e] : 0;
-    const afp f = kInInt != 0 ? (kIntMath != 0 ? afp(0) : as_float(v)) : sfp2afp(x[e]);
+    const afp f = kInInt != 0 ? (kIntMath != 0 ? afp(0) : as_float(v)) : x_at(e);
     yi[e] = result_int(f, v);
   } else {
-    y[e] = afp2sfp(float_op(sfp2afp(x[e])));
+    y_put(e, float_op(x_at(e)));
   }
 }
 
@@ -220,7 +245,7 @@ void vector4(uint i) {
     const ivec4 v = kInInt != 0 ? xi4[i] : ivec4(0);
     afp4 f = afp4(0);
     if (kInInt == 0) {
-      f = sfp2afp4(x4[i]);
+      f = x4_at(i);
     } else if (kIntMath == 0) {
       for (int k = 0; k < 4; ++k) f[k] = as_float(v[k]);
     }
@@ -228,10 +253,10 @@ void vector4(uint i) {
     for (int k = 0; k < 4; ++k) r[k] = result_int(f[k], v[k]);
     yi4[i] = r;
   } else {
-    const afp4 v = sfp2afp4(x4[i]);
+    const afp4 v = x4_at(i);
     afp4 r;
     for (int k = 0; k < 4; ++k) r[k] = float_op(v[k]);
-    y4[i] = afp2sfp4(r);
+    y4_put(i, r);
   }
 }
 

@@ -262,6 +262,32 @@ class TestFusion(CliTestCase):
         out = self.run_vk(make_model(nodes, inits, [1, 4, 6, 6], "y", path=self.path("shared.onnx")))
         self.assertNotIn("Fused", out)
 
+    def test_reformats_fuse_into_neighbouring_layers_and_input_uploads(self):
+        # An fp32 island (neg) between fp16 layers: the fp16 Add writes 'a' in fp32 for it, the
+        # fp16 Mul reads its fp32 'b', and the model input is uploaded in fp16: no reformat layer is
+        # left, and the engine computes bit for bit what the one with its three reformats computes.
+        nodes = [helper.make_node("Add", ["x", "w"], ["a"], name="add"),
+                 helper.make_node("Neg", ["a"], ["b"], name="neg"),
+                 helper.make_node("Mul", ["b", "w"], ["c"], name="mul"),
+                 helper.make_node("Abs", ["c"], ["y"], name="abs")]
+        path = make_model(nodes, [const("w", [2, 3, 8, 8])], [2, 3, 8, 8], "y", path=self.path("island.onnx"))
+        pins = ["--fp16", "--layer-precisions", "add:fp16", "neg:fp32", "mul:fp16", "abs:fp16",
+                "--precision-constraints", "obey"]
+        out = self.vkgraphy("convert", path, *pins, "-o", "fused.engine")
+        self.assertIn("1 input(s) converted on upload, 2 reformats fused into layers, 0 reformats)", out)
+        out = self.vkgraphy("convert", path, *pins, "--no-fusion", "-o", "unfused.engine")
+        self.assertIn("3 reformats)", out)
+        layers = self.vkgraphy("inspect", "model", "fused.engine", "--show", "layers")
+        self.assertNotIn("Reformat", layers)
+        self.assertIn("{x [dtype=float32, shape=(2, 3, 8, 8), storage=f16]}", layers)
+        self.assertIn("-> {a [dtype=float32, shape=(2, 3, 8, 8), storage=f32]}", layers)
+        self.assertIn("40: 4}", layers)  # add writes binding 2 (its output) in fp32
+        self.vkgraphy("run", "unfused.engine", "--vk", "--save-outputs", "unfused.json")
+        out = self.vkgraphy("run", "fused.engine", "--vk", "--load-outputs", "unfused.json", "--atol", "0", "--rtol",
+                            "0")
+        self.assertIn("All outputs matched", out)
+        self.run_vk(path, *pins, "--atol", "1e-2", "--rtol", "1e-2")
+
     def test_no_ops_become_aliases(self):
         nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
                  helper.make_node("Identity", ["r"], ["i"], name="identity"),
