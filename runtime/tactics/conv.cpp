@@ -1262,6 +1262,9 @@ void register_conv_tactics(TacticRegistry& r) {
   });
   r.add_variants("conv.winograd_f23_block8x8", conv, 21, {kF32, kF16, kF16Acc32},
                  [](const LayerContext& c, std::string& w) { return plan_winograd(c, {8, 8}, BlockShape{8, 2}, w); });
+  // 24 rows: M = 24 (det's FPN convolutions) in one block, fewer loads per multiply-add on lavapipe.
+  r.add_variants("conv.winograd_f23_block24x16", conv, 22, {kF32, kF16, kF16Acc32},
+                 [](const LayerContext& c, std::string& w) { return plan_winograd(c, {8, 8}, BlockShape{24, 4}, w); });
   r.add_variants("conv.1x1.8x8", conv, 30, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_pointwise(c, {8, 8}, w);
   });
@@ -1277,7 +1280,10 @@ void register_conv_tactics(TacticRegistry& r) {
   r.add_variants("conv.1x1_block16x16", conv, 25, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_pointwise_block(c, {16, 4}, w);
   });
-  r.add_variants("conv.1x1_block8x8", conv, 26, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
+  r.add_variants("conv.1x1_block24x16", conv, 26, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
+    return plan_pointwise_block(c, {24, 4}, w);
+  });
+  r.add_variants("conv.1x1_block8x8", conv, 27, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_pointwise_block(c, {8, 2}, w);
   });
   // The same reading the weights eight floats per load (fp32, 64-bit integers): fewer loads on lavapipe.

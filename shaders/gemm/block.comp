@@ -20,7 +20,8 @@
 // (with kDepthToSpace, kw == 2, iw % 4 == 0 and kRows even: taps kx = 0, 1
 // written together as two vec4s); 6 kCMode (0: no C, 1: C along M only,
 // c_sn == 0, read once per row, 2: any C strides; it replaces the flags
-// word's kGemmHasC, which this shader does not read).
+// word's kGemmHasC, which this shader does not read); 40 kF32Bindings (f16
+// variants: bit b, binding b holds fp32, a fused reformat; common/f32_bindings.glsl).
 // Push constants: GemmParams with the 8-word store map (24 words).
 #version 450
 #extension GL_GOOGLE_include_directive : require

@@ -6,6 +6,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #define VKG_GEMM_STORE_MAP
 #include "common/precision.glsl"
+#include "common/f32_bindings.glsl"
 #include "common/epilogue.glsl"
 #include "gemm/common.glsl"
 
@@ -32,6 +33,32 @@ layout(binding = 1) readonly buffer B4 { sfp4 b4[]; };
 layout(binding = 2) readonly buffer C { sfp c[]; };
 layout(binding = 3) writeonly buffer Y { sfp y[]; };
 layout(binding = 3) writeonly buffer Y4 { sfp4 y4[]; };
+// fp32 views, where a reformat is fused in (f32_bindings.glsl).
+layout(binding = 0) readonly buffer A32 { float a32[]; };
+layout(binding = 0) readonly buffer A32_4 { vec4 a32_4[]; };
+layout(binding = 1) readonly buffer B32_4 { vec4 b32_4[]; };
+layout(binding = 2) readonly buffer C32 { float c32[]; };
+layout(binding = 3) writeonly buffer Y32 { float y32[]; };
+layout(binding = 3) writeonly buffer Y32_4 { vec4 y32_4[]; };
+
+afp a_at(uint i) { return vkg_f32_binding(0) ? vkg_f32_in(a32[i]) : sfp2afp(a[i]); }
+afp4 a4_at(uint i) { return vkg_f32_binding(0) ? vkg_f32_in4(a32_4[i]) : sfp2afp4(a4[i]); }
+afp4 b4_at(uint i) { return vkg_f32_binding(1) ? vkg_f32_in4(b32_4[i]) : sfp2afp4(b4[i]); }
+afp c_at(uint i) { return vkg_f32_binding(2) ? vkg_f32_in(c32[i]) : sfp2afp(c[i]); }
+void y_put(uint i, afp v) {
+  if (vkg_f32_binding(3)) {
+    y32[i] = float(afp2sfp(v));
+  } else {
+    y[i] = afp2sfp(v);
+  }
+}
+void y4_put(uint i, afp4 v) {
+  if (vkg_f32_binding(3)) {
+    y32_4[i] = vec4(afp2sfp4(v));
+  } else {
+    y4[i] = afp2sfp4(v);
+  }
+}
 
 // kDepthToSpace: Y's index of element (batch, m, n) is d2s_row(batch, m) + d2s_col(n).
 uint d2s_row(uint batch, uint m) {
@@ -50,7 +77,7 @@ uint d2s_col(uint n) {
 
 // beta * C(m, 0) of row m (clamped to M - 1): the whole row's C when kCMode == 1; 0 otherwise.
 afp c_row(uint m) {
-  return kCMode == 1 ? afp(uintBitsToFloat(p.beta_bits)) * sfp2afp(c[min(m, p.M - 1) * p.c_sm]) : afp(0);
+  return kCMode == 1 ? afp(uintBitsToFloat(p.beta_bits)) * c_at(min(m, p.M - 1) * p.c_sm) : afp(0);
 }
 
 // Stores row m, columns n0..n0+3 of the block; `crow` is c_row(m).
@@ -60,15 +87,15 @@ void store(uint batch, uint m, uint n0, afp4 acc, afp crow) {
   if (kCMode == 2) {
     const afp beta = afp(uintBitsToFloat(p.beta_bits));
     [[unroll]] for (uint j = 0; j < 4; ++j) {
-      if (n0 + j < p.N) result[j] += beta * sfp2afp(c[m * p.c_sm + (n0 + j) * p.c_sn]);
+      if (n0 + j < p.N) result[j] += beta * c_at(m * p.c_sm + (n0 + j) * p.c_sn);
     }
   }
   const uint yi = (batch * p.M + m) * p.N + n0;
   if (kNVec4 == 1) {
-    y4[yi / 4] = afp2sfp4(vkg_epilogue4(result));
+    y4_put(yi / 4, vkg_epilogue4(result));
   } else {
     [[unroll]] for (uint j = 0; j < 4; ++j) {
-      if (n0 + j < p.N) y[yi + j] = afp2sfp(vkg_epilogue(result[j]));
+      if (n0 + j < p.N) y_put(yi + j, vkg_epilogue(result[j]));
     }
   }
 }
@@ -78,7 +105,7 @@ void store_d2s(uint m, uint n0, uint row, uvec4 cols, afp4 acc, afp crow) {
   if (m >= p.M || n0 >= p.N) return;
   const afp4 result = afp(uintBitsToFloat(p.alpha_bits)) * acc + crow;
   [[unroll]] for (uint j = 0; j < 4; ++j) {
-    if (n0 + j < p.N) y[row + cols[j]] = afp2sfp(vkg_epilogue(result[j]));
+    if (n0 + j < p.N) y_put(row + cols[j], vkg_epilogue(result[j]));
   }
 }
 
@@ -108,7 +135,7 @@ void main() {
       for (; k + 8 <= p.K; k += 8) {
         afp4 bv[8 * kColVecs];  // [k][column vector]
         [[unroll]] for (uint kk = 0; kk < 8; ++kk) {
-          [[unroll]] for (uint j = 0; j < kColVecs; ++j) bv[kk * kColVecs + j] = sfp2afp4(b4[bi + kk * b_sk4 + cv[j]]);
+          [[unroll]] for (uint j = 0; j < kColVecs; ++j) bv[kk * kColVecs + j] = b4_at(bi + kk * b_sk4 + cv[j]);
         }
         bi += 8 * b_sk4;
         [[unroll]] for (uint i = 0; i < kRows; ++i) {
@@ -127,11 +154,11 @@ void main() {
       for (; k + 4 <= p.K; k += 4) {
         afp4 bv[4 * kColVecs];  // [k][column vector]
         [[unroll]] for (uint kk = 0; kk < 4; ++kk) {
-          [[unroll]] for (uint j = 0; j < kColVecs; ++j) bv[kk * kColVecs + j] = sfp2afp4(b4[bi + kk * b_sk4 + cv[j]]);
+          [[unroll]] for (uint j = 0; j < kColVecs; ++j) bv[kk * kColVecs + j] = b4_at(bi + kk * b_sk4 + cv[j]);
         }
         bi += 4 * b_sk4;
         [[unroll]] for (uint i = 0; i < kRows; ++i) {
-          const afp4 av = sfp2afp4(a4[(a_row[i] + k) / 4]);
+          const afp4 av = a4_at((a_row[i] + k) / 4);
           [[unroll]] for (uint j = 0; j < kColVecs; ++j) {
             acc[i * kColVecs + j] += av.x * bv[j] + av.y * bv[kColVecs + j] + av.z * bv[2 * kColVecs + j] +
                                      av.w * bv[3 * kColVecs + j];
@@ -140,10 +167,10 @@ void main() {
       }
       for (; k < p.K; ++k) {
         afp4 bv[kColVecs];
-        [[unroll]] for (uint j = 0; j < kColVecs; ++j) bv[j] = sfp2afp4(b4[bi + cv[j]]);
+        [[unroll]] for (uint j = 0; j < kColVecs; ++j) bv[j] = b4_at(bi + cv[j]);
         bi += b_sk4;
         [[unroll]] for (uint i = 0; i < kRows; ++i) {
-          const afp av = sfp2afp(a[a_row[i] + k]);
+          const afp av = a_at(a_row[i] + k);
           [[unroll]] for (uint j = 0; j < kColVecs; ++j) acc[i * kColVecs + j] += av * bv[j];
         }
       }
@@ -166,8 +193,8 @@ void main() {
             if (n0 >= p.N) continue;
             const afp4 r0 = alpha * acc[i * kColVecs + j] + c0, r1 = alpha * acc[(i + 1) * kColVecs + j] + c1;
             const uint o = (row + d2s_col(n0)) / 4;  // a multiple of 8 elements
-            y4[o] = afp2sfp4(vkg_epilogue4(afp4(r0.x, r1.x, r0.y, r1.y)));
-            y4[o + 1] = afp2sfp4(vkg_epilogue4(afp4(r0.z, r1.z, r0.w, r1.w)));
+            y4_put(o, vkg_epilogue4(afp4(r0.x, r1.x, r0.y, r1.y)));
+            y4_put(o + 1, vkg_epilogue4(afp4(r0.z, r1.z, r0.w, r1.w)));
           }
         }
       } else {
