@@ -15,12 +15,15 @@
 //   2 kHasBias; 3 kKh, 4 kKw (1..7); 5 kStrideH, 6 kStrideW (1 or 2); 7 kPadH,
 //   8 kPadW (leading pads); 9 kVecLoad (1: IW % 4 == 0, X read as vec4);
 //   10 kVecStore (1: OW % 4 == 0, Y written as vec4). The tactic checks that the
-//   row span, (kPadW rounded up to 4) - kPadW + 7 * kStrideW + kKw, is at most 24.
+//   row span, (kPadW rounded up to 4) - kPadW + 7 * kStrideW + kKw, is at most 24;
+//   40 kF32Bindings (f16 variants: bit b, binding b holds fp32, a fused reformat;
+//   common/f32_bindings.glsl).
 // Dispatch planes * ceil(OH / kRows) * ceil(OW / 8) invocations (vkg_linear_index).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
+#include "common/f32_bindings.glsl"
 #include "common/epilogue.glsl"
 #include "common/index.glsl"
 
@@ -36,8 +39,6 @@ layout(push_constant) uniform Params {
 
 layout(binding = 1) readonly buffer W { sfp w[]; };
 layout(binding = 2) readonly buffer B { sfp bias[]; };
-layout(binding = 3) writeonly buffer Y { sfp y[]; };
-layout(binding = 3) writeonly buffer Y4 { sfp4 y4[]; };
 
 const uint kInRows = (kRows - 1) * kStrideH + kKh;
 
@@ -86,12 +87,12 @@ void main() {
         const uint ox = ox0 + 4 * v;
         if (ox < p.ow) {
           const uint a = r * kPixels + 4 * v;
-          y4[(yrow + ox) / 4] = afp2sfp4(vkg_epilogue4(afp4(acc[a], acc[a + 1], acc[a + 2], acc[a + 3]) + bv));
+          y4_put((yrow + ox) / 4, vkg_epilogue4(afp4(acc[a], acc[a + 1], acc[a + 2], acc[a + 3]) + bv));
         }
       }
     } else {
       [[unroll]] for (uint q = 0; q < kPixels; ++q) {
-        if (ox0 + q < p.ow) y[yrow + ox0 + q] = afp2sfp(vkg_epilogue(acc[r * kPixels + q] + bv));
+        if (ox0 + q < p.ow) y_put(yrow + ox0 + q, vkg_epilogue(acc[r * kPixels + q] + bv));
       }
     }
   }

@@ -14,7 +14,8 @@
 // Push constants: n, c, m, group, ih, iw, oh, ow.
 // Specialization constants: 0 (local_size_x_id) workgroup size; 1 kRows (1..2);
 //   2 kHasBias; 3 kKh, 4 kKw (1..5); 5 kStrideH, 6 kStrideW (1 or 2); 7 kPadH,
-//   8 kPadW (leading pads); 9 kVecLoad (1: IW % 4 == 0); 10 kVecStore (1: OW % 4 == 0).
+//   8 kPadW (leading pads); 9 kVecLoad (1: IW % 4 == 0); 10 kVecStore (1: OW % 4 == 0);
+//   40 kF32Bindings (f16 variants: bit b, binding b holds fp32, a fused reformat; common/f32_bindings.glsl).
 //   The tactic checks that the row span, (kPadW rounded up to 4) - kPadW + 7 * kStrideW
 //   + kKw, is at most 24.
 // Dispatch N * group * blocks * ceil(OH / kRows) * ceil(OW / 8) invocations (vkg_linear_index).
@@ -22,6 +23,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
+#include "common/f32_bindings.glsl"
 #include "common/epilogue.glsl"
 #include "common/index.glsl"
 
@@ -37,8 +39,6 @@ layout(push_constant) uniform Params {
 
 layout(binding = 1) readonly buffer W4 { sfp4 w4[]; };
 layout(binding = 2) readonly buffer B { sfp bias[]; };
-layout(binding = 3) writeonly buffer Y { sfp y[]; };
-layout(binding = 3) writeonly buffer Y4 { sfp4 y4[]; };
 
 const uint kInRows = (kRows - 1) * kStrideH + kKh;
 
@@ -102,13 +102,12 @@ void main() {
             const uint ox = ox0 + 4 * h;
             if (ox < p.ow) {
               const uint a = (r * kPixels + 4 * h) * 2 + v;
-              y4[(yrow + ox) / 4] =
-                  afp2sfp4(vkg_epilogue4(afp4(acc[a][j], acc[a + 2][j], acc[a + 4][j], acc[a + 6][j]) + bv));
+              y4_put((yrow + ox) / 4, vkg_epilogue4(afp4(acc[a][j], acc[a + 2][j], acc[a + 4][j], acc[a + 6][j]) + bv));
             }
           }
         } else {
           [[unroll]] for (uint q = 0; q < kPixels; ++q) {
-            if (ox0 + q < p.ow) y[yrow + ox0 + q] = afp2sfp(vkg_epilogue(acc[(r * kPixels + q) * 2 + v][j] + bv));
+            if (ox0 + q < p.ow) y_put(yrow + ox0 + q, vkg_epilogue(acc[(r * kPixels + q) * 2 + v][j] + bv));
           }
         }
       }

@@ -1,7 +1,8 @@
 // The row tile of conv/depthwise_tile.comp and conv/direct_tile.comp: 8 outputs
 // along a row, the kernel geometry compile-time (specialization constants 3-10),
 // the input row span a tile reads loaded once into registers. Include after
-// precision.glsl and the push constants `p` (with the input's ih and iw); binding 0 is X.
+// precision.glsl, f32_bindings.glsl and the push constants `p` (with the input's ih and iw);
+// binding 0 is X, binding 3 is Y (written through y_put / y4_put).
 #ifndef VKG_CONV_TILE_ROW_GLSL
 #define VKG_CONV_TILE_ROW_GLSL
 
@@ -16,6 +17,30 @@ layout(constant_id = 10) const uint kVecStore = 1;  // OW % 4 == 0: Y rows writt
 
 layout(binding = 0) readonly buffer X { sfp x[]; };
 layout(binding = 0) readonly buffer X4 { sfp4 x4[]; };
+layout(binding = 3) writeonly buffer Y { sfp y[]; };
+layout(binding = 3) writeonly buffer Y4 { sfp4 y4[]; };
+// fp32 views of X and Y, where a reformat is fused in (f32_bindings.glsl).
+layout(binding = 0) readonly buffer X32 { float x32[]; };
+layout(binding = 0) readonly buffer X32_4 { vec4 x32_4[]; };
+layout(binding = 3) writeonly buffer Y32 { float y32[]; };
+layout(binding = 3) writeonly buffer Y32_4 { vec4 y32_4[]; };
+
+afp x_at(uint i) { return vkg_f32_binding(0) ? vkg_f32_in(x32[i]) : sfp2afp(x[i]); }
+afp4 x4_at(uint i) { return vkg_f32_binding(0) ? vkg_f32_in4(x32_4[i]) : sfp2afp4(x4[i]); }
+void y_put(uint i, afp v) {
+  if (vkg_f32_binding(3)) {
+    y32[i] = float(afp2sfp(v));
+  } else {
+    y[i] = afp2sfp(v);
+  }
+}
+void y4_put(uint i, afp4 v) {
+  if (vkg_f32_binding(3)) {
+    y32_4[i] = vec4(afp2sfp4(v));
+  } else {
+    y4[i] = afp2sfp4(v);
+  }
+}
 
 const uint kPixels = 8;
 // The row span starts at a multiple of 4 at or left of the first input column the tile reads.
@@ -33,7 +58,7 @@ void load_span(uint plane_base, int iy, int x0, out afp span[24]) {
     const int ix = x0 + int(4 * v);
     if (kVecLoad == 1) {
       if (ix >= 0 && ix < int(p.iw)) {  // a vec4 lies wholly inside the row or outside it
-        const afp4 q = sfp2afp4(x4[(xrow + uint(ix)) / 4]);
+        const afp4 q = x4_at((xrow + uint(ix)) / 4);
         span[4 * v] = q.x;
         span[4 * v + 1] = q.y;
         span[4 * v + 2] = q.z;
@@ -41,7 +66,7 @@ void load_span(uint plane_base, int iy, int x0, out afp span[24]) {
       }
     } else {
       [[unroll]] for (uint l = 0; l < 4; ++l) {
-        if (ix + int(l) >= 0 && ix + int(l) < int(p.iw)) span[4 * v + l] = sfp2afp(x[xrow + uint(ix) + l]);
+        if (ix + int(l) >= 0 && ix + int(l) < int(p.iw)) span[4 * v + l] = x_at(xrow + uint(ix) + l);
       }
     }
   }

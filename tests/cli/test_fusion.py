@@ -288,22 +288,23 @@ class TestFusion(CliTestCase):
                             "0")
         self.assertIn("All outputs matched", out)
         self.run_vk(path, *pins, "--atol", "1e-2", "--rtol", "1e-2")
-        # An fp16 1x1 convolution on the block GEMM between fp32 layers reads and writes fp32.
+        # An fp16 convolution between fp32 layers reads and writes fp32: on the block GEMM and on the row tiles.
         nodes = [helper.make_node("Neg", ["x"], ["n"], name="neg"),
                  helper.make_node("Conv", ["n", "w", "b"], ["c"], name="conv"),
                  helper.make_node("Neg", ["c"], ["y"], name="neg2")]
         path = make_model(nodes, [const("w", [8, 4, 1, 1]), const("b", [8])], [1, 4, 6, 8], "y",
                           path=self.path("conv_island.onnx"))
-        pins = ["--fp16", "--layer-precisions", "neg:fp32", "conv:fp16", "neg2:fp32", "--precision-constraints", "obey",
-                "--tactics-allow", "conv.1x1_block16x16.f16acc32", "unary.*"]
-        out = self.run_vk(path, *pins, "--atol", "1e-2", "--rtol", "1e-2")
-        self.assertIn("2 reformats fused into layers, 0 reformats)", out)
-        self.vkgraphy("convert", path, *pins, "--no-fusion", "-o", "unfused.engine")
-        self.vkgraphy("run", "unfused.engine", "--vk", "--save-outputs", "unfused.json")
-        self.vkgraphy("convert", path, *pins, "-o", "fused.engine")
-        out = self.vkgraphy("run", "fused.engine", "--vk", "--load-outputs", "unfused.json", "--atol", "0", "--rtol",
-                            "0")
-        self.assertIn("All outputs matched", out)
+        for tactic in ("conv.1x1_block16x16.f16acc32", "conv.direct_tile1x8.f16acc32"):
+            pins = ["--fp16", "--layer-precisions", "neg:fp32", "conv:fp16", "neg2:fp32", "--precision-constraints",
+                    "obey", "--tactics-allow", tactic, "unary.*"]
+            out = self.run_vk(path, *pins, "--atol", "1e-2", "--rtol", "1e-2")
+            self.assertIn("2 reformats fused into layers, 0 reformats)", out)
+            self.vkgraphy("convert", path, *pins, "--no-fusion", "-o", "unfused.engine")
+            self.vkgraphy("run", "unfused.engine", "--vk", "--save-outputs", "unfused.json")
+            self.vkgraphy("convert", path, *pins, "-o", "fused.engine")
+            out = self.vkgraphy("run", "fused.engine", "--vk", "--load-outputs", "unfused.json", "--atol", "0",
+                                "--rtol", "0")
+            self.assertIn("All outputs matched", out)
 
     def test_no_ops_become_aliases(self):
         nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
