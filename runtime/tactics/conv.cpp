@@ -23,6 +23,7 @@
 //   conv.winograd_f23        F(2x2, 3x3): 2-D, 3x3, stride 1, dilation 1, group 1; input
 //                            transform, 16 GEMMs (the same GEMM), output transform
 //   conv.winograd_f23_block<RxC>  the same with the 16 GEMMs on gemm/block.comp (C % 4 == 0)
+//   conv.winograd_f43_block<RxC>  F(4x4, 3x3), 36 GEMMs on gemm/block.comp (fp32, C % 4 == 0)
 //   conv.transpose_block<RxC> ConvTranspose with kernel == strides (no padding): one GEMM on
 //                            gemm/block.comp storing each tap where it lands (depth to space)
 //   conv.transpose_gather    ConvTranspose in gather form (N-D, groups, runtime weights)
@@ -926,21 +927,28 @@ std::optional<LayerPlan> plan_direct_tile(const LayerContext& ctx, uint32_t rows
 // ---------------------------------------------------------------------------
 // conv.winograd_f23
 
-// U = G g G^T for every (m, c), as the GEMM's A of each of the 16 elements xi
-// of U: [16][C][m_pad].
-std::vector<float> winograd_weights(const std::vector<float>& w, int64_t m_count, int64_t c_count, int64_t m_pad) {
-  static const double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-  std::vector<float> out(size_t(16 * c_count * m_pad), 0.0f);
+// U = G g G^T for every (m, c), as the GEMM's A of each of the (out_tile + 2)^2
+// elements xi of U: [xi][C][m_pad]. G of F(2x2, 3x3), or of F(4x4, 3x3) (Lavin
+// and Gray: interpolation points 0, -1, 1, -2, 2 and infinity).
+std::vector<float> winograd_weights(const std::vector<float>& w, int64_t m_count, int64_t c_count, int64_t m_pad,
+                                    int out_tile) {
+  static const double kG23[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  static const double kG43[6][3] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                    {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                    {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  const int n = out_tile + 2;
+  const double(*g_rows)[3] = out_tile == 4 ? kG43 : kG23;
+  std::vector<float> out(size_t(n * n * c_count * m_pad), 0.0f);
   for (int64_t m = 0; m < m_count; ++m)
     for (int64_t c = 0; c < c_count; ++c) {
       const float* g = w.data() + (m * c_count + c) * 9;
-      double gg[4][3];  // G g
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 3; ++j) gg[i][j] = kG[i][0] * g[j] + kG[i][1] * g[3 + j] + kG[i][2] * g[6 + j];
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) {
-          const double u = gg[i][0] * kG[j][0] + gg[i][1] * kG[j][1] + gg[i][2] * kG[j][2];
-          out[size_t(((i * 4 + j) * c_count + c) * m_pad + m)] = float(u);
+      double gg[6][3];  // G g
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < 3; ++j) gg[i][j] = g_rows[i][0] * g[j] + g_rows[i][1] * g[3 + j] + g_rows[i][2] * g[6 + j];
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          const double u = gg[i][0] * g_rows[j][0] + gg[i][1] * g_rows[j][1] + gg[i][2] * g_rows[j][2];
+          out[size_t(((i * n + j) * c_count + c) * m_pad + m)] = float(u);
         }
     }
   return out;
@@ -951,9 +959,10 @@ std::vector<float> winograd_weights(const std::vector<float>& w, int64_t m_count
 // transform (conv/winograd_output.comp).
 // The 16 GEMMs run on conv/gemm.comp (`blocking`), or with `block` on
 // gemm/block.comp (register blocks: transformed weights as [16][M][C] rows,
-// which needs C % 4 == 0).
+// which needs C % 4 == 0). With out_tile 4, F(4x4, 3x3): the same with 36
+// elements per tile (conv/winograd43_input.comp, conv/winograd43_output.comp).
 std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blocking, std::optional<BlockShape> block,
-                                       std::string& why_not) {
+                                       std::string& why_not, int out_tile = 2) {
   const std::optional<StorageType> st = float_storage(ctx, why_not);
   if (!st) return std::nullopt;
   const ConvShape s = conv_shape(ctx, 0, 1);
@@ -973,21 +982,22 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
     why_not = "needs input channels % 4 == 0 (vec4 runs of the transformed weights)";
     return std::nullopt;
   }
-  const int64_t tiles_h = (g.out[0] + 1) / 2, tiles_w = (g.out[1] + 1) / 2;
+  const int64_t tiles_h = (g.out[0] + out_tile - 1) / out_tile, tiles_w = (g.out[1] + out_tile - 1) / out_tile;
   const int64_t positions = s.batch * tiles_h * tiles_w, p_pad = round_up(positions, 4);
   const size_t bytes = storage_element_bytes(*st);
-  const uint64_t v_elements = uint64_t(16 * s.in_channels * p_pad),
-                 m_elements = uint64_t(16 * s.out_channels * positions);
+  const int64_t xis = (out_tile + 2) * (out_tile + 2);  // elements of a transformed tile: 16 or 36
+  const uint64_t v_elements = uint64_t(xis * s.in_channels * p_pad),
+                 m_elements = uint64_t(xis * s.out_channels * positions);
   if (!fits_scratch(ctx, v_elements * bytes, "the Winograd input tiles", why_not) ||
       !fits_scratch(ctx, m_elements * bytes, "the Winograd products", why_not) ||
-      !fits_invocations(v_elements / 16, why_not) || !fits_invocations(m_elements / 16, why_not))
+      !fits_invocations(v_elements / uint64_t(xis), why_not) || !fits_invocations(m_elements / uint64_t(xis), why_not))
     return std::nullopt;
 
   LayerPlan plan;
   plan.scratch_bytes.push_back(std::max<uint64_t>(16, v_elements * bytes));
   plan.scratch_bytes.push_back(std::max<uint64_t>(16, m_elements * bytes));
   GemmShape shape;
-  shape.group = 16;
+  shape.group = xis;
   shape.mg = s.out_channels;
   shape.mg_pad = round_up(s.out_channels, blocking.tile_m);
   shape.positions = positions;
@@ -996,11 +1006,12 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   shape.b_group = s.in_channels * p_pad;
   shape.aligned_b = true;
   std::vector<float> u_values =
-      winograd_weights(float_values(*w_in.constant), s.out_channels, s.in_channels, block ? s.out_channels : shape.mg_pad);
-  if (block) {  // [16][C][M] -> [16][M][C]
+      winograd_weights(float_values(*w_in.constant), s.out_channels, s.in_channels, block ? s.out_channels : shape.mg_pad,
+                       out_tile);
+  if (block) {  // [xi][C][M] -> [xi][M][C]
     std::vector<float> rows(u_values.size());
     const int64_t m_count = s.out_channels, c_count = s.in_channels;
-    for (int64_t xi = 0; xi < 16; ++xi)
+    for (int64_t xi = 0; xi < xis; ++xi)
       for (int64_t c = 0; c < c_count; ++c)
         for (int64_t m = 0; m < m_count; ++m)
           rows[size_t((xi * m_count + m) * c_count + c)] = u_values[size_t((xi * c_count + c) * m_count + m)];
@@ -1016,16 +1027,17 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   // Four tiles of a row per invocation where rows of tiles and of inputs are vec4 runs.
   const bool vec4 = tiles_w % 4 == 0 && g.in[1] % 4 == 0 && g.pads_begin[1] >= 0;
   plan.dispatches.push_back(
-      dispatch(ctx, ctx.shader("conv/winograd_input"), {{1, vec4 ? 1u : 0u}, {2, uint32_t(vec4 ? g.pads_begin[1] : 0)}},
+      dispatch(ctx, ctx.shader(out_tile == 4 ? "conv/winograd43_input" : "conv/winograd_input"),
+               {{1, vec4 ? 1u : 0u}, {2, uint32_t(vec4 ? g.pads_begin[1] : 0)}},
                {BindingRef::input(0), BindingRef::scratch(0)},
                {uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(g.in[0]), uint32_t(g.in[1]), uint32_t(tiles_h),
                 uint32_t(tiles_w), word(int32_t(g.pads_begin[0])), word(int32_t(g.pads_begin[1]))},
-               v_elements / 16 / (vec4 ? 4 : 1)));
+               v_elements / uint64_t(xis) / (vec4 ? 4 : 1)));
   std::optional<Dispatch> gemm;
   if (block) {
-    // M[xi][m][p] = sum_c U[xi][m][c] * V[xi][c][p]: 16 batches of one product.
+    // M[xi][m][p] = sum_c U[xi][m][c] * V[xi][c][p]: one batch of the product per xi.
     Product p;
-    p.M = s.out_channels, p.N = positions, p.K = s.in_channels, p.batches = 16;
+    p.M = s.out_channels, p.N = positions, p.K = s.in_channels, p.batches = xis;
     p.a_bs = s.out_channels * s.in_channels, p.a_sm = s.in_channels, p.a_sk = 1;
     p.b_bs = s.in_channels * p_pad, p.b_sk = p_pad, p.b_sn = 1;
     gemm = block_dispatch(ctx, plan, p, *block, u, BindingRef::scratch(0), {no_bias, false}, {}, why_not,
@@ -1036,12 +1048,13 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   }
   if (!gemm) return std::nullopt;
   plan.dispatches.push_back(std::move(*gemm));
-  const bool out_vec4 = tiles_w % 4 == 0 && g.out[1] == 2 * tiles_w;  // four whole tiles per invocation
-  plan.dispatches.push_back(dispatch(ctx, ctx.shader("conv/winograd_output"), {{1, has_bias}, {2, out_vec4 ? 1u : 0u}},
+  const bool out_vec4 = tiles_w % 4 == 0 && g.out[1] == out_tile * tiles_w;  // four whole tiles per invocation
+  plan.dispatches.push_back(dispatch(ctx, ctx.shader(out_tile == 4 ? "conv/winograd43_output" : "conv/winograd_output"),
+                                     {{1, has_bias}, {2, out_vec4 ? 1u : 0u}},
                                      {BindingRef::scratch(1), bias, BindingRef::output(0)},
                                      {uint32_t(s.batch), uint32_t(s.out_channels), uint32_t(g.out[0]),
                                       uint32_t(g.out[1]), uint32_t(tiles_h), uint32_t(tiles_w)},
-                                     m_elements / 16 / (out_vec4 ? 4 : 1)));
+                                     m_elements / uint64_t(xis) / (out_vec4 ? 4 : 1)));
   return plan;
 }
 
@@ -1265,6 +1278,11 @@ void register_conv_tactics(TacticRegistry& r) {
   // 24 rows: M = 24 (det's FPN convolutions) in one block, fewer loads per multiply-add on lavapipe.
   r.add_variants("conv.winograd_f23_block24x16", conv, 22, {kF32, kF16, kF16Acc32},
                  [](const LayerContext& c, std::string& w) { return plan_winograd(c, {8, 8}, BlockShape{24, 4}, w); });
+  // F(4x4, 3x3): 36 GEMMs of a quarter of the positions, 1.78x fewer multiply-adds than F(2x2, 3x3) and fewer
+  // transformed values to write; its transforms grow values more, so fp32 only.
+  r.add_variants("conv.winograd_f43_block24x16", conv, 23, {kF32}, [](const LayerContext& c, std::string& w) {
+    return plan_winograd(c, {8, 8}, BlockShape{24, 4}, w, /*out_tile=*/4);
+  });
   r.add_variants("conv.1x1.8x8", conv, 30, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_pointwise(c, {8, 8}, w);
   });
