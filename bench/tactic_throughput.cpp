@@ -91,6 +91,22 @@ BenchCase conv(int64_t cin, int64_t cout, int64_t k, int64_t size, int64_t group
   return c;
 }
 
+// Mul of an activation [1, c, size, size] by a per-channel scale [1, c, 1, 1] (a squeeze-and-excite
+// block's last step): a broadcast elementwise op; "GFLOP/s" counts one operation per output.
+BenchCase scale_channels(int64_t c_count, int64_t size) {
+  BenchCase c;
+  c.label = "Mul [1," + std::to_string(c_count) + "," + std::to_string(size) + "," + std::to_string(size) + "]x[1," +
+            std::to_string(c_count) + ",1,1]";
+  c.node.name = "mul";
+  c.node.op_type = "Mul";
+  c.node.inputs = {"x", "s"};
+  c.node.outputs = {"y"};
+  c.inputs = {random_tensor({1, c_count, size, size}, 6), random_tensor({1, c_count, 1, 1}, 7)};
+  c.constant = {false, false};
+  c.flops = double(c_count * size * size);
+  return c;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -129,7 +145,7 @@ int main(int argc, char** argv) {
     for (const BenchCase& c :
          {matmul(512, 512, 512), matmul(1024, 1024, 1024), matmul(48, 6400, 48), matmul(384, 100, 384),
           conv(64, 64, 3, 56), conv(384, 384, 1, 10), conv(48, 48, 1, 80), conv(96, 24, 3, 80),
-          conv(3, 16, 3, 320, 1, 2), conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192)}) {
+          conv(3, 16, 3, 320, 1, 2), conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192), scale_channels(96, 80)}) {
       if (!glob_match(case_filter, c.label)) continue;
       // CPU reference baseline, same process.
       std::vector<const Tensor*> in;

@@ -142,6 +142,13 @@ BindingRef add_weight(LayerPlan& plan, Tensor t);
 // (shaders/common/index.glsl). Throws Error when even that does not fit.
 std::array<uint32_t, 3> linear_groups(uint64_t invocations, uint32_t local_size, const vk::DeviceInfo& device);
 
+// Specialization constant 39 of shaders including common/index.glsl (vkg_small_indices): 1 when
+// every index the shader divides (vkg_div) is below 2^21, which lets it divide through floats.
+inline constexpr uint32_t kSmallIndicesSpec = 39;
+inline SpecValue small_indices_spec(uint64_t largest_index) {
+  return {kSmallIndicesSpec, largest_index < (uint64_t(1) << 21) ? 1u : 0u};
+}
+
 // A tactic: a name, the ops it serves, and its planner. plan() returns nullopt
 // with `why_not` filled when it cannot serve the layer (shape, attribute,
 // dtype or device limits). It throws only for layers that are invalid ONNX.

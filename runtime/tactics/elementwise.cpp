@@ -170,6 +170,15 @@ uint32_t input_layout(const Shape& input, uint32_t n) {
   return 0;                          // strided
 }
 
+// binary.comp's layout of input `i` of `b`: input_layout, with a strided input told apart by its
+// last merged stride (rows: 1, one value per row: 0), so that its loads need no runtime choice.
+uint32_t binary_layout(const Shape& input, const Broadcast& b, size_t i) {
+  const uint32_t layout = input_layout(input, b.n);
+  if (layout != 0) return layout;
+  const uint32_t last = b.strides[i].back();
+  return last == 1 ? 3 : last == 0 ? 4 : 0;
+}
+
 uint64_t invocations(uint64_t n, Blocking blocking) { return blocking == Blocking::Vec4 ? n / 4 + n % 4 : n; }
 
 // One dispatch of `shader` with specialization constants 1.. from `spec`
@@ -648,8 +657,10 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
     plan.dispatches.push_back(make_dispatch(
         ctx, "elementwise/binary",
         {blocking == Blocking::Vec4 ? 4u : 1u, s.code, a_int, b_int, out_int, int_math, kind,
-         input_layout(s.a_shape, b.n), input_layout(s.b_shape, b.n), chain_mode, chain_code, d_layout},
+         binary_layout(s.a_shape, b, 0), binary_layout(s.b_shape, b, 1), chain_mode, chain_code, d_layout,
+         uint32_t(b.dims.size())},
         {s.a, s.b, BindingRef::output(0), d}, push, invocations(b.n, blocking)));
+    plan.dispatches.back().spec.push_back(small_indices_spec(b.n));
   }
   return plan;
 }

@@ -17,4 +17,24 @@ uint vkg_linear_index() {
   return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * vkg_workgroup_size_x + gl_LocalInvocationID.x;
 }
 
+// Index division without integer division, which lavapipe runs one lane at a time (a
+// Mul by a per-channel scale spent half its time dividing): through a float quotient,
+// then corrected by one. Exact when x < 2^21, as the tactic declares with specialization
+// constant 39 (vkg_small_indices = 1); otherwise (and by default) the integer division.
+// Below 2^21 the quotient's error (float division is within 2.5 ULP in Vulkan) stays
+// under one, so one correction either way suffices.
+layout(constant_id = 39) const uint vkg_small_indices = 0;
+
+uint vkg_div(uint x, uint d) {
+  if (vkg_small_indices == 0) return x / d;
+  uint q = uint(float(x) / float(d));
+  const int r = int(x) - int(q * d);
+  if (r < 0) {
+    q -= 1u;
+  } else if (r >= int(d)) {
+    q += 1u;
+  }
+  return q;
+}
+
 #endif  // VKG_COMMON_INDEX_GLSL

@@ -23,17 +23,21 @@
 //                results, unsigned comparisons; of the output when float
 //                arithmetic produces an integer (Pow of an int base)
 //   8 kALayout, 9 kBLayout  LAYOUT_* below: how A / B are indexed (the strided
-//                form is general; the others let lavapipe load contiguously)
+//                form is general; the others let lavapipe load contiguously, or
+//                once per row)
 //   10 kChain    an elementwise chain (float arithmetic only): 0 none; 1 the
 //                result v becomes chain_op(v, D); 2 it becomes chain_op(D, v)
 //   11 kChainOp  OP_ADD, OP_SUB, OP_MUL or OP_DIV
 //   12 kDLayout  LAYOUT_IDENTITY or LAYOUT_SINGLE: how D is indexed
+//   13 kRank     params.rank as a constant (the index loop unrolled), or 0
+//   39 vkg_small_indices  1: n < 2^21, indices divided without integer division (index.glsl)
 //   40 kF32Bindings  (f16 variants) bit b: binding b holds fp32, a fused reformat
 //                (common/f32_bindings.glsl)
 // Binding 3 = D, the chained operand (float storage; bound to any buffer when
 // kChain is 0).
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
 #include "common/f32_bindings.glsl"
 #include "common/index.glsl"
@@ -69,6 +73,8 @@
 #define LAYOUT_STRIDED 0   // through dims and strides
 #define LAYOUT_IDENTITY 1  // the output's shape: element e is at e
 #define LAYOUT_SINGLE 2    // one element, at 0
+#define LAYOUT_ROWS 3      // strided, with contiguous rows (last merged stride 1): vec4 loads
+#define LAYOUT_ROW_CONST 4 // strided, one value per row (last merged stride 0): one load per vec4
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint kVec = 1;
@@ -83,6 +89,7 @@ layout(constant_id = 9) const uint kBLayout = LAYOUT_STRIDED;
 layout(constant_id = 10) const uint kChain = 0;
 layout(constant_id = 11) const uint kChainOp = OP_ADD;
 layout(constant_id = 12) const uint kDLayout = LAYOUT_IDENTITY;
+layout(constant_id = 13) const uint kRank = 0;  // params.rank, or 0: read at run time
 
 layout(push_constant) uniform Params {
   uint n;
@@ -141,16 +148,30 @@ void c4_put(uint i, afp4 v) {
 const bool kCompare = kOp >= OP_EQUAL && kOp <= OP_GREATER_EQUAL;
 const bool kUnsigned32 = kIntKind == KIND_U32;
 
+bool strided_layout(uint l) { return l == LAYOUT_STRIDED || l == LAYOUT_ROWS || l == LAYOUT_ROW_CONST; }
+
 // Offsets into A and B of output element e.
 void offsets(uint e, out uint oa, out uint ob) {
-  const bool strided = kALayout == LAYOUT_STRIDED || kBLayout == LAYOUT_STRIDED;
+  const bool strided = strided_layout(kALayout) || strided_layout(kBLayout);
   uint sa = 0, sb = 0;
   uint rest = e;
-  if (strided) {
+  if (strided && kRank != 0) {  // unrolled: the dims and strides at constant offsets
+    [[unroll]] for (int d = int(kRank) - 1; d > 0; --d) {
+      const uint dim = params.dims[d];
+      const uint next = vkg_div(rest, dim);
+      const uint idx = rest - next * dim;
+      rest = next;
+      sa += idx * params.stride_a[d];
+      sb += idx * params.stride_b[d];
+    }
+    sa += rest * params.stride_a[0];
+    sb += rest * params.stride_b[0];
+  } else if (strided) {
     for (int d = int(params.rank) - 1; d > 0; --d) {
       const uint dim = params.dims[d];
-      const uint idx = rest % dim;
-      rest /= dim;
+      const uint next = vkg_div(rest, dim);
+      const uint idx = rest - next * dim;
+      rest = next;
       sa += idx * params.stride_a[d];
       sb += idx * params.stride_b[d];
     }
@@ -304,8 +325,11 @@ void element(uint e) {
 void vector4(uint e) {
   uint oa, ob;
   offsets(e, oa, ob);
-  const bool a_row = kALayout == LAYOUT_IDENTITY || (kALayout == LAYOUT_STRIDED && params.stride_a[params.rank - 1] == 1);
-  const bool b_row = kBLayout == LAYOUT_IDENTITY || (kBLayout == LAYOUT_STRIDED && params.stride_b[params.rank - 1] == 1);
+  // Known rows take one kind of load: lavapipe runs both sides of a runtime choice.
+  const bool a_row = kALayout == LAYOUT_IDENTITY || kALayout == LAYOUT_ROWS ||
+                     (kALayout == LAYOUT_STRIDED && params.stride_a[params.rank - 1] == 1);
+  const bool b_row = kBLayout == LAYOUT_IDENTITY || kBLayout == LAYOUT_ROWS ||
+                     (kBLayout == LAYOUT_STRIDED && params.stride_b[params.rank - 1] == 1);
   ivec4 xi = ivec4(0), yi = ivec4(0);
   afp4 xf = afp4(0), yf = afp4(0);
   if (kAInt != 0) {
