@@ -561,14 +561,26 @@ std::optional<LayerPlan> plan_resize_nearest_int(const LayerContext& ctx, std::s
   for (int64_t s : contiguous_strides(p.out_shape)) meta.push_back(int32_t(s));
   const int64_t fw = factors.back();
   const int64_t n = ctx.output(0).size() / fw, in_w = layer->in_shape.back();
-  // Several elements of a row per invocation: the row's address is computed once for them.
-  const uint32_t per = 4;
-  const uint64_t invocations = uint64_t(n / in_w) * uint64_t((in_w + per - 1) / per);
   LayerPlan plan;
   const BindingRef x = bind_input(ctx, plan, 0);
   const BindingRef m = add_int_table(plan, std::move(meta));
+  // The rows form: only the last two axes grow, rows of a multiple of 4 elements, fw <= 4.
+  const bool rows = rank >= 2 && in_w % 4 == 0 && fw <= 4 &&
+                    std::all_of(factors.begin(), factors.end() - 2, [](int32_t f) { return f == 1; });
+  if (rows) {
+    const int64_t in_elements = num_elements(layer->in_shape);
+    const uint64_t invocations = uint64_t(in_elements / 4);
+    plan.dispatches.push_back(linear_dispatch(
+        ctx, "gather/resize_nearest_int", {x, BindingRef::output(0), m},
+        {u32(invocations), u32(rank), u32(fw), u32(in_w)}, invocations,
+        {{1, 4}, {2, u32(factors[rank - 2])}, {3, u32(fw)}, small_indices_spec(invocations)}));
+    return plan;
+  }
+  // Several elements of a row per invocation: the row's address is computed once for them.
+  const uint32_t per = 4;
+  const uint64_t invocations = uint64_t(n / in_w) * uint64_t((in_w + per - 1) / per);
   plan.dispatches.push_back(linear_dispatch(ctx, "gather/resize_nearest_int", {x, BindingRef::output(0), m},
-                                            {u32(n), u32(rank), u32(fw)}, invocations, {{1, per}}));
+                                            {u32(n), u32(rank), u32(fw), u32(in_w)}, invocations, {{1, per}}));
   return plan;
 }
 

@@ -655,7 +655,8 @@ Dispatch slab_dispatch(const LayerContext& ctx, const Slabs& s, size_t k, Bindin
   std::vector<uint32_t> push =
       to_whole ? std::vector<uint32_t>{uint32_t(n), uint32_t(w), uint32_t(w), 0, uint32_t(row), uint32_t(begin)}
                : std::vector<uint32_t>{uint32_t(n), uint32_t(w), uint32_t(row), uint32_t(begin), uint32_t(w), 0};
-  return make_dispatch(ctx, "slab", {{1, width}}, {src, dst}, std::move(push), uint64_t(n));
+  return make_dispatch(ctx, "slab", {{1, width}, small_indices_spec(uint64_t(n))}, {src, dst}, std::move(push),
+                       uint64_t(n));
 }
 
 // A dispatch that writes nothing, for layers whose outputs are all empty.

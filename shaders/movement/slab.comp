@@ -10,6 +10,7 @@
 //   0 (local_size_x_id)  workgroup size
 //   1 kVecWidth          1: elements; 4: vectors of 4 elements (the planner
 //                        guarantees every size and offset divides by 4).
+//   39 vkg_small_indices  (common/index.glsl)
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "movement/element.glsl"
@@ -35,7 +36,7 @@ layout(binding = 1) writeonly buffer Dst4 { elem4_t dst4[]; };
 void main() {
   const uint i = vkg_linear_index();
   if (i >= params.n) return;
-  const uint o = i / params.inner;
+  const uint o = vkg_div(i, params.inner);
   const uint j = i - o * params.inner;
   const uint s = params.src_off + o * params.src_row + j;
   const uint d = params.dst_off + o * params.dst_row + j;

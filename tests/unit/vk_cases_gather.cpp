@@ -219,6 +219,11 @@ std::vector<VkCase> resize_cases() {
                          101));
   cases.push_back(resize("Resize nearest sizes [1,2,5,3] -> [1,2,10,12]", {1, 2, 5, 3}, std::nullopt,
                          std::vector<int64_t>{1, 2, 10, 12}, {}, 102));
+  // The rows form (vec4 rows, the last two axes growing by up to 4 along the last).
+  cases.push_back(resize("Resize nearest x1,x2 [1,2,3,8] rows", {1, 2, 3, 8}, std::vector<float>{1, 1, 1, 2},
+                         std::nullopt, {}, 103));
+  cases.push_back(resize("Resize nearest x3,x4 [2,3,4,4] rows", {2, 3, 4, 4}, std::vector<float>{1, 1, 3, 4},
+                         std::nullopt, resize_attrs("nearest", "asymmetric", "floor"), 104));
   // Every coordinate transformation with every nearest rounding, up and down, fractional factors.
   uint32_t seed = 110;
   for (const char* c : kCoordinates) {
