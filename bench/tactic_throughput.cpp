@@ -123,11 +123,13 @@ int main(int argc, char** argv) {
     if (a == "--device" && i + 1 < argc) device_selector = argv[++i];
     else if (a == "--samples" && i + 1 < argc) samples = std::max(1, std::atoi(argv[++i]));
     else if (a == "--filter" && i + 1 < argc) filter = argv[++i];
-    else if (a == "--case" && i + 1 < argc) case_filter = argv[++i];
+    else if (a == "--case" && i + 1 < argc)
+      case_filter = argv[++i];
     else if (a == "--per-dispatch")
       per_dispatch = true;
     else {
-      std::cerr << "usage: " << argv[0] << " [--device SELECTOR] [--samples N] [--filter GLOB] [--case GLOB] [--per-dispatch]\n";
+      std::cerr << "usage: " << argv[0]
+                << " [--device SELECTOR] [--samples N] [--filter GLOB] [--case GLOB] [--per-dispatch]\n";
       return 2;
     }
   }

@@ -243,23 +243,21 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
   ctx.check_validation("the engine build");
   const BuildStats& s = r.stats;
   // Layers as the engine holds them (reformats included), as `Saved engine` and `inspect` count them.
-  VKG_FINISH("Built engine in " << secs << " s | " << r.engine.layers.size() << " layers (" << s.folded
-                                << " nodes folded, " << s.removed << " no-ops removed, " << s.fused << " fused, "
-                                << (s.inputs_converted_on_upload
-                                        ? std::to_string(s.inputs_converted_on_upload) + " input(s) converted on upload, "
-                                        : "")
-                                << (s.reformats_fused ? std::to_string(s.reformats_fused) + " reformats fused into layers, "
-                                                      : "")
-                                << s.reformats << " reformats) | " << s.candidates_timed << " tactic(s) timed in "
-                                << s.layers_timed << " layer(s), " << s.layers_reused
-                                << " layer(s) with an identical layer's timings, " << s.layers_cached
-                                << " layer(s) from the timing cache"
-                                << (c.validation_values
-                                        ? " | " + std::to_string(s.candidates_validated) +
-                                              " candidate(s) validated in " + std::to_string(s.layers_validated) +
-                                              " layer(s), " + std::to_string(s.candidates_rejected) + " rejected"
-                                        : "")
-                                << (timer ? " | " + std::to_string(timer->pipelines_compiled()) + " pipelines" : ""));
+  VKG_FINISH("Built engine in "
+             << secs << " s | " << r.engine.layers.size() << " layers (" << s.folded << " nodes folded, " << s.removed
+             << " no-ops removed, " << s.fused << " fused, "
+             << (s.inputs_converted_on_upload
+                     ? std::to_string(s.inputs_converted_on_upload) + " input(s) converted on upload, "
+                     : "")
+             << (s.reformats_fused ? std::to_string(s.reformats_fused) + " reformats fused into layers, " : "")
+             << s.reformats << " reformats) | " << s.candidates_timed << " tactic(s) timed in " << s.layers_timed
+             << " layer(s), " << s.layers_reused << " layer(s) with an identical layer's timings, " << s.layers_cached
+             << " layer(s) from the timing cache"
+             << (c.validation_values ? " | " + std::to_string(s.candidates_validated) + " candidate(s) validated in " +
+                                           std::to_string(s.layers_validated) + " layer(s), " +
+                                           std::to_string(s.candidates_rejected) + " rejected"
+                                     : "")
+             << (timer ? " | " + std::to_string(timer->pipelines_compiled()) + " pipelines" : ""));
   if (write_files && !save_tactics_.empty()) {
     save_tactic_replay(save_tactics_, r.replay);
     VKG_INFO("Saved tactic replay to " << save_tactics_);

@@ -272,12 +272,10 @@ ReformatFusions fuse_reformats(Engine& engine) {
       ++fused.on_upload;
       continue;
     }
-    if (from == StorageType::F32 && to == StorageType::F16 && !dst_readers.empty() &&
-        !contains(engine.outputs, dst) &&
+    if (from == StorageType::F32 && to == StorageType::F16 && !dst_readers.empty() && !contains(engine.outputs, dst) &&
         std::all_of(dst_readers.begin(), dst_readers.end(), [&](size_t l) {
           const std::vector<BindingRef> uses = refs(engine.layers[l].inputs, dst, &BindingRef::input);
-          return std::all_of(uses.begin(), uses.end(),
-                             [&](BindingRef u) { return can_hold_f32(engine.layers[l], u); });
+          return std::all_of(uses.begin(), uses.end(), [&](BindingRef u) { return can_hold_f32(engine.layers[l], u); });
         })) {
       for (size_t l : dst_readers)
         for (BindingRef u : refs(engine.layers[l].inputs, dst, &BindingRef::input)) hold_f32(engine.layers[l], u);
@@ -287,7 +285,8 @@ ReformatFusions fuse_reformats(Engine& engine) {
     }
     if (from == StorageType::F16 && to == StorageType::F32 && src_alone && producer < engine.layers.size()) {
       const std::vector<BindingRef> uses = refs(engine.layers[producer].outputs, src, &BindingRef::output);
-      if (std::all_of(uses.begin(), uses.end(), [&](BindingRef u) { return can_hold_f32(engine.layers[producer], u); })) {
+      if (std::all_of(uses.begin(), uses.end(),
+                      [&](BindingRef u) { return can_hold_f32(engine.layers[producer], u); })) {
         for (BindingRef u : uses) hold_f32(engine.layers[producer], u);
         engine.tensors[size_t(src)].storage = StorageType::F32;
         drop_reformat(engine, r, dst, src);

@@ -933,9 +933,12 @@ std::optional<LayerPlan> plan_direct_tile(const LayerContext& ctx, uint32_t rows
 std::vector<float> winograd_weights(const std::vector<float>& w, int64_t m_count, int64_t c_count, int64_t m_pad,
                                     int out_tile) {
   static const double kG23[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-  static const double kG43[6][3] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                    {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                    {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  static const double kG43[6][3] = {{1.0 / 4, 0, 0},
+                                    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                    {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                    {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                    {0, 0, 1}};
   const int n = out_tile + 2;
   const double(*g_rows)[3] = out_tile == 4 ? kG43 : kG23;
   std::vector<float> out(size_t(n * n * c_count * m_pad), 0.0f);
@@ -1005,9 +1008,8 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   shape.ldb = p_pad;
   shape.b_group = s.in_channels * p_pad;
   shape.aligned_b = true;
-  std::vector<float> u_values =
-      winograd_weights(float_values(*w_in.constant), s.out_channels, s.in_channels, block ? s.out_channels : shape.mg_pad,
-                       out_tile);
+  std::vector<float> u_values = winograd_weights(float_values(*w_in.constant), s.out_channels, s.in_channels,
+                                                 block ? s.out_channels : shape.mg_pad, out_tile);
   if (block) {  // [xi][C][M] -> [xi][M][C]
     std::vector<float> rows(u_values.size());
     const int64_t m_count = s.out_channels, c_count = s.in_channels;
@@ -1026,13 +1028,12 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
 
   // Four tiles of a row per invocation where rows of tiles and of inputs are vec4 runs.
   const bool vec4 = tiles_w % 4 == 0 && g.in[1] % 4 == 0 && g.pads_begin[1] >= 0;
-  plan.dispatches.push_back(
-      dispatch(ctx, ctx.shader(out_tile == 4 ? "conv/winograd43_input" : "conv/winograd_input"),
-               {{1, vec4 ? 1u : 0u}, {2, uint32_t(vec4 ? g.pads_begin[1] : 0)}},
-               {BindingRef::input(0), BindingRef::scratch(0)},
-               {uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(g.in[0]), uint32_t(g.in[1]), uint32_t(tiles_h),
-                uint32_t(tiles_w), word(int32_t(g.pads_begin[0])), word(int32_t(g.pads_begin[1]))},
-               v_elements / uint64_t(xis) / (vec4 ? 4 : 1)));
+  plan.dispatches.push_back(dispatch(
+      ctx, ctx.shader(out_tile == 4 ? "conv/winograd43_input" : "conv/winograd_input"),
+      {{1, vec4 ? 1u : 0u}, {2, uint32_t(vec4 ? g.pads_begin[1] : 0)}}, {BindingRef::input(0), BindingRef::scratch(0)},
+      {uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(g.in[0]), uint32_t(g.in[1]), uint32_t(tiles_h),
+       uint32_t(tiles_w), word(int32_t(g.pads_begin[0])), word(int32_t(g.pads_begin[1]))},
+      v_elements / uint64_t(xis) / (vec4 ? 4 : 1)));
   std::optional<Dispatch> gemm;
   if (block) {
     // M[xi][m][p] = sum_c U[xi][m][c] * V[xi][c][p]: one batch of the product per xi.
@@ -1277,7 +1278,9 @@ void register_conv_tactics(TacticRegistry& r) {
                  [](const LayerContext& c, std::string& w) { return plan_winograd(c, {8, 8}, BlockShape{8, 2}, w); });
   // 24 rows: M = 24 (det's FPN convolutions) in one block, fewer loads per multiply-add on lavapipe.
   r.add_variants("conv.winograd_f23_block24x16", conv, 22, {kF32, kF16, kF16Acc32},
-                 [](const LayerContext& c, std::string& w) { return plan_winograd(c, {8, 8}, BlockShape{24, 4}, w); });
+                 [](const LayerContext& c, std::string& w) {
+                   return plan_winograd(c, {8, 8}, BlockShape{24, 4}, w);
+                 });
   // F(4x4, 3x3): 36 GEMMs of a quarter of the positions, 1.78x fewer multiply-adds than F(2x2, 3x3) and fewer
   // transformed values to write; its transforms grow values more, so fp32 only.
   r.add_variants("conv.winograd_f43_block24x16", conv, 23, {kF32}, [](const LayerContext& c, std::string& w) {

@@ -654,12 +654,12 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
       chain_mode = chain->operand_first ? 2 : 1;
       chain_code = find_binary_op(chain->op).code;
     }
-    plan.dispatches.push_back(make_dispatch(
-        ctx, "elementwise/binary",
-        {blocking == Blocking::Vec4 ? 4u : 1u, s.code, a_int, b_int, out_int, int_math, kind,
-         binary_layout(s.a_shape, b, 0), binary_layout(s.b_shape, b, 1), chain_mode, chain_code, d_layout,
-         uint32_t(b.dims.size())},
-        {s.a, s.b, BindingRef::output(0), d}, push, invocations(b.n, blocking)));
+    plan.dispatches.push_back(
+        make_dispatch(ctx, "elementwise/binary",
+                      {blocking == Blocking::Vec4 ? 4u : 1u, s.code, a_int, b_int, out_int, int_math, kind,
+                       binary_layout(s.a_shape, b, 0), binary_layout(s.b_shape, b, 1), chain_mode, chain_code, d_layout,
+                       uint32_t(b.dims.size())},
+                      {s.a, s.b, BindingRef::output(0), d}, push, invocations(b.n, blocking)));
     plan.dispatches.back().spec.push_back(small_indices_spec(b.n));
   }
   return plan;

@@ -570,10 +570,10 @@ std::optional<LayerPlan> plan_resize_nearest_int(const LayerContext& ctx, std::s
   if (rows) {
     const int64_t in_elements = num_elements(layer->in_shape);
     const uint64_t invocations = uint64_t(in_elements / 4);
-    plan.dispatches.push_back(linear_dispatch(
-        ctx, "gather/resize_nearest_int", {x, BindingRef::output(0), m},
-        {u32(invocations), u32(rank), u32(fw), u32(in_w)}, invocations,
-        {{1, 4}, {2, u32(factors[rank - 2])}, {3, u32(fw)}, small_indices_spec(invocations)}));
+    plan.dispatches.push_back(
+        linear_dispatch(ctx, "gather/resize_nearest_int", {x, BindingRef::output(0), m},
+                        {u32(invocations), u32(rank), u32(fw), u32(in_w)}, invocations,
+                        {{1, 4}, {2, u32(factors[rank - 2])}, {3, u32(fw)}, small_indices_spec(invocations)}));
     return plan;
   }
   // Several elements of a row per invocation: the row's address is computed once for them.
