@@ -266,7 +266,9 @@ ReformatFusions fuse_reformats(Engine& engine) {
         if (ids[i] == t) out.push_back(make(uint32_t(i)));
       return out;
     };
+    const std::string name = engine.tensors[size_t(src)].name, reformat_name = reformat.name;
     if (contains(engine.inputs, src) && src_alone) {
+      VKG_VERBOSE("Fused reformat '" << reformat_name << "' into the upload of input '" << name << "'");
       engine.tensors[size_t(src)].storage = to;
       drop_reformat(engine, r, dst, src);
       ++fused.on_upload;
@@ -277,8 +279,11 @@ ReformatFusions fuse_reformats(Engine& engine) {
           const std::vector<BindingRef> uses = refs(engine.layers[l].inputs, dst, &BindingRef::input);
           return std::all_of(uses.begin(), uses.end(), [&](BindingRef u) { return can_hold_f32(engine.layers[l], u); });
         })) {
-      for (size_t l : dst_readers)
+      for (size_t l : dst_readers) {
         for (BindingRef u : refs(engine.layers[l].inputs, dst, &BindingRef::input)) hold_f32(engine.layers[l], u);
+        VKG_VERBOSE("Fused reformat '" << reformat_name << "' into layer '" << engine.layers[l].name << "': it reads '"
+                                       << name << "' in fp32");
+      }
       drop_reformat(engine, r, dst, src);
       ++fused.into_layers;
       continue;
@@ -288,6 +293,8 @@ ReformatFusions fuse_reformats(Engine& engine) {
       if (std::all_of(uses.begin(), uses.end(),
                       [&](BindingRef u) { return can_hold_f32(engine.layers[producer], u); })) {
         for (BindingRef u : uses) hold_f32(engine.layers[producer], u);
+        VKG_VERBOSE("Fused reformat '" << reformat_name << "' into layer '" << engine.layers[producer].name
+                                       << "': it stores '" << name << "' in fp32");
         engine.tensors[size_t(src)].storage = StorageType::F32;
         drop_reformat(engine, r, dst, src);
         ++fused.into_layers;

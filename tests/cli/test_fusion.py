@@ -287,7 +287,10 @@ class TestFusion(CliTestCase):
         out = self.vkgraphy("run", "fused.engine", "--vk", "--load-outputs", "unfused.json", "--atol", "0", "--rtol",
                             "0")
         self.assertIn("All outputs matched", out)
-        self.run_vk(path, *pins, "--atol", "1e-2", "--rtol", "1e-2")
+        out = self.run_vk(path, *pins, "--atol", "1e-2", "--rtol", "1e-2")
+        self.assertIn("Fused reformat 'a reformat f16->f32' into layer 'add': it stores 'a' in fp32", out)
+        self.assertIn("Fused reformat 'b reformat f32->f16' into layer 'mul': it reads 'b' in fp32", out)
+        self.assertIn("Fused reformat 'x reformat f32->f16' into the upload of input 'x'", out)
         # An fp16 convolution between fp32 layers reads and writes fp32: on the block GEMM and on the row tiles.
         nodes = [helper.make_node("Neg", ["x"], ["n"], name="neg"),
                  helper.make_node("Conv", ["n", "w", "b"], ["c"], name="conv"),
