@@ -21,4 +21,27 @@ bool vkg_f32_binding(uint b) { return (kF32Bindings & (1u << b)) != 0u; }
 afp vkg_f32_in(float v) { return sfp2afp(sfp(v)); }
 afp4 vkg_f32_in4(vec4 v) { return sfp2afp4(sfp4(v)); }
 
+// Readers and writers of a float binding `b` with element and vec4 views `s`, `s4` in the storage
+// type and `f`, `f4` in fp32: at(i) / at4(i) read element or vec4 i as the arithmetic type;
+// put(i, v) / put4(i, v) store v rounded to the storage type, widened to fp32 where binding b
+// holds fp32.
+#define VKG_F32_READERS(at, at4, b, s, s4, f, f4)                                             \
+  afp at(uint i) { return vkg_f32_binding(b) ? vkg_f32_in(f[i]) : sfp2afp(s[i]); }           \
+  afp4 at4(uint i) { return vkg_f32_binding(b) ? vkg_f32_in4(f4[i]) : sfp2afp4(s4[i]); }
+#define VKG_F32_WRITERS(put, put4, b, s, s4, f, f4) \
+  void put(uint i, afp v) {                         \
+    if (vkg_f32_binding(b)) {                       \
+      f[i] = float(afp2sfp(v));                     \
+    } else {                                        \
+      s[i] = afp2sfp(v);                            \
+    }                                               \
+  }                                                 \
+  void put4(uint i, afp4 v) {                       \
+    if (vkg_f32_binding(b)) {                       \
+      f4[i] = vec4(afp2sfp4(v));                    \
+    } else {                                        \
+      s4[i] = afp2sfp4(v);                          \
+    }                                               \
+  }
+
 #endif  // VKG_COMMON_F32_BINDINGS_GLSL

@@ -25,22 +25,8 @@ layout(binding = 0) readonly buffer X32_4 { vec4 x32_4[]; };
 layout(binding = 3) writeonly buffer Y32 { float y32[]; };
 layout(binding = 3) writeonly buffer Y32_4 { vec4 y32_4[]; };
 
-afp x_at(uint i) { return vkg_f32_binding(0) ? vkg_f32_in(x32[i]) : sfp2afp(x[i]); }
-afp4 x4_at(uint i) { return vkg_f32_binding(0) ? vkg_f32_in4(x32_4[i]) : sfp2afp4(x4[i]); }
-void y_put(uint i, afp v) {
-  if (vkg_f32_binding(3)) {
-    y32[i] = float(afp2sfp(v));
-  } else {
-    y[i] = afp2sfp(v);
-  }
-}
-void y4_put(uint i, afp4 v) {
-  if (vkg_f32_binding(3)) {
-    y32_4[i] = vec4(afp2sfp4(v));
-  } else {
-    y4[i] = afp2sfp4(v);
-  }
-}
+VKG_F32_READERS(x_at, x4_at, 0, x, x4, x32, x32_4)
+VKG_F32_WRITERS(y_put, y4_put, 3, y, y4, y32, y32_4)
 
 const uint kPixels = 8;
 // The row span starts at a multiple of 4 at or left of the first input column the tile reads.

@@ -124,26 +124,10 @@ layout(binding = 2) writeonly buffer C32_4 { vec4 c32_4[]; };
 layout(binding = 3) readonly buffer D32 { float d32[]; };
 layout(binding = 3) readonly buffer D32_4 { vec4 d32_4[]; };
 
-afp a_at(uint o) { return vkg_f32_binding(0) ? vkg_f32_in(a32[o]) : sfp2afp(a[o]); }
-afp4 a4_at(uint i) { return vkg_f32_binding(0) ? vkg_f32_in4(a32_4[i]) : sfp2afp4(a4[i]); }
-afp b_at(uint o) { return vkg_f32_binding(1) ? vkg_f32_in(b32[o]) : sfp2afp(b[o]); }
-afp4 b4_at(uint i) { return vkg_f32_binding(1) ? vkg_f32_in4(b32_4[i]) : sfp2afp4(b4[i]); }
-afp d_at(uint o) { return vkg_f32_binding(3) ? vkg_f32_in(d32[o]) : sfp2afp(d[o]); }
-afp4 d4_at(uint i) { return vkg_f32_binding(3) ? vkg_f32_in4(d32_4[i]) : sfp2afp4(d4[i]); }
-void c_put(uint e, afp v) {
-  if (vkg_f32_binding(2)) {
-    c32[e] = float(afp2sfp(v));
-  } else {
-    c[e] = afp2sfp(v);
-  }
-}
-void c4_put(uint i, afp4 v) {
-  if (vkg_f32_binding(2)) {
-    c32_4[i] = vec4(afp2sfp4(v));
-  } else {
-    c4[i] = afp2sfp4(v);
-  }
-}
+VKG_F32_READERS(a_at, a4_at, 0, a, a4, a32, a32_4)
+VKG_F32_READERS(b_at, b4_at, 1, b, b4, b32, b32_4)
+VKG_F32_READERS(d_at, d4_at, 3, d, d4, d32, d32_4)
+VKG_F32_WRITERS(c_put, c4_put, 2, c, c4, c32, c32_4)
 
 const bool kCompare = kOp >= OP_EQUAL && kOp <= OP_GREATER_EQUAL;
 const bool kUnsigned32 = kIntKind == KIND_U32;

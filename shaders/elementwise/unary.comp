@@ -99,22 +99,8 @@ layout(binding = 1) writeonly buffer Y32 { float y32[]; };
 layout(binding = 1) writeonly buffer Y32_4 { vec4 y32_4[]; };
 
 // The float input and output, through the fp32 views where a reformat is fused in (f32_bindings.glsl).
-afp x_at(uint e) { return vkg_f32_binding(0) ? vkg_f32_in(x32[e]) : sfp2afp(x[e]); }
-afp4 x4_at(uint i) { return vkg_f32_binding(0) ? vkg_f32_in4(x32_4[i]) : sfp2afp4(x4[i]); }
-void y_put(uint e, afp v) {
-  if (vkg_f32_binding(1)) {
-    y32[e] = float(afp2sfp(v));
-  } else {
-    y[e] = afp2sfp(v);
-  }
-}
-void y4_put(uint i, afp4 v) {
-  if (vkg_f32_binding(1)) {
-    y32_4[i] = vec4(afp2sfp4(v));
-  } else {
-    y4[i] = afp2sfp4(v);
-  }
-}
+VKG_F32_READERS(x_at, x4_at, 0, x, x4, x32, x32_4)
+VKG_F32_WRITERS(y_put, y4_put, 1, y, y4, y32, y32_4)
 
 afp param(uint bits) { return afp(uintBitsToFloat(bits)); }
 

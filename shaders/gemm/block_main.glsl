@@ -41,24 +41,10 @@ layout(binding = 2) readonly buffer C32 { float c32[]; };
 layout(binding = 3) writeonly buffer Y32 { float y32[]; };
 layout(binding = 3) writeonly buffer Y32_4 { vec4 y32_4[]; };
 
-afp a_at(uint i) { return vkg_f32_binding(0) ? vkg_f32_in(a32[i]) : sfp2afp(a[i]); }
-afp4 a4_at(uint i) { return vkg_f32_binding(0) ? vkg_f32_in4(a32_4[i]) : sfp2afp4(a4[i]); }
+VKG_F32_READERS(a_at, a4_at, 0, a, a4, a32, a32_4)
 afp4 b4_at(uint i) { return vkg_f32_binding(1) ? vkg_f32_in4(b32_4[i]) : sfp2afp4(b4[i]); }
 afp c_at(uint i) { return vkg_f32_binding(2) ? vkg_f32_in(c32[i]) : sfp2afp(c[i]); }
-void y_put(uint i, afp v) {
-  if (vkg_f32_binding(3)) {
-    y32[i] = float(afp2sfp(v));
-  } else {
-    y[i] = afp2sfp(v);
-  }
-}
-void y4_put(uint i, afp4 v) {
-  if (vkg_f32_binding(3)) {
-    y32_4[i] = vec4(afp2sfp4(v));
-  } else {
-    y4[i] = afp2sfp4(v);
-  }
-}
+VKG_F32_WRITERS(y_put, y4_put, 3, y, y4, y32, y32_4)
 
 // kDepthToSpace: Y's index of element (batch, m, n) is d2s_row(batch, m) + d2s_col(n).
 uint d2s_row(uint batch, uint m) {
