@@ -240,14 +240,20 @@ ReformatFusions fuse_reformats(Engine& engine) {
   auto contains = [](const std::vector<int32_t>& ids, int32_t t) {
     return std::find(ids.begin(), ids.end(), t) != ids.end();
   };
+  // Which layers stand outside If/Loop bodies, kept in step as reformat layers go.
+  std::vector<bool> top_level(engine.layers.size(), false);
+  for (const LayerBlock::Item& item : layer_blocks(engine, "the built engine").items) top_level[item.layer] = true;
   for (size_t r = 0; r < engine.layers.size();) {
     const EngineLayer& reformat = engine.layers[r];
-    const std::vector<LayerBlock::Item> top = layer_blocks(engine, "the built engine").items;
-    if (reformat.op != "Reformat" ||
-        std::none_of(top.begin(), top.end(), [&](const LayerBlock::Item& item) { return item.layer == r; })) {
+    if (reformat.op != "Reformat" || !top_level[r]) {
       ++r;
       continue;
     }
+    // Removes the reformat and its result `gone`, whose uses become uses of `kept`.
+    auto drop = [&](int32_t gone, int32_t kept) {
+      drop_reformat(engine, r, gone, kept);
+      top_level.erase(top_level.begin() + std::ptrdiff_t(r));
+    };
     const int32_t src = reformat.inputs.at(0), dst = reformat.outputs.at(0);
     const StorageType from = engine.tensors[size_t(src)].storage, to = engine.tensors[size_t(dst)].storage;
     std::vector<size_t> src_readers, dst_readers;
@@ -270,7 +276,7 @@ ReformatFusions fuse_reformats(Engine& engine) {
     if (contains(engine.inputs, src) && src_alone) {
       VKG_VERBOSE("Fused reformat '" << reformat_name << "' into the upload of input '" << name << "'");
       engine.tensors[size_t(src)].storage = to;
-      drop_reformat(engine, r, dst, src);
+      drop(dst, src);
       ++fused.on_upload;
       continue;
     }
@@ -284,7 +290,7 @@ ReformatFusions fuse_reformats(Engine& engine) {
         VKG_VERBOSE("Fused reformat '" << reformat_name << "' into layer '" << engine.layers[l].name << "': it reads '"
                                        << name << "' in fp32");
       }
-      drop_reformat(engine, r, dst, src);
+      drop(dst, src);
       ++fused.into_layers;
       continue;
     }
@@ -296,7 +302,7 @@ ReformatFusions fuse_reformats(Engine& engine) {
         VKG_VERBOSE("Fused reformat '" << reformat_name << "' into layer '" << engine.layers[producer].name
                                        << "': it stores '" << name << "' in fp32");
         engine.tensors[size_t(src)].storage = StorageType::F32;
-        drop_reformat(engine, r, dst, src);
+        drop(dst, src);
         ++fused.into_layers;
         continue;
       }

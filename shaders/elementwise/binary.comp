@@ -5,7 +5,7 @@
 // and bools), as kAInt / kBInt / kOutInt say.
 // Push constants (27 words):
 //   n         output elements
-//   rank      merged broadcast dimensions (1..8)
+//   rank      merged broadcast dimensions (1..8; the shader reads it as kRank)
 //   count     Mean: the number of inputs its last step divides by
 //   dims[8]   merged output dimensions, outermost first
 //   stride_a[8], stride_b[8]  element strides of A and B per merged dimension;
@@ -29,7 +29,7 @@
 //                result v becomes chain_op(v, D); 2 it becomes chain_op(D, v)
 //   11 kChainOp  OP_ADD, OP_SUB, OP_MUL or OP_DIV
 //   12 kDLayout  LAYOUT_IDENTITY or LAYOUT_SINGLE: how D is indexed
-//   13 kRank     params.rank as a constant (the index loop unrolled), or 0
+//   13 kRank     params.rank as a constant (the index loop unrolled)
 //   39 vkg_small_indices  1: n < 2^21, indices divided without integer division (index.glsl)
 //   40 kF32Bindings  (f16 variants) bit b: binding b holds fp32, a fused reformat
 //                (common/f32_bindings.glsl)
@@ -89,7 +89,7 @@ layout(constant_id = 9) const uint kBLayout = LAYOUT_STRIDED;
 layout(constant_id = 10) const uint kChain = 0;
 layout(constant_id = 11) const uint kChainOp = OP_ADD;
 layout(constant_id = 12) const uint kDLayout = LAYOUT_IDENTITY;
-layout(constant_id = 13) const uint kRank = 0;  // params.rank, or 0: read at run time
+layout(constant_id = 13) const uint kRank = 1;  // params.rank
 
 layout(push_constant) uniform Params {
   uint n;
@@ -139,19 +139,8 @@ void offsets(uint e, out uint oa, out uint ob) {
   const bool strided = strided_layout(kALayout) || strided_layout(kBLayout);
   uint sa = 0, sb = 0;
   uint rest = e;
-  if (strided && kRank != 0) {  // unrolled: the dims and strides at constant offsets
+  if (strided) {  // unrolled: the dims and strides at constant offsets
     [[unroll]] for (int d = int(kRank) - 1; d > 0; --d) {
-      const uint dim = params.dims[d];
-      const uint next = vkg_div(rest, dim);
-      const uint idx = rest - next * dim;
-      rest = next;
-      sa += idx * params.stride_a[d];
-      sb += idx * params.stride_b[d];
-    }
-    sa += rest * params.stride_a[0];
-    sb += rest * params.stride_b[0];
-  } else if (strided) {
-    for (int d = int(params.rank) - 1; d > 0; --d) {
       const uint dim = params.dims[d];
       const uint next = vkg_div(rest, dim);
       const uint idx = rest - next * dim;
@@ -311,9 +300,9 @@ void vector4(uint e) {
   offsets(e, oa, ob);
   // Known rows take one kind of load: lavapipe runs both sides of a runtime choice.
   const bool a_row = kALayout == LAYOUT_IDENTITY || kALayout == LAYOUT_ROWS ||
-                     (kALayout == LAYOUT_STRIDED && params.stride_a[params.rank - 1] == 1);
+                     (kALayout == LAYOUT_STRIDED && params.stride_a[kRank - 1] == 1);
   const bool b_row = kBLayout == LAYOUT_IDENTITY || kBLayout == LAYOUT_ROWS ||
-                     (kBLayout == LAYOUT_STRIDED && params.stride_b[params.rank - 1] == 1);
+                     (kBLayout == LAYOUT_STRIDED && params.stride_b[kRank - 1] == 1);
   ivec4 xi = ivec4(0), yi = ivec4(0);
   afp4 xf = afp4(0), yf = afp4(0);
   if (kAInt != 0) {
