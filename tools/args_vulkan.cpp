@@ -25,6 +25,10 @@ void VulkanArgs::add_to(CLI::App& app) {
                "Treat the device as having no 64-bit integers: the wide-load tactics (gemm.block*_wide_a, "
                "conv.*_wide_a) decline")
       ->group(g);
+  app.add_flag("--vk-disable-texel-buffers", disable_texel_buffers,
+               "Treat the device as having no texel buffers: shaders read every tensor through storage buffers "
+               "(the block GEMMs' B and the elementwise inputs otherwise go through uniform texel buffers)")
+      ->group(g);
   app.add_flag("--vk-force-staging", force_staging,
                "Keep device memory unmapped and move weights, inputs and outputs through staging buffers, as on a "
                "discrete GPU (also VKGRAPHY_VK_FORCE_STAGING=1)")
@@ -39,6 +43,7 @@ vk::DeviceOptions VulkanArgs::options() const {
   options.disable_subgroup_size_control = disable_subgroup_size_control;
   options.disable_cooperative_matrix = disable_cooperative_matrix;
   options.disable_int64 = disable_int64;
+  options.disable_texel_buffers = disable_texel_buffers;
   options.force_staging = force_staging || vk::force_staging_from_env();
   return options;
 }

@@ -19,6 +19,7 @@ struct VulkanArgs {
   bool disable_subgroup_size_control = false;  // --vk-disable-subgroup-size-control
   bool disable_cooperative_matrix = false;     // --vk-disable-cooperative-matrix
   bool disable_int64 = false;                  // --vk-disable-int64
+  bool disable_texel_buffers = false;          // --vk-disable-texel-buffers
   bool force_staging = false;  // --vk-force-staging
 
   void add_to(CLI::App& app);

@@ -608,7 +608,7 @@ std::optional<Dispatch> block_dispatch(const LayerContext& ctx, LayerPlan& plan,
   const bool depth_to_space = map[3] != 0;
   if (block.wide_a && !block_wide_a_fits(p, ctx.device, why_not)) return std::nullopt;
   Dispatch d;
-  d.shader = ctx.shader(block.wide_a ? "gemm/block_wide_a" : "gemm/block");
+  d.shader = block_shader(ctx, p, block.wide_a);
   d.spec = {{0, kLocalSize},
             {1, block.rows},
             {2, block.col_vecs},

@@ -88,6 +88,13 @@ bool block_wide_a_fits(const Product& p, const vk::DeviceInfo& device, std::stri
   return true;
 }
 
+std::string block_shader(const LayerContext& ctx, const Product& p, bool wide_a) {
+  const uint64_t b_extent =
+      uint64_t(std::max<int64_t>(p.b_batches, 1)) * uint64_t(std::max<int64_t>(p.b_bs, p.K * p.b_sk)) + uint64_t(p.N);
+  const bool texel = ctx.device.texel_buffers && (b_extent + 3) / 4 <= ctx.device.max_texel_buffer_elements;
+  return ctx.shader(std::string("gemm/block") + (wide_a ? "_wide_a" : "") + (texel ? "_texel" : ""));
+}
+
 bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const vk::DeviceInfo& device, std::string& why_not) {
   if ((device.max_workgroup_invocations && invocations > device.max_workgroup_invocations) ||
       (device.max_workgroup_size[0] && invocations > device.max_workgroup_size[0]) ||
@@ -681,7 +688,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
         return std::nullopt;
       }
       if (tactic.wide_a && !block_wide_a_fits(p, ctx.device, why_not)) return std::nullopt;
-      d.shader = ctx.shader(tactic.wide_a ? "gemm/block_wide_a" : "gemm/block");
+      d.shader = block_shader(ctx, p, tactic.wide_a);
       d.spec = {{0, kLocalSize},
                 {1, tactic.block},
                 {2, tactic.col_vecs},

@@ -25,7 +25,8 @@ enum class BufferUse : uint8_t {
 
 class Buffer {
  public:
-  // A buffer of `bytes` (> 0) usable as a storage buffer and a transfer source/destination.
+  // A buffer of `bytes` (> 0, allocated rounded up to 16) usable as a storage buffer, a uniform
+  // texel buffer and a transfer source/destination.
   Buffer(Device& device, size_t bytes, BufferUse use = BufferUse::Device);
   ~Buffer();
   Buffer(Buffer&& other) noexcept;

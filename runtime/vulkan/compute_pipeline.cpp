@@ -8,6 +8,7 @@
 
 #include <utility>
 
+#include "runtime/vulkan/shader_table.h"
 #include "runtime/vulkan/vk_check.h"
 
 namespace vkg::vk {
@@ -16,9 +17,17 @@ ComputePipeline::ComputePipeline(Device& device, std::span<const uint32_t> spirv
     : device_(&device), desc_(std::move(desc)) {
   const DeviceInfo& info = device.info();
   VKG_CHECK(!spirv.empty() && spirv[0] == 0x07230203u, "pipeline '" << desc_.name << "': not SPIR-V (bad magic)");
-  VKG_CHECK(desc_.storage_buffers <= info.max_storage_buffers_per_stage,
-            "pipeline '" << desc_.name << "': " << desc_.storage_buffers << " storage buffers exceed the device's "
+  texel_bindings_ = texel_buffer_bindings(spirv) & (desc_.bindings >= 32 ? ~0u : (1u << desc_.bindings) - 1);
+  const uint32_t texels = uint32_t(std::popcount(texel_bindings_)), storage = desc_.bindings - texels;
+  VKG_CHECK(storage <= info.max_storage_buffers_per_stage,
+            "pipeline '" << desc_.name << "': " << storage << " storage buffers exceed the device's "
                          << info.max_storage_buffers_per_stage);
+  VKG_CHECK(texels == 0 || (info.texel_buffers && texels <= info.max_sampled_images_per_stage),
+            "pipeline '" << desc_.name << "' reads " << texels << " uniform texel buffer(s), which '" << info.name
+                         << "' cannot give (texel buffers "
+                         << (info.texel_buffers ? "limited to " + std::to_string(info.max_sampled_images_per_stage)
+                                                : std::string("unavailable or switched off"))
+                         << ")");
   VKG_CHECK(desc_.push_constant_bytes % 4 == 0 && desc_.push_constant_bytes <= info.max_push_constants_bytes,
             "pipeline '" << desc_.name << "': " << desc_.push_constant_bytes
                          << " bytes of push constants (must be a multiple of 4, at most "
@@ -42,10 +51,11 @@ ComputePipeline::ComputePipeline(Device& device, std::span<const uint32_t> spirv
     module.pCode = spirv.data();
     VKG_VK_CHECK(vkCreateShaderModule(dev, &module, nullptr, &module_), "pipeline '" << desc_.name << "': shader module");
 
-    std::vector<VkDescriptorSetLayoutBinding> bindings(desc_.storage_buffers);
-    for (uint32_t i = 0; i < desc_.storage_buffers; ++i) {
+    std::vector<VkDescriptorSetLayoutBinding> bindings(desc_.bindings);
+    for (uint32_t i = 0; i < desc_.bindings; ++i) {
       bindings[i].binding = i;
-      bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      bindings[i].descriptorType = (texel_bindings_ >> i & 1u) != 0 ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+                                                                      : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
       bindings[i].descriptorCount = 1;
       bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
     }
@@ -108,7 +118,7 @@ ComputePipeline::ComputePipeline(Device& device, std::span<const uint32_t> spirv
 PipelineDesc pipeline_desc(const Dispatch& d) {
   PipelineDesc desc;
   desc.name = d.shader;
-  desc.storage_buffers = uint32_t(d.bindings.size());
+  desc.bindings = uint32_t(d.bindings.size());
   desc.push_constant_bytes = uint32_t(d.push.size() * 4);
   for (const SpecValue& s : d.spec) desc.specialization.push_back(SpecConstant{s.id, s.value});
   desc.subgroup_size = d.subgroup_size;
@@ -117,7 +127,7 @@ PipelineDesc pipeline_desc(const Dispatch& d) {
 
 std::string pipeline_key(const PipelineDesc& desc) {
   std::ostringstream key;
-  key << desc.name << '|' << desc.storage_buffers << '|' << desc.push_constant_bytes << "|sg" << desc.subgroup_size;
+  key << desc.name << '|' << desc.bindings << '|' << desc.push_constant_bytes << "|sg" << desc.subgroup_size;
   for (const SpecConstant& s : desc.specialization) key << '|' << s.id << '=' << s.value;
   return key.str();
 }
@@ -130,7 +140,8 @@ ComputePipeline::ComputePipeline(ComputePipeline&& other) noexcept
       module_(std::exchange(other.module_, VK_NULL_HANDLE)),
       set_layout_(std::exchange(other.set_layout_, VK_NULL_HANDLE)),
       layout_(std::exchange(other.layout_, VK_NULL_HANDLE)),
-      pipeline_(std::exchange(other.pipeline_, VK_NULL_HANDLE)) {}
+      pipeline_(std::exchange(other.pipeline_, VK_NULL_HANDLE)),
+      texel_bindings_(other.texel_bindings_) {}
 
 ComputePipeline& ComputePipeline::operator=(ComputePipeline&& other) noexcept {
   if (this != &other) {
@@ -141,6 +152,7 @@ ComputePipeline& ComputePipeline::operator=(ComputePipeline&& other) noexcept {
     set_layout_ = std::exchange(other.set_layout_, VK_NULL_HANDLE);
     layout_ = std::exchange(other.layout_, VK_NULL_HANDLE);
     pipeline_ = std::exchange(other.pipeline_, VK_NULL_HANDLE);
+    texel_bindings_ = other.texel_bindings_;
   }
   return *this;
 }
@@ -158,27 +170,49 @@ void ComputePipeline::release() {
   module_ = VK_NULL_HANDLE;
 }
 
+VkFormat texel_view_format(const PipelineDesc& desc, uint32_t binding) {
+  constexpr uint32_t kF32BindingsSpec = 40;
+  const bool f32_variant = desc.name.size() >= 4 && desc.name.compare(desc.name.size() - 4, 4, ".f32") == 0;
+  const auto f32_bits = std::find_if(desc.specialization.begin(), desc.specialization.end(),
+                                     [](const SpecConstant& c) { return c.id == kF32BindingsSpec; });
+  const bool fused_f32 = f32_bits != desc.specialization.end() && (f32_bits->value >> binding & 1u) != 0;
+  return f32_variant || fused_f32 ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R16G16B16A16_SFLOAT;
+}
+
 DescriptorSet::DescriptorSet(Device& device, const ComputePipeline& pipeline, std::span<const Buffer* const> buffers)
     : device_(&device) {
   const PipelineDesc& desc = pipeline.desc();
-  VKG_CHECK(buffers.size() == desc.storage_buffers, "pipeline '" << desc.name << "' takes " << desc.storage_buffers
-                                                                 << " storage buffers, got " << buffers.size());
+  VKG_CHECK(buffers.size() == desc.bindings,
+            "pipeline '" << desc.name << "' takes " << desc.bindings << " buffers, got " << buffers.size());
+  const uint32_t texel = pipeline.texel_bindings();
+  auto is_texel = [&](size_t i) { return (texel >> i & 1u) != 0; };
   for (size_t i = 0; i < buffers.size(); ++i) {
     VKG_CHECK(buffers[i] != nullptr && buffers[i]->handle() != VK_NULL_HANDLE,
               "pipeline '" << desc.name << "': binding " << i << " has no buffer");
-    VKG_CHECK(buffers[i]->size() <= device.info().max_storage_buffer_range,
-              "pipeline '" << desc.name << "': binding " << i << " is " << buffers[i]->size()
-                           << " bytes, above the device's maxStorageBufferRange of "
-                           << device.info().max_storage_buffer_range);
+    if (is_texel(i)) {
+      const uint64_t texel_bytes = texel_view_format(desc, uint32_t(i)) == VK_FORMAT_R32G32B32A32_SFLOAT ? 16 : 8;
+      const uint64_t texels = (buffers[i]->size() + texel_bytes - 1) / texel_bytes;
+      VKG_CHECK(texels <= device.info().max_texel_buffer_elements,
+                "pipeline '" << desc.name << "': binding " << i << " is " << texels
+                             << " texels, above the device's maxTexelBufferElements of "
+                             << device.info().max_texel_buffer_elements);
+    } else {
+      VKG_CHECK(buffers[i]->size() <= device.info().max_storage_buffer_range,
+                "pipeline '" << desc.name << "': binding " << i << " is " << buffers[i]->size()
+                             << " bytes, above the device's maxStorageBufferRange of "
+                             << device.info().max_storage_buffer_range);
+    }
   }
   VkDevice dev = device.handle();
   try {
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max<uint32_t>(1, desc.storage_buffers)};
+    const uint32_t texels = uint32_t(std::popcount(texel));
+    std::vector<VkDescriptorPoolSize> sizes = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max<uint32_t>(1, desc.bindings - texels)}};
+    if (texels > 0) sizes.push_back({VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, texels});
     VkDescriptorPoolCreateInfo pool{};
     pool.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
     pool.maxSets = 1;
-    pool.poolSizeCount = 1;
-    pool.pPoolSizes = &size;
+    pool.poolSizeCount = uint32_t(sizes.size());
+    pool.pPoolSizes = sizes.data();
     VKG_VK_CHECK(vkCreateDescriptorPool(dev, &pool, nullptr, &pool_), "pipeline '" << desc.name << "': descriptor pool");
 
     VkDescriptorSetLayout layout = pipeline.set_layout();
@@ -191,14 +225,27 @@ DescriptorSet::DescriptorSet(Device& device, const ComputePipeline& pipeline, st
 
     std::vector<VkDescriptorBufferInfo> infos(buffers.size());
     std::vector<VkWriteDescriptorSet> writes(buffers.size());
+    views_.assign(buffers.size(), VK_NULL_HANDLE);
     for (size_t i = 0; i < buffers.size(); ++i) {
-      infos[i] = {buffers[i]->handle(), 0, VK_WHOLE_SIZE};
       writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
       writes[i].dstSet = set_;
       writes[i].dstBinding = uint32_t(i);
       writes[i].descriptorCount = 1;
-      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      writes[i].pBufferInfo = &infos[i];
+      if (is_texel(i)) {
+        VkBufferViewCreateInfo view{};
+        view.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO;
+        view.buffer = buffers[i]->handle();
+        view.format = texel_view_format(desc, uint32_t(i));
+        view.range = VK_WHOLE_SIZE;
+        VKG_VK_CHECK(vkCreateBufferView(dev, &view, nullptr, &views_[i]),
+                     "pipeline '" << desc.name << "': texel buffer view of binding " << i);
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+        writes[i].pTexelBufferView = &views_[i];
+      } else {
+        infos[i] = {buffers[i]->handle(), 0, VK_WHOLE_SIZE};
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
+      }
     }
     vkUpdateDescriptorSets(dev, uint32_t(writes.size()), writes.data(), 0, nullptr);
   } catch (...) {
@@ -212,7 +259,8 @@ DescriptorSet::~DescriptorSet() { release(); }
 DescriptorSet::DescriptorSet(DescriptorSet&& other) noexcept
     : device_(other.device_),
       pool_(std::exchange(other.pool_, VK_NULL_HANDLE)),
-      set_(std::exchange(other.set_, VK_NULL_HANDLE)) {}
+      set_(std::exchange(other.set_, VK_NULL_HANDLE)),
+      views_(std::move(other.views_)) {}
 
 DescriptorSet& DescriptorSet::operator=(DescriptorSet&& other) noexcept {
   if (this != &other) {
@@ -220,6 +268,8 @@ DescriptorSet& DescriptorSet::operator=(DescriptorSet&& other) noexcept {
     device_ = other.device_;
     pool_ = std::exchange(other.pool_, VK_NULL_HANDLE);
     set_ = std::exchange(other.set_, VK_NULL_HANDLE);
+    views_ = std::move(other.views_);
+    other.views_.clear();
   }
   return *this;
 }
@@ -228,6 +278,9 @@ void DescriptorSet::release() {
   if (device_ == nullptr || device_->hung()) return;
   // Destroying the pool frees its set.
   if (pool_ != VK_NULL_HANDLE) vkDestroyDescriptorPool(device_->handle(), pool_, nullptr);
+  for (VkBufferView view : views_)
+    if (view != VK_NULL_HANDLE) vkDestroyBufferView(device_->handle(), view, nullptr);
+  views_.clear();
   pool_ = VK_NULL_HANDLE;
   set_ = VK_NULL_HANDLE;
 }

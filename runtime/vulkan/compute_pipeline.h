@@ -1,7 +1,8 @@
 // A compute pipeline built from SPIR-V words: its shader module, a descriptor
-// set layout of storage buffers (bindings 0..N-1 of set 0), an optional push
-// constant range and specialization constants. A DescriptorSet binds buffers
-// to one pipeline's layout. Single owners: movable, not copyable.
+// set layout (bindings 0..N-1 of set 0: storage buffers, and uniform texel
+// buffers where the shader declares them), an optional push constant range and
+// specialization constants. A DescriptorSet binds buffers to one pipeline's
+// layout. Single owners: movable, not copyable.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -31,7 +32,7 @@ struct SpecConstant {
 
 struct PipelineDesc {
   std::string name;                        // for messages and logs, e.g. "elementwise/add.f32"
-  uint32_t storage_buffers = 0;            // bindings 0..storage_buffers-1 of set 0
+  uint32_t bindings = 0;                   // bindings 0..bindings-1 of set 0
   uint32_t push_constant_bytes = 0;        // multiple of 4; 0: none
   std::vector<SpecConstant> specialization;
   // Required subgroup size (DeviceInfo::subgroup_size_control), with full
@@ -59,6 +60,8 @@ class ComputePipeline {
   VkPipeline handle() const { return pipeline_; }
   VkPipelineLayout layout() const { return layout_; }
   VkDescriptorSetLayout set_layout() const { return set_layout_; }
+  // Bit b: binding b is a uniform texel buffer (texel_buffer_bindings of the SPIR-V).
+  uint32_t texel_bindings() const { return texel_bindings_; }
 
  private:
   void release();
@@ -69,13 +72,21 @@ class ComputePipeline {
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   VkPipeline pipeline_ = VK_NULL_HANDLE;
+  uint32_t texel_bindings_ = 0;
 };
 
-// Storage buffers bound to a pipeline's bindings 0..N-1 (whole buffers), with its own pool.
+// The format of the view through which a pipeline's texel binding reads its buffer: vec4s of the
+// shader variant's storage type (fp32 for "<shader>.f32", else fp16), or fp32 where the dispatch
+// fuses a reformat into that binding (specialization constant 40, shaders/common/f32_bindings.glsl).
+VkFormat texel_view_format(const PipelineDesc& desc, uint32_t binding);
+
+// Buffers bound to a pipeline's bindings 0..N-1 (whole buffers; a texel binding through a view
+// of texel_view_format), with its own pool.
 class DescriptorSet {
  public:
-  // `buffers` must match pipeline.desc().storage_buffers in number; each must fit
-  // the device's maxStorageBufferRange. Throws Error otherwise.
+  // `buffers` must match pipeline.desc().bindings in number; each must fit the
+  // device's maxStorageBufferRange, or maxTexelBufferElements texels when bound
+  // as a texel buffer. Throws Error otherwise.
   DescriptorSet(Device& device, const ComputePipeline& pipeline, std::span<const Buffer* const> buffers);
   ~DescriptorSet();
   DescriptorSet(DescriptorSet&& other) noexcept;
@@ -91,6 +102,7 @@ class DescriptorSet {
   Device* device_ = nullptr;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   VkDescriptorSet set_ = VK_NULL_HANDLE;
+  std::vector<VkBufferView> views_;
 };
 
 }  // namespace vkg::vk

@@ -100,7 +100,10 @@ bool DeviceInfo::has_feature(const std::string& name) const {
   if (name == "subgroup-size-control") return subgroup_size_control;
   if (name == "cooperative-matrix") return cooperative_matrix;
   if (name == "int64") return shader_int64;
-  VKG_THROW("unknown device feature '" << name << "' (known: fp16, subgroup-size-control, cooperative-matrix, int64)");
+  if (name == "texel-buffers") return texel_buffers;
+  VKG_THROW("unknown device feature '" << name
+                                       << "' (known: fp16, subgroup-size-control, cooperative-matrix, int64, "
+                                          "texel-buffers)");
 }
 
 std::string DeviceInfo::unsupported_reason() const {
@@ -124,6 +127,9 @@ std::string format_device_info(const DeviceInfo& d) {
   os << "    fp16 arithmetic: " << yes_no(d.shader_float16) << " | 16-bit storage: " << yes_no(d.storage_buffer_16bit)
      << " | subgroup size: " << d.subgroup_size << "\n";
   os << "    64-bit integers: " << yes_no(d.shader_int64) << " (wide loads: gemm.block*_wide_a, conv.*_wide_a)\n";
+  os << "    texel buffers: " << yes_no(d.texel_buffers);
+  if (d.texel_buffers) os << " (fp32 and fp16 vec4 reads, up to " << d.max_texel_buffer_elements << " texels)";
+  os << "\n";
   os << "    subgroup size control: ";
   if (d.subgroup_size_control) {
     os << "yes (" << d.min_subgroup_size << " to " << d.max_subgroup_size << ", full subgroups)\n";
@@ -196,6 +202,7 @@ void apply_switches(DeviceInfo& info, const DeviceOptions& options) {
   if (options.disable_fp16) info.shader_float16 = info.storage_buffer_16bit = false;
   if (options.disable_subgroup_size_control) info.subgroup_size_control = false;
   if (options.disable_int64) info.shader_int64 = false;
+  if (options.disable_texel_buffers) info.texel_buffers = false;
   if (options.disable_cooperative_matrix || !info.fp16()) {
     info.cooperative_matrix = false;
     info.cooperative_matrix_shapes.clear();

@@ -63,6 +63,12 @@ struct DeviceInfo {
   // headers and glslang know): the fp16 shapes a subgroup multiplies.
   bool cooperative_matrix = false;
   std::vector<CooperativeMatrixShape> cooperative_matrix_shapes;
+  // Uniform texel buffers of fp32 and fp16 vec4s (R32G32B32A32_SFLOAT and
+  // R16G16B16A16_SFLOAT views): shaders read tensors through them where the
+  // device loads texels faster than storage buffers (lavapipe gathers texels
+  // in SIMD and loads storage buffers one invocation at a time).
+  bool texel_buffers = false;
+  uint32_t max_texel_buffer_elements = 0;  // texels per view
 
   // Limits.
   uint32_t max_workgroup_size[3] = {0, 0, 0};
@@ -73,6 +79,7 @@ struct DeviceInfo {
   uint32_t max_push_constants_bytes = 0;
   uint32_t max_bound_descriptor_sets = 0;
   uint32_t max_storage_buffers_per_stage = 0;
+  uint32_t max_sampled_images_per_stage = 0;  // uniform texel buffers count here
   uint64_t min_storage_buffer_offset_alignment = 0;
   std::vector<MemoryHeap> heaps;
   // A memory type that is device-local, host-visible and host-coherent on the
@@ -93,7 +100,7 @@ struct DeviceInfo {
   // True when cooperative matrices can run m x n x k with fp16 inputs and fp16 or fp32 (acc32) accumulators.
   bool cooperative_matrix_shape(uint32_t m, uint32_t n, uint32_t k, bool acc32) const;
   // The named device properties tactics rely on (Tactic::device_feature):
-  // "fp16", "subgroup-size-control", "cooperative-matrix"; throws Error on another name.
+  // "fp16", "subgroup-size-control", "cooperative-matrix", "int64", "texel-buffers"; throws Error on another name.
   bool has_feature(const std::string& name) const;
   MemoryPath memory_path() const;
   // vkgraphy's shaders need Vulkan 1.2 and a compute queue; empty when usable, else why not.
@@ -128,10 +135,14 @@ struct DeviceOptions {
   // Treat the device as having no 64-bit integers: the wide-load tactics
   // (gemm.block*_wide_a, conv.*_wide_a) decline (to compare, or avoid a driver's bugs).
   bool disable_int64 = false;
+  // Treat the device as having no texel buffers: shaders read every tensor
+  // through storage buffers (to compare, or avoid a driver's bugs).
+  bool disable_texel_buffers = false;
 };
 
 // Applies the feature switches of `options` (disable_fp16, force_staging,
-// disable_subgroup_size_control, disable_cooperative_matrix, disable_int64) to a device's info.
+// disable_subgroup_size_control, disable_cooperative_matrix, disable_int64, disable_texel_buffers)
+// to a device's info.
 void apply_switches(DeviceInfo& info, const DeviceOptions& options);
 
 // True when VKGRAPHY_VK_VALIDATION asks for validation ("1", "true", "on", "yes");

@@ -135,6 +135,7 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
   info.max_push_constants_bytes = l.maxPushConstantsSize;
   info.max_bound_descriptor_sets = l.maxBoundDescriptorSets;
   info.max_storage_buffers_per_stage = l.maxPerStageDescriptorStorageBuffers;
+  info.max_sampled_images_per_stage = l.maxPerStageDescriptorSampledImages;
   info.min_storage_buffer_offset_alignment = l.minStorageBufferOffsetAlignment;
   info.timestamp_period_ns = l.timestampPeriod;
 
@@ -173,6 +174,14 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
   if (coopmat && coopmat_features.cooperativeMatrix && info.fp16()) {
     info.cooperative_matrix_shapes = cooperative_matrix_shapes(instance, device);
     info.cooperative_matrix = !info.cooperative_matrix_shapes.empty();
+  }
+
+  info.max_texel_buffer_elements = l.maxTexelBufferElements;
+  info.texel_buffers = info.max_texel_buffer_elements > 0;
+  for (VkFormat format : {VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_R16G16B16A16_SFLOAT}) {
+    VkFormatProperties props{};
+    vkGetPhysicalDeviceFormatProperties(device, format, &props);
+    if ((props.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) == 0) info.texel_buffers = false;
   }
 
   VkPhysicalDeviceMemoryProperties memory{};

@@ -1,5 +1,8 @@
 #include "runtime/vulkan/shader_table.h"
 
+#include <map>
+#include <set>
+
 #include "runtime/core/error.h"
 
 namespace vkg::vk {
@@ -30,6 +33,33 @@ bool declares_spec_constant(std::span<const uint32_t> spirv, uint32_t id) {
     i += words;
   }
   return false;
+}
+
+uint32_t texel_buffer_bindings(std::span<const uint32_t> spirv) {
+  constexpr uint32_t kOpTypeImage = 25, kOpTypeSampledImage = 27, kOpTypePointer = 32, kOpVariable = 59,
+                     kOpDecorate = 71, kDecorationBinding = 33, kDimBuffer = 5, kHeaderWords = 5;
+  std::map<uint32_t, uint32_t> binding_of;  // variable id -> binding
+  std::set<uint32_t> texel_types, texel_pointers;
+  std::vector<uint32_t> texel_variables;
+  for (size_t i = kHeaderWords; i < spirv.size();) {
+    const uint32_t words = spirv[i] >> 16, opcode = spirv[i] & 0xffffu;
+    if (words == 0 || i + words > spirv.size()) break;  // malformed: the driver will say so
+    const uint32_t* w = spirv.data() + i;
+    if (opcode == kOpDecorate && words >= 4 && w[2] == kDecorationBinding) binding_of[w[1]] = w[3];
+    if (opcode == kOpTypeImage && words >= 9 && w[3] == kDimBuffer && w[7] == 1) texel_types.insert(w[1]);
+    if (opcode == kOpTypeSampledImage && words >= 3 && texel_types.count(w[2])) texel_types.insert(w[1]);
+    if (opcode == kOpTypePointer && words >= 4 && texel_types.count(w[3])) texel_pointers.insert(w[1]);
+    if (opcode == kOpVariable && words >= 4 && texel_pointers.count(w[1])) texel_variables.push_back(w[2]);
+    i += words;
+  }
+  uint32_t mask = 0;
+  for (uint32_t v : texel_variables) {
+    const auto b = binding_of.find(v);
+    if (b == binding_of.end()) continue;
+    VKG_CHECK(b->second < 32, "a uniform texel buffer at binding " << b->second << " (vkgraphy binds 0 to 31)");
+    mask |= 1u << b->second;
+  }
+  return mask;
 }
 
 }  // namespace vkg::vk

@@ -148,6 +148,11 @@ TEST(VulkanDeviceFeatures, NamedPropertiesAndTheirSwitches) {
   d.cooperative_matrix = true;
   d.cooperative_matrix_shapes = {{16, 16, 16, false}, {16, 16, 16, true}, {16, 8, 8, true}};
   d.shader_int64 = true;
+  d.texel_buffers = true;
+  d.max_texel_buffer_elements = 1u << 27;
+  EXPECT_TRUE(d.has_feature("texel-buffers"));
+  EXPECT_NE(format_device_info(d).find("texel buffers: yes (fp32 and fp16 vec4 reads, up to 134217728 texels)"),
+            std::string::npos);
   EXPECT_TRUE(d.has_feature("fp16"));
   EXPECT_TRUE(d.has_feature("int64"));
   EXPECT_TRUE(d.has_feature("subgroup-size-control"));
@@ -173,7 +178,10 @@ TEST(VulkanDeviceFeatures, NamedPropertiesAndTheirSwitches) {
   options.disable_subgroup_size_control = true;
   options.disable_cooperative_matrix = true;
   options.disable_int64 = true;
+  options.disable_texel_buffers = true;
   apply_switches(d, options);
+  EXPECT_FALSE(d.has_feature("texel-buffers"));
+  EXPECT_NE(format_device_info(d).find("texel buffers: no\n"), std::string::npos);
   EXPECT_FALSE(d.has_feature("int64"));
   EXPECT_NE(format_device_info(d).find("64-bit integers: no"), std::string::npos);
   EXPECT_FALSE(d.has_feature("subgroup-size-control"));
@@ -188,6 +196,57 @@ TEST(VulkanShaderTable, EmbedsTheAddShader) {
   EXPECT_EQ(words[0], 0x07230203u);  // SPIR-V magic
   EXPECT_FALSE(builtin_shader("elementwise/add.f16").empty());
   EXPECT_THROW(builtin_shader("elementwise/nope.f32"), Error);
+}
+
+TEST(VulkanShaderTable, FindsTheTexelBindingsAndTheirViewFormats) {
+  EXPECT_EQ(texel_buffer_bindings(builtin_shader("gemm/block_texel.f32")), 0b10u);  // B
+  EXPECT_EQ(texel_buffer_bindings(builtin_shader("gemm/block_wide_a_texel.f32")), 0b10u);
+  EXPECT_EQ(texel_buffer_bindings(builtin_shader("gemm/block.f32")), 0u);
+  EXPECT_EQ(texel_buffer_bindings(builtin_shader("elementwise/add.f16")), 0u);
+  PipelineDesc desc{"gemm/block_texel.f32", 5, 96, {}};
+  EXPECT_EQ(texel_view_format(desc, 1), VK_FORMAT_R32G32B32A32_SFLOAT);
+  desc.name = "gemm/block_texel.f16acc32";
+  EXPECT_EQ(texel_view_format(desc, 1), VK_FORMAT_R16G16B16A16_SFLOAT);
+  desc.specialization = {SpecConstant::u32(40, 0b10)};  // a reformat fused into B: fp32 texels
+  EXPECT_EQ(texel_view_format(desc, 1), VK_FORMAT_R32G32B32A32_SFLOAT);
+  EXPECT_EQ(texel_view_format(desc, 0), VK_FORMAT_R16G16B16A16_SFLOAT);
+}
+
+TEST_F(VulkanTest, TexelBindingsNeedTheDeviceFeatureAndFitAView) {
+  auto ctx = open();
+  Device& device = ctx->device();
+  if (!device.info().texel_buffers) GTEST_SKIP() << "no texel buffers on " << device.info().name;
+  const PipelineDesc desc{"gemm/block_texel.f32", 5, 96, {SpecConstant::u32(0, 64)}};
+  ComputePipeline pipeline(device, builtin_shader(desc.name), desc);
+  EXPECT_EQ(pipeline.texel_bindings(), 0b10u);
+  Buffer small(device, 16), odd(device, 20);  // odd: its last texel lies in the 16-byte rounding
+  const Buffer* buffers[] = {&small, &odd, &small, &small, &small};
+  DescriptorSet set(device, pipeline, buffers);
+
+  DeviceInfo& info = const_cast<DeviceInfo&>(device.info());
+  const uint32_t limit = info.max_texel_buffer_elements;
+  info.max_texel_buffer_elements = 1;  // two texels in `odd` no longer fit one view
+  try {
+    DescriptorSet(device, pipeline, buffers);
+    ADD_FAILURE() << "bound 2 texels to a view of at most 1";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("binding 1 is 2 texels, above the device's maxTexelBufferElements of 1"),
+              std::string::npos)
+        << e.what();
+  }
+  info.max_texel_buffer_elements = limit;
+  expect_no_validation_messages(*ctx);
+
+  DeviceOptions options;
+  options.validation = true;
+  options.disable_texel_buffers = true;  // --vk-disable-texel-buffers
+  Context off(options);
+  try {
+    ComputePipeline(off.device(), builtin_shader(desc.name), desc);
+    ADD_FAILURE() << "built a texel-buffer pipeline with texel buffers switched off";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("texel buffers unavailable or switched off"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(VulkanTest, ListsDevicesWithValidation) {
@@ -259,7 +318,7 @@ std::vector<T> run_add(Context& ctx, const std::string& precision, const std::ve
   bb.upload(std::span<const T>(b));
   PipelineDesc desc;
   desc.name = "elementwise/add." + precision;
-  desc.storage_buffers = 3;
+  desc.bindings = 3;
   desc.push_constant_bytes = sizeof(uint32_t);
   desc.specialization = {SpecConstant::u32(0, workgroup_size), SpecConstant::u32(1, vec_width)};
   ComputePipeline pipeline(device, builtin_shader(desc.name), desc);
