@@ -6,7 +6,11 @@
 #   // vkgraphy-variants: f32 f16
 # (default: f32). Variant V defines VKG_PRECISION_<V upper-cased> (see
 # shaders/common/precision.glsl) and the table names it "<dir>/<file>.<V>",
-# e.g. "elementwise/add.f16". Includes are resolved from shaders/.
+# e.g. "elementwise/add.f16". A shader with a line
+#   // vkgraphy-texel-reads
+# is compiled once more per variant with VKG_TEXEL_READS defined, named
+# "<dir>/<file>_texel.<V>": its float inputs read through uniform texel buffers
+# (shaders/common/texel_reads.glsl). Includes are resolved from shaders/.
 
 find_package(Vulkan REQUIRED COMPONENTS glslangValidator)
 find_program(VKGRAPHY_SPIRV_VAL NAMES spirv-val HINTS "$ENV{VULKAN_SDK}/bin" REQUIRED)
@@ -30,15 +34,28 @@ foreach(source IN LISTS VKGRAPHY_SHADER_SOURCES)
   else()
     set(variants f32)
   endif()
+  file(STRINGS ${source} texel_line REGEX "^// *vkgraphy-texel-reads" LIMIT_COUNT 1)
+  set(builds "")
   foreach(variant IN LISTS variants)
+    list(APPEND builds "${variant}:")
+    if(texel_line)
+      list(APPEND builds "${variant}:_texel")
+    endif()
+  endforeach()
+  foreach(build IN LISTS builds)
+    string(REGEX REPLACE ":.*$" "" variant "${build}")
+    string(REGEX REPLACE "^[^:]*:" "" suffix "${build}")
     string(TOUPPER ${variant} variant_upper)
-    set(name ${base}.${variant})
+    set(name ${base}${suffix}.${variant})
     string(MAKE_C_IDENTIFIER "k_${name}" array)
     set(spv ${VKGRAPHY_SHADER_OUT}/${name}.spv)
     set(inc ${VKGRAPHY_SHADER_OUT}/${name}.spv.inc)
     set(validated ${VKGRAPHY_SHADER_OUT}/${name}.spv.validated)
     get_filename_component(out_dir ${spv} DIRECTORY)
     set(glslang_args --target-env vulkan1.2 -V -DVKG_PRECISION_${variant_upper}=1 -I${VKGRAPHY_SHADER_DIR})
+    if(suffix STREQUAL "_texel")
+      list(APPEND glslang_args -DVKG_TEXEL_READS=1)
+    endif()
     add_custom_command(
       OUTPUT ${spv} ${inc}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}

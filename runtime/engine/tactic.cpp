@@ -138,6 +138,14 @@ const LayerTensor& LayerContext::output(size_t i) const {
 
 std::string LayerContext::shader(const std::string& base) const { return base + "." + arith_name(arith); }
 
+bool LayerContext::texel_reads(uint64_t elements) const {
+  return device.texel_buffers && (elements + 3) / 4 <= device.max_texel_buffer_elements;
+}
+
+std::string LayerContext::texel_shader(const std::string& base, uint64_t elements) const {
+  return shader(texel_reads(elements) ? base + "_texel" : base);
+}
+
 const Tensor& LayerContext::constant_input(size_t i) const {
   const LayerTensor& t = input(i);
   VKG_CHECK(t.constant != nullptr, node.describe() << ": input " << i << " ('" << t.name

@@ -128,6 +128,12 @@ struct LayerContext {
   std::string shader(const std::string& base) const;
   // The constant value of input i; throws Error naming the node when it is not a build-time constant.
   const Tensor& constant_input(size_t i) const;
+  // True when the device reads through uniform texel buffers (device feature texel-buffers) and a
+  // binding of `elements` floats fits one view of vec4 texels: shaders with a texel variant use it.
+  bool texel_reads(uint64_t elements) const;
+  // shader(base), or its "_texel" build (a shader marked `vkgraphy-texel-reads`, cmake/shaders.cmake)
+  // where texel_reads(elements) holds for its largest texel binding.
+  std::string texel_shader(const std::string& base, uint64_t elements) const;
 };
 
 // The binding for input i of a layer: the runtime tensor, or (for a build-time

@@ -654,8 +654,14 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
       chain_mode = chain->operand_first ? 2 : 1;
       chain_code = find_binary_op(chain->op).code;
     }
+    // Float operands go through texel buffers where the device has them (not the output of an
+    // earlier step, which this dispatch writes).
+    const uint64_t largest =
+        uint64_t(std::max({s.a_tensor->size(), s.b_tensor->size(), chain ? ctx.input(2).size() : int64_t(0)}));
+    const bool texel = blocking == Blocking::Vec4 && !a_int && !b_int && s.a.kind != BindingRef::Kind::Output &&
+                       ctx.texel_reads(largest);
     plan.dispatches.push_back(
-        make_dispatch(ctx, "elementwise/binary",
+        make_dispatch(ctx, texel ? "elementwise/binary_texel" : "elementwise/binary",
                       {blocking == Blocking::Vec4 ? 4u : 1u, s.code, a_int, b_int, out_int, int_math, kind,
                        binary_layout(s.a_shape, b, 0), binary_layout(s.b_shape, b, 1), chain_mode, chain_code, d_layout,
                        uint32_t(b.dims.size())},

@@ -91,8 +91,7 @@ bool block_wide_a_fits(const Product& p, const vk::DeviceInfo& device, std::stri
 std::string block_shader(const LayerContext& ctx, const Product& p, bool wide_a) {
   const uint64_t b_extent =
       uint64_t(std::max<int64_t>(p.b_batches, 1)) * uint64_t(std::max<int64_t>(p.b_bs, p.K * p.b_sk)) + uint64_t(p.N);
-  const bool texel = ctx.device.texel_buffers && (b_extent + 3) / 4 <= ctx.device.max_texel_buffer_elements;
-  return ctx.shader(std::string("gemm/block") + (wide_a ? "_wide_a" : "") + (texel ? "_texel" : ""));
+  return ctx.texel_shader(wide_a ? "gemm/block_wide_a" : "gemm/block", b_extent);
 }
 
 bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const vk::DeviceInfo& device, std::string& why_not) {

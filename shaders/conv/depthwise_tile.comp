@@ -1,4 +1,5 @@
 // vkgraphy-variants: f32 f16 f16acc32
+// vkgraphy-texel-reads: X (conv/tile_row.glsl)
 // Depthwise 2-D Conv (group == C == M) on a tile of kRows output rows x 8
 // outputs along a row per invocation, the geometry (kernel, strides, leading
 // pads) compile-time: each input row the tile needs is read once, as vec4s
@@ -24,6 +25,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
 #include "common/f32_bindings.glsl"
+#include "common/texel_reads.glsl"
 #include "common/epilogue.glsl"
 #include "common/index.glsl"
 

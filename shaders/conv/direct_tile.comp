@@ -1,4 +1,5 @@
 // vkgraphy-variants: f32 f16 f16acc32
+// vkgraphy-texel-reads: X (conv/tile_row.glsl)
 // 2-D Conv on a tile of 8 output channels (of one group) x kRows output rows x 8
 // outputs along a row per invocation, the geometry (kernel up to 5x5, strides,
 // leading pads) compile-time: for each input channel, each input row the tile
@@ -24,6 +25,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
 #include "common/f32_bindings.glsl"
+#include "common/texel_reads.glsl"
 #include "common/epilogue.glsl"
 #include "common/index.glsl"
 

@@ -1,8 +1,9 @@
 // The row tile of conv/depthwise_tile.comp and conv/direct_tile.comp: 8 outputs
 // along a row, the kernel geometry compile-time (specialization constants 3-10),
 // the input row span a tile reads loaded once into registers. Include after
-// precision.glsl, f32_bindings.glsl and the push constants `p` (with the input's ih and iw);
-// binding 0 is X, binding 3 is Y (written through y_put / y4_put).
+// precision.glsl, f32_bindings.glsl, texel_reads.glsl and the push constants `p` (with the input's
+// ih and iw); binding 0 is X (a texel buffer in "_texel" builds), binding 3 is Y (written through
+// y_put / y4_put).
 #ifndef VKG_CONV_TILE_ROW_GLSL
 #define VKG_CONV_TILE_ROW_GLSL
 
@@ -15,17 +16,13 @@ layout(constant_id = 8) const uint kPadW = 1;
 layout(constant_id = 9) const uint kVecLoad = 1;   // IW % 4 == 0: X rows read as vec4
 layout(constant_id = 10) const uint kVecStore = 1;  // OW % 4 == 0: Y rows written as vec4
 
-layout(binding = 0) readonly buffer X { sfp x[]; };
-layout(binding = 0) readonly buffer X4 { sfp4 x4[]; };
+VKG_FLOAT_INPUT(x_at, x4_at, 0, x, x4, x32, x32_4)
 layout(binding = 3) writeonly buffer Y { sfp y[]; };
 layout(binding = 3) writeonly buffer Y4 { sfp4 y4[]; };
-// fp32 views of X and Y, where a reformat is fused in (f32_bindings.glsl).
-layout(binding = 0) readonly buffer X32 { float x32[]; };
-layout(binding = 0) readonly buffer X32_4 { vec4 x32_4[]; };
+// fp32 views of Y, where a reformat is fused in (f32_bindings.glsl).
 layout(binding = 3) writeonly buffer Y32 { float y32[]; };
 layout(binding = 3) writeonly buffer Y32_4 { vec4 y32_4[]; };
 
-VKG_F32_READERS(x_at, x4_at, 0, x, x4, x32, x32_4)
 VKG_F32_WRITERS(y_put, y4_put, 3, y, y4, y32, y32_4)
 
 const uint kPixels = 8;

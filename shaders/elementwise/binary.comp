@@ -1,4 +1,5 @@
 // vkgraphy-variants: f32 f16 f16acc32
+// vkgraphy-texel-reads: A, B and D (float inputs only)
 // C = op(A, B) with numpy broadcasting: arithmetic, comparison, logic, shifts, bitwise ops,
 // PRelu, and the steps of the variadic Sum/Mean/Max/Min.
 // Bindings: 0 = A, 1 = B, 2 = C. Each is float storage (sfp) or int32 (ints
@@ -35,11 +36,14 @@
 //                (common/f32_bindings.glsl)
 // Binding 3 = D, the chained operand (float storage; bound to any buffer when
 // kChain is 0).
+// In the "_texel" builds (common/texel_reads.glsl), A, B and D are uniform
+// texel buffers and must hold floats: kAInt and kBInt are 0.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
 #include "common/f32_bindings.glsl"
+#include "common/texel_reads.glsl"
 #include "common/index.glsl"
 #include "elementwise/math.glsl"
 #include "common/epilogue.glsl"
@@ -100,33 +104,30 @@ layout(push_constant) uniform Params {
   uint stride_b[8];
 } params;
 
-layout(binding = 0) readonly buffer A { sfp a[]; };
-layout(binding = 0) readonly buffer A4 { sfp4 a4[]; };
+VKG_FLOAT_INPUT(a_at, a4_at, 0, a, a4, a32, a32_4)
+VKG_FLOAT_INPUT(b_at, b4_at, 1, b, b4, b32, b32_4)
+VKG_FLOAT_INPUT(d_at, d4_at, 3, d, d4, d32, d32_4)
+#ifdef VKG_TEXEL_READS
+int a_int_at(uint i) { return 0; }
+ivec4 a_int4_at(uint i) { return ivec4(0); }
+int b_int_at(uint i) { return 0; }
+ivec4 b_int4_at(uint i) { return ivec4(0); }
+#else
 layout(binding = 0) readonly buffer AI { int ai[]; };
 layout(binding = 0) readonly buffer AI4 { ivec4 ai4[]; };
-layout(binding = 1) readonly buffer B { sfp b[]; };
-layout(binding = 1) readonly buffer B4 { sfp4 b4[]; };
 layout(binding = 1) readonly buffer BI { int bi[]; };
 layout(binding = 1) readonly buffer BI4 { ivec4 bi4[]; };
+int a_int_at(uint i) { return ai[i]; }
+ivec4 a_int4_at(uint i) { return ai4[i]; }
+int b_int_at(uint i) { return bi[i]; }
+ivec4 b_int4_at(uint i) { return bi4[i]; }
+#endif
 layout(binding = 2) writeonly buffer C { sfp c[]; };
 layout(binding = 2) writeonly buffer C4 { sfp4 c4[]; };
 layout(binding = 2) writeonly buffer CI { int ci[]; };
 layout(binding = 2) writeonly buffer CI4 { ivec4 ci4[]; };
-layout(binding = 3) readonly buffer D { sfp d[]; };
-layout(binding = 3) readonly buffer D4 { sfp4 d4[]; };
-// fp32 views, where a reformat is fused in (f32_bindings.glsl).
-layout(binding = 0) readonly buffer A32 { float a32[]; };
-layout(binding = 0) readonly buffer A32_4 { vec4 a32_4[]; };
-layout(binding = 1) readonly buffer B32 { float b32[]; };
-layout(binding = 1) readonly buffer B32_4 { vec4 b32_4[]; };
 layout(binding = 2) writeonly buffer C32 { float c32[]; };
 layout(binding = 2) writeonly buffer C32_4 { vec4 c32_4[]; };
-layout(binding = 3) readonly buffer D32 { float d32[]; };
-layout(binding = 3) readonly buffer D32_4 { vec4 d32_4[]; };
-
-VKG_F32_READERS(a_at, a4_at, 0, a, a4, a32, a32_4)
-VKG_F32_READERS(b_at, b4_at, 1, b, b4, b32, b32_4)
-VKG_F32_READERS(d_at, d4_at, 3, d, d4, d32, d32_4)
 VKG_F32_WRITERS(c_put, c4_put, 2, c, c4, c32, c32_4)
 
 const bool kCompare = kOp >= OP_EQUAL && kOp <= OP_GREATER_EQUAL;
@@ -278,10 +279,10 @@ int result_int(afp xf, afp yf, int xi, int yi) {
   return vkg_float_to_int(float(float_op(xf, yf)), kIntKind);
 }
 
-afp a_float(uint o) { return kAInt != 0 ? afp(vkg_int_to_float(ai[o], kIntKind)) : a_at(o); }
-afp b_float(uint o) { return kBInt != 0 ? afp(float(bi[o])) : b_at(o); }
-int a_int(uint o) { return kAInt != 0 ? ai[o] : 0; }
-int b_int(uint o) { return kBInt != 0 ? bi[o] : 0; }
+afp a_float(uint o) { return kAInt != 0 ? afp(vkg_int_to_float(a_int_at(o), kIntKind)) : a_at(o); }
+afp b_float(uint o) { return kBInt != 0 ? afp(float(b_int_at(o))) : b_at(o); }
+int a_int(uint o) { return kAInt != 0 ? a_int_at(o) : 0; }
+int b_int(uint o) { return kBInt != 0 ? b_int_at(o) : 0; }
 
 void element(uint e) {
   uint oa, ob;
@@ -306,7 +307,7 @@ void vector4(uint e) {
   ivec4 xi = ivec4(0), yi = ivec4(0);
   afp4 xf = afp4(0), yf = afp4(0);
   if (kAInt != 0) {
-    xi = a_row ? ai4[oa / 4] : ivec4(ai[oa]);
+    xi = a_row ? a_int4_at(oa / 4) : ivec4(a_int_at(oa));
     if (kIntMath == 0) {
       for (int k = 0; k < 4; ++k) xf[k] = afp(vkg_int_to_float(xi[k], kIntKind));
     }
@@ -314,7 +315,7 @@ void vector4(uint e) {
     xf = a_row ? a4_at(oa / 4) : afp4(a_at(oa));
   }
   if (kBInt != 0) {
-    yi = b_row ? bi4[ob / 4] : ivec4(bi[ob]);
+    yi = b_row ? b_int4_at(ob / 4) : ivec4(b_int_at(ob));
     if (kIntMath == 0) yf = afp4(yi);
   } else {
     yf = b_row ? b4_at(ob / 4) : afp4(b_at(ob));

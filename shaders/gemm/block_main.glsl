@@ -2,14 +2,13 @@
 // gemm/block.comp and gemm/block_wide_a.comp. With VKG_BLOCK_WIDE_A defined
 // (and GL_EXT_shader_explicit_arithmetic_types_int64 enabled by the includer),
 // A is read eight floats per load as u64vec4, which needs a_sm and every A
-// batch base to be multiples of 8 (the tactic checks). With VKG_BLOCK_TEXEL_B
-// defined, B is a uniform texel buffer of vec4s (binding 1, a view of fp32 or
-// fp16 texels, fp32 where a reformat is fused in: the runtime picks the view
-// format), which lavapipe gathers in SIMD instead of one invocation at a time.
+// batch base to be multiples of 8 (the tactic checks). In the "_texel" builds
+// (common/texel_reads.glsl), B is a uniform texel buffer of vec4s.
 #extension GL_EXT_control_flow_attributes : require
 #define VKG_GEMM_STORE_MAP
 #include "common/precision.glsl"
 #include "common/f32_bindings.glsl"
+#include "common/texel_reads.glsl"
 #include "common/epilogue.glsl"
 #include "gemm/common.glsl"
 
@@ -32,7 +31,7 @@ layout(binding = 0) readonly buffer A4 { sfp4 a4[]; };
 #ifdef VKG_BLOCK_WIDE_A
 layout(binding = 0) readonly buffer A8 { u64vec4 a8[]; };
 #endif
-#ifdef VKG_BLOCK_TEXEL_B
+#ifdef VKG_TEXEL_READS
 layout(binding = 1) uniform samplerBuffer b_texels;
 #else
 layout(binding = 1) readonly buffer B4 { sfp4 b4[]; };
@@ -43,7 +42,7 @@ layout(binding = 3) writeonly buffer Y4 { sfp4 y4[]; };
 // fp32 views, where a reformat is fused in (f32_bindings.glsl).
 layout(binding = 0) readonly buffer A32 { float a32[]; };
 layout(binding = 0) readonly buffer A32_4 { vec4 a32_4[]; };
-#ifndef VKG_BLOCK_TEXEL_B
+#ifndef VKG_TEXEL_READS
 layout(binding = 1) readonly buffer B32_4 { vec4 b32_4[]; };
 #endif
 layout(binding = 2) readonly buffer C32 { float c32[]; };
@@ -51,8 +50,8 @@ layout(binding = 3) writeonly buffer Y32 { float y32[]; };
 layout(binding = 3) writeonly buffer Y32_4 { vec4 y32_4[]; };
 
 VKG_F32_READERS(a_at, a4_at, 0, a, a4, a32, a32_4)
-#ifdef VKG_BLOCK_TEXEL_B
-afp4 b4_at(uint i) { return sfp2afp4(sfp4(texelFetch(b_texels, int(i)))); }  // rounded as the storage type
+#ifdef VKG_TEXEL_READS
+afp4 b4_at(uint i) { return vkg_texel4(b_texels, i); }
 #else
 afp4 b4_at(uint i) { return vkg_f32_binding(1) ? vkg_f32_in4(b32_4[i]) : sfp2afp4(b4[i]); }
 #endif

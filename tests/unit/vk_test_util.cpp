@@ -366,7 +366,7 @@ std::set<std::string> case_classes(const VkCase& c) {
   return out;
 }
 
-VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic) {
+VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic, bool texel_buffers) {
   VkCaseRun run;
   vk::Context* ctx = test_vk_context();
   VKG_CHECK(ctx != nullptr, "no Vulkan device");
@@ -394,7 +394,8 @@ VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic) {
   config.layer_precisions[c.node.name] = tactic.precision();
   config.constraints = PrecisionConstraints::Obey;
   config.optimization_level = 0;
-  const vk::DeviceInfo& info = ctx->device().info();
+  vk::DeviceInfo info = ctx->device().info();
+  info.texel_buffers = info.texel_buffers && texel_buffers;
   BuildResult built;
   try {
     built = build_engine(graph, config, info, device_identity(info), nullptr);

@@ -125,7 +125,9 @@ struct VkCaseRun {
 
 // Builds the case as a one-layer engine forced to `tactic` (in the tactic's
 // precision), runs it on test_vk_context() and the reference backend.
-VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic);
+// With texel_buffers false the builder plans as on a device without them
+// (--vk-disable-texel-buffers): shaders with a texel build run their storage-buffer one.
+VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic, bool texel_buffers = true);
 
 // Empty when every output of `run` matches within the case's tolerances for
 // the arithmetic `arith` (its atol widened by `extra_atol`); otherwise a

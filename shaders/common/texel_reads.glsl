@@ -1,0 +1,33 @@
+// Float inputs read through storage buffers or, in the "_texel" build of a shader marked
+// `// vkgraphy-texel-reads` (cmake/shaders.cmake, which defines VKG_TEXEL_READS), through
+// uniform texel buffers of vec4s: lavapipe gathers texels in SIMD where it loads a storage
+// buffer one invocation at a time. The runtime views a texel binding as vec4s of fp32 or fp16,
+// fp32 where a reformat is fused in (texel_view_format, runtime/vulkan/compute_pipeline.h), so
+// texel readers need no kF32Bindings test: they round values to the storage type, as a reformat
+// would. The tactic picks the "_texel" build where the device has texel buffers
+// (LayerContext::texel_reads). Include after precision.glsl and f32_bindings.glsl.
+#ifndef VKG_COMMON_TEXEL_READS_GLSL
+#define VKG_COMMON_TEXEL_READS_GLSL
+
+// Element i and vec4 i of the texel buffer t, as the arithmetic type.
+#define vkg_texel(t, i) sfp2afp(sfp(texelFetch(t, int((i) >> 2))[(i) & 3u]))
+#define vkg_texel4(t, i) sfp2afp4(sfp4(texelFetch(t, int(i))))
+
+// Readers at(i) (element i) and at4(i) (vec4 i) of the float input at binding b. Declares its
+// texel buffer s, or its storage-buffer views s, s4 (storage type) and f, f4 (fp32, for a fused
+// reformat; f32_bindings.glsl).
+#ifdef VKG_TEXEL_READS
+#define VKG_FLOAT_INPUT(at, at4, b, s, s4, f, f4)  \
+  layout(binding = b) uniform samplerBuffer s;     \
+  afp at(uint i) { return vkg_texel(s, i); }       \
+  afp4 at4(uint i) { return vkg_texel4(s, i); }
+#else
+#define VKG_FLOAT_INPUT(at, at4, b, s, s4, f, f4)                      \
+  layout(binding = b) readonly buffer s##_elements { sfp s[]; };       \
+  layout(binding = b) readonly buffer s4##_vectors { sfp4 s4[]; };     \
+  layout(binding = b) readonly buffer f##_elements { float f[]; };     \
+  layout(binding = b) readonly buffer f4##_vectors { vec4 f4[]; };     \
+  VKG_F32_READERS(at, at4, b, s, s4, f, f4)
+#endif
+
+#endif  // VKG_COMMON_TEXEL_READS_GLSL
