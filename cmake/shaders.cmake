@@ -26,6 +26,8 @@ set(VKGRAPHY_SHADER_ENTRIES "")
 foreach(source IN LISTS VKGRAPHY_SHADER_SOURCES)
   file(RELATIVE_PATH rel ${VKGRAPHY_SHADER_DIR} ${source})
   string(REGEX REPLACE "\\.comp$" "" base ${rel})
+  # The variant and texel lines are read here: editing a shader re-runs this.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${source})
   file(STRINGS ${source} variant_line REGEX "^// *vkgraphy-variants:" LIMIT_COUNT 1)
   if(variant_line)
     string(REGEX REPLACE "^// *vkgraphy-variants:" "" variants "${variant_line}")

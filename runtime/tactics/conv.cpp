@@ -1029,7 +1029,8 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   // Four tiles of a row per invocation where rows of tiles and of inputs are vec4 runs.
   const bool vec4 = tiles_w % 4 == 0 && g.in[1] % 4 == 0 && g.pads_begin[1] >= 0;
   plan.dispatches.push_back(dispatch(
-      ctx, ctx.shader(out_tile == 4 ? "conv/winograd43_input" : "conv/winograd_input"),
+      ctx,
+      ctx.texel_shader(out_tile == 4 ? "conv/winograd43_input" : "conv/winograd_input", uint64_t(ctx.input(0).size())),
       {{1, vec4 ? 1u : 0u}, {2, uint32_t(vec4 ? g.pads_begin[1] : 0)}}, {BindingRef::input(0), BindingRef::scratch(0)},
       {uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(g.in[0]), uint32_t(g.in[1]), uint32_t(tiles_h),
        uint32_t(tiles_w), word(int32_t(g.pads_begin[0])), word(int32_t(g.pads_begin[1]))},
@@ -1050,7 +1051,9 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   if (!gemm) return std::nullopt;
   plan.dispatches.push_back(std::move(*gemm));
   const bool out_vec4 = tiles_w % 4 == 0 && g.out[1] == out_tile * tiles_w;  // four whole tiles per invocation
-  plan.dispatches.push_back(dispatch(ctx, ctx.shader(out_tile == 4 ? "conv/winograd43_output" : "conv/winograd_output"),
+  plan.dispatches.push_back(dispatch(ctx,
+                                     ctx.texel_shader(out_tile == 4 ? "conv/winograd43_output" : "conv/winograd_output",
+                                                      m_elements),
                                      {{1, has_bias}, {2, out_vec4 ? 1u : 0u}},
                                      {BindingRef::scratch(1), bias, BindingRef::output(0)},
                                      {uint32_t(s.batch), uint32_t(s.out_channels), uint32_t(g.out[0]),

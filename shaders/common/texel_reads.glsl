@@ -5,7 +5,8 @@
 // fp32 where a reformat is fused in (texel_view_format, runtime/vulkan/compute_pipeline.h), so
 // texel readers need no kF32Bindings test: they round values to the storage type, as a reformat
 // would. The tactic picks the "_texel" build where the device has texel buffers
-// (LayerContext::texel_reads). Include after precision.glsl and f32_bindings.glsl.
+// (LayerContext::texel_reads). Include after precision.glsl (and f32_bindings.glsl for
+// VKG_FLOAT_INPUT).
 #ifndef VKG_COMMON_TEXEL_READS_GLSL
 #define VKG_COMMON_TEXEL_READS_GLSL
 
@@ -13,9 +14,24 @@
 #define vkg_texel(t, i) sfp2afp(sfp(texelFetch(t, int((i) >> 2))[(i) & 3u]))
 #define vkg_texel4(t, i) sfp2afp4(sfp4(texelFetch(t, int(i))))
 
-// Readers at(i) (element i) and at4(i) (vec4 i) of the float input at binding b. Declares its
-// texel buffer s, or its storage-buffer views s, s4 (storage type) and f, f4 (fp32, for a fused
-// reformat; f32_bindings.glsl).
+// Readers at(i) (element i) and at4(i) (vec4 i) of the float input at binding b of a shader that
+// takes no fused reformat (declares no kF32Bindings): its texel buffer s, or its storage-buffer
+// views s, s4.
+#ifdef VKG_TEXEL_READS
+#define VKG_INPUT(at, at4, b, s, s4)           \
+  layout(binding = b) uniform samplerBuffer s; \
+  afp at(uint i) { return vkg_texel(s, i); }   \
+  afp4 at4(uint i) { return vkg_texel4(s, i); }
+#else
+#define VKG_INPUT(at, at4, b, s, s4)                                 \
+  layout(binding = b) readonly buffer s##_elements { sfp s[]; };     \
+  layout(binding = b) readonly buffer s4##_vectors { sfp4 s4[]; };   \
+  afp at(uint i) { return sfp2afp(s[i]); }                           \
+  afp4 at4(uint i) { return sfp2afp4(s4[i]); }
+#endif
+
+// The same for a shader that takes fused reformats (f32_bindings.glsl): the storage build also
+// declares the fp32 views f, f4 and reads through them where kF32Bindings says.
 #ifdef VKG_TEXEL_READS
 #define VKG_FLOAT_INPUT(at, at4, b, s, s4, f, f4)  \
   layout(binding = b) uniform samplerBuffer s;     \

@@ -1,4 +1,5 @@
 // vkgraphy-variants: f32
+// vkgraphy-texel-reads: X
 // Winograd F(4x4, 3x3), step 1 of 3: the input transform. For every input
 // channel c and 4x4 output tile p (over the batch: p = n * tiles + ty * tiles_w
 // + tx), reads the 6x6 input patch d whose top-left corner is
@@ -23,6 +24,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
+#include "common/texel_reads.glsl"
 #include "common/index.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -34,8 +36,7 @@ layout(push_constant) uniform Params {
   int pad_top, pad_left;
 } p;
 
-layout(binding = 0) readonly buffer X { sfp x[]; };
-layout(binding = 0) readonly buffer X4 { sfp4 x4[]; };
+VKG_INPUT(x_at, x4_at, 0, x, x4)
 layout(binding = 1) writeonly buffer V { sfp v[]; };
 layout(binding = 1) writeonly buffer V4 { sfp4 v4[]; };
 
@@ -87,7 +88,7 @@ void main_vec4() {
     [[unroll]] for (uint k = 0; k < 6; ++k) {
       const int xx = x0 + int(4 * k);
       afp4 q = afp4(0);
-      if (yy >= 0 && yy < int(p.h) && xx >= 0 && xx < int(p.w)) q = sfp2afp4(x4[(plane + uint(yy) * p.w + uint(xx)) / 4]);
+      if (yy >= 0 && yy < int(p.h) && xx >= 0 && xx < int(p.w)) q = x4_at((plane + uint(yy) * p.w + uint(xx)) / 4);
       [[unroll]] for (uint l = 0; l < 4; ++l) span[i][4 * k + l] = q[l];
     }
   }
@@ -135,7 +136,7 @@ void main() {
     [[unroll]] for (uint j = 0; j < 6; ++j) {
       const int xx = x0 + int(j);
       d[6 * i + j] = yy >= 0 && yy < int(p.h) && xx >= 0 && xx < int(p.w)
-                         ? sfp2afp(x[plane + uint(yy) * p.w + uint(xx)])
+                         ? x_at(plane + uint(yy) * p.w + uint(xx))
                          : afp(0);
     }
   }

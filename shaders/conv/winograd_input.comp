@@ -1,4 +1,5 @@
 // vkgraphy-variants: f32 f16 f16acc32
+// vkgraphy-texel-reads: X
 // Winograd F(2x2, 3x3), step 1 of 3: the input transform. For every input
 // channel c and 2x2 output tile p (over the batch: p = n * tiles + ty * tiles_w
 // + tx), reads the 4x4 input patch d whose top-left corner is
@@ -19,6 +20,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
+#include "common/texel_reads.glsl"
 #include "common/index.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -30,8 +32,7 @@ layout(push_constant) uniform Params {
   int pad_top, pad_left;
 } p;
 
-layout(binding = 0) readonly buffer X { sfp x[]; };
-layout(binding = 0) readonly buffer X4 { sfp4 x4[]; };
+VKG_INPUT(x_at, x4_at, 0, x, x4)
 layout(binding = 1) writeonly buffer V { sfp v[]; };
 layout(binding = 1) writeonly buffer V4 { sfp4 v4[]; };
 
@@ -67,7 +68,7 @@ void main_vec4() {
     [[unroll]] for (uint k = 0; k < 4; ++k) {
       const int xx = x0 + int(4 * k);
       afp4 q = afp4(0);
-      if (yy >= 0 && yy < int(p.h) && xx >= 0 && xx < int(p.w)) q = sfp2afp4(x4[(plane + uint(yy) * p.w + uint(xx)) / 4]);
+      if (yy >= 0 && yy < int(p.h) && xx >= 0 && xx < int(p.w)) q = x4_at((plane + uint(yy) * p.w + uint(xx)) / 4);
       [[unroll]] for (uint l = 0; l < 4; ++l) span[i][4 * k + l] = q[l];
     }
   }
@@ -120,7 +121,7 @@ void main() {
     if (yy < 0 || yy >= int(p.h)) continue;
     for (int j = 0; j < 4; ++j) {
       const int xx = x0 + j;
-      if (xx >= 0 && xx < int(p.w)) d[i][j] = sfp2afp(x[plane + uint(yy) * p.w + uint(xx)]);
+      if (xx >= 0 && xx < int(p.w)) d[i][j] = x_at(plane + uint(yy) * p.w + uint(xx));
     }
   }
   // B^T d: combine rows; then (B^T d) B: combine the columns of each row.

@@ -1,4 +1,5 @@
 // vkgraphy-variants: f32 f16 f16acc32
+// vkgraphy-texel-reads: M
 // Winograd F(2x2, 3x3), step 3 of 3: the output transform. Step 2 (conv/gemm.comp,
 // one GEMM per xi) left M[xi][m][p] = sum over c of U[xi][m][c] * V[xi][c][p];
 // each invocation turns the 16 values of one output channel m and tile p into
@@ -16,6 +17,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
+#include "common/texel_reads.glsl"
 #include "common/epilogue.glsl"
 #include "common/index.glsl"
 
@@ -27,8 +29,7 @@ layout(push_constant) uniform Params {
   uint n, m, oh, ow, tiles_h, tiles_w;
 } p;
 
-layout(binding = 0) readonly buffer MBuf { sfp mv[]; };
-layout(binding = 0) readonly buffer MBuf4 { sfp4 mv4[]; };
+VKG_INPUT(m_at, m4_at, 0, mv, mv4)
 layout(binding = 1) readonly buffer B { sfp bias[]; };
 layout(binding = 2) writeonly buffer Y { sfp y[]; };
 layout(binding = 2) writeonly buffer Y4 { sfp4 y4[]; };
@@ -53,7 +54,7 @@ void main_vec4() {
   const uint xi_stride = p.m * positions / 4;  // in vec4s
   const uint src = (m * positions + n * tiles + t) / 4;
   afp4 v[16];  // [xi][tile]
-  [[unroll]] for (uint xi = 0; xi < 16; ++xi) v[xi] = sfp2afp4(mv4[xi * xi_stride + src]);
+  [[unroll]] for (uint xi = 0; xi < 16; ++xi) v[xi] = m4_at(xi * xi_stride + src);
   const afp bv = kHasBias == 1 ? sfp2afp(bias[m]) : afp(0);
   afp4 o[4];  // [tile]
   [[unroll]] for (uint j = 0; j < 4; ++j) {
@@ -90,7 +91,7 @@ void main() {
 
   afp4 rows[4];
   [[unroll]] for (uint i = 0; i < 4; ++i) {
-    [[unroll]] for (uint j = 0; j < 4; ++j) rows[i][j] = sfp2afp(mv[(4 * i + j) * xi_stride + src]);
+    [[unroll]] for (uint j = 0; j < 4; ++j) rows[i][j] = m_at((4 * i + j) * xi_stride + src);
   }
   const afp4 out_tile = tile_transform(rows, kHasBias == 1 ? sfp2afp(bias[m]) : afp(0));
 
