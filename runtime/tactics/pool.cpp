@@ -342,7 +342,8 @@ std::optional<LayerPlan> plan_global(const LayerContext& ctx, std::string& why_n
   }
   LayerPlan plan;
   Dispatch d;
-  d.shader = ctx.shader(shader);
+  // The row form (an invocation per plane) reads through texel buffers where the device has them.
+  d.shader = workgroup_per_plane ? ctx.shader(shader) : ctx.texel_shader(shader, uint64_t(ctx.input(0).size()));
   d.spec = {{0, local_size}, {1, uint32_t(l->mode)}, {2, uint32_t(l->p)}, {3, plane_size % 4 == 0 ? 1u : 0u}};
   d.bindings = {bind_input(ctx, plan, 0), BindingRef::output(0)};
   d.push = {uint32_t(l->planes), uint32_t(plane_size)};

@@ -1,4 +1,5 @@
 // vkgraphy-variants: f32 f16 f16acc32
+// vkgraphy-texel-reads: X
 // Global pooling (GlobalMaxPool, GlobalAveragePool, GlobalLpPool), one
 // invocation per plane (n, c) scanning the plane. Dispatch linear_groups(planes).
 // Bindings: 0 = X (N x C x spatial), 1 = Y (N x C x 1 ...).
@@ -11,6 +12,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common/precision.glsl"
+#include "common/texel_reads.glsl"
 #include "common/index.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -20,8 +22,7 @@ layout(constant_id = 3) const uint kVec4 = 0;
 
 #include "pool/global_common.glsl"
 
-layout(binding = 0) readonly buffer X { sfp x[]; };
-layout(binding = 0) readonly buffer X4 { sfp4 x4[]; };
+VKG_INPUT(x_at, x4_at, 0, x, x4)
 layout(binding = 1) writeonly buffer Y { sfp y[]; };
 
 void main() {
@@ -30,16 +31,16 @@ void main() {
   const uint base = plane * params.plane_size;
   // Max starts from the plane's first element: a NaN there stays the result,
   // later NaNs are skipped, as the reference's sequential scan does.
-  afp4 acc = kMode == kModeMax ? afp4(sfp2afp(x[base])) : afp4(0);
+  afp4 acc = kMode == kModeMax ? afp4(x_at(base)) : afp4(0);
   if (kVec4 == 1) {
     const uint base4 = base / 4;
     for (uint i = 0; i < params.plane_size / 4; ++i) {
-      const afp4 v = sfp2afp4(x4[base4 + i]);
+      const afp4 v = x4_at(base4 + i);
       acc = kMode == kModeMax ? max_keep(acc, v) : acc + lp_term4(v);
     }
   } else {
     for (uint i = 0; i < params.plane_size; ++i) {
-      const afp4 v = afp4(sfp2afp(x[base + i]), afp(0), afp(0), afp(0));
+      const afp4 v = afp4(x_at(base + i), afp(0), afp(0), afp(0));
       if (kMode == kModeMax) {
         acc.x = v.x > acc.x ? v.x : acc.x;
       } else {
