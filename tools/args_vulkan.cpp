@@ -27,7 +27,8 @@ void VulkanArgs::add_to(CLI::App& app) {
       ->group(g);
   app.add_flag("--vk-disable-texel-buffers", disable_texel_buffers,
                "Treat the device as having no texel buffers: shaders read every tensor through storage buffers "
-               "(the block GEMMs' B and the elementwise inputs otherwise go through uniform texel buffers)")
+               "(the inputs of the block GEMMs, elementwise binary ops, row-tile convolutions, Winograd transforms and "
+               "global pooling otherwise go through uniform texel buffers)")
       ->group(g);
   app.add_flag("--vk-force-staging", force_staging,
                "Keep device memory unmapped and move weights, inputs and outputs through staging buffers, as on a "

@@ -89,9 +89,13 @@ bool block_wide_a_fits(const Product& p, const vk::DeviceInfo& device, std::stri
 }
 
 std::string block_shader(const LayerContext& ctx, const Product& p, bool wide_a) {
-  const uint64_t b_extent =
-      uint64_t(std::max<int64_t>(p.b_batches, 1)) * uint64_t(std::max<int64_t>(p.b_bs, p.K * p.b_sk)) + uint64_t(p.N);
-  return ctx.texel_shader(wide_a ? "gemm/block_wide_a" : "gemm/block", b_extent);
+  if (wide_a) return ctx.shader("gemm/block_wide_a");  // its A loads are the storage-buffer way to fewer loads
+  const auto extent = [](int64_t batches, int64_t bs, int64_t rows, int64_t rs, int64_t cols) {
+    return uint64_t(std::max<int64_t>(batches, 1)) * uint64_t(std::max<int64_t>(bs, rows * rs)) + uint64_t(cols);
+  };
+  const uint64_t a_extent = extent(p.batches, p.a_bs, p.M, p.a_sm, p.K);
+  const uint64_t b_extent = extent(p.b_batches, p.b_bs, p.K, p.b_sk, p.N);
+  return ctx.texel_shader("gemm/block", std::max(a_extent, b_extent));
 }
 
 bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const vk::DeviceInfo& device, std::string& why_not) {

@@ -52,9 +52,10 @@ inline uint32_t block_c_mode(bool has_c, int64_t c_sn) { return !has_c ? 0u : c_
 // batch table). Sets why_not when not.
 bool block_wide_a_fits(const Product& p, const vk::DeviceInfo& device, std::string& why_not);
 
-// The gemm/block shader variant (ctx.shader) for `p`: "gemm/block", "_wide_a" for A read eight
-// floats per load, "_texel" for B read through a uniform texel buffer where the device has them
-// (device feature texel-buffers) and B fits one view.
+// The gemm/block shader variant (ctx.shader) for `p`: "gemm/block_wide_a" for A read eight floats
+// per load from a storage buffer; else "gemm/block_texel", A and B read through uniform texel
+// buffers, where the device has them (device feature texel-buffers) and they fit one view each;
+// else "gemm/block".
 std::string block_shader(const LayerContext& ctx, const Product& p, bool wide_a);
 
 // Group counts {x: ceil(columns / local), y: rows, z: batches}, y and z capped

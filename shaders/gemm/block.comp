@@ -1,5 +1,5 @@
 // vkgraphy-variants: f32 f16 f16acc32
-// vkgraphy-texel-reads: B (gemm/block_texel: a 192 x 192 x 6400 product, 31 -> 40 GFLOP/s on lavapipe)
+// vkgraphy-texel-reads: A and B (gemm/block_texel: a 192 x 192 x 6400 product, 31 -> 64 GFLOP/s on lavapipe)
 // Register-blocked GEMM with the block held in registers: each invocation
 // computes a kRows x (4 * kColVecs) block of Y in a fixed-size array of vec4
 // accumulators that every loop indexes with compile-time constants (all loops

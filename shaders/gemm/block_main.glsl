@@ -3,7 +3,7 @@
 // (and GL_EXT_shader_explicit_arithmetic_types_int64 enabled by the includer),
 // A is read eight floats per load as u64vec4, which needs a_sm and every A
 // batch base to be multiples of 8 (the tactic checks). In the "_texel" builds
-// (common/texel_reads.glsl), B is a uniform texel buffer of vec4s.
+// (common/texel_reads.glsl), A and B are uniform texel buffers of vec4s.
 #extension GL_EXT_control_flow_attributes : require
 #define VKG_GEMM_STORE_MAP
 #include "common/precision.glsl"
@@ -26,8 +26,7 @@ layout(constant_id = 5) const uint kD2SPairs = 0;
 // behind a runtime test costs its loads even when absent (MatMul 48x48 @ 48x6400: 2.7 -> 1.6 ms).
 layout(constant_id = 6) const uint kCMode = 0;
 
-layout(binding = 0) readonly buffer A { sfp a[]; };
-layout(binding = 0) readonly buffer A4 { sfp4 a4[]; };
+VKG_FLOAT_INPUT(a_at, a4_at, 0, a, a4, a32, a32_4)
 #ifdef VKG_BLOCK_WIDE_A
 layout(binding = 0) readonly buffer A8 { u64vec4 a8[]; };
 #endif
@@ -40,8 +39,6 @@ layout(binding = 2) readonly buffer C { sfp c[]; };
 layout(binding = 3) writeonly buffer Y { sfp y[]; };
 layout(binding = 3) writeonly buffer Y4 { sfp4 y4[]; };
 // fp32 views, where a reformat is fused in (f32_bindings.glsl).
-layout(binding = 0) readonly buffer A32 { float a32[]; };
-layout(binding = 0) readonly buffer A32_4 { vec4 a32_4[]; };
 #ifndef VKG_TEXEL_READS
 layout(binding = 1) readonly buffer B32_4 { vec4 b32_4[]; };
 #endif
@@ -49,7 +46,6 @@ layout(binding = 2) readonly buffer C32 { float c32[]; };
 layout(binding = 3) writeonly buffer Y32 { float y32[]; };
 layout(binding = 3) writeonly buffer Y32_4 { vec4 y32_4[]; };
 
-VKG_F32_READERS(a_at, a4_at, 0, a, a4, a32, a32_4)
 #ifdef VKG_TEXEL_READS
 afp4 b4_at(uint i) { return vkg_texel4(b_texels, i); }
 #else

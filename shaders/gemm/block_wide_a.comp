@@ -1,5 +1,4 @@
 // vkgraphy-variants: f32
-// vkgraphy-texel-reads: B (gemm/block_wide_a_texel)
 // gemm/block.comp with A read eight floats per load (u64vec4, unpacked to two
 // vec4): on lavapipe, which loads a storage buffer one component per
 // invocation at a time, that halves the cost of the A loads (1024^3: 30-31

@@ -199,8 +199,8 @@ TEST(VulkanShaderTable, EmbedsTheAddShader) {
 }
 
 TEST(VulkanShaderTable, FindsTheTexelBindingsAndTheirViewFormats) {
-  EXPECT_EQ(texel_buffer_bindings(builtin_shader("gemm/block_texel.f32")), 0b10u);  // B
-  EXPECT_EQ(texel_buffer_bindings(builtin_shader("gemm/block_wide_a_texel.f32")), 0b10u);
+  EXPECT_EQ(texel_buffer_bindings(builtin_shader("gemm/block_texel.f32")), 0b11u);  // A and B
+  EXPECT_EQ(texel_buffer_bindings(builtin_shader("gemm/block_wide_a.f32")), 0u);
   EXPECT_EQ(texel_buffer_bindings(builtin_shader("gemm/block.f32")), 0u);
   EXPECT_EQ(texel_buffer_bindings(builtin_shader("elementwise/add.f16")), 0u);
   PipelineDesc desc{"gemm/block_texel.f32", 5, 96, {}};
@@ -218,7 +218,7 @@ TEST_F(VulkanTest, TexelBindingsNeedTheDeviceFeatureAndFitAView) {
   if (!device.info().texel_buffers) GTEST_SKIP() << "no texel buffers on " << device.info().name;
   const PipelineDesc desc{"gemm/block_texel.f32", 5, 96, {SpecConstant::u32(0, 64)}};
   ComputePipeline pipeline(device, builtin_shader(desc.name), desc);
-  EXPECT_EQ(pipeline.texel_bindings(), 0b10u);
+  EXPECT_EQ(pipeline.texel_bindings(), 0b11u);
   Buffer small(device, 16), odd(device, 20);  // odd: its last texel lies in the 16-byte rounding
   const Buffer* buffers[] = {&small, &odd, &small, &small, &small};
   DescriptorSet set(device, pipeline, buffers);
