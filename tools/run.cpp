@@ -38,6 +38,7 @@ struct RunArgs {
   bool ref = false;
   bool vk = false;
   bool profile = false;
+  int warm_up = 0;  // untimed inferences before the timed ones
   std::vector<std::string> onnx_outputs;  // names, or "mark all"
   std::vector<std::string> onnx_exclude_outputs;
   std::vector<std::string> vk_outputs;  // names, "mark all", or "mark layers"
@@ -186,6 +187,12 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
   VKG_START("RUNNING | Runner: " << name);
   VKG_VERBOSE(name << " | memory path: " << vk::memory_path_name(ctx->device().info().memory_path()));
   vk::EngineExecutor executor(ctx->device(), *engine, options);
+  if (args.warm_up > 0 && !feeds.empty()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int w = 0; w < args.warm_up; ++w) executor.run(feeds.front());
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    VKG_INFO(name << " | " << args.warm_up << " warm-up run(s) took " << ms << " ms");
+  }
   std::vector<IterationResult> results;
   std::vector<double> device_ms, wall_ms;
   std::vector<std::vector<double>> layer_ns(engine->layers.size());
@@ -509,6 +516,10 @@ void add_run_tool(CLI::App& app) {
   run->add_option("--vk-exclude-outputs", args->vk_exclude_outputs, "Tensors the Vulkan runner does not return")
       ->take_all();
   run->add_flag("--profile", args->profile, "Report the device time of every engine layer");
+  run->add_option("--warm-up", args->warm_up,
+                  "Untimed Vulkan inferences on the first input before the timed iterations (a driver that compiles "
+                  "shaders on their first dispatch, as lavapipe does for texel-buffer reads, pays it there)")
+      ->check(CLI::Range(0, 1000000));
   run->add_option("--onnx-outputs", args->onnx_outputs,
                   "Tensors the reference backend returns: names, or 'mark all' for every tensor")
       ->take_all();

@@ -130,6 +130,15 @@ class RunReference(CliTestCase):
             self.assertEqual(len(json.load(f)), 3)
         (iterations,) = load_outputs(self.path("out.json")).values()
         self.assertEqual(len(iterations), 3)
+        # Warm-up runs come before the timed iterations and are not among the saved results.
+        out = self.vkgraphy("run", model("identity.onnx"), "--vk", "--warm-up", "2", "--iterations", "3",
+                            "--save-outputs", self.path("warm.json"))
+        self.assertRegex(out, r"\| 2 warm-up run\(s\) took [0-9.]+ ms")
+        self.assertIn("Latency (device time, 3 iteration(s))", out)
+        (iterations,) = load_outputs(self.path("warm.json")).values()
+        self.assertEqual(len(iterations), 3)
+        out = self.vkgraphy("run", model("identity.onnx"), "--vk", "--warm-up", "-1", expect=2)
+        self.assertIn("--warm-up: Value -1 not in range 0 to 1000000", out)
 
     def test_dynamic_shapes_need_input_shapes(self):
         out = self.vkgraphy("run", model("dynamic_identity.onnx"), "--ref", "--input-shapes", "X:[1,2,5,5]",
