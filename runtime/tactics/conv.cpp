@@ -883,7 +883,8 @@ std::optional<LayerPlan> plan_depthwise_tile(const LayerContext& ctx, uint32_t r
   const int64_t planes = s.batch * s.in_channels;
   const uint64_t invocations = uint64_t(planes) * uint64_t((g.out[0] + rows - 1) / rows) * uint64_t((g.out[1] + 7) / 8);
   if (!fits_invocations(invocations, why_not)) return std::nullopt;
-  plan.dispatches.push_back(dispatch(ctx, ctx.texel_shader("conv/depthwise_tile", uint64_t(ctx.input(0).size())), tile_spec(s, rows, has_bias),
+  const uint64_t largest = std::max(ctx.input(0).size(), ctx.input(1).size());  // X, W
+  plan.dispatches.push_back(dispatch(ctx, ctx.texel_shader("conv/depthwise_tile", uint64_t(largest)), tile_spec(s, rows, has_bias),
                                      {BindingRef::input(0), w, bias, BindingRef::output(0)},
                                      {uint32_t(planes), uint32_t(s.in_channels), uint32_t(g.in[0]), uint32_t(g.in[1]),
                                       uint32_t(g.out[0]), uint32_t(g.out[1])},
@@ -916,8 +917,9 @@ std::optional<LayerPlan> plan_direct_tile(const LayerContext& ctx, uint32_t rows
       uint64_t(s.batch * s.group * blocks) * uint64_t((g.out[0] + rows - 1) / rows) * uint64_t((g.out[1] + 7) / 8);
   if (!fits_invocations(invocations, why_not)) return std::nullopt;
   const auto u = [](int64_t v) { return uint32_t(v); };
+  const uint64_t largest = std::max(uint64_t(ctx.input(0).size()), uint64_t(plan.weights.front().size()));
   plan.dispatches.push_back(dispatch(
-      ctx, ctx.texel_shader("conv/direct_tile", uint64_t(ctx.input(0).size())), tile_spec(s, rows, has_bias),
+      ctx, ctx.texel_shader("conv/direct_tile", largest), tile_spec(s, rows, has_bias),
       {BindingRef::input(0), w, bias, BindingRef::output(0)},
       {u(s.batch), u(s.in_channels), u(s.out_channels), u(s.group), u(g.in[0]), u(g.in[1]), u(g.out[0]), u(g.out[1])},
       invocations));

@@ -1,5 +1,5 @@
 // vkgraphy-variants: f32 f16 f16acc32
-// vkgraphy-texel-reads: X (conv/tile_row.glsl)
+// vkgraphy-texel-reads: X (conv/tile_row.glsl) and W
 // Depthwise 2-D Conv (group == C == M) on a tile of kRows output rows x 8
 // outputs along a row per invocation, the geometry (kernel, strides, leading
 // pads) compile-time: each input row the tile needs is read once, as vec4s
@@ -39,7 +39,7 @@ layout(push_constant) uniform Params {
 
 #include "conv/tile_row.glsl"
 
-layout(binding = 1) readonly buffer W { sfp w[]; };
+VKG_INPUT(w_at, w4_at, 1, w, w4)
 layout(binding = 2) readonly buffer B { sfp bias[]; };
 
 const uint kInRows = (kRows - 1) * kStrideH + kKh;
@@ -59,7 +59,7 @@ void main() {
   const int y0 = int(oy0 * kStrideH) - int(kPadH);
 
   afp wv[49];
-  [[unroll]] for (uint i = 0; i < kKh * kKw; ++i) wv[i] = sfp2afp(w[ch * kKh * kKw + i]);
+  [[unroll]] for (uint i = 0; i < kKh * kKw; ++i) wv[i] = w_at(ch * kKh * kKw + i);
   afp acc[32];  // [row][pixel]
   [[unroll]] for (uint i = 0; i < kRows * kPixels; ++i) acc[i] = afp(0);
 

@@ -1,5 +1,5 @@
 // vkgraphy-variants: f32 f16 f16acc32
-// vkgraphy-texel-reads: X (conv/tile_row.glsl)
+// vkgraphy-texel-reads: X (conv/tile_row.glsl) and W
 // 2-D Conv on a tile of 8 output channels (of one group) x kRows output rows x 8
 // outputs along a row per invocation, the geometry (kernel up to 5x5, strides,
 // leading pads) compile-time: for each input channel, each input row the tile
@@ -39,7 +39,7 @@ layout(push_constant) uniform Params {
 
 #include "conv/tile_row.glsl"
 
-layout(binding = 1) readonly buffer W4 { sfp4 w4[]; };
+VKG_INPUT(w_at, w4_at, 1, w, w4)
 layout(binding = 2) readonly buffer B { sfp bias[]; };
 
 const uint kInRows = (kRows - 1) * kStrideH + kKh;
@@ -69,7 +69,7 @@ void main() {
     const uint plane = n * p.c + g * cg + ci;
     afp4 wv[50];  // [tap][channel vec4]
     const uint wbase = (gb * cg + ci) * kKh * kKw * 2;
-    [[unroll]] for (uint i = 0; i < kKh * kKw * 2; ++i) wv[i] = sfp2afp4(w4[wbase + i]);
+    [[unroll]] for (uint i = 0; i < kKh * kKw * 2; ++i) wv[i] = w4_at(wbase + i);
     [[unroll]] for (uint ir = 0; ir < kInRows; ++ir) {
       afp span[24];
       load_span(plane * p.ih * p.iw, y0 + int(ir), x0, span);
