@@ -193,18 +193,18 @@ bool can_hold_f32(const EngineLayer& layer, BindingRef ref) {
   return bound;
 }
 
-// Makes the dispatches of `layer` that bind `ref` hold it in fp32. A dispatch that would read it
-// through a texel buffer runs the shader's storage-buffer build instead: lavapipe rounds a texel
+// Makes the dispatches of `layer` that bind `ref` hold it in fp32. A "_texel" build runs its
+// storage-buffer build instead, which reads and writes fp32 views: lavapipe rounds a texel
 // converted to fp16 toward zero, where the reformat (and the storage-buffer read) rounds to
-// nearest even, and the fused engine must compute what the unfused one computes.
+// nearest even, and the fused engine must compute what the unfused one computes; and the texel
+// builds' eight-wide stores write the storage type only.
 void hold_f32(EngineLayer& layer, BindingRef ref) {
   for (Dispatch& d : layer.plan.dispatches) {
     uint32_t bits = 0;
     for (size_t b = 0; b < d.bindings.size(); ++b)
       if (d.bindings[b] == ref) bits |= 1u << b;
     if (bits == 0) continue;
-    const size_t texel = d.shader.find("_texel.");
-    if (texel != std::string::npos && (vk::texel_buffer_bindings(vk::builtin_shader(d.shader)) & bits) != 0)
+    if (const size_t texel = d.shader.find("_texel."); texel != std::string::npos)
       d.shader.erase(texel, 6);  // "gemm/block_texel.f16" -> "gemm/block.f16"
     auto it = std::find_if(d.spec.begin(), d.spec.end(), [](const SpecValue& v) { return v.id == kF32BindingsSpec; });
     if (it == d.spec.end()) {

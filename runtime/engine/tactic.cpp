@@ -142,8 +142,9 @@ bool LayerContext::texel_reads(uint64_t elements) const {
   return device.texel_buffers && (elements + 3) / 4 <= device.max_texel_buffer_elements;
 }
 
-std::string LayerContext::texel_shader(const std::string& base, uint64_t elements) const {
-  return shader(texel_reads(elements) ? base + "_texel" : base);
+std::string LayerContext::texel_shader(const std::string& base, uint64_t elements, bool wide_stores) const {
+  const bool texel = texel_reads(elements) && (!wide_stores || arith != Arith::F32 || device.shader_int64);
+  return shader(texel ? base + "_texel" : base);
 }
 
 const Tensor& LayerContext::constant_input(size_t i) const {

@@ -132,8 +132,9 @@ struct LayerContext {
   // binding of `elements` floats fits one view of vec4 texels: shaders with a texel variant use it.
   bool texel_reads(uint64_t elements) const;
   // shader(base), or its "_texel" build (a shader marked `vkgraphy-texel-reads`, cmake/shaders.cmake)
-  // where texel_reads(elements) holds for its largest texel binding.
-  std::string texel_shader(const std::string& base, uint64_t elements) const;
+  // where texel_reads(elements) holds for its largest texel binding. `wide_stores`: the texel build
+  // stores eight values at a time (VKG_OUTPUT8), which in fp32 needs the device's 64-bit integers.
+  std::string texel_shader(const std::string& base, uint64_t elements, bool wide_stores = false) const;
 };
 
 // The binding for input i of a layer: the runtime tensor, or (for a build-time

@@ -95,7 +95,13 @@ std::string block_shader(const LayerContext& ctx, const Product& p, bool wide_a)
   };
   const uint64_t a_extent = extent(p.batches, p.a_bs, p.M, p.a_sm, p.K);
   const uint64_t b_extent = extent(p.b_batches, p.b_bs, p.K, p.b_sk, p.N);
-  return ctx.texel_shader("gemm/block", std::max(a_extent, b_extent));
+  return ctx.texel_shader("gemm/block", std::max(a_extent, b_extent), /*wide_stores=*/true);
+}
+
+uint32_t block_store8(const std::string& shader, int64_t N, uint32_t col_vecs, uint32_t c_mode, bool depth_to_space,
+                      bool d2s_pairs) {
+  if (shader.find("_texel.") == std::string::npos) return 0;
+  return (depth_to_space ? d2s_pairs : col_vecs % 2 == 0 && N % 8 == 0 && c_mode != 2) ? 1u : 0u;
 }
 
 bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const vk::DeviceInfo& device, std::string& why_not) {
@@ -697,6 +703,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
                 {2, tactic.col_vecs},
                 {3, p.N % 4 == 0 ? 1u : 0u},
                 {6, block_c_mode((flags & kGemmFlagHasC) != 0, c_sn)}};
+      d.spec.push_back({7, block_store8(d.shader, p.N, tactic.col_vecs, d.spec[4].value, false, false)});
       d.push = gemm_block_push(p, c_sm, c_sn, flags, alpha, beta);
       break;
     }

@@ -58,6 +58,12 @@ bool block_wide_a_fits(const Product& p, const vk::DeviceInfo& device, std::stri
 // else "gemm/block".
 std::string block_shader(const LayerContext& ctx, const Product& p, bool wide_a);
 
+// gemm/block.comp's specialization constant 7 (kStore8) for a dispatch of `shader`: 1 in the
+// "_texel" builds where the block can be stored eight wide: column-vector pairs (col_vecs even,
+// N % 8 == 0, a C along M at most), or the depth-to-space pairs (kD2SPairs).
+uint32_t block_store8(const std::string& shader, int64_t N, uint32_t col_vecs, uint32_t c_mode, bool depth_to_space,
+                      bool d2s_pairs);
+
 // Group counts {x: ceil(columns / local), y: rows, z: batches}, y and z capped
 // at the device limits (the shaders loop over the rest); nullopt when x exceeds its limit.
 std::optional<std::array<uint32_t, 3>> gemm_grid_groups(int64_t columns, uint32_t local, int64_t rows, int64_t batches,

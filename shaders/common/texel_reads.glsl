@@ -46,4 +46,28 @@
   VKG_F32_READERS(at, at4, b, s, s4, f, f4)
 #endif
 
+// Wide stores, in "_texel" builds only: put8(i, lo, hi) writes elements 8 i .. 8 i + 7 of the
+// output at binding b (lo the first four) with one store instruction, which lavapipe runs one
+// invocation at a time like a vec4 store: eight floats as a u64vec4 (the fp32 builds need the
+// device's 64-bit integers: LayerContext::texel_reads checks), eight halves as a uvec4. The
+// storage type only: a fused reformat on the output runs the storage-buffer build.
+#ifdef VKG_TEXEL_READS
+#if defined(VKG_PRECISION_F32)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#define VKG_OUTPUT8(put8, b, s8)                                                                 \
+  layout(binding = b) writeonly buffer s8##_octets { u64vec4 s8[]; };                            \
+  void put8(uint i, afp4 lo, afp4 hi) {                                                          \
+    const uvec4 l = floatBitsToUint(lo), h = floatBitsToUint(hi);                                \
+    s8[i] = u64vec4(packUint2x32(l.xy), packUint2x32(l.zw), packUint2x32(h.xy), packUint2x32(h.zw)); \
+  }
+#else
+#define VKG_OUTPUT8(put8, b, s8)                                                            \
+  layout(binding = b) writeonly buffer s8##_octets { uvec4 s8[]; };                         \
+  void put8(uint i, afp4 lo, afp4 hi) {                                                     \
+    const f16vec4 l = f16vec4(lo), h = f16vec4(hi);                                         \
+    s8[i] = uvec4(packFloat2x16(l.xy), packFloat2x16(l.zw), packFloat2x16(h.xy), packFloat2x16(h.zw)); \
+  }
+#endif
+#endif
+
 #endif  // VKG_COMMON_TEXEL_READS_GLSL

@@ -19,7 +19,8 @@
 // output [batches][M / taps][id * kd][ih * kh][iw * kw] at the position the
 // tap of the kernel puts them; p.map = {id, ih, iw, kd, kh, kw}); 5 kD2SPairs
 // (with kDepthToSpace, kw == 2, iw % 4 == 0 and kRows even: taps kx = 0, 1
-// written together as two vec4s); 6 kCMode (0: no C, 1: C along M only,
+// written together as two vec4s); 7 kStore8 ("_texel" builds: column-vector
+// pairs stored eight wide, see gemm/block_main.glsl); 6 kCMode (0: no C, 1: C along M only,
 // c_sn == 0, read once per row, 2: any C strides; it replaces the flags
 // word's kGemmHasC, which this shader does not read); 40 kF32Bindings (f16
 // variants: bit b, binding b holds fp32, a fused reformat; common/f32_bindings.glsl).

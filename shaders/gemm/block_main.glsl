@@ -25,6 +25,10 @@ layout(constant_id = 5) const uint kD2SPairs = 0;
 // strides. A constant, not the flags word: lavapipe runs both sides of every branch, so a C
 // behind a runtime test costs its loads even when absent (MatMul 48x48 @ 48x6400: 2.7 -> 1.6 ms).
 layout(constant_id = 6) const uint kCMode = 0;
+// "_texel" builds: 1 when N % 8 == 0, kColVecs is even, kCMode != 2 and there is no
+// depth-to-space map (or its pairs, kD2SPairs): pairs of column vectors are stored as one
+// eight-wide store (common/texel_reads.glsl).
+layout(constant_id = 7) const uint kStore8 = 0;
 
 VKG_FLOAT_INPUT(a_at, a4_at, 0, a, a4, a32, a32_4)
 #ifdef VKG_BLOCK_WIDE_A
@@ -53,6 +57,13 @@ afp4 b4_at(uint i) { return vkg_f32_binding(1) ? vkg_f32_in4(b32_4[i]) : sfp2afp
 #endif
 afp c_at(uint i) { return vkg_f32_binding(2) ? vkg_f32_in(c32[i]) : sfp2afp(c[i]); }
 VKG_F32_WRITERS(y_put, y4_put, 3, y, y4, y32, y32_4)
+#ifdef VKG_TEXEL_READS
+VKG_OUTPUT8(y8_put, 3, y8)
+const bool kWide = kStore8 == 1;
+#else
+const bool kWide = false;  // storage-buffer builds store vec4s whatever kStore8 says
+void y8_put(uint i, afp4 lo, afp4 hi) {}
+#endif
 
 // kDepthToSpace: Y's index of element (batch, m, n) is d2s_row(batch, m) + d2s_col(n).
 uint d2s_row(uint batch, uint m) {
@@ -168,7 +179,20 @@ void main() {
           [[unroll]] for (uint j = 0; j < kColVecs; ++j) acc[i * kColVecs + j] += av * bv[j];
         }
       }
-      if (kDepthToSpace == 0) {
+      if (kWide && kDepthToSpace == 0) {
+        const afp alpha = afp(uintBitsToFloat(p.alpha_bits));
+        [[unroll]] for (uint i = 0; i < kRows; ++i) {
+          const uint m = m0 + i;
+          if (m >= p.M) continue;
+          const afp crow = c_row(m);
+          [[unroll]] for (uint j = 0; j < kColVecs; j += 2) {
+            const uint n0 = (cb + j) * 4;  // a multiple of 8, as N is: n0 < N holds all eight
+            if (n0 >= p.N) continue;
+            y8_put(((batch * p.M + m) * p.N + n0) / 8, vkg_epilogue4(alpha * acc[i * kColVecs + j] + crow),
+                   vkg_epilogue4(alpha * acc[i * kColVecs + j + 1] + crow));
+          }
+        }
+      } else if (kDepthToSpace == 0) {
         [[unroll]] for (uint i = 0; i < kRows; ++i) {
           const afp crow = c_row(m0 + i);
           [[unroll]] for (uint j = 0; j < kColVecs; ++j) {
@@ -187,8 +211,12 @@ void main() {
             if (n0 >= p.N) continue;
             const afp4 r0 = alpha * acc[i * kColVecs + j] + c0, r1 = alpha * acc[(i + 1) * kColVecs + j] + c1;
             const uint o = (row + d2s_col(n0)) / 4;  // a multiple of 8 elements
-            y4_put(o, vkg_epilogue4(afp4(r0.x, r1.x, r0.y, r1.y)));
-            y4_put(o + 1, vkg_epilogue4(afp4(r0.z, r1.z, r0.w, r1.w)));
+            if (kWide) {
+              y8_put(o / 2, vkg_epilogue4(afp4(r0.x, r1.x, r0.y, r1.y)), vkg_epilogue4(afp4(r0.z, r1.z, r0.w, r1.w)));
+            } else {
+              y4_put(o, vkg_epilogue4(afp4(r0.x, r1.x, r0.y, r1.y)));
+              y4_put(o + 1, vkg_epilogue4(afp4(r0.z, r1.z, r0.w, r1.w)));
+            }
           }
         }
       } else {
