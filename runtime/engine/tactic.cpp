@@ -138,13 +138,13 @@ const LayerTensor& LayerContext::output(size_t i) const {
 
 std::string LayerContext::shader(const std::string& base) const { return base + "." + arith_name(arith); }
 
-bool LayerContext::texel_reads(uint64_t elements) const {
-  return device.texel_buffers && (elements + 3) / 4 <= device.max_texel_buffer_elements;
+bool LayerContext::texel_reads(uint64_t elements, bool wide_stores) const {
+  return device.texel_buffers && (elements + 3) / 4 <= device.max_texel_buffer_elements &&
+         (!wide_stores || arith != Arith::F32 || device.shader_int64);
 }
 
 std::string LayerContext::texel_shader(const std::string& base, uint64_t elements, bool wide_stores) const {
-  const bool texel = texel_reads(elements) && (!wide_stores || arith != Arith::F32 || device.shader_int64);
-  return shader(texel ? base + "_texel" : base);
+  return shader(texel_reads(elements, wide_stores) ? base + "_texel" : base);
 }
 
 const Tensor& LayerContext::constant_input(size_t i) const {

@@ -129,11 +129,12 @@ struct LayerContext {
   // The constant value of input i; throws Error naming the node when it is not a build-time constant.
   const Tensor& constant_input(size_t i) const;
   // True when the device reads through uniform texel buffers (device feature texel-buffers) and a
-  // binding of `elements` floats fits one view of vec4 texels: shaders with a texel variant use it.
-  bool texel_reads(uint64_t elements) const;
+  // binding of `elements` floats fits one view of vec4 texels: shaders with a texel build use it.
+  // `wide_stores`: the texel build also stores eight values at a time (VKG_OUTPUT8), which in
+  // fp32 needs the device's 64-bit integers.
+  bool texel_reads(uint64_t elements, bool wide_stores = false) const;
   // shader(base), or its "_texel" build (a shader marked `vkgraphy-texel-reads`, cmake/shaders.cmake)
-  // where texel_reads(elements) holds for its largest texel binding. `wide_stores`: the texel build
-  // stores eight values at a time (VKG_OUTPUT8), which in fp32 needs the device's 64-bit integers.
+  // where texel_reads(elements, wide_stores) holds for its largest texel binding.
   std::string texel_shader(const std::string& base, uint64_t elements, bool wide_stores = false) const;
 };
 

@@ -659,13 +659,16 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
     const uint64_t largest =
         uint64_t(std::max({s.a_tensor->size(), s.b_tensor->size(), chain ? ctx.input(2).size() : int64_t(0)}));
     const bool texel = blocking == Blocking::Vec4 && !a_int && !b_int && s.a.kind != BindingRef::Kind::Output &&
-                       ctx.texel_reads(largest);
+                       ctx.texel_reads(largest, /*wide_stores=*/true);
+    // Eight elements per invocation, stored at once, where rows hold whole eights.
+    const bool vec8 = texel && !out_int && b.n % 8 == 0 && (b.dims.size() == 1 || b.dims.back() % 8 == 0);
+    const uint32_t vec = vec8 ? 8u : blocking == Blocking::Vec4 ? 4u : 1u;
     plan.dispatches.push_back(
         make_dispatch(ctx, texel ? "elementwise/binary_texel" : "elementwise/binary",
-                      {blocking == Blocking::Vec4 ? 4u : 1u, s.code, a_int, b_int, out_int, int_math, kind,
+                      {vec, s.code, a_int, b_int, out_int, int_math, kind,
                        binary_layout(s.a_shape, b, 0), binary_layout(s.b_shape, b, 1), chain_mode, chain_code, d_layout,
                        uint32_t(b.dims.size())},
-                      {s.a, s.b, BindingRef::output(0), d}, push, invocations(b.n, blocking)));
+                      {s.a, s.b, BindingRef::output(0), d}, push, vec8 ? b.n / 8 : invocations(b.n, blocking)));
     plan.dispatches.back().spec.push_back(small_indices_spec(b.n));
   }
   return plan;

@@ -17,6 +17,9 @@
 //                elements per invocation (needs dims[rank-1] % 4 == 0, or rank 1,
 //                where the n % 4 tail elements take one invocation each after
 //                the n / 4 vector ones). Dispatch n / 4 + n % 4 invocations.
+//                8 (float output, n and dims[rank-1] multiples of 8): eight
+//                elements per invocation, stored at once in "_texel" builds; n / 8
+//                invocations.
 //   2 kOp        OP_* below (runtime/tactics/elementwise.cpp: BinaryOp)
 //   3 kAInt, 4 kBInt, 5 kOutInt  1: that binding holds int32
 //   6 kIntMath   1: integer arithmetic (A and B int), 0: afp arithmetic
@@ -129,6 +132,9 @@ layout(binding = 2) writeonly buffer CI4 { ivec4 ci4[]; };
 layout(binding = 2) writeonly buffer C32 { float c32[]; };
 layout(binding = 2) writeonly buffer C32_4 { vec4 c32_4[]; };
 VKG_F32_WRITERS(c_put, c4_put, 2, c, c4, c32, c32_4)
+#ifdef VKG_TEXEL_READS
+VKG_OUTPUT8(c8_put, 2, c8)
+#endif
 
 const bool kCompare = kOp >= OP_EQUAL && kOp <= OP_GREATER_EQUAL;
 const bool kUnsigned32 = kIntKind == KIND_U32;
@@ -295,8 +301,9 @@ void element(uint e) {
   }
 }
 
-// Output elements e .. e + 3 (e % 4 == 0, all in one row).
-void vector4(uint e) {
+// The operands of output elements e .. e + 3 (e % 4 == 0, all in one row), as ints (integer
+// inputs) and as afp.
+void operands4(uint e, out ivec4 xi, out ivec4 yi, out afp4 xf, out afp4 yf) {
   uint oa, ob;
   offsets(e, oa, ob);
   // Known rows take one kind of load: lavapipe runs both sides of a runtime choice.
@@ -304,8 +311,8 @@ void vector4(uint e) {
                      (kALayout == LAYOUT_STRIDED && params.stride_a[kRank - 1] == 1);
   const bool b_row = kBLayout == LAYOUT_IDENTITY || kBLayout == LAYOUT_ROWS ||
                      (kBLayout == LAYOUT_STRIDED && params.stride_b[kRank - 1] == 1);
-  ivec4 xi = ivec4(0), yi = ivec4(0);
-  afp4 xf = afp4(0), yf = afp4(0);
+  xi = ivec4(0), yi = ivec4(0);
+  xf = afp4(0), yf = afp4(0);
   if (kAInt != 0) {
     xi = a_row ? a_int4_at(oa / 4) : ivec4(a_int_at(oa));
     if (kIntMath == 0) {
@@ -320,21 +327,46 @@ void vector4(uint e) {
   } else {
     yf = b_row ? b4_at(ob / 4) : afp4(b_at(ob));
   }
+}
+
+// The float results of output elements e .. e + 3 (kOutInt == 0).
+afp4 float4(uint e) {
+  ivec4 xi, yi;
+  afp4 xf, yf;
+  operands4(e, xi, yi, xf, yf);
+  afp4 dv = afp4(0);
+  if (kChain != 0) dv = kDLayout == LAYOUT_SINGLE ? afp4(d_at(0)) : d4_at(e / 4);
+  afp4 r;
+  for (int k = 0; k < 4; ++k) r[k] = vkg_epilogue(chained(float_op(xf[k], yf[k]), dv[k]));
+  return r;
+}
+
+// Output elements e .. e + 3 (e % 4 == 0, all in one row).
+void vector4(uint e) {
   if (kOutInt != 0) {
+    ivec4 xi, yi;
+    afp4 xf, yf;
+    operands4(e, xi, yi, xf, yf);
     ivec4 r;
     for (int k = 0; k < 4; ++k) r[k] = result_int(xf[k], yf[k], xi[k], yi[k]);
     ci4[e / 4] = r;
   } else {
-    afp4 dv = afp4(0);
-    if (kChain != 0) dv = kDLayout == LAYOUT_SINGLE ? afp4(d_at(0)) : d4_at(e / 4);
-    afp4 r;
-    for (int k = 0; k < 4; ++k) r[k] = vkg_epilogue(chained(float_op(xf[k], yf[k]), dv[k]));
-    c4_put(e / 4, r);
+    c4_put(e / 4, float4(e));
   }
 }
 
 void main() {
   const uint i = vkg_linear_index();
+  if (kVec == 8) {  // float output, n % 8 == 0 in rows of 8
+    if (i >= params.n / 8) return;
+#ifdef VKG_TEXEL_READS
+    c8_put(i, float4(8 * i), float4(8 * i + 4));  // one store of eight
+#else
+    vector4(8 * i);  // the storage-buffer build a fused reformat switches to: two vec4 stores
+    vector4(8 * i + 4);
+#endif
+    return;
+  }
   if (kVec == 4) {
     const uint n4 = params.n / 4;
     if (i < n4) {

@@ -202,27 +202,31 @@ TEST(F16Acc32Tolerance, RejectsFp16Accumulation) {
 }
 
 // The shaders with a texel build (`vkgraphy-texel-reads`) run it wherever the device has texel
-// buffers, as lavapipe does: their storage-buffer builds, which devices without them (and fused
-// reformats) take, pass every case too. One tactic per such shader and precision family.
+// buffers, as lavapipe does: their storage-buffer builds pass every case too, both as planned for
+// devices without texel buffers and as the builder switches a texel plan to them for a fused
+// reformat (with the texel plan's specialization). One tactic per such shader and precision family.
 TEST(TacticConformance, StorageBufferBuildsOfTexelShaders) {
   std::string why;
   if (test_vk_context(&why) == nullptr) VKG_NO_VULKAN(why);
   if (!test_vk_context()->device().info().texel_buffers) GTEST_SKIP() << "the device has no texel buffers";
-  for (const char* name : {"gemm.block16x16.f32", "gemm.block16x16.f16", "gemm.block16x16_wide_a.f32",
-                           "binary.vec4.f32", "binary.vec4.f16acc32", "conv.depthwise_tile4x8.f16",
-                           "conv.direct_tile2x8.f32", "conv.winograd_f43_block24x16.f32", "conv.winograd_f23.f16"}) {
+  for (const char* name : {"gemm.block8x16.f16", "binary.vec4.f32", "conv.depthwise_tile4x8.f16",
+                           "conv.direct_tile2x8.f16acc32", "conv.winograd_f43_block24x16.f32", "conv.winograd_f23.f16",
+                           "global_pool.row.f32"}) {
     const Tactic* tactic = TacticRegistry::builtin().find(name);
     ASSERT_NE(tactic, nullptr) << name;
     if (const char* filter = std::getenv("VKGRAPHY_CONFORMANCE_FILTER"); filter && !glob_match(filter, name)) continue;
     int served = 0;
     for (const VkCase& c : all_vk_cases()) {
       if (std::find(tactic->ops.begin(), tactic->ops.end(), c.node.op_type) == tactic->ops.end()) continue;
-      const VkCaseRun run = run_case_with_tactic(c, *tactic, /*texel_buffers=*/false);
-      if (!run.served) continue;
-      ++served;
-      const double extra = tactic->arith == Arith::F16Acc32 ? f16acc32_intermediate_rounding(name) : 0.0;
-      const std::string diff = compare_case_outputs(c, run, tactic->arith, extra);
-      EXPECT_TRUE(diff.empty()) << name << " (storage buffers) on case '" << c.name << "': " << diff;
+      for (TexelBuilds mode : {TexelBuilds::PlannedWithout, TexelBuilds::SwitchedToStorage}) {
+        const VkCaseRun run = run_case_with_tactic(c, *tactic, mode);
+        if (!run.served) continue;
+        ++served;
+        const double extra = tactic->arith == Arith::F16Acc32 ? f16acc32_intermediate_rounding(name) : 0.0;
+        const std::string diff = compare_case_outputs(c, run, tactic->arith, extra);
+        EXPECT_TRUE(diff.empty()) << name << (mode == TexelBuilds::PlannedWithout ? " (planned without" : " (switched to")
+                                  << " storage buffers) on case '" << c.name << "': " << diff;
+      }
     }
     EXPECT_GT(served, 0) << name;
   }

@@ -10,6 +10,7 @@
 #include "runtime/core/einsum_equation.h"
 #include "runtime/core/error.h"
 #include "runtime/reference/reference_backend.h"
+#include "runtime/vulkan/shader_table.h"
 #include "runtime/vulkan/executor.h"
 
 namespace vkg::test {
@@ -366,7 +367,7 @@ std::set<std::string> case_classes(const VkCase& c) {
   return out;
 }
 
-VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic, bool texel_buffers) {
+VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic, TexelBuilds texel) {
   VkCaseRun run;
   vk::Context* ctx = test_vk_context();
   VKG_CHECK(ctx != nullptr, "no Vulkan device");
@@ -395,7 +396,7 @@ VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic, bool texel
   config.constraints = PrecisionConstraints::Obey;
   config.optimization_level = 0;
   vk::DeviceInfo info = ctx->device().info();
-  info.texel_buffers = info.texel_buffers && texel_buffers;
+  info.texel_buffers = info.texel_buffers && texel != TexelBuilds::PlannedWithout;
   BuildResult built;
   try {
     built = build_engine(graph, config, info, device_identity(info), nullptr);
@@ -412,6 +413,15 @@ VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic, bool texel
                                       [&](const EngineLayer& l) { return l.tactic == tactic.name; });
   VKG_CHECK(ran_tactic, "case '" << c.name << "' was folded at build time: give it a runtime input");
   run.served = true;
+  if (texel == TexelBuilds::SwitchedToStorage) {
+    for (EngineLayer& layer : built.engine.layers)
+      for (Dispatch& d : layer.plan.dispatches)
+        if (const size_t at = d.shader.find("_texel."); at != std::string::npos) {
+          d.shader.erase(at, 6);
+          const std::span<const uint32_t> words = vk::builtin_shader(d.shader);
+          built.engine.spirv[d.shader] = std::vector<uint32_t>(words.begin(), words.end());
+        }
+  }
 
   TensorMap inputs;
   for (const auto& [name, value] : c.inputs) {

@@ -125,9 +125,13 @@ struct VkCaseRun {
 
 // Builds the case as a one-layer engine forced to `tactic` (in the tactic's
 // precision), runs it on test_vk_context() and the reference backend.
-// With texel_buffers false the builder plans as on a device without them
-// (--vk-disable-texel-buffers): shaders with a texel build run their storage-buffer one.
-VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic, bool texel_buffers = true);
+// How the shaders with a "_texel" build run (vkgraphy-texel-reads, cmake/shaders.cmake).
+enum class TexelBuilds {
+  AsPlanned,         // as the planner picks them on the test device
+  PlannedWithout,    // planned as on a device without texel buffers (--vk-disable-texel-buffers)
+  SwitchedToStorage  // planned with them, then run as their storage-buffer builds, as a fused reformat makes the builder do
+};
+VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic, TexelBuilds texel = TexelBuilds::AsPlanned);
 
 // Empty when every output of `run` matches within the case's tolerances for
 // the arithmetic `arith` (its atol widened by `extra_atol`); otherwise a
