@@ -38,7 +38,7 @@ struct RunArgs {
   bool ref = false;
   bool vk = false;
   bool profile = false;
-  int warm_up = 0;  // untimed inferences before the timed ones
+  int warm_up = 0;                        // untimed inferences before the timed ones
   std::vector<std::string> onnx_outputs;  // names, or "mark all"
   std::vector<std::string> onnx_exclude_outputs;
   std::vector<std::string> vk_outputs;  // names, "mark all", or "mark layers"

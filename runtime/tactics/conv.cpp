@@ -885,7 +885,8 @@ std::optional<LayerPlan> plan_depthwise_tile(const LayerContext& ctx, uint32_t r
   const uint64_t invocations = uint64_t(planes) * uint64_t((g.out[0] + rows - 1) / rows) * uint64_t((g.out[1] + 7) / 8);
   if (!fits_invocations(invocations, why_not)) return std::nullopt;
   const uint64_t largest = std::max(ctx.input(0).size(), ctx.input(1).size());  // X, W
-  plan.dispatches.push_back(dispatch(ctx, ctx.texel_shader("conv/depthwise_tile", uint64_t(largest)), tile_spec(s, rows, has_bias),
+  plan.dispatches.push_back(dispatch(ctx, ctx.texel_shader("conv/depthwise_tile", uint64_t(largest)),
+                                     tile_spec(s, rows, has_bias),
                                      {BindingRef::input(0), w, bias, BindingRef::output(0)},
                                      {uint32_t(planes), uint32_t(s.in_channels), uint32_t(g.in[0]), uint32_t(g.in[1]),
                                       uint32_t(g.out[0]), uint32_t(g.out[1])},
@@ -1054,14 +1055,12 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   if (!gemm) return std::nullopt;
   plan.dispatches.push_back(std::move(*gemm));
   const bool out_vec4 = tiles_w % 4 == 0 && g.out[1] == out_tile * tiles_w;  // four whole tiles per invocation
-  plan.dispatches.push_back(dispatch(ctx,
-                                     ctx.texel_shader(out_tile == 4 ? "conv/winograd43_output" : "conv/winograd_output",
-                                                      m_elements),
-                                     {{1, has_bias}, {2, out_vec4 ? 1u : 0u}},
-                                     {BindingRef::scratch(1), bias, BindingRef::output(0)},
-                                     {uint32_t(s.batch), uint32_t(s.out_channels), uint32_t(g.out[0]),
-                                      uint32_t(g.out[1]), uint32_t(tiles_h), uint32_t(tiles_w)},
-                                     m_elements / uint64_t(xis) / (out_vec4 ? 4 : 1)));
+  plan.dispatches.push_back(
+      dispatch(ctx, ctx.texel_shader(out_tile == 4 ? "conv/winograd43_output" : "conv/winograd_output", m_elements),
+               {{1, has_bias}, {2, out_vec4 ? 1u : 0u}}, {BindingRef::scratch(1), bias, BindingRef::output(0)},
+               {uint32_t(s.batch), uint32_t(s.out_channels), uint32_t(g.out[0]), uint32_t(g.out[1]), uint32_t(tiles_h),
+                uint32_t(tiles_w)},
+               m_elements / uint64_t(xis) / (out_vec4 ? 4 : 1)));
   return plan;
 }
 

@@ -665,9 +665,8 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
     const uint32_t vec = vec8 ? 8u : blocking == Blocking::Vec4 ? 4u : 1u;
     plan.dispatches.push_back(
         make_dispatch(ctx, texel ? "elementwise/binary_texel" : "elementwise/binary",
-                      {vec, s.code, a_int, b_int, out_int, int_math, kind,
-                       binary_layout(s.a_shape, b, 0), binary_layout(s.b_shape, b, 1), chain_mode, chain_code, d_layout,
-                       uint32_t(b.dims.size())},
+                      {vec, s.code, a_int, b_int, out_int, int_math, kind, binary_layout(s.a_shape, b, 0),
+                       binary_layout(s.b_shape, b, 1), chain_mode, chain_code, d_layout, uint32_t(b.dims.size())},
                       {s.a, s.b, BindingRef::output(0), d}, push, vec8 ? b.n / 8 : invocations(b.n, blocking)));
     plan.dispatches.back().spec.push_back(small_indices_spec(b.n));
   }

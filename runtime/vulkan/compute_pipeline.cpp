@@ -1,11 +1,8 @@
 #include "runtime/vulkan/compute_pipeline.h"
 
-#include <sstream>
-
-#include <bit>
-
 #include <algorithm>
-
+#include <bit>
+#include <sstream>
 #include <utility>
 
 #include "runtime/vulkan/shader_table.h"
@@ -19,9 +16,9 @@ ComputePipeline::ComputePipeline(Device& device, std::span<const uint32_t> spirv
   VKG_CHECK(!spirv.empty() && spirv[0] == 0x07230203u, "pipeline '" << desc_.name << "': not SPIR-V (bad magic)");
   texel_bindings_ = texel_buffer_bindings(spirv) & (desc_.bindings >= 32 ? ~0u : (1u << desc_.bindings) - 1);
   const uint32_t texels = uint32_t(std::popcount(texel_bindings_)), storage = desc_.bindings - texels;
-  VKG_CHECK(storage <= info.max_storage_buffers_per_stage,
-            "pipeline '" << desc_.name << "': " << storage << " storage buffers exceed the device's "
-                         << info.max_storage_buffers_per_stage);
+  VKG_CHECK(storage <= info.max_storage_buffers_per_stage, "pipeline '" << desc_.name << "': " << storage
+                                                                        << " storage buffers exceed the device's "
+                                                                        << info.max_storage_buffers_per_stage);
   VKG_CHECK(texels == 0 || (info.texel_buffers && texels <= info.max_sampled_images_per_stage),
             "pipeline '" << desc_.name << "' reads " << texels << " uniform texel buffer(s), which '" << info.name
                          << "' cannot give (texel buffers "
@@ -55,7 +52,7 @@ ComputePipeline::ComputePipeline(Device& device, std::span<const uint32_t> spirv
     for (uint32_t i = 0; i < desc_.bindings; ++i) {
       bindings[i].binding = i;
       bindings[i].descriptorType = (texel_bindings_ >> i & 1u) != 0 ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
-                                                                      : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+                                                                    : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
       bindings[i].descriptorCount = 1;
       bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
     }
@@ -206,7 +203,8 @@ DescriptorSet::DescriptorSet(Device& device, const ComputePipeline& pipeline, st
   VkDevice dev = device.handle();
   try {
     const uint32_t texels = uint32_t(std::popcount(texel));
-    std::vector<VkDescriptorPoolSize> sizes = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max<uint32_t>(1, desc.bindings - texels)}};
+    std::vector<VkDescriptorPoolSize> sizes = {
+        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max<uint32_t>(1, desc.bindings - texels)}};
     if (texels > 0) sizes.push_back({VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, texels});
     VkDescriptorPoolCreateInfo pool{};
     pool.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;

@@ -209,9 +209,9 @@ TEST(TacticConformance, StorageBufferBuildsOfTexelShaders) {
   std::string why;
   if (test_vk_context(&why) == nullptr) VKG_NO_VULKAN(why);
   if (!test_vk_context()->device().info().texel_buffers) GTEST_SKIP() << "the device has no texel buffers";
-  for (const char* name : {"gemm.block8x16.f16", "binary.vec4.f32", "conv.depthwise_tile4x8.f16",
-                           "conv.direct_tile2x8.f16acc32", "conv.winograd_f43_block24x16.f32", "conv.winograd_f23.f16",
-                           "global_pool.row.f32"}) {
+  for (const char* name :
+       {"gemm.block8x16.f16", "binary.vec4.f32", "conv.depthwise_tile4x8.f16", "conv.direct_tile2x8.f16acc32",
+        "conv.winograd_f43_block24x16.f32", "conv.winograd_f23.f16", "global_pool.row.f32"}) {
     const Tactic* tactic = TacticRegistry::builtin().find(name);
     ASSERT_NE(tactic, nullptr) << name;
     if (const char* filter = std::getenv("VKGRAPHY_CONFORMANCE_FILTER"); filter && !glob_match(filter, name)) continue;
@@ -224,7 +224,8 @@ TEST(TacticConformance, StorageBufferBuildsOfTexelShaders) {
         ++served;
         const double extra = tactic->arith == Arith::F16Acc32 ? f16acc32_intermediate_rounding(name) : 0.0;
         const std::string diff = compare_case_outputs(c, run, tactic->arith, extra);
-        EXPECT_TRUE(diff.empty()) << name << (mode == TexelBuilds::PlannedWithout ? " (planned without" : " (switched to")
+        EXPECT_TRUE(diff.empty()) << name
+                                  << (mode == TexelBuilds::PlannedWithout ? " (planned without" : " (switched to")
                                   << " storage buffers) on case '" << c.name << "': " << diff;
       }
     }

@@ -10,8 +10,8 @@
 #include "runtime/core/einsum_equation.h"
 #include "runtime/core/error.h"
 #include "runtime/reference/reference_backend.h"
-#include "runtime/vulkan/shader_table.h"
 #include "runtime/vulkan/executor.h"
+#include "runtime/vulkan/shader_table.h"
 
 namespace vkg::test {
 

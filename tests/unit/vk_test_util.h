@@ -129,7 +129,8 @@ struct VkCaseRun {
 enum class TexelBuilds {
   AsPlanned,         // as the planner picks them on the test device
   PlannedWithout,    // planned as on a device without texel buffers (--vk-disable-texel-buffers)
-  SwitchedToStorage  // planned with them, then run as their storage-buffer builds, as a fused reformat makes the builder do
+  SwitchedToStorage  // planned with them, then run as their storage-buffer builds, as a fused reformat makes the
+                     // builder do
 };
 VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic, TexelBuilds texel = TexelBuilds::AsPlanned);
 
