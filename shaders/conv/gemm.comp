@@ -1,4 +1,5 @@
 // vkgraphy-variants: f32 f16 f16acc32
+// vkgraphy-texel-reads: A and B
 // The GEMM of a convolution, per batch n and group g:
 //   Y[n][g * mg + m][pos] = bias + sum over k < kdim of A[g][k][m] * B(n, g, k, pos)
 // where B is the im2col buffer (conv.im2col_gemm) or the input itself
@@ -25,6 +26,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
+#include "common/texel_reads.glsl"
 #include "common/epilogue.glsl"
 #include "common/index.glsl"
 
@@ -39,9 +41,8 @@ layout(push_constant) uniform Params {
   uint n, group, mg, mg_pad, positions, kdim, ldb, b_group, b_batch;
 } p;
 
-layout(binding = 0) readonly buffer A4 { sfp4 a4[]; };
-layout(binding = 1) readonly buffer B { sfp b[]; };
-layout(binding = 1) readonly buffer B4 { sfp4 b4[]; };
+VKG_INPUT(a_at, a4_at, 0, a, a4)
+VKG_INPUT(b_at, b4_at, 1, b, b4)
 layout(binding = 2) readonly buffer Bias { sfp bias[]; };
 layout(binding = 3) writeonly buffer Y { sfp y[]; };
 layout(binding = 3) writeonly buffer Y4 { sfp4 y4[]; };
@@ -71,16 +72,16 @@ void main() {
   uint a_index = (g * p.kdim * p.mg_pad + m0) / 4;
   for (uint k = 0; k < p.kdim; ++k) {
     afp4 av[2];
-    for (uint j = 0; j < kM4; ++j) av[j] = sfp2afp4(a4[a_index + j]);
+    for (uint j = 0; j < kM4; ++j) av[j] = a4_at(a_index + j);
     a_index += p.mg_pad / 4;
     const uint row = b_base + k * p.ldb;
     afp4 bv[2];
     for (uint t = 0; t < kP4; ++t) {
       const uint pos = p0 + 4 * t;
       if (kAlignedB == 1) {
-        bv[t] = pos < padded ? sfp2afp4(b4[(row + pos) / 4]) : afp4(0);
+        bv[t] = pos < padded ? b4_at((row + pos) / 4) : afp4(0);
       } else {
-        for (uint l = 0; l < 4; ++l) bv[t][l] = pos + l < p.positions ? sfp2afp(b[row + pos + l]) : afp(0);
+        for (uint l = 0; l < 4; ++l) bv[t][l] = pos + l < p.positions ? b_at(row + pos + l) : afp(0);
       }
     }
     for (uint t = 0; t < kP4; ++t) {
