@@ -486,7 +486,8 @@ std::optional<Dispatch> gemm_dispatch(const LayerContext& ctx, const GemmShape& 
   if (!fits_invocations(invocations, why_not)) return std::nullopt;
   // The largest of A (packed weights) and B (the input or the im2col columns) bounds the texel views.
   const uint64_t a_elements = uint64_t(g.group * g.kdim * g.mg_pad);
-  const uint64_t b_elements = uint64_t(g.batch) * uint64_t(std::max<int64_t>(g.b_batch, g.group * g.b_group + g.kdim * g.ldb));
+  const uint64_t b_elements =
+      uint64_t(g.batch) * uint64_t(std::max<int64_t>(g.b_batch, g.group * g.b_group + g.kdim * g.ldb));
   return dispatch(ctx, ctx.texel_shader("conv/gemm", std::max(a_elements, b_elements)),
                   {{1, blocking.tile_m},
                    {2, blocking.tile_p},
