@@ -23,7 +23,8 @@ void VulkanArgs::add_to(CLI::App& app) {
       ->group(g);
   app.add_flag("--vk-disable-int64", disable_int64,
                "Treat the device as having no 64-bit integers: the wide-load tactics (gemm.block*_wide_a, "
-               "conv.*_wide_a) decline")
+               "conv.*_wide_a) decline, and fp32 layers keep the storage-buffer builds of the shaders that store "
+               "eight values at a time")
       ->group(g);
   app.add_flag("--vk-disable-texel-buffers", disable_texel_buffers,
                "Treat the device as having no texel buffers: shaders read every tensor through storage buffers "

@@ -126,7 +126,8 @@ std::string format_device_info(const DeviceInfo& d) {
   os << " | pipeline cache UUID " << d.uuid << "\n";
   os << "    fp16 arithmetic: " << yes_no(d.shader_float16) << " | 16-bit storage: " << yes_no(d.storage_buffer_16bit)
      << " | subgroup size: " << d.subgroup_size << "\n";
-  os << "    64-bit integers: " << yes_no(d.shader_int64) << " (wide loads: gemm.block*_wide_a, conv.*_wide_a)\n";
+  os << "    64-bit integers: " << yes_no(d.shader_int64)
+     << " (wide loads: gemm.block*_wide_a, conv.*_wide_a; eight-wide stores of the fp32 texel builds)\n";
   os << "    texel buffers: " << yes_no(d.texel_buffers);
   if (d.texel_buffers) os << " (fp32 and fp16 vec4 reads, up to " << d.max_texel_buffer_elements << " texels)";
   os << "\n";

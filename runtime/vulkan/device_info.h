@@ -52,7 +52,7 @@ struct DeviceInfo {
   // Features vkgraphy uses.
   bool shader_float16 = false;       // fp16 arithmetic in shaders
   bool storage_buffer_16bit = false; // fp16/int16 elements in storage buffers
-  bool shader_int64 = false;         // 64-bit integers in shaders (wide loads: 8 floats per load)
+  bool shader_int64 = false;         // 64-bit integers in shaders (8 floats per load or store)
   uint32_t subgroup_size = 0;        // the default subgroup size of compute shaders
   // Subgroup size control (Vulkan 1.3 / VK_EXT_subgroup_size_control, for
   // compute, with full subgroups): a pipeline can require any power of two in
