@@ -176,10 +176,6 @@ struct ReformatFusions {
   size_t on_upload = 0, into_layers = 0;
 };
 
-// Specialization constant 40 (kF32Bindings, shaders/common/f32_bindings.glsl): in an f16
-// variant, bit b says binding b holds fp32.
-constexpr uint32_t kF32BindingsSpec = 40;
-
 // Whether every dispatch of `layer` that binds `ref` can hold it in fp32 instead of fp16 (its
 // shader, an f16 variant, declares kF32Bindings), and at least one binds it.
 bool can_hold_f32(const EngineLayer& layer, BindingRef ref) {
@@ -204,8 +200,7 @@ void hold_f32(EngineLayer& layer, BindingRef ref) {
     for (size_t b = 0; b < d.bindings.size(); ++b)
       if (d.bindings[b] == ref) bits |= 1u << b;
     if (bits == 0) continue;
-    if (const size_t texel = d.shader.find("_texel."); texel != std::string::npos)
-      d.shader.erase(texel, 6);  // "gemm/block_texel.f16" -> "gemm/block.f16"
+    d.shader = storage_build(d.shader);
     auto it = std::find_if(d.spec.begin(), d.spec.end(), [](const SpecValue& v) { return v.id == kF32BindingsSpec; });
     if (it == d.spec.end()) {
       d.spec.push_back({kF32BindingsSpec, bits});

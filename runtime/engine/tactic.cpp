@@ -143,6 +143,12 @@ bool LayerContext::texel_reads(uint64_t elements, bool wide_stores) const {
          (!wide_stores || arith != Arith::F32 || device.shader_int64);
 }
 
+std::string storage_build(const std::string& shader) {
+  std::string name = shader;
+  if (const size_t at = name.rfind("_texel."); at != std::string::npos) name.erase(at, std::string("_texel").size());
+  return name;
+}
+
 std::string LayerContext::texel_shader(const std::string& base, uint64_t elements, bool wide_stores) const {
   return shader(texel_reads(elements, wide_stores) ? base + "_texel" : base);
 }

@@ -150,6 +150,15 @@ BindingRef add_weight(LayerPlan& plan, Tensor t);
 // (shaders/common/index.glsl). Throws Error when even that does not fit.
 std::array<uint32_t, 3> linear_groups(uint64_t invocations, uint32_t local_size, const vk::DeviceInfo& device);
 
+// Specialization constant 40 (kF32Bindings, shaders/common/f32_bindings.glsl): in an f16 variant,
+// bit b says binding b holds fp32 (a fused reformat).
+inline constexpr uint32_t kF32BindingsSpec = 40;
+
+// The storage-buffer build of a shader variant: "gemm/block_texel.f16" -> "gemm/block.f16" (a
+// "_texel" build, cmake/shaders.cmake); any other name as it is.
+std::string storage_build(const std::string& shader);
+inline bool is_texel_build(const std::string& shader) { return storage_build(shader) != shader; }
+
 // Specialization constant 39 of shaders including common/index.glsl (vkg_small_indices): 1 when
 // every index the shader divides (vkg_div) is below 2^21, which lets it divide through floats.
 inline constexpr uint32_t kSmallIndicesSpec = 39;

@@ -100,7 +100,7 @@ std::string block_shader(const LayerContext& ctx, const Product& p, bool wide_a)
 
 uint32_t block_store8(const std::string& shader, int64_t N, uint32_t col_vecs, uint32_t c_mode, bool depth_to_space,
                       bool d2s_pairs) {
-  if (shader.find("_texel.") == std::string::npos) return 0;
+  if (!is_texel_build(shader)) return 0;
   return (depth_to_space ? d2s_pairs : col_vecs % 2 == 0 && N % 8 == 0 && c_mode != 2) ? 1u : 0u;
 }
 

@@ -168,7 +168,6 @@ void ComputePipeline::release() {
 }
 
 VkFormat texel_view_format(const PipelineDesc& desc, uint32_t binding) {
-  constexpr uint32_t kF32BindingsSpec = 40;
   const bool f32_variant = desc.name.size() >= 4 && desc.name.compare(desc.name.size() - 4, 4, ".f32") == 0;
   const auto f32_bits = std::find_if(desc.specialization.begin(), desc.specialization.end(),
                                      [](const SpecConstant& c) { return c.id == kF32BindingsSpec; });

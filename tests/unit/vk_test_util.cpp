@@ -416,8 +416,8 @@ VkCaseRun run_case_with_tactic(const VkCase& c, const Tactic& tactic, TexelBuild
   if (texel == TexelBuilds::SwitchedToStorage) {
     for (EngineLayer& layer : built.engine.layers)
       for (Dispatch& d : layer.plan.dispatches)
-        if (const size_t at = d.shader.find("_texel."); at != std::string::npos) {
-          d.shader.erase(at, 6);
+        if (is_texel_build(d.shader)) {
+          d.shader = storage_build(d.shader);
           const std::span<const uint32_t> words = vk::builtin_shader(d.shader);
           built.engine.spirv[d.shader] = std::vector<uint32_t>(words.begin(), words.end());
         }
