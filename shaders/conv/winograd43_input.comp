@@ -14,12 +14,15 @@
 // Bindings: 0 X [N][C][H][W]; 1 V (scratch) [36][C][p_pad].
 // Push constants: n, c, h, w, tiles_h, tiles_w, pad_top, pad_left.
 // Specialization constants: 0 (local_size_x_id) workgroup size; 1 kVec4: 1 when
-//   tiles_w % 4 == 0 and W % 4 == 0, 2 kPadLeft: pad_left (read with kVec4 only,
-//   0..3). With kVec4 an invocation transforms four tiles side by side: the
-//   6 x 18 inputs they share read once as 36 vec4s, each V row written as one
-//   vec4 (on lavapipe every load or store instruction costs a loop over the
-//   SIMD lanes, whatever its width).
-// Dispatch C * p_pad invocations, or C * p_pad / 4 with kVec4 (vkg_linear_index).
+//   tiles_w % 4 == 0 and W % 4 == 0, 2 when besides the tile count is a multiple
+//   of 8; 2 kPadLeft: pad_left (read with kVec4 only, 0..3). With kVec4 1 an
+//   invocation transforms four tiles side by side (a quad): the 6 x 18 inputs
+//   they share read once as 36 vec4s, each V row written as one vec4 (on
+//   lavapipe every load or store instruction costs a loop over the SIMD lanes,
+//   whatever its width). With 2 it transforms two quads and, in the "_texel"
+//   build, writes each V row's eight values with one store (VKG_OUTPUT8).
+// Dispatch C * p_pad invocations, or C * p_pad / 4 (kVec4 1), C * p_pad / 8
+// (kVec4 2) (vkg_linear_index).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -39,6 +42,13 @@ layout(push_constant) uniform Params {
 VKG_INPUT(x_at, x4_at, 0, x, x4)
 layout(binding = 1) writeonly buffer V { sfp v[]; };
 layout(binding = 1) writeonly buffer V4 { sfp4 v4[]; };
+#ifdef VKG_TEXEL_READS
+VKG_OUTPUT8(v8_put, 1, v8)
+const bool kWide = true;
+#else
+const bool kWide = false;  // storage-buffer builds store the two quads as two vec4s
+void v8_put(uint i, afp4 lo, afp4 hi) {}
+#endif
 
 // B^T applied to six values d (a row or a column of the patch).
 void bt(const afp d[6], out afp r[6]) {
@@ -67,14 +77,11 @@ void patch_transform(const afp d[36], out afp r[36]) {
   }
 }
 
-// kVec4: tiles pos0 .. pos0 + 3 of one tile row, columns 4 * tx0 - pad_left .. + 17.
-void main_vec4() {
+// kVec4: quad q of channel c, tiles 4 q .. 4 q + 3 of one tile row (columns 4 * tx0 - pad_left ..
+// + 17), transformed into r[tile][xi].
+void quad_transform(uint c, uint q, out afp r[4][36]) {
   const uint tiles = p.tiles_h * p.tiles_w;
-  const uint quads = p.n * tiles / 4;
-  const uint idx = vkg_linear_index();
-  if (idx >= p.c * quads) return;
-  const uint pos0 = (idx % quads) * 4;
-  const uint c = idx / quads;
+  const uint pos0 = q * 4;
   const uint n = pos0 / tiles;
   const uint t = pos0 % tiles;
   const uint align = (kPadLeft + 3) / 4 * 4;
@@ -87,12 +94,11 @@ void main_vec4() {
     const int yy = y0 + int(i);
     [[unroll]] for (uint k = 0; k < 6; ++k) {
       const int xx = x0 + int(4 * k);
-      afp4 q = afp4(0);
-      if (yy >= 0 && yy < int(p.h) && xx >= 0 && xx < int(p.w)) q = x4_at((plane + uint(yy) * p.w + uint(xx)) / 4);
-      [[unroll]] for (uint l = 0; l < 4; ++l) span[i][4 * k + l] = q[l];
+      afp4 run = afp4(0);
+      if (yy >= 0 && yy < int(p.h) && xx >= 0 && xx < int(p.w)) run = x4_at((plane + uint(yy) * p.w + uint(xx)) / 4);
+      [[unroll]] for (uint l = 0; l < 4; ++l) span[i][4 * k + l] = run[l];
     }
   }
-  afp r[4][36];  // [tile][xi]
   [[unroll]] for (uint j = 0; j < 4; ++j) {
     afp d[36];
     [[unroll]] for (uint i = 0; i < 6; ++i) {
@@ -100,16 +106,44 @@ void main_vec4() {
     }
     patch_transform(d, r[j]);
   }
+}
+
+// kVec4 1: one quad per invocation, each V row written as a vec4; 2: two quads (q, q + 1, q even:
+// eight consecutive positions, possibly of two tile rows), each V row written eight wide.
+void main_quads() {
+  const uint quads = p.n * p.tiles_h * p.tiles_w / 4;
+  const uint per = kVec4 == 2 ? 2 : 1;
+  const uint idx = vkg_linear_index();
+  if (idx >= p.c * quads / per) return;
+  const uint q = (idx % (quads / per)) * per;
+  const uint c = idx / (quads / per);
   const uint xi_stride = p.c * quads;  // in vec4s
-  const uint dst = c * quads + pos0 / 4;
+  const uint dst = c * quads + q;
+  afp r[4][36];  // [tile][xi]
+  quad_transform(c, q, r);
+  if (kVec4 == 2) {
+    afp r1[4][36];
+    quad_transform(c, q + 1, r1);
+    [[unroll]] for (uint xi = 0; xi < 36; ++xi) {
+      const afp4 lo = afp4(r[0][xi], r[1][xi], r[2][xi], r[3][xi]);
+      const afp4 hi = afp4(r1[0][xi], r1[1][xi], r1[2][xi], r1[3][xi]);
+      if (kWide) {
+        v8_put((xi * xi_stride + dst) / 2, lo, hi);
+      } else {
+        v4[xi * xi_stride + dst] = afp2sfp4(lo);
+        v4[xi * xi_stride + dst + 1] = afp2sfp4(hi);
+      }
+    }
+    return;
+  }
   [[unroll]] for (uint xi = 0; xi < 36; ++xi) {
     v4[xi * xi_stride + dst] = afp2sfp4(afp4(r[0][xi], r[1][xi], r[2][xi], r[3][xi]));
   }
 }
 
 void main() {
-  if (kVec4 == 1) {
-    main_vec4();
+  if (kVec4 != 0) {
+    main_quads();
     return;
   }
   const uint tiles = p.tiles_h * p.tiles_w;

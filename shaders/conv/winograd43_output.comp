@@ -11,7 +11,9 @@
 // Push constants: n, m, oh, ow, tiles_h, tiles_w (positions = n * tiles_h * tiles_w).
 // Specialization constants: 0 (local_size_x_id) workgroup size; 1 kHasBias; 2 kVec4:
 //   1 when tiles_w % 4 == 0 and OW == 4 * tiles_w: an invocation turns four tiles
-//   side by side, reading M as vec4s and writing four vec4s per output row.
+//   side by side, reading M as vec4s and writing four vec4s per output row; 2: the
+//   same, and the "_texel" build writes each output row of the four tiles as two
+//   eight-wide stores (VKG_OUTPUT8; the device needs 64-bit integers).
 // Dispatch N * M * tiles_h * tiles_w invocations, a quarter of that with kVec4
 // (vkg_linear_index).
 #version 450
@@ -34,6 +36,13 @@ VKG_INPUT(m_at, m4_at, 0, mv, mv4)
 layout(binding = 1) readonly buffer B { sfp bias[]; };
 layout(binding = 2) writeonly buffer Y { sfp y[]; };
 layout(binding = 2) writeonly buffer Y4 { sfp4 y4[]; };
+#ifdef VKG_TEXEL_READS
+VKG_OUTPUT8(y8_put, 2, y8)
+const bool kWide = true;
+#else
+const bool kWide = false;  // storage-buffer builds store vec4s whatever kVec4 says
+void y8_put(uint i, afp4 lo, afp4 hi) {}
+#endif
 
 // A^T applied to six values.
 afp4 at(const afp s[6]) {
@@ -83,12 +92,17 @@ void main_vec4() {
   [[unroll]] for (uint r = 0; r < 4; ++r) {
     if (oy0 + r >= p.oh) break;
     const uint row = (plane + (oy0 + r) * p.ow + ox0) / 4;
-    [[unroll]] for (uint j = 0; j < 4; ++j) y4[row + j] = afp2sfp4(vkg_epilogue4(o[j][r]));
+    if (kVec4 == 2 && kWide) {
+      y8_put(row / 2, vkg_epilogue4(o[0][r]), vkg_epilogue4(o[1][r]));
+      y8_put(row / 2 + 1, vkg_epilogue4(o[2][r]), vkg_epilogue4(o[3][r]));
+    } else {
+      [[unroll]] for (uint j = 0; j < 4; ++j) y4[row + j] = afp2sfp4(vkg_epilogue4(o[j][r]));
+    }
   }
 }
 
 void main() {
-  if (kVec4 == 1) {
+  if (kVec4 != 0) {
     main_vec4();
     return;
   }
