@@ -91,6 +91,27 @@ BenchCase conv(int64_t cin, int64_t cout, int64_t k, int64_t size, int64_t group
   return c;
 }
 
+// ConvTranspose with kernel == strides == k (an upsampling layer: PP-OCRv4 det's head) of `cin`
+// channels into `cout` at size x size.
+BenchCase conv_transpose(int64_t cin, int64_t cout, int64_t k, int64_t size) {
+  BenchCase c;
+  c.label = "ConvT " + std::to_string(k) + "x" + std::to_string(k) + " s" + std::to_string(k) + " " +
+            std::to_string(cin) + "->" + std::to_string(cout) + " " + std::to_string(size) + "x" +
+            std::to_string(size);
+  c.node.name = "conv_transpose";
+  c.node.op_type = "ConvTranspose";
+  c.node.inputs = {"x", "w", "b"};
+  c.node.outputs = {"y"};
+  Attribute strides;
+  strides.kind = Attribute::Kind::Ints;
+  strides.ints = {k, k};
+  c.node.attrs["strides"] = strides;
+  c.inputs = {random_tensor({1, cin, size, size}, 8), random_tensor({cin, cout, k, k}, 9), random_tensor({cout}, 10)};
+  c.constant = {false, true, true};
+  c.flops = 2.0 * double(cin) * double(cout) * double(k * k) * double(size * size);
+  return c;
+}
+
 // Mul of an activation [1, c, size, size] by a per-channel scale [1, c, 1, 1] (a squeeze-and-excite
 // block's last step): a broadcast elementwise op; "GFLOP/s" counts one operation per output.
 BenchCase scale_channels(int64_t c_count, int64_t size) {
@@ -143,11 +164,12 @@ int main(int argc, char** argv) {
                 info.fp16() ? "yes" : "no");
     std::printf("%-28s %-36s %12s %10s\n", "case", "tactic", "median ms", "GFLOP/s");
 
-    // The convolutions besides the 3x3 are shapes of PP-OCRv4 det (1x1 and depthwise layers).
+    // The convolutions besides the first 3x3 are shapes of PP-OCRv4 det (1x1, depthwise, 3x3 96->24
+    // and the head's ConvTranspose).
     for (const BenchCase& c :
          {matmul(512, 512, 512), matmul(1024, 1024, 1024), matmul(48, 6400, 48), matmul(384, 100, 384),
           conv(64, 64, 3, 56), conv(384, 384, 1, 10), conv(48, 48, 1, 80), conv(96, 24, 3, 80),
-          conv(3, 16, 3, 320, 1, 2), conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192), scale_channels(96, 80)}) {
+          conv(3, 16, 3, 320, 1, 2), conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192), conv_transpose(24, 24, 2, 80), scale_channels(96, 80)}) {
       if (!glob_match(case_filter, c.label)) continue;
       // CPU reference baseline, same process.
       std::vector<const Tensor*> in;

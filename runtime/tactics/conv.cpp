@@ -600,7 +600,7 @@ struct BlockShape {
 // Y the layer output, stored densely or through a depth-to-space `map`.
 std::optional<Dispatch> block_dispatch(const LayerContext& ctx, LayerPlan& plan, const Product& p, BlockShape block,
                                        BindingRef a, BindingRef b, std::pair<BindingRef, bool> bias,
-                                       const std::array<uint32_t, 8>& map, std::string& why_not,
+                                       const std::array<uint32_t, 6>& map, std::string& why_not,
                                        BindingRef y = BindingRef::output(0)) {
   const int64_t columns = ((p.N + 3) / 4 + block.col_vecs - 1) / block.col_vecs;
   const int64_t row_blocks = (p.M + block.rows - 1) / block.rows;
@@ -623,7 +623,10 @@ std::optional<Dispatch> block_dispatch(const LayerContext& ctx, LayerPlan& plan,
             {6, block_c_mode(bias.second, /*c_sn=*/0)}};
   d.spec.push_back({7, block_store8(d.shader, p.N, block.col_vecs, d.spec[6].value, depth_to_space, d.spec[5].value)});
   d.bindings = {a, b, bias.first, y, add_weight(plan, int_weight({0}))};
-  d.push = gemm_block_push(p, /*c_sm=*/1, /*c_sn=*/0, bias.second ? kGemmFlagHasC : 0u, 1.0f, 1.0f, map);
+  if (depth_to_space) {
+    for (uint32_t i = 0; i < map.size(); ++i) d.spec.push_back({8 + i, map[i]});
+  }
+  d.push = gemm_float_push(p, /*c_sm=*/1, /*c_sn=*/0, bias.second ? kGemmFlagHasC : 0u, 1.0f, 1.0f);
   d.groups = *groups;
   return d;
 }
@@ -744,7 +747,7 @@ std::optional<LayerPlan> plan_transpose_block(const LayerContext& ctx, BlockShap
   p.a_bs = 0, p.a_sm = channels, p.a_sk = 1;
   p.b_bs = channels * positions, p.b_sk = positions, p.b_sn = 1;
   const Window3 win = window3(g);
-  const std::array<uint32_t, 8> map = {win.in[0], win.in[1], win.in[2], win.kernel[0], win.kernel[1], win.kernel[2]};
+  const std::array<uint32_t, 6> map = {win.in[0], win.in[1], win.in[2], win.kernel[0], win.kernel[1], win.kernel[2]};
   std::optional<Dispatch> d = block_dispatch(ctx, plan, p, block, a_ref, BindingRef::input(0), bias, map, why_not);
   if (!d) return std::nullopt;
   plan.dispatches.push_back(std::move(*d));

@@ -69,13 +69,6 @@ std::vector<uint32_t> gemm_float_push(const Product& p, int64_t c_sm, int64_t c_
   return push;
 }
 
-std::vector<uint32_t> gemm_block_push(const Product& p, int64_t c_sm, int64_t c_sn, uint32_t flags, float alpha,
-                                      float beta, const std::array<uint32_t, 8>& map) {
-  std::vector<uint32_t> push = gemm_float_push(p, c_sm, c_sn, flags, alpha, beta);
-  push.insert(push.end(), map.begin(), map.end());
-  return push;
-}
-
 bool block_wide_a_fits(const Product& p, const vk::DeviceInfo& device, std::string& why_not) {
   if (!device.shader_int64) {
     why_not = "needs 64-bit integers in shaders (device feature int64)";
@@ -704,7 +697,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
                 {3, p.N % 4 == 0 ? 1u : 0u},
                 {6, block_c_mode((flags & kGemmFlagHasC) != 0, c_sn)}};
       d.spec.push_back({7, block_store8(d.shader, p.N, tactic.col_vecs, d.spec[4].value, false, false)});
-      d.push = gemm_block_push(p, c_sm, c_sn, flags, alpha, beta);
+      d.push = gemm_float_push(p, c_sm, c_sn, flags, alpha, beta);
       break;
     }
     case Algorithm::Reg: {

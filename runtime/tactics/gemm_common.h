@@ -38,11 +38,6 @@ std::vector<uint32_t> gemm_common_push(const Product& p, int64_t c_sm, int64_t c
 std::vector<uint32_t> gemm_float_push(const Product& p, int64_t c_sm, int64_t c_sn, uint32_t flags, float alpha,
                                       float beta);
 
-// The push constants of gemm/block.comp: gemm_float_push, then its 8-word
-// store map (zeros: the dense Y; see kDepthToSpace there).
-std::vector<uint32_t> gemm_block_push(const Product& p, int64_t c_sm, int64_t c_sn, uint32_t flags, float alpha,
-                                      float beta, const std::array<uint32_t, 8>& map = {});
-
 // gemm/block.comp's specialization constant 6 (kCMode): 0 without C, 1 for a C along M only
 // (c_sn == 0, a bias per row), 2 for any other C.
 inline uint32_t block_c_mode(bool has_c, int64_t c_sn) { return !has_c ? 0u : c_sn == 0 ? 1u : 2u; }

@@ -17,14 +17,14 @@
 // 4 kDepthToSpace (1: ConvTranspose with kernel == strides and no padding:
 // row m = channel * taps + tap and column n = input position land in the
 // output [batches][M / taps][id * kd][ih * kh][iw * kw] at the position the
-// tap of the kernel puts them; p.map = {id, ih, iw, kd, kh, kw}); 5 kD2SPairs
+// tap of the kernel puts them; the map is constants 8..13 = {id, ih, iw, kd, kh, kw}); 5 kD2SPairs
 // (with kDepthToSpace, kw == 2, iw % 4 == 0 and kRows even: taps kx = 0, 1
 // written together as two vec4s); 7 kStore8 ("_texel" builds: column-vector
 // pairs stored eight wide, see gemm/block_main.glsl); 6 kCMode (0: no C, 1: C along M only,
 // c_sn == 0, read once per row, 2: any C strides; it replaces the flags
 // word's kGemmHasC, which this shader does not read); 40 kF32Bindings (f16
 // variants: bit b, binding b holds fp32, a fused reformat; common/f32_bindings.glsl).
-// Push constants: GemmParams with the 8-word store map (24 words).
+// Push constants: GemmParams (16 words).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "gemm/block_main.glsl"

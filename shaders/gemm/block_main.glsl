@@ -5,7 +5,6 @@
 // batch base to be multiples of 8 (the tactic checks). In the "_texel" builds
 // (common/texel_reads.glsl), A and B are uniform texel buffers of vec4s.
 #extension GL_EXT_control_flow_attributes : require
-#define VKG_GEMM_STORE_MAP
 #include "common/precision.glsl"
 #include "common/f32_bindings.glsl"
 #include "common/texel_reads.glsl"
@@ -29,6 +28,15 @@ layout(constant_id = 6) const uint kCMode = 0;
 // depth-to-space map (or its pairs, kD2SPairs): pairs of column vectors are stored as one
 // eight-wide store (common/texel_reads.glsl).
 layout(constant_id = 7) const uint kStore8 = 0;
+// kDepthToSpace's map: input extents id, ih, iw and kernel extents kd, kh, kw. Constants, not push
+// constants: lavapipe divides by a runtime value one SIMD lane at a time, by a constant with
+// vector multiplies (ConvTranspose 2x2 s2 24->24 80x80: 2.2 -> ? ms).
+layout(constant_id = 8) const uint kMapId = 1;
+layout(constant_id = 9) const uint kMapIh = 1;
+layout(constant_id = 10) const uint kMapIw = 1;
+layout(constant_id = 11) const uint kMapKd = 1;
+layout(constant_id = 12) const uint kMapKh = 1;
+layout(constant_id = 13) const uint kMapKw = 1;
 
 VKG_FLOAT_INPUT(a_at, a4_at, 0, a, a4, a32, a32_4)
 #ifdef VKG_BLOCK_WIDE_A
@@ -67,7 +75,7 @@ void y8_put(uint i, afp4 lo, afp4 hi) {}
 
 // kDepthToSpace: Y's index of element (batch, m, n) is d2s_row(batch, m) + d2s_col(n).
 uint d2s_row(uint batch, uint m) {
-  const uint id = p.map[0], ih = p.map[1], iw = p.map[2], kd = p.map[3], kh = p.map[4], kw = p.map[5];
+  const uint id = kMapId, ih = kMapIh, iw = kMapIw, kd = kMapKd, kh = kMapKh, kw = kMapKw;
   const uint taps = kd * kh * kw, tap = m % taps;
   const uint plane = ih * kh * iw * kw;
   return (batch * (p.M / taps) + m / taps) * id * kd * plane + (tap / (kh * kw)) * plane +
@@ -75,7 +83,7 @@ uint d2s_row(uint batch, uint m) {
 }
 
 uint d2s_col(uint n) {
-  const uint ih = p.map[1], iw = p.map[2], kd = p.map[3], kh = p.map[4], kw = p.map[5];
+  const uint ih = kMapIh, iw = kMapIw, kd = kMapKd, kh = kMapKh, kw = kMapKw;
   const uint plane = ih * kh * iw * kw;
   return (n / (iw * ih)) * kd * plane + ((n / iw) % ih) * kh * iw * kw + (n % iw) * kw;
 }

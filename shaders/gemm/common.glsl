@@ -6,8 +6,7 @@
 //   0 A, 1 B, 2 C (bound to any buffer when flags has no kGemmHasC),
 //   3 Y, 4 batch table (int32 pairs {A offset, B offset} per batch, in
 //   elements; bound to any buffer when flags has no kGemmBatchTable).
-// Push constants (16 words, GemmParams below; 24 for a shader that defines
-// VKG_GEMM_STORE_MAP before including this file):
+// Push constants (16 words, GemmParams below):
 //   A(b, m, k) = A[a_base(b) + m * a_sm + k * a_sk]
 //   B(b, k, n) = B[b_base(b) + k * b_sk + n * b_sn]
 //   C(m, n)    = C[m * c_sm + n * c_sn]    (strides 0 on broadcast axes)
@@ -28,9 +27,6 @@ layout(push_constant) uniform GemmParams {
   uint flags;
   uint alpha_bits, beta_bits;
   uint pad0;
-#ifdef VKG_GEMM_STORE_MAP
-  uint map[8];  // the includer's store mapping (gemm/block.comp)
-#endif
 } p;
 
 layout(binding = 4) readonly buffer GemmBatchTable { int gemm_batch_table[]; };
