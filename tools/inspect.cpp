@@ -111,10 +111,18 @@ std::string bytes_text(uint64_t bytes) {
   return buf;
 }
 
-// "x [dtype=float32, shape=(1, 3), storage=f32]"
-std::string engine_tensor_text(const EngineTensor& t) {
+// "x [dtype=float32, shape=(1, 3), storage=f32]".
+// A view (an eliminated Concat's input) adds where it lies: ", in=out[1024:2048]" (elements).
+std::string engine_tensor_text(const Engine& e, const EngineTensor& t) {
+  std::string view;
+  if (t.view_of >= 0 && size_t(t.view_of) < e.tensors.size()) {
+    const EngineTensor& base = e.tensors[size_t(t.view_of)];
+    const uint64_t bytes = storage_element_bytes(t.storage), first = t.offset / bytes;
+    view = ", in=" + base.name + "[" + std::to_string(first) + ":" +
+           std::to_string(first + uint64_t(num_elements(t.shape))) + "]";
+  }
   return t.name + " [dtype=" + dtype_name(t.dtype) + ", shape=" + shape_tuple(t.shape) +
-         ", storage=" + storage_type_name(t.storage) + "]";
+         ", storage=" + storage_type_name(t.storage) + view + "]";
 }
 
 // "{a [...],\n b [...]}" of the engine tensors `ids` (omitted ones, -1, are left out).
@@ -123,7 +131,7 @@ std::string engine_tensor_list(const Engine& e, const std::vector<int32_t>& ids,
   bool first = true;
   for (int32_t id : ids) {
     if (id < 0) continue;
-    out += (first ? "" : ",\n" + indent + " ") + engine_tensor_text(e.tensors[size_t(id)]);
+    out += (first ? "" : ",\n" + indent + " ") + engine_tensor_text(e, e.tensors[size_t(id)]);
     first = false;
   }
   return out + "}";

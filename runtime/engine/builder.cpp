@@ -313,6 +313,98 @@ ReformatFusions fuse_reformats(Engine& engine) {
   return fused;
 }
 
+// Concat layers eliminated once the engine is built (TensorRT's concatenation elimination):
+// where the output's slices along the axis are contiguous (every dimension before the axis is
+// 1), each input becomes a view of its slice (EngineTensor::view_of) that its producer writes in
+// place, and the Concat layer goes. Every input must be produced by one layer of its own outside
+// If/Loop bodies (not a model input or a constant), be none of the tensors the user reads (engine
+// outputs), be stored as the output is, appear once and not be tested by a branch or loop; each
+// slice must start where the device can bind it (offset alignments) and hold whole 32-byte runs,
+// so that no producer's vector stores reach past it. Returns the names of the Concat nodes gone.
+std::vector<std::string> eliminate_concats(Engine& engine, const vk::DeviceInfo& device) {
+  std::vector<std::string> gone;
+  std::vector<bool> top_level(engine.layers.size(), false);
+  for (const LayerBlock::Item& item : layer_blocks(engine, "the built engine").items) top_level[item.layer] = true;
+  std::set<int32_t> user_read(engine.inputs.begin(), engine.inputs.end());
+  user_read.insert(engine.outputs.begin(), engine.outputs.end());
+  std::vector<int> producers(engine.tensors.size(), 0);
+  std::vector<int32_t> producer(engine.tensors.size(), -1);
+  std::set<int32_t> tested;  // read by a branching or loop layer
+  for (size_t li = 0; li < engine.layers.size(); ++li) {
+    const EngineLayer& l = engine.layers[li];
+    for (int32_t t : l.outputs) {
+      if (t < 0) continue;
+      ++producers[size_t(t)];
+      producer[size_t(t)] = int32_t(li);
+    }
+    if (l.is_branch())
+      for (int32_t t : l.inputs)
+        if (t >= 0) tested.insert(t);
+  }
+  const uint64_t alignment = std::max<uint64_t>({32, device.min_storage_buffer_offset_alignment,
+                                                 device.min_texel_buffer_offset_alignment});
+  for (size_t c = 0; c < engine.layers.size();) {
+    const EngineLayer& concat = engine.layers[c];
+    const bool candidate = concat.op == "Concat" && top_level[c] && concat.outputs.size() == 1 &&
+                           concat.outputs[0] >= 0 && concat.inputs.size() >= 2;
+    std::optional<size_t> axis;
+    if (candidate) {
+      // The axis: where the first input's extent differs from the output's (every input must
+      // match the output elsewhere, and the extents sum to the output's).
+      const Shape& out = engine.tensors[size_t(concat.outputs[0])].shape;
+      const int32_t first = concat.inputs[0];
+      if (first >= 0 && engine.tensors[size_t(first)].shape.size() == out.size()) {
+        const Shape& in = engine.tensors[size_t(first)].shape;
+        for (size_t d = 0; d < out.size() && !axis; ++d)
+          if (in[d] != out[d]) axis = d;
+      }
+    }
+    bool ok = axis.has_value();
+    const EngineTensor* out = ok ? &engine.tensors[size_t(concat.outputs[0])] : nullptr;
+    for (size_t d = 0; ok && d < *axis; ++d) ok = out->shape[d] == 1;
+    std::vector<uint64_t> offsets;
+    if (ok) {
+      std::set<int32_t> seen;
+      uint64_t offset = 0;
+      int64_t extent = 0;
+      for (int32_t t : concat.inputs) {
+        const EngineTensor* in = t >= 0 ? &engine.tensors[size_t(t)] : nullptr;
+        ok = in != nullptr && seen.insert(t).second && !user_read.count(t) && !tested.count(t) &&
+             in->view_of < 0 && in->storage == out->storage && in->shape.size() == out->shape.size() &&
+             producers[size_t(t)] == 1 && producer[size_t(t)] < int32_t(c) && top_level[size_t(producer[size_t(t)])] &&
+             !engine.layers[size_t(producer[size_t(t)])].is_branch() && in->bytes() > 0 && in->bytes() % 32 == 0 &&
+             offset % alignment == 0;
+        for (size_t d = 0; ok && d < out->shape.size(); ++d) ok = d == *axis || in->shape[d] == out->shape[d];
+        if (!ok) break;
+        offsets.push_back(offset);
+        offset += in->bytes();
+        extent += in->shape[*axis];
+      }
+      ok = ok && extent == out->shape[*axis] && offset == out->bytes();
+    }
+    if (!ok) {
+      ++c;
+      continue;
+    }
+    for (size_t i = 0; i < concat.inputs.size(); ++i) {
+      EngineTensor& in = engine.tensors[size_t(concat.inputs[i])];
+      in.view_of = concat.outputs[0];
+      in.offset = offsets[i];
+    }
+    VKG_VERBOSE("Eliminated concat '" << concat.name << "': its " << concat.inputs.size()
+                                      << " inputs are written in place into '" << out->name << "'");
+    gone.push_back(concat.name);
+    // Its output has no producer now: a Concat reading it keeps its layer.
+    producers[size_t(concat.outputs[0])] = 0;
+    producer[size_t(concat.outputs[0])] = -1;
+    engine.layers.erase(engine.layers.begin() + std::ptrdiff_t(c));
+    top_level.erase(top_level.begin() + std::ptrdiff_t(c));
+    for (int32_t& p : producer)
+      if (p > int32_t(c)) --p;
+  }
+  return gone;
+}
+
 // Sets a fused activation on the dispatch of `plan` that writes the layer's
 // output last; false (`why_not` filled) when that dispatch's shader applies none.
 bool apply_activation(const FusedActivation& activation, LayerPlan& plan, std::string& why_not) {
@@ -1602,6 +1694,7 @@ BuildResult Builder::build() {
     result_.stats.inputs_converted_on_upload = fused.on_upload;
     result_.stats.reformats_fused = fused.into_layers;
     result_.stats.reformats -= fused.on_upload + fused.into_layers;
+    result_.stats.concats_eliminated = eliminate_concats(engine, device_).size();
   }
   plan_memory(engine);
   for (const EngineLayer& l : engine.layers) {

@@ -15,6 +15,22 @@ int32_t Engine::find_tensor(const std::string& name) const {
   return -1;
 }
 
+int32_t Engine::memory_root(int32_t t) const {
+  // Views never form a cycle (validate_engine); the bound guards a corrupt list.
+  for (size_t hops = 0; hops <= tensors.size() && tensors.at(size_t(t)).view_of >= 0; ++hops)
+    t = tensors[size_t(t)].view_of;
+  return t;
+}
+
+uint64_t Engine::slot_offset(int32_t t) const {
+  uint64_t offset = 0;
+  for (size_t hops = 0; hops <= tensors.size() && tensors.at(size_t(t)).view_of >= 0; ++hops) {
+    offset += tensors[size_t(t)].offset;
+    t = tensors[size_t(t)].view_of;
+  }
+  return offset;
+}
+
 uint64_t Engine::activation_bytes() const {
   uint64_t total = 0;
   for (uint64_t s : slots) total += s;
@@ -68,24 +84,29 @@ void plan_memory(Engine& engine) {
   engine.slots.clear();
   SlotPool pool{engine.slots, {}};
   const size_t n = engine.tensors.size();
-  std::set<int32_t> pinned(engine.inputs.begin(), engine.inputs.end());
-  pinned.insert(engine.outputs.begin(), engine.outputs.end());
+  // A view lives in its root's memory: the root's slot is taken when the first of them is written
+  // and kept until the last of them is read.
+  std::vector<int32_t> root(n);
+  for (size_t t = 0; t < n; ++t) root[t] = engine.memory_root(int32_t(t));
+  auto slot_of = [&](int32_t t) -> int32_t& { return engine.tensors[size_t(root[size_t(t)])].slot; };
+  std::set<int32_t> pinned;
+  for (const auto* list : {&engine.inputs, &engine.outputs})
+    for (int32_t t : *list) pinned.insert(root[size_t(t)]);
 
   std::vector<int64_t> last_use(n, -1);
   for (size_t li = 0; li < engine.layers.size(); ++li) {
-    for (int32_t t : engine.layers[li].inputs) {
-      if (t >= 0) last_use[size_t(t)] = int64_t(li);
-    }
-    for (int32_t t : engine.layers[li].outputs) {
-      if (t >= 0) last_use[size_t(t)] = std::max(last_use[size_t(t)], int64_t(li));
-    }
+    for (const auto* list : {&engine.layers[li].inputs, &engine.layers[li].outputs})
+      for (int32_t t : *list)
+        if (t >= 0) last_use[size_t(root[size_t(t)])] = int64_t(li);
   }
   for (EngineTensor& t : engine.tensors) t.slot = -1;
-  for (int32_t t : engine.inputs) engine.tensors[size_t(t)].slot = pool.dedicated(engine.tensors[size_t(t)].bytes());
-  for (int32_t t : engine.outputs) {
-    if (engine.tensors[size_t(t)].slot < 0)
-      engine.tensors[size_t(t)].slot = pool.dedicated(engine.tensors[size_t(t)].bytes());
-  }
+  auto acquire = [&](int32_t t, bool dedicated) {
+    int32_t& slot = slot_of(t);
+    const uint64_t bytes = engine.tensors[size_t(root[size_t(t)])].bytes();
+    if (slot < 0) slot = dedicated ? pool.dedicated(bytes) : pool.acquire(bytes);
+  };
+  for (const auto* list : {&engine.inputs, &engine.outputs})
+    for (int32_t t : *list) acquire(t, /*dedicated=*/true);
   std::multimap<size_t, size_t> loops_by_start;  // first body layer -> loop layer
   for (size_t li = 0; li < engine.layers.size(); ++li) {
     const EngineLayer& l = engine.layers[li];
@@ -96,13 +117,10 @@ void plan_memory(Engine& engine) {
     EngineLayer& layer = engine.layers[li];
     for (auto [it, end] = loops_by_start.equal_range(li); it != end; ++it) {
       for (int32_t t : engine.layers[it->second].outputs)
-        if (t >= 0 && engine.tensors[size_t(t)].slot < 0)
-          engine.tensors[size_t(t)].slot = pool.acquire(engine.tensors[size_t(t)].bytes());
+        if (t >= 0) acquire(t, /*dedicated=*/false);
     }
-    for (int32_t t : layer.outputs) {
-      if (t >= 0 && engine.tensors[size_t(t)].slot < 0)
-        engine.tensors[size_t(t)].slot = pool.acquire(engine.tensors[size_t(t)].bytes());
-    }
+    for (int32_t t : layer.outputs)
+      if (t >= 0) acquire(t, /*dedicated=*/false);
     layer.scratch_slots.clear();
     for (uint64_t bytes : layer.plan.scratch_bytes) layer.scratch_slots.push_back(pool.acquire(bytes));
     for (int32_t s : layer.scratch_slots) pool.release(s);
@@ -110,11 +128,14 @@ void plan_memory(Engine& engine) {
     std::set<int32_t> seen;
     for (const auto* list : {&layer.inputs, &layer.outputs}) {
       for (int32_t t : *list) {
-        if (t < 0 || pinned.count(t) || !seen.insert(t).second) continue;
-        if (last_use[size_t(t)] == int64_t(li)) pool.release(engine.tensors[size_t(t)].slot);
+        if (t < 0) continue;
+        const int32_t r = root[size_t(t)];
+        if (pinned.count(r) || !seen.insert(r).second) continue;
+        if (last_use[size_t(r)] == int64_t(li)) pool.release(slot_of(t));
       }
     }
   }
+  for (size_t t = 0; t < n; ++t) engine.tensors[t].slot = engine.tensors[size_t(root[t])].slot;
 }
 
 namespace {
@@ -168,14 +189,32 @@ void validate_engine(const Engine& engine, const std::string& what) {
     VKG_CHECK(engine.slots[size_t(t.slot)] >= t.bytes(),
               what << ": tensor '" << t.name << "' (" << t.bytes() << " bytes) does not fit its slot");
     for (int64_t d : t.shape) VKG_CHECK(d >= 0, what << ": tensor '" << t.name << "' has a negative dimension");
+    if (t.view_of < 0) continue;
+    VKG_CHECK(t.view_of < n && t.view_of != int32_t(i),
+              what << ": tensor '" << t.name << "' is a view of tensor " << t.view_of << " of " << n);
+    const EngineTensor& base = engine.tensors[size_t(t.view_of)];
+    VKG_CHECK(t.offset <= base.bytes() && t.bytes() <= base.bytes() - t.offset && t.storage == base.storage,
+              what << ": tensor '" << t.name << "' (" << t.bytes() << " bytes at " << t.offset
+                   << ") is not a part of tensor '" << base.name << "' (" << base.bytes() << " bytes)");
+    int32_t hop = t.view_of;
+    for (size_t hops = 0; hop >= 0; ++hops) {
+      VKG_CHECK(hops < engine.tensors.size() && hop < n, what << ": the views of tensor '" << t.name << "' form a cycle");
+      hop = engine.tensors[size_t(hop)].view_of;
+    }
+    VKG_CHECK(t.slot == engine.tensors[size_t(engine.memory_root(int32_t(i)))].slot,
+              what << ": tensor '" << t.name << "' does not share its memory's slot");
   }
   for (int32_t t : engine.inputs) {
     check_tensor(t, "an engine input");
     VKG_CHECK(t >= 0, what << ": an engine input is missing");
+    VKG_CHECK(engine.tensors[size_t(t)].view_of < 0, what << ": engine input '" << engine.tensors[size_t(t)].name
+                                                          << "' is a view of another tensor");
   }
   for (int32_t t : engine.outputs) {
     check_tensor(t, "an engine output");
     VKG_CHECK(t >= 0, what << ": an engine output is missing");
+    VKG_CHECK(engine.tensors[size_t(t)].view_of < 0, what << ": engine output '" << engine.tensors[size_t(t)].name
+                                                          << "' is a view of another tensor");
   }
   for (const EngineLayer& l : engine.layers) {
     const std::string where = "layer '" + l.name + "'";

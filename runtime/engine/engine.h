@@ -21,6 +21,11 @@ struct EngineTensor {
   Shape shape;
   StorageType storage = StorageType::F32;  // how the device holds it
   int32_t slot = -1;                        // memory plan: index into Engine::slots
+  // A part of another tensor's memory (an eliminated Concat: its producers write their slices of
+  // its output in place): tensor `view_of`, from byte `offset` of it on; -1 for memory of its own.
+  // Its slot is view_of's; slot_offset() resolves views of views.
+  int32_t view_of = -1;
+  uint64_t offset = 0;
 
   uint64_t bytes() const { return uint64_t(num_elements(shape)) * storage_element_bytes(storage); }
 };
@@ -71,8 +76,9 @@ struct EngineLayer {
 
 struct Engine {
   // The format this vkgraphy writes; it also reads kOldestFormatVersion and later
-  // (version 2 added branching layers, which a version-1 reader would misread).
-  static constexpr uint32_t kFormatVersion = 2;
+  // (version 2 added branching layers, which a version-1 reader would misread; version 3 tensor
+  // views, EngineTensor::view_of, which a version-2 reader would ignore).
+  static constexpr uint32_t kFormatVersion = 3;
   static constexpr uint32_t kOldestFormatVersion = 1;
 
   std::string vkgraphy_version;
@@ -86,6 +92,10 @@ struct Engine {
   std::map<std::string, std::vector<uint32_t>> spirv;  // every shader variant a dispatch names
 
   int32_t find_tensor(const std::string& name) const;  // -1 when absent
+  // The tensor whose memory holds tensor t (t itself unless it is a view) and t's byte offset in
+  // its slot.
+  int32_t memory_root(int32_t t) const;
+  uint64_t slot_offset(int32_t t) const;
   uint64_t activation_bytes() const;  // sum of slots
   uint64_t weight_bytes() const;      // sum of packed weights
 };

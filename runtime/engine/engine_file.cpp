@@ -147,6 +147,10 @@ Json tensor_to_json(const EngineTensor& t) {
   j["shape"] = t.shape;
   j["storage"] = storage_type_name(t.storage);
   j["slot"] = t.slot;
+  if (t.view_of >= 0) {
+    j["view_of"] = t.view_of;
+    j["offset"] = t.offset;
+  }
   return j;
 }
 
@@ -257,6 +261,11 @@ class MetadataReader {
     t.shape = shape(j, storage_element_bytes(t.storage), where, bytes);
     t.slot =
         int32_t(integer(json_member(j, "slot", where), 0, std::numeric_limits<int32_t>::max(), where.field("slot")));
+    if (j.contains("view_of")) {
+      t.view_of = int32_t(
+          integer(j["view_of"], 0, std::numeric_limits<int32_t>::max(), where.field("view_of")));
+      t.offset = json_unsigned(j, "offset", kMaxTensorBytes, where);
+    }
     return t;
   }
 

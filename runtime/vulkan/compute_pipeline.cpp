@@ -175,41 +175,70 @@ VkFormat texel_view_format(const PipelineDesc& desc, uint32_t binding) {
   return f32_variant || fused_f32 ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R16G16B16A16_SFLOAT;
 }
 
+namespace {
+
+std::vector<BufferRegion> whole(std::span<const Buffer* const> buffers) {
+  std::vector<BufferRegion> regions;
+  for (const Buffer* b : buffers) regions.push_back({b, 0, 0});
+  return regions;
+}
+
+}  // namespace
+
 DescriptorSet::DescriptorSet(Device& device, const ComputePipeline& pipeline, std::span<const Buffer* const> buffers)
+    : DescriptorSet(device, pipeline, std::span<const BufferRegion>(whole(buffers))) {}
+
+DescriptorSet::DescriptorSet(Device& device, const ComputePipeline& pipeline, std::span<const BufferRegion> regions)
     : device_(&device) {
   const PipelineDesc& desc = pipeline.desc();
-  VKG_CHECK(buffers.size() == desc.bindings,
-            "pipeline '" << desc.name << "' takes " << desc.bindings << " buffers, got " << buffers.size());
+  VKG_CHECK(regions.size() == desc.bindings,
+            "pipeline '" << desc.name << "' takes " << desc.bindings << " buffers, got " << regions.size());
   const uint32_t texel = pipeline.texel_bindings();
   auto is_texel = [&](size_t i) { return (texel >> i & 1u) != 0; };
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    VKG_CHECK(buffers[i] != nullptr && buffers[i]->handle() != VK_NULL_HANDLE,
+  const DeviceInfo& info = device.info();
+  std::vector<uint64_t> sizes(regions.size());
+  for (size_t i = 0; i < regions.size(); ++i) {
+    const BufferRegion& r = regions[i];
+    VKG_CHECK(r.buffer != nullptr && r.buffer->handle() != VK_NULL_HANDLE,
               "pipeline '" << desc.name << "': binding " << i << " has no buffer");
+    VKG_CHECK(r.offset < r.buffer->size() && r.size <= r.buffer->size() - r.offset,
+              "pipeline '" << desc.name << "': binding " << i << " (" << r.size << " bytes at " << r.offset
+                           << ") lies outside its buffer of " << r.buffer->size() << " bytes");
+    sizes[i] = r.size != 0 ? r.size : r.buffer->size() - r.offset;
+    const uint64_t alignment =
+        std::max<uint64_t>(1, is_texel(i) ? info.min_texel_buffer_offset_alignment : info.min_storage_buffer_offset_alignment);
+    VKG_CHECK(r.offset % alignment == 0, "pipeline '" << desc.name << "': binding " << i << " starts at byte "
+                                                      << r.offset << " of its buffer, not a multiple of the device's "
+                                                      << (is_texel(i) ? "texel" : "storage") << " buffer offset alignment "
+                                                      << alignment);
     if (is_texel(i)) {
       const uint64_t texel_bytes = texel_view_format(desc, uint32_t(i)) == VK_FORMAT_R32G32B32A32_SFLOAT ? 16 : 8;
-      const uint64_t texels = (buffers[i]->size() + texel_bytes - 1) / texel_bytes;
-      VKG_CHECK(texels <= device.info().max_texel_buffer_elements,
+      // The whole texels of the region, and a partial last one where the buffer has its bytes.
+      const uint64_t room = r.buffer->size() - r.offset;
+      sizes[i] = std::min((sizes[i] + texel_bytes - 1) / texel_bytes * texel_bytes, room / texel_bytes * texel_bytes);
+      const uint64_t texels = sizes[i] / texel_bytes;
+      VKG_CHECK(texels <= info.max_texel_buffer_elements,
                 "pipeline '" << desc.name << "': binding " << i << " is " << texels
                              << " texels, above the device's maxTexelBufferElements of "
-                             << device.info().max_texel_buffer_elements);
+                             << info.max_texel_buffer_elements);
     } else {
-      VKG_CHECK(buffers[i]->size() <= device.info().max_storage_buffer_range,
-                "pipeline '" << desc.name << "': binding " << i << " is " << buffers[i]->size()
+      VKG_CHECK(sizes[i] <= info.max_storage_buffer_range,
+                "pipeline '" << desc.name << "': binding " << i << " is " << sizes[i]
                              << " bytes, above the device's maxStorageBufferRange of "
-                             << device.info().max_storage_buffer_range);
+                             << info.max_storage_buffer_range);
     }
   }
   VkDevice dev = device.handle();
   try {
     const uint32_t texels = uint32_t(std::popcount(texel));
-    std::vector<VkDescriptorPoolSize> sizes = {
+    std::vector<VkDescriptorPoolSize> pool_sizes = {
         {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max<uint32_t>(1, desc.bindings - texels)}};
-    if (texels > 0) sizes.push_back({VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, texels});
+    if (texels > 0) pool_sizes.push_back({VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, texels});
     VkDescriptorPoolCreateInfo pool{};
     pool.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
     pool.maxSets = 1;
-    pool.poolSizeCount = uint32_t(sizes.size());
-    pool.pPoolSizes = sizes.data();
+    pool.poolSizeCount = uint32_t(pool_sizes.size());
+    pool.pPoolSizes = pool_sizes.data();
     VKG_VK_CHECK(vkCreateDescriptorPool(dev, &pool, nullptr, &pool_), "pipeline '" << desc.name << "': descriptor pool");
 
     VkDescriptorSetLayout layout = pipeline.set_layout();
@@ -220,10 +249,12 @@ DescriptorSet::DescriptorSet(Device& device, const ComputePipeline& pipeline, st
     alloc.pSetLayouts = &layout;
     VKG_VK_CHECK(vkAllocateDescriptorSets(dev, &alloc, &set_), "pipeline '" << desc.name << "': descriptor set");
 
-    std::vector<VkDescriptorBufferInfo> infos(buffers.size());
-    std::vector<VkWriteDescriptorSet> writes(buffers.size());
-    views_.assign(buffers.size(), VK_NULL_HANDLE);
-    for (size_t i = 0; i < buffers.size(); ++i) {
+    std::vector<VkDescriptorBufferInfo> infos(regions.size());
+    std::vector<VkWriteDescriptorSet> writes(regions.size());
+    views_.assign(regions.size(), VK_NULL_HANDLE);
+    for (size_t i = 0; i < regions.size(); ++i) {
+      const BufferRegion& r = regions[i];
+      const bool whole_buffer = r.offset == 0 && r.size == 0;
       writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
       writes[i].dstSet = set_;
       writes[i].dstBinding = uint32_t(i);
@@ -231,15 +262,16 @@ DescriptorSet::DescriptorSet(Device& device, const ComputePipeline& pipeline, st
       if (is_texel(i)) {
         VkBufferViewCreateInfo view{};
         view.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO;
-        view.buffer = buffers[i]->handle();
+        view.buffer = r.buffer->handle();
         view.format = texel_view_format(desc, uint32_t(i));
-        view.range = VK_WHOLE_SIZE;
+        view.offset = r.offset;
+        view.range = whole_buffer ? VK_WHOLE_SIZE : sizes[i];
         VKG_VK_CHECK(vkCreateBufferView(dev, &view, nullptr, &views_[i]),
                      "pipeline '" << desc.name << "': texel buffer view of binding " << i);
         writes[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
         writes[i].pTexelBufferView = &views_[i];
       } else {
-        infos[i] = {buffers[i]->handle(), 0, VK_WHOLE_SIZE};
+        infos[i] = {r.buffer->handle(), r.offset, whole_buffer ? VK_WHOLE_SIZE : sizes[i]};
         writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         writes[i].pBufferInfo = &infos[i];
       }

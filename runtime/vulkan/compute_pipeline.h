@@ -80,13 +80,23 @@ class ComputePipeline {
 // fuses a reformat into that binding (specialization constant 40, shaders/common/f32_bindings.glsl).
 VkFormat texel_view_format(const PipelineDesc& desc, uint32_t binding);
 
-// Buffers bound to a pipeline's bindings 0..N-1 (whole buffers; a texel binding through a view
-// of texel_view_format), with its own pool.
+// Bytes [offset, offset + size) of a buffer; size 0: to the buffer's end.
+struct BufferRegion {
+  const Buffer* buffer = nullptr;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+// Buffers, or regions of them, bound to a pipeline's bindings 0..N-1 (a texel binding through a
+// view of texel_view_format), with its own pool.
 class DescriptorSet {
  public:
   // `buffers` must match pipeline.desc().bindings in number; each must fit the
   // device's maxStorageBufferRange, or maxTexelBufferElements texels when bound
-  // as a texel buffer. Throws Error otherwise.
+  // as a texel buffer, and a region's offset the device's offset alignment for
+  // its kind of binding. Throws Error otherwise.
+  DescriptorSet(Device& device, const ComputePipeline& pipeline, std::span<const BufferRegion> regions);
+  // Whole buffers.
   DescriptorSet(Device& device, const ComputePipeline& pipeline, std::span<const Buffer* const> buffers);
   ~DescriptorSet();
   DescriptorSet(DescriptorSet&& other) noexcept;

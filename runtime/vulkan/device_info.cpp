@@ -160,8 +160,9 @@ std::string format_device_info(const DeviceInfo& d) {
      << d.max_workgroup_count[0] << ", " << d.max_workgroup_count[1] << ", " << d.max_workgroup_count[2] << "]\n";
   os << "            shared memory " << bytes_text(d.max_shared_memory_bytes) << ", storage buffer range "
      << bytes_text(d.max_storage_buffer_range) << ", storage buffers per stage " << d.max_storage_buffers_per_stage
-     << ", push constants " << d.max_push_constants_bytes << " B, storage buffer offset alignment "
-     << d.min_storage_buffer_offset_alignment << " B\n";
+     << ", push constants " << d.max_push_constants_bytes << " B\n";
+  os << "            offset alignment: storage buffers " << d.min_storage_buffer_offset_alignment
+     << " B, texel buffers " << d.min_texel_buffer_offset_alignment << " B\n";
   os << "    memory heaps:";
   for (size_t i = 0; i < d.heaps.size(); ++i) {
     os << (i ? "," : "") << " " << bytes_text(d.heaps[i].size_bytes) << (d.heaps[i].device_local ? " (device-local)" : "");

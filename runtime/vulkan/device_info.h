@@ -81,6 +81,7 @@ struct DeviceInfo {
   uint32_t max_storage_buffers_per_stage = 0;
   uint32_t max_sampled_images_per_stage = 0;  // uniform texel buffers count here
   uint64_t min_storage_buffer_offset_alignment = 0;
+  uint64_t min_texel_buffer_offset_alignment = 0;
   std::vector<MemoryHeap> heaps;
   // A memory type that is device-local, host-visible and host-coherent on the
   // largest device-local heap (so it can hold the whole model), and whether it is host-cached too.

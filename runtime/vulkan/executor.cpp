@@ -61,6 +61,12 @@ const Buffer& EngineExecutor::tensor_buffer(int32_t tensor) const {
   return slots_.at(size_t(engine_.tensors.at(size_t(tensor)).slot));
 }
 
+BufferRegion EngineExecutor::tensor_region(int32_t tensor) const {
+  const EngineTensor& t = engine_.tensors.at(size_t(tensor));
+  if (t.view_of < 0) return {&tensor_buffer(tensor), 0, 0};
+  return {&tensor_buffer(tensor), engine_.slot_offset(tensor), std::max<uint64_t>(t.bytes(), 4)};
+}
+
 EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOptions options)
     : device_(device), engine_(engine), options_(std::move(options)) {
   const bool needs_fp16 = std::any_of(engine.tensors.begin(), engine.tensors.end(),
@@ -100,20 +106,20 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
   for (size_t li = 0; li < engine.layers.size(); ++li) {
     const EngineLayer& layer = engine.layers[li];
     for (const Dispatch& d : layer.plan.dispatches) {
-      std::vector<const Buffer*> buffers;
+      std::vector<BufferRegion> buffers;
       for (const BindingRef& b : d.bindings) {
         switch (b.kind) {
           case BindingRef::Kind::Input:
-            buffers.push_back(&tensor_buffer(layer.inputs.at(b.index)));
+            buffers.push_back(tensor_region(layer.inputs.at(b.index)));
             break;
           case BindingRef::Kind::Output:
-            buffers.push_back(&tensor_buffer(layer.outputs.at(b.index)));
+            buffers.push_back(tensor_region(layer.outputs.at(b.index)));
             break;
           case BindingRef::Kind::Weight:
-            buffers.push_back(&weights_[li].at(b.index));
+            buffers.push_back({&weights_[li].at(b.index), 0, 0});
             break;
           case BindingRef::Kind::Scratch:
-            buffers.push_back(&slots_.at(size_t(layer.scratch_slots.at(b.index))));
+            buffers.push_back({&slots_.at(size_t(layer.scratch_slots.at(b.index))), 0, 0});
             break;
         }
       }
@@ -138,9 +144,9 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
       const auto span = builtin_shader(fault.shader);
       const std::vector<uint32_t> words(span.begin(), span.end());
       const ComputePipeline& p = pipeline_for(pipeline_desc(fault), words);
-      const Buffer* buffer = &tensor_buffer(t);
+      const BufferRegion region = tensor_region(t);
       layers_[li].faults.push_back(
-          {&p, std::make_unique<DescriptorSet>(device, p, std::span(&buffer, 1)), fault.push[0], fault.groups});
+          {&p, std::make_unique<DescriptorSet>(device, p, std::span(&region, 1)), fault.push[0], fault.groups});
     }
   }
   record();
@@ -260,7 +266,7 @@ void EngineExecutor::flush(Pending& pending, bool last) {
   if (timestamps && !options_.profile) rec.last_mark = cmd.write_timestamp();
   for (int32_t tensor : pending.readbacks) {
     conditions_.push_back(std::make_unique<Buffer>(device_, 4, BufferUse::Staging));
-    cmd.copy(tensor_buffer(tensor), *conditions_.back(), 4);
+    cmd.copy(tensor_buffer(tensor), *conditions_.back(), 4, size_t(engine_.slot_offset(tensor)));
   }
   if (!pending.readbacks.empty()) cmd.barrier();
   if (last) {
@@ -287,7 +293,8 @@ void EngineExecutor::write_tensor(int32_t tensor, const Tensor& value) {
             "tensor '" << t.name << "' has " << num_elements(t.shape) << " elements, given " << value.size());
   const Tensor stored =
       to_storage(value.dtype() == t.dtype ? value : value.cast(t.dtype), t.storage, "tensor '" + t.name + "'");
-  if (stored.nbytes() > 0) slots_.at(size_t(t.slot)).upload(stored.raw(), stored.nbytes());
+  if (stored.nbytes() > 0)
+    slots_.at(size_t(t.slot)).upload(stored.raw(), stored.nbytes(), size_t(engine_.slot_offset(tensor)));
 }
 
 Tensor EngineExecutor::read_tensor(int32_t tensor) const {
@@ -296,7 +303,8 @@ Tensor EngineExecutor::read_tensor(int32_t tensor) const {
                              : t.storage == StorageType::F16 ? DType::Float16
                                                              : DType::Int32;
   Tensor stored(stored_dtype, t.shape);
-  if (stored.nbytes() > 0) slots_.at(size_t(t.slot)).download(stored.raw(), stored.nbytes());
+  if (stored.nbytes() > 0)
+    slots_.at(size_t(t.slot)).download(stored.raw(), stored.nbytes(), size_t(engine_.slot_offset(tensor)));
   return from_storage(stored, t.dtype);
 }
 

@@ -133,7 +133,8 @@ class EngineExecutor {
   // A loop with neither a trip count nor a condition that turns false is an error after this many.
   static constexpr int64_t kMaxLoopIterations = 1 << 24;
 
-  const Buffer& tensor_buffer(int32_t tensor) const;
+  const Buffer& tensor_buffer(int32_t tensor) const;  // its slot's buffer
+  BufferRegion tensor_region(int32_t tensor) const;   // the slot's bytes it takes (a view: a part)
   void record();
   void emit(const LayerBlock& block, Pending& pending);
   void flush(Pending& pending, bool last);

@@ -137,6 +137,7 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
   info.max_storage_buffers_per_stage = l.maxPerStageDescriptorStorageBuffers;
   info.max_sampled_images_per_stage = l.maxPerStageDescriptorSampledImages;
   info.min_storage_buffer_offset_alignment = l.minStorageBufferOffsetAlignment;
+  info.min_texel_buffer_offset_alignment = l.minTexelBufferOffsetAlignment;
   info.timestamp_period_ns = l.timestampPeriod;
 
   VkPhysicalDeviceVulkan11Features f11{};

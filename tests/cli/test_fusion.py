@@ -1,7 +1,7 @@
 """Graph optimization on lavapipe (validation layer on): no-ops removed as aliases, bias and
 BatchNormalization folded into Conv/ConvTranspose/Gemm/MatMul, activations fused into their
 producers (the ONNX Gelu op needs opset 20, beyond Debian's onnx 1.12: its Erf pattern is tested), elementwise chains,
-fused layers named after their nodes,
+fused layers named after their nodes, Concat inputs written in place into its output,
 every fused pattern against the reference backend, --no-fusion, marked tensors kept, and replay
 files and --layer-precisions speaking in ONNX node names. Models are made here with onnx.helper."""
 import json
@@ -329,6 +329,39 @@ class TestFusion(CliTestCase):
                  helper.make_node("Relu", ["d"], ["y"], name="relu")]
         out = self.run_vk(make_model(nodes, [], [4, 6], "y", path=self.path("mask.onnx")))
         self.assertIn("0 no-ops removed", out)
+
+    def test_concats_are_written_in_place(self):
+        # Three producers write their slices of the Concat's output; its layer goes.
+        def concat_model(axis, name, extra_inputs=()):
+            nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                     helper.make_node("Sigmoid", ["x"], ["s"], name="sigmoid"),
+                     helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+                     helper.make_node("Concat", ["r", "s", "c", *extra_inputs], ["cat"], name="cat", axis=axis),
+                     helper.make_node("Neg", ["cat"], ["y"], name="neg")]
+            return make_model(nodes, [const("w", [4, 4, 1, 1])], [1, 4, 6, 8], "y", path=self.path(name))
+
+        path = concat_model(1, "concat.onnx")
+        out = self.run_vk(path)
+        self.assertIn("Eliminated concat 'cat': its 3 inputs are written in place into 'cat'", out)
+        self.assertIn("4 layers (0 nodes folded, 0 no-ops removed, 0 fused, 1 concats eliminated", out)
+        self.vkgraphy("convert", path, "-o", "concat.engine")
+        layers = self.vkgraphy("inspect", "model", "concat.engine", "--show", "layers")
+        self.assertNotIn("[Op: Concat]", layers)
+        for name, first in (("r", 0), ("s", 192), ("c", 384)):
+            self.assertIn(f"-> {{{name} [dtype=float32, shape=(1, 4, 6, 8), storage=f32, in=cat[{first}:{first + 192}]]}}",
+                          layers)
+        # Each producer writes its own slice: a fault injected into one spoils the output.
+        out = self.vkgraphy("run", path, "--vk", "--ref", "--builder-optimization-level", "0",
+                            env={"VKGRAPHY_FAULTY_LAYERS": "sigmoid"}, expect=1)
+        self.assertIn("FAILED | Output: 'y'", out)
+        # Kept: with --no-fusion; an input the user reads; a model input among the inputs; an
+        # axis with a larger dimension before it (its slices are not contiguous).
+        for extra, model_path in ((("--no-fusion",), path), (("--vk-outputs", "y", "s", "--onnx-outputs", "y", "s"), path),
+                                  ((), concat_model(1, "concat_input.onnx", ["x"])),
+                                  ((), concat_model(2, "concat_axis2.onnx"))):
+            out = self.run_vk(model_path, *extra)
+            self.assertNotIn("Eliminated concat", out)
+            self.assertNotIn("concats eliminated", out)
 
     def test_replays_and_pins_speak_in_node_names(self):
         path = self.conv_bn_bias_relu()

@@ -126,6 +126,8 @@ void expect_equal(const Engine& a, const Engine& b) {
     EXPECT_EQ(a.tensors[i].shape, b.tensors[i].shape);
     EXPECT_EQ(a.tensors[i].storage, b.tensors[i].storage);
     EXPECT_EQ(a.tensors[i].slot, b.tensors[i].slot);
+    EXPECT_EQ(a.tensors[i].view_of, b.tensors[i].view_of);
+    EXPECT_EQ(a.tensors[i].offset, b.tensors[i].offset);
   }
   EXPECT_EQ(a.slots, b.slots);
   ASSERT_EQ(a.layers.size(), b.layers.size());
@@ -463,6 +465,74 @@ TEST(EngineFile, BranchingLayersRoundTrip) {
   EXPECT_EQ(nested.branches[1].items[0].layer, 2u);
   // A tensor read only inside a branch stays alive until the branching layer reads the results.
   EXPECT_NE(loaded.tensors[2].slot, loaded.tensors[3].slot);
+}
+
+// An eliminated Concat: 'left' and 'right' (written by two layers) are the halves of 'cat',
+// which 'neg' reads.
+Engine concat_view_engine() {
+  Engine e;
+  e.vkgraphy_version = "0.1.0";
+  for (const char* name : {"x", "left", "right", "cat", "y"}) {
+    EngineTensor t;
+    t.name = name;
+    t.shape = std::string(name) == "cat" ? Shape{1, 16, 4} : Shape{1, 8, 4};
+    e.tensors.push_back(t);
+  }
+  e.tensors[1].view_of = 3;
+  e.tensors[2].view_of = 3;
+  e.tensors[2].offset = 128;
+  const char* names[] = {"relu", "sigmoid", "neg"};
+  const std::vector<std::pair<int32_t, int32_t>> io = {{0, 1}, {0, 2}, {3, 4}};
+  for (size_t i = 0; i < io.size(); ++i) {
+    EngineLayer l;
+    l.name = names[i];
+    l.op = "Relu";
+    l.tactic = "unary.vec4.f32";
+    l.signature = "0123456789abcdef";
+    l.inputs = {io[i].first};
+    l.outputs = {io[i].second};
+    l.plan.dispatches.push_back(
+        dispatch("elementwise/add.f32", {BindingRef::input(0), BindingRef::output(0)}));
+    e.layers.push_back(l);
+  }
+  e.inputs = {0};
+  e.outputs = {4};
+  e.spirv["elementwise/add.f32"] = add_shader();
+  plan_memory(e);
+  validate_engine(e, "concat view engine");
+  return e;
+}
+
+TEST(EngineFile, ConcatViewsShareTheirTensorsSlotAndRoundTrip) {
+  const Engine e = concat_view_engine();
+  EXPECT_EQ(e.tensors[1].slot, e.tensors[3].slot);
+  EXPECT_EQ(e.tensors[2].slot, e.tensors[3].slot);
+  EXPECT_EQ(e.memory_root(2), 3);
+  EXPECT_EQ(e.slot_offset(1), 0u);
+  EXPECT_EQ(e.slot_offset(2), 128u);
+  EXPECT_EQ(e.slots[size_t(e.tensors[3].slot)], 256u);  // the whole of 'cat', taken when 'left' is written
+  EXPECT_NE(e.tensors[3].slot, e.tensors[4].slot);
+  expect_equal(e, deserialize_engine(serialize_engine(e), "views.engine"));
+  // A view outside its tensor, of itself, or in a cycle is an error naming it.
+  for (const auto& [edit, expected] : std::vector<std::pair<std::function<void(Engine&)>, std::string>>{
+           {[](Engine& v) { v.tensors[2].offset = 160; }, "tensor 'right' (128 bytes at 160) is not a part of"},
+           {[](Engine& v) { v.tensors[2].view_of = 2; }, "tensor 'right' is a view of tensor 2 of 5"},
+           {[](Engine& v) {
+              v.tensors[3].view_of = 1;
+              v.tensors[3].shape = {1, 8, 4};
+              v.tensors[1].shape = {1, 8, 4};
+            },
+            "form a cycle"},
+       }) {
+    Engine bad = concat_view_engine();
+    edit(bad);
+    try {
+      validate_engine(bad, "bad.engine");
+      ADD_FAILURE() << "accepted: " << expected;
+    } catch (const Error& err) {
+      EXPECT_NE(std::string(err.what()).find(expected), std::string::npos) << err.what();
+    }
+  }
 }
 
 TEST(EngineFile, VersionOneFilesStillLoad) {
