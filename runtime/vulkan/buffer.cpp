@@ -28,7 +28,7 @@ Buffer::Buffer(Device& device, size_t bytes, BufferUse use) : device_(&device), 
   VkBufferCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
   // Whole vec4 texels of fp32: a texel view (DescriptorSet) reads the last partial one in bounds.
-  info.size = (bytes + 15) / 16 * 16;
+  info.size = allocated_size();
   info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
                VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;

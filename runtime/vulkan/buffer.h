@@ -36,6 +36,7 @@ class Buffer {
 
   VkBuffer handle() const { return buffer_; }
   size_t size() const { return bytes_; }
+  size_t allocated_size() const { return (bytes_ + 15) / 16 * 16; }  // what the device holds
   // True when the host reads and writes the buffer in place.
   bool host_mapped() const { return mapped_ != nullptr; }
 

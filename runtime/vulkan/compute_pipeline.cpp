@@ -213,8 +213,8 @@ DescriptorSet::DescriptorSet(Device& device, const ComputePipeline& pipeline, st
                                                       << alignment);
     if (is_texel(i)) {
       const uint64_t texel_bytes = texel_view_format(desc, uint32_t(i)) == VK_FORMAT_R32G32B32A32_SFLOAT ? 16 : 8;
-      // The whole texels of the region, and a partial last one where the buffer has its bytes.
-      const uint64_t room = r.buffer->size() - r.offset;
+      // The region's texels, a partial last one included where the allocation holds its bytes.
+      const uint64_t room = r.buffer->allocated_size() - r.offset;
       sizes[i] = std::min((sizes[i] + texel_bytes - 1) / texel_bytes * texel_bytes, room / texel_bytes * texel_bytes);
       const uint64_t texels = sizes[i] / texel_bytes;
       VKG_CHECK(texels <= info.max_texel_buffer_elements,

@@ -46,7 +46,7 @@ class EngineFileTest(CliTestCase):
         data = self.read_bytes(self.convert("identity.onnx"))
         self.assertEqual(data[:8], b"VKGENGN\0")
         version, flags, metadata_length = struct.unpack_from("<IIQ", data, 8)
-        self.assertEqual((version, flags), (2, 0))  # format 2: branching layers (If/Loop on the device)
+        self.assertEqual((version, flags), (3, 0))  # format 3: tensor views (eliminated Concats)
         (blob_length,) = struct.unpack_from("<Q", data, 24 + metadata_length)
         self.assertEqual(len(data), 24 + metadata_length + 8 + blob_length + 8)
 
@@ -54,7 +54,7 @@ class EngineFileTest(CliTestCase):
         engine = self.convert("conv.onnx")
         out = self.vkgraphy("inspect", "model", engine)
         self.assertIn("==== vkgraphy Engine ====", out)
-        self.assertIn("| Engine format version: 2 | vkgraphy version: ", out)
+        self.assertIn("| Engine format version: 3 | vkgraphy version: ", out)
         self.assertIn("Built on: ", out)
         self.assertIn("---- 1 Engine Input(s) ----\n    {a [dtype=float32, shape=(1, 16, 8, 8), storage=f32]}", out)
         self.assertIn("---- 1 Engine Output(s) ----\n    {conv_out_0 [dtype=float32, shape=(1, 4, 5, 5), storage=f32]}",
@@ -126,7 +126,7 @@ class EngineFileTest(CliTestCase):
         path = self.write_bytes("future.engine", bytes(data))
         error = self.assert_clear_error("inspect", "model", path)
         self.assertIn("engine format version 99, but this vkgraphy", error)
-        self.assertIn("reads versions 1 to 2; rebuild the engine", error)
+        self.assertIn("reads versions 1 to 3; rebuild the engine", error)
 
 
 if __name__ == "__main__":
