@@ -96,8 +96,7 @@ BenchCase conv(int64_t cin, int64_t cout, int64_t k, int64_t size, int64_t group
 BenchCase conv_transpose(int64_t cin, int64_t cout, int64_t k, int64_t size) {
   BenchCase c;
   c.label = "ConvT " + std::to_string(k) + "x" + std::to_string(k) + " s" + std::to_string(k) + " " +
-            std::to_string(cin) + "->" + std::to_string(cout) + " " + std::to_string(size) + "x" +
-            std::to_string(size);
+            std::to_string(cin) + "->" + std::to_string(cout) + " " + std::to_string(size) + "x" + std::to_string(size);
   c.node.name = "conv_transpose";
   c.node.op_type = "ConvTranspose";
   c.node.inputs = {"x", "w", "b"};
@@ -166,10 +165,10 @@ int main(int argc, char** argv) {
 
     // The convolutions besides the first 3x3 are shapes of PP-OCRv4 det (1x1, depthwise, 3x3 96->24
     // and the head's ConvTranspose).
-    for (const BenchCase& c :
-         {matmul(512, 512, 512), matmul(1024, 1024, 1024), matmul(48, 6400, 48), matmul(384, 100, 384),
-          conv(64, 64, 3, 56), conv(384, 384, 1, 10), conv(48, 48, 1, 80), conv(96, 24, 3, 80),
-          conv(3, 16, 3, 320, 1, 2), conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192), conv_transpose(24, 24, 2, 80), scale_channels(96, 80)}) {
+    for (const BenchCase& c : {matmul(512, 512, 512), matmul(1024, 1024, 1024), matmul(48, 6400, 48),
+                               matmul(384, 100, 384), conv(64, 64, 3, 56), conv(384, 384, 1, 10), conv(48, 48, 1, 80),
+                               conv(96, 24, 3, 80), conv(3, 16, 3, 320, 1, 2), conv(48, 48, 3, 80, 48),
+                               conv(192, 192, 5, 20, 192), conv_transpose(24, 24, 2, 80), scale_channels(96, 80)}) {
       if (!glob_match(case_filter, c.label)) continue;
       // CPU reference baseline, same process.
       std::vector<const Tensor*> in;

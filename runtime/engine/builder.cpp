@@ -341,8 +341,8 @@ std::vector<std::string> eliminate_concats(Engine& engine, const vk::DeviceInfo&
       for (int32_t t : l.inputs)
         if (t >= 0) tested.insert(t);
   }
-  const uint64_t alignment = std::max<uint64_t>({32, device.min_storage_buffer_offset_alignment,
-                                                 device.min_texel_buffer_offset_alignment});
+  const uint64_t alignment =
+      std::max<uint64_t>({32, device.min_storage_buffer_offset_alignment, device.min_texel_buffer_offset_alignment});
   for (size_t c = 0; c < engine.layers.size();) {
     const EngineLayer& concat = engine.layers[c];
     const bool candidate = concat.op == "Concat" && top_level[c] && concat.outputs.size() == 1 &&
@@ -369,9 +369,9 @@ std::vector<std::string> eliminate_concats(Engine& engine, const vk::DeviceInfo&
       int64_t extent = 0;
       for (int32_t t : concat.inputs) {
         const EngineTensor* in = t >= 0 ? &engine.tensors[size_t(t)] : nullptr;
-        ok = in != nullptr && seen.insert(t).second && !user_read.count(t) && !tested.count(t) &&
-             in->view_of < 0 && in->storage == out->storage && in->shape.size() == out->shape.size() &&
-             producers[size_t(t)] == 1 && producer[size_t(t)] < int32_t(c) && top_level[size_t(producer[size_t(t)])] &&
+        ok = in != nullptr && seen.insert(t).second && !user_read.count(t) && !tested.count(t) && in->view_of < 0 &&
+             in->storage == out->storage && in->shape.size() == out->shape.size() && producers[size_t(t)] == 1 &&
+             producer[size_t(t)] < int32_t(c) && top_level[size_t(producer[size_t(t)])] &&
              !engine.layers[size_t(producer[size_t(t)])].is_branch() && in->bytes() > 0 && in->bytes() % 32 == 0 &&
              offset % alignment == 0;
         for (size_t d = 0; ok && d < out->shape.size(); ++d) ok = d == *axis || in->shape[d] == out->shape[d];

@@ -198,7 +198,8 @@ void validate_engine(const Engine& engine, const std::string& what) {
                    << ") is not a part of tensor '" << base.name << "' (" << base.bytes() << " bytes)");
     int32_t hop = t.view_of;
     for (size_t hops = 0; hop >= 0; ++hops) {
-      VKG_CHECK(hops < engine.tensors.size() && hop < n, what << ": the views of tensor '" << t.name << "' form a cycle");
+      VKG_CHECK(hops < engine.tensors.size() && hop < n,
+                what << ": the views of tensor '" << t.name << "' form a cycle");
       hop = engine.tensors[size_t(hop)].view_of;
     }
     VKG_CHECK(t.slot == engine.tensors[size_t(engine.memory_root(int32_t(i)))].slot,
@@ -207,14 +208,14 @@ void validate_engine(const Engine& engine, const std::string& what) {
   for (int32_t t : engine.inputs) {
     check_tensor(t, "an engine input");
     VKG_CHECK(t >= 0, what << ": an engine input is missing");
-    VKG_CHECK(engine.tensors[size_t(t)].view_of < 0, what << ": engine input '" << engine.tensors[size_t(t)].name
-                                                          << "' is a view of another tensor");
+    VKG_CHECK(engine.tensors[size_t(t)].view_of < 0,
+              what << ": engine input '" << engine.tensors[size_t(t)].name << "' is a view of another tensor");
   }
   for (int32_t t : engine.outputs) {
     check_tensor(t, "an engine output");
     VKG_CHECK(t >= 0, what << ": an engine output is missing");
-    VKG_CHECK(engine.tensors[size_t(t)].view_of < 0, what << ": engine output '" << engine.tensors[size_t(t)].name
-                                                          << "' is a view of another tensor");
+    VKG_CHECK(engine.tensors[size_t(t)].view_of < 0,
+              what << ": engine output '" << engine.tensors[size_t(t)].name << "' is a view of another tensor");
   }
   for (const EngineLayer& l : engine.layers) {
     const std::string where = "layer '" + l.name + "'";

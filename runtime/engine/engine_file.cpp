@@ -262,8 +262,7 @@ class MetadataReader {
     t.slot =
         int32_t(integer(json_member(j, "slot", where), 0, std::numeric_limits<int32_t>::max(), where.field("slot")));
     if (j.contains("view_of")) {
-      t.view_of = int32_t(
-          integer(j["view_of"], 0, std::numeric_limits<int32_t>::max(), where.field("view_of")));
+      t.view_of = int32_t(integer(j["view_of"], 0, std::numeric_limits<int32_t>::max(), where.field("view_of")));
       t.offset = json_unsigned(j, "offset", kMaxTensorBytes, where);
     }
     return t;

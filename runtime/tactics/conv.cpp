@@ -1045,7 +1045,10 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   const uint32_t per_invocation = vec8 ? 8 : vec4 ? 4 : 1;
   plan.dispatches.push_back(
       dispatch(ctx, ctx.texel_shader(out_tile == 4 ? "conv/winograd43_input" : "conv/winograd_input", x_elements),
-               {{1, vec8 ? 2u : vec4 ? 1u : 0u}, {2, uint32_t(vec4 ? g.pads_begin[1] : 0)}},
+               {{1, vec8   ? 2u
+                    : vec4 ? 1u
+                           : 0u},
+                {2, uint32_t(vec4 ? g.pads_begin[1] : 0)}},
                {BindingRef::input(0), BindingRef::scratch(0)},
                {uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(g.in[0]), uint32_t(g.in[1]), uint32_t(tiles_h),
                 uint32_t(tiles_w), word(int32_t(g.pads_begin[0])), word(int32_t(g.pads_begin[1]))},
@@ -1070,7 +1073,10 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   const bool out_vec8 = out_vec4 && out_tile == 4 && ctx.texel_reads(m_elements, /*wide_stores=*/true);
   plan.dispatches.push_back(
       dispatch(ctx, ctx.texel_shader(out_tile == 4 ? "conv/winograd43_output" : "conv/winograd_output", m_elements),
-               {{1, has_bias}, {2, out_vec8 ? 2u : out_vec4 ? 1u : 0u}},
+               {{1, has_bias},
+                {2, out_vec8   ? 2u
+                    : out_vec4 ? 1u
+                               : 0u}},
                {BindingRef::scratch(1), bias, BindingRef::output(0)},
                {uint32_t(s.batch), uint32_t(s.out_channels), uint32_t(g.out[0]), uint32_t(g.out[1]), uint32_t(tiles_h),
                 uint32_t(tiles_w)},

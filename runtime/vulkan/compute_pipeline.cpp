@@ -205,12 +205,12 @@ DescriptorSet::DescriptorSet(Device& device, const ComputePipeline& pipeline, st
               "pipeline '" << desc.name << "': binding " << i << " (" << r.size << " bytes at " << r.offset
                            << ") lies outside its buffer of " << r.buffer->size() << " bytes");
     sizes[i] = r.size != 0 ? r.size : r.buffer->size() - r.offset;
-    const uint64_t alignment =
-        std::max<uint64_t>(1, is_texel(i) ? info.min_texel_buffer_offset_alignment : info.min_storage_buffer_offset_alignment);
+    const uint64_t alignment = std::max<uint64_t>(
+        1, is_texel(i) ? info.min_texel_buffer_offset_alignment : info.min_storage_buffer_offset_alignment);
     VKG_CHECK(r.offset % alignment == 0, "pipeline '" << desc.name << "': binding " << i << " starts at byte "
                                                       << r.offset << " of its buffer, not a multiple of the device's "
-                                                      << (is_texel(i) ? "texel" : "storage") << " buffer offset alignment "
-                                                      << alignment);
+                                                      << (is_texel(i) ? "texel" : "storage")
+                                                      << " buffer offset alignment " << alignment);
     if (is_texel(i)) {
       const uint64_t texel_bytes = texel_view_format(desc, uint32_t(i)) == VK_FORMAT_R32G32B32A32_SFLOAT ? 16 : 8;
       // The region's texels, a partial last one included where the allocation holds its bytes.
@@ -222,10 +222,10 @@ DescriptorSet::DescriptorSet(Device& device, const ComputePipeline& pipeline, st
                              << " texels, above the device's maxTexelBufferElements of "
                              << info.max_texel_buffer_elements);
     } else {
-      VKG_CHECK(sizes[i] <= info.max_storage_buffer_range,
-                "pipeline '" << desc.name << "': binding " << i << " is " << sizes[i]
-                             << " bytes, above the device's maxStorageBufferRange of "
-                             << info.max_storage_buffer_range);
+      VKG_CHECK(sizes[i] <= info.max_storage_buffer_range, "pipeline '"
+                                                               << desc.name << "': binding " << i << " is " << sizes[i]
+                                                               << " bytes, above the device's maxStorageBufferRange of "
+                                                               << info.max_storage_buffer_range);
     }
   }
   VkDevice dev = device.handle();

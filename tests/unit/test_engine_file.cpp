@@ -491,8 +491,7 @@ Engine concat_view_engine() {
     l.signature = "0123456789abcdef";
     l.inputs = {io[i].first};
     l.outputs = {io[i].second};
-    l.plan.dispatches.push_back(
-        dispatch("elementwise/add.f32", {BindingRef::input(0), BindingRef::output(0)}));
+    l.plan.dispatches.push_back(dispatch("elementwise/add.f32", {BindingRef::input(0), BindingRef::output(0)}));
     e.layers.push_back(l);
   }
   e.inputs = {0};
