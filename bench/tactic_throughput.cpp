@@ -41,6 +41,14 @@ Tensor random_tensor(const Shape& shape, uint32_t seed) {
   return t;
 }
 
+// Sets the ints attribute `name` of `node`.
+void set_ints(Node& node, const std::string& name, std::vector<int64_t> values) {
+  Attribute a;
+  a.kind = Attribute::Kind::Ints;
+  a.ints = std::move(values);
+  node.attrs[name] = a;
+}
+
 // MatMul [m x k] @ [k x n] (the second operand constant, as weights are).
 BenchCase matmul(int64_t m, int64_t n, int64_t k) {
   BenchCase c;
@@ -67,16 +75,8 @@ BenchCase conv(int64_t cin, int64_t cout, int64_t k, int64_t size, int64_t group
   c.node.op_type = "Conv";
   c.node.inputs = {"x", "w", "b"};
   c.node.outputs = {"y"};
-  Attribute pads;
-  pads.kind = Attribute::Kind::Ints;
-  pads.ints = {k / 2, k / 2, k / 2, k / 2};
-  c.node.attrs["pads"] = pads;
-  if (stride > 1) {
-    Attribute strides;
-    strides.kind = Attribute::Kind::Ints;
-    strides.ints = {stride, stride};
-    c.node.attrs["strides"] = strides;
-  }
+  set_ints(c.node, "pads", {k / 2, k / 2, k / 2, k / 2});
+  if (stride > 1) set_ints(c.node, "strides", {stride, stride});
   if (groups > 1) {
     Attribute group;
     group.kind = Attribute::Kind::Int;
@@ -101,10 +101,7 @@ BenchCase conv_transpose(int64_t cin, int64_t cout, int64_t k, int64_t size) {
   c.node.op_type = "ConvTranspose";
   c.node.inputs = {"x", "w", "b"};
   c.node.outputs = {"y"};
-  Attribute strides;
-  strides.kind = Attribute::Kind::Ints;
-  strides.ints = {k, k};
-  c.node.attrs["strides"] = strides;
+  set_ints(c.node, "strides", {k, k});
   c.inputs = {random_tensor({1, cin, size, size}, 8), random_tensor({cin, cout, k, k}, 9), random_tensor({cout}, 10)};
   c.constant = {false, true, true};
   c.flops = 2.0 * double(cin) * double(cout) * double(k * k) * double(size * size);
