@@ -60,6 +60,7 @@ DeviceIdentity device_identity(const vk::DeviceInfo& device) {
   id.driver_version = device.driver_info.empty() ? std::to_string(device.driver_version) : device.driver_info;
   id.pipeline_cache_uuid = device.uuid;
   id.vkgraphy_version = VKGRAPHY_VERSION;
+  for (const std::string& f : device.switched_off) id.switched_off += (id.switched_off.empty() ? "" : ",") + f;
   return id;
 }
 

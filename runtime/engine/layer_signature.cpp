@@ -167,7 +167,8 @@ LayerSignature make_layer_signature(const Node& node, const std::vector<ValueInf
 std::string DeviceIdentity::describe() const {
   char ids[64];
   std::snprintf(ids, sizeof ids, "vendor 0x%x, device 0x%x", unsigned(vendor_id), unsigned(device_id));
-  return device_name + " (" + ids + ", driver " + driver_version + ", vkgraphy " + vkgraphy_version + ")";
+  return device_name + " (" + ids + ", driver " + driver_version + ", vkgraphy " + vkgraphy_version +
+         (switched_off.empty() ? "" : ", switched off: " + switched_off) + ")";
 }
 
 std::ostream& operator<<(std::ostream& os, const DeviceIdentity& d) { return os << d.describe(); }
@@ -180,6 +181,7 @@ Json device_identity_to_json(const DeviceIdentity& d) {
   j["driver_version"] = d.driver_version;
   j["pipeline_cache_uuid"] = d.pipeline_cache_uuid;
   j["vkgraphy_version"] = d.vkgraphy_version;
+  if (!d.switched_off.empty()) j["switched_off"] = d.switched_off;
   return j;
 }
 
@@ -193,6 +195,7 @@ DeviceIdentity device_identity_from_json(const Json& j, const std::string& file,
   d.driver_version = json_string(j, "driver_version", where);
   d.pipeline_cache_uuid = json_string(j, "pipeline_cache_uuid", where);
   d.vkgraphy_version = json_string(j, "vkgraphy_version", where);
+  if (j.contains("switched_off")) d.switched_off = json_string(j, "switched_off", where);
   return d;
 }
 

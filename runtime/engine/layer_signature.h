@@ -60,6 +60,9 @@ struct DeviceIdentity {
   std::string driver_version;       // driver version as text, e.g. "535.104.5" or "Mesa 22.3.6"
   std::string pipeline_cache_uuid;  // 32 lowercase hex digits
   std::string vkgraphy_version;     // VKGRAPHY_VERSION of the build that measured
+  // Device features switched off (DeviceInfo::switched_off, comma-separated; "" for none): a
+  // tactic measured without texel buffers or 64-bit integers ran other shader builds.
+  std::string switched_off;
 
   bool operator==(const DeviceIdentity&) const = default;
   // "llvmpipe (vendor 0x10005, device 0x0, driver Mesa 22.3.6, vkgraphy 0.1.0)"
@@ -69,7 +72,8 @@ struct DeviceIdentity {
 std::ostream& operator<<(std::ostream& os, const DeviceIdentity& d);
 
 // JSON form shared by the replay and timing-cache files:
-// {"name", "vendor_id", "device_id", "driver_version", "pipeline_cache_uuid", "vkgraphy_version"}.
+// {"name", "vendor_id", "device_id", "driver_version", "pipeline_cache_uuid", "vkgraphy_version"},
+// and "switched_off" where features were switched off (absent: none).
 nlohmann::ordered_json device_identity_to_json(const DeviceIdentity& d);
 // Reads that form. Throws Error "'<file>': <json_path>: <what is wrong>" on a
 // missing or mistyped field.

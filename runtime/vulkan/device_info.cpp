@@ -201,6 +201,14 @@ bool env_switch(const char* name) {
 }  // namespace
 
 void apply_switches(DeviceInfo& info, const DeviceOptions& options) {
+  info.switched_off.clear();
+  for (const auto& [name, off] : {std::pair<const char*, bool>{"fp16", options.disable_fp16},
+                                  {"subgroup-size-control", options.disable_subgroup_size_control},
+                                  {"cooperative-matrix", options.disable_cooperative_matrix},
+                                  {"int64", options.disable_int64},
+                                  {"texel-buffers", options.disable_texel_buffers}}) {
+    if (off && info.has_feature(name)) info.switched_off.push_back(name);
+  }
   if (options.disable_fp16) info.shader_float16 = info.storage_buffer_16bit = false;
   if (options.disable_subgroup_size_control) info.subgroup_size_control = false;
   if (options.disable_int64) info.shader_int64 = false;

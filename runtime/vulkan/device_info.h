@@ -89,6 +89,9 @@ struct DeviceInfo {
   bool device_local_host_cached = false;
   // Memory path switch (--vk-force-staging): device memory is never mapped, as on a discrete GPU.
   bool force_staging = false;
+  // The features the device has that a switch turned off (has_feature names, in that order):
+  // part of the device's identity for timings, as tactics build and run differently without them.
+  std::vector<std::string> switched_off;
 
   // The queue family vkgraphy computes on and its timestamps.
   uint32_t compute_queue_family = 0;

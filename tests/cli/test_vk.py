@@ -394,6 +394,21 @@ class TestDeviceFeatures(CliTestCase):
                             "--vk-disable-int64", expect=3)
         self.assertIn("gemm.block16x16_wide_a.f32: needs 64-bit integers in shaders (device feature int64)", out)
 
+    def test_timings_with_a_feature_switched_off_are_another_devices(self):
+        # Without texel buffers the same tactics run their storage-buffer builds: the timing cache
+        # and the replay record the switch, and a build without it does not reuse those timings.
+        path = model("matmul_2layer.onnx")
+        self.vkgraphy("convert", path, "-o", "x.engine", "--vk-disable-texel-buffers", "--save-timing-cache",
+                      "cache.json", "--save-tactics", "replay.json")
+        self.assertEqual({e["device"].get("switched_off") for e in self.read_json("cache.json")["entries"]},
+                         {"texel-buffers"})
+        self.assertEqual(self.read_json("replay.json")["device"]["switched_off"], "texel-buffers")
+        again = self.vkgraphy("convert", path, "-o", "x.engine", "--vk-disable-texel-buffers",
+                              "--load-timing-cache", "cache.json")
+        self.assertIn(" 0 tactic(s) timed", again)
+        out = self.vkgraphy("convert", path, "-o", "x.engine", "--load-timing-cache", "cache.json")
+        self.assertIn(" 0 layer(s) from the timing cache", out)
+
     def test_subgroup_tactics_pin_the_size_and_an_engine_needs_it(self):
         engine = self.path("soft.engine")
         build = ["convert", vk_model("branchy.onnx"), "-o", engine, "--tactics-deny", "softmax.row*",

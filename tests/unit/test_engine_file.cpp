@@ -48,7 +48,7 @@ Engine sample_engine() {
   Engine e;
   e.vkgraphy_version = "0.1.0";
   e.device = {"llvmpipe (LLVM 15.0.6, 256 bits)", 0x10005, 0, "Mesa 22.3.6",
-              "6d657361322e332e3600000000000000", "0.1.0"};
+              "6d657361322e332e3600000000000000", "0.1.0", ""};
   e.model_name = "sample";
   e.tensors = {
       {"x", DType::Float32, {1, 2, 3, 4}, StorageType::F32, -1},

@@ -6,6 +6,8 @@
 #include <limits>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/core/error.h"
 #include "runtime/core/file_io.h"
 #include "runtime/core/logger.h"
@@ -56,11 +58,11 @@ class QuietLogger {
 };
 
 DeviceIdentity lavapipe() {
-  return {"llvmpipe (LLVM 15.0.6, 256 bits)", 0x10005, 0, "Mesa 22.3.6", "6d657361322e332e3600000000000000", "0.1.0"};
+  return {"llvmpipe (LLVM 15.0.6, 256 bits)", 0x10005, 0, "Mesa 22.3.6", "6d657361322e332e3600000000000000", "0.1.0", ""};
 }
 
 DeviceIdentity other_gpu() {
-  return {"NVIDIA GeForce RTX 4090", 0x10de, 0x2684, "535.104.5", "0123456789abcdef0123456789abcdef", "0.1.0"};
+  return {"NVIDIA GeForce RTX 4090", 0x10de, 0x2684, "535.104.5", "0123456789abcdef0123456789abcdef", "0.1.0", ""};
 }
 
 ValueInfo info(const std::string& name, DType dtype, std::vector<int64_t> dims) {
@@ -224,6 +226,22 @@ TEST(EngineDeviceIdentity, ComparesAndPrints) {
   EXPECT_NE(lavapipe(), newer);
   EXPECT_EQ(lavapipe().describe(),
             "llvmpipe (LLVM 15.0.6, 256 bits) (vendor 0x10005, device 0x0, driver Mesa 22.3.6, vkgraphy 0.1.0)");
+}
+
+// Timings measured with device features switched off ran other shader builds: they are another
+// device's, in the timing cache and in replays; files without the key are of no switch.
+TEST(EngineDeviceIdentity, SwitchedOffFeaturesAreAnotherDevice) {
+  DeviceIdentity switched = lavapipe();
+  switched.switched_off = "int64,texel-buffers";
+  EXPECT_NE(switched, lavapipe());
+  EXPECT_EQ(switched.describe(), "llvmpipe (LLVM 15.0.6, 256 bits) (vendor 0x10005, device 0x0, driver Mesa 22.3.6, "
+                                 "vkgraphy 0.1.0, switched off: int64,texel-buffers)");
+  EXPECT_EQ(device_identity_from_json(device_identity_to_json(switched), "f", "device"), switched);
+  EXPECT_FALSE(device_identity_to_json(lavapipe()).contains("switched_off"));
+  TimingCache cache;
+  cache.record({switched, "00112233aabbccdd", "", "gemm.block16x16.f32", Precision::FP32, 1000, 5, {}, false});
+  EXPECT_TRUE(cache.lookup(switched, "00112233aabbccdd", "gemm.block16x16.f32").has_value());
+  EXPECT_FALSE(cache.lookup(lavapipe(), "00112233aabbccdd", "gemm.block16x16.f32").has_value());
 }
 
 // ---------------------------------------------------------------- tactic replay

@@ -173,6 +173,7 @@ TEST(VulkanDeviceFeatures, NamedPropertiesAndTheirSwitches) {
   apply_switches(no_fp16, fp16_off);  // the tensor-core tactics are fp16: they go with it
   EXPECT_FALSE(no_fp16.has_feature("cooperative-matrix"));
   EXPECT_TRUE(no_fp16.has_feature("subgroup-size-control"));
+  EXPECT_EQ(no_fp16.switched_off, std::vector<std::string>{"fp16"});  // named as switched: what the user did
 
   DeviceOptions options;
   options.disable_subgroup_size_control = true;
@@ -188,6 +189,11 @@ TEST(VulkanDeviceFeatures, NamedPropertiesAndTheirSwitches) {
   EXPECT_FALSE(d.has_feature("cooperative-matrix"));
   EXPECT_FALSE(d.cooperative_matrix_shape(16, 16, 16, true));
   EXPECT_NE(format_device_info(d).find("subgroup size control: no\n    cooperative matrix: no"), std::string::npos);
+  EXPECT_EQ(d.switched_off,
+            (std::vector<std::string>{"subgroup-size-control", "cooperative-matrix", "int64", "texel-buffers"}));
+  DeviceInfo lacking = fake_device(0, "cpu", DeviceType::Cpu);  // a switch on a feature the device lacks
+  apply_switches(lacking, options);
+  EXPECT_TRUE(lacking.switched_off.empty());
 }
 
 TEST(VulkanShaderTable, EmbedsTheAddShader) {
