@@ -15,19 +15,28 @@ int32_t Engine::find_tensor(const std::string& name) const {
   return -1;
 }
 
-int32_t Engine::memory_root(int32_t t) const {
-  // Views never form a cycle (validate_engine); the bound guards a corrupt list.
-  for (size_t hops = 0; hops <= tensors.size() && tensors.at(size_t(t)).view_of >= 0; ++hops)
-    t = tensors[size_t(t)].view_of;
-  return t;
-}
+namespace {
 
-uint64_t Engine::slot_offset(int32_t t) const {
-  uint64_t offset = 0;
+// Follows tensor t's views to the tensor that holds their memory, adding their offsets to
+// `offset`. Views never form a cycle (validate_engine); the bound guards a corrupt list.
+int32_t follow_views(const std::vector<EngineTensor>& tensors, int32_t t, uint64_t& offset) {
   for (size_t hops = 0; hops <= tensors.size() && tensors.at(size_t(t)).view_of >= 0; ++hops) {
     offset += tensors[size_t(t)].offset;
     t = tensors[size_t(t)].view_of;
   }
+  return t;
+}
+
+}  // namespace
+
+int32_t Engine::memory_root(int32_t t) const {
+  uint64_t offset = 0;
+  return follow_views(tensors, t, offset);
+}
+
+uint64_t Engine::slot_offset(int32_t t) const {
+  uint64_t offset = 0;
+  follow_views(tensors, t, offset);
   return offset;
 }
 

@@ -1043,16 +1043,13 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   const uint64_t x_elements = uint64_t(ctx.input(0).size());
   const bool vec8 = vec4 && positions % 8 == 0 && ctx.texel_reads(x_elements, /*wide_stores=*/true);
   const uint32_t per_invocation = vec8 ? 8 : vec4 ? 4 : 1;
-  plan.dispatches.push_back(
-      dispatch(ctx, ctx.texel_shader(out_tile == 4 ? "conv/winograd43_input" : "conv/winograd_input", x_elements),
-               {{1, vec8   ? 2u
-                    : vec4 ? 1u
-                           : 0u},
-                {2, uint32_t(vec4 ? g.pads_begin[1] : 0)}},
-               {BindingRef::input(0), BindingRef::scratch(0)},
-               {uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(g.in[0]), uint32_t(g.in[1]), uint32_t(tiles_h),
-                uint32_t(tiles_w), word(int32_t(g.pads_begin[0])), word(int32_t(g.pads_begin[1]))},
-               v_elements / uint64_t(xis) / per_invocation));
+  const uint32_t in_form = vec8 ? 2 : vec4 ? 1 : 0;  // the transforms' specialization constant 1
+  plan.dispatches.push_back(dispatch(
+      ctx, ctx.texel_shader(out_tile == 4 ? "conv/winograd43_input" : "conv/winograd_input", x_elements),
+      {{1, in_form}, {2, uint32_t(vec4 ? g.pads_begin[1] : 0)}}, {BindingRef::input(0), BindingRef::scratch(0)},
+      {uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(g.in[0]), uint32_t(g.in[1]), uint32_t(tiles_h),
+       uint32_t(tiles_w), word(int32_t(g.pads_begin[0])), word(int32_t(g.pads_begin[1]))},
+      v_elements / uint64_t(xis) / per_invocation));
   std::optional<Dispatch> gemm;
   if (block) {
     // M[xi][m][p] = sum_c U[xi][m][c] * V[xi][c][p]: one batch of the product per xi.
@@ -1071,13 +1068,10 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   const bool out_vec4 = tiles_w % 4 == 0 && g.out[1] == out_tile * tiles_w;  // four whole tiles per invocation
   // F(4x4, 3x3): their output rows (16 values) stored eight wide where the device can.
   const bool out_vec8 = out_vec4 && out_tile == 4 && ctx.texel_reads(m_elements, /*wide_stores=*/true);
+  const uint32_t out_form = out_vec8 ? 2 : out_vec4 ? 1 : 0;
   plan.dispatches.push_back(
       dispatch(ctx, ctx.texel_shader(out_tile == 4 ? "conv/winograd43_output" : "conv/winograd_output", m_elements),
-               {{1, has_bias},
-                {2, out_vec8   ? 2u
-                    : out_vec4 ? 1u
-                               : 0u}},
-               {BindingRef::scratch(1), bias, BindingRef::output(0)},
+               {{1, has_bias}, {2, out_form}}, {BindingRef::scratch(1), bias, BindingRef::output(0)},
                {uint32_t(s.batch), uint32_t(s.out_channels), uint32_t(g.out[0]), uint32_t(g.out[1]), uint32_t(tiles_h),
                 uint32_t(tiles_w)},
                m_elements / uint64_t(xis) / (out_vec4 ? 4 : 1)));
