@@ -3,8 +3,11 @@
 Run through bench/peers.sh, which creates the virtual environment (bench/peers_requirements.txt)
 and picks the Vulkan driver; this file is the part that needs the peers' Python packages.
 
-    peers.py run --vkgraphy BIN --work DIR --resnet50 FILE [--quick]
+    peers.py run --vkgraphy BIN --work DIR [--resnet50 FILE] [--quick] [--models ...] [--runtimes ...]
         every model on every runtime; prints one PEER line per measurement, then the table
+    peers.py prepare --work DIR [--resnet50 FILE] [--models ...] [--runtimes ...]
+        the static-shape models and the peers' conversions only, one PREPARED line each (for
+        bench/gpu_prepare.sh: a machine without PyPI or the converters runs from them)
     peers.py measure RUNTIME ...
         one runtime on one model, in a child process (a crash or a hang of a peer costs only
         its own line); writes the median and the output to files the parent reads
@@ -134,27 +137,42 @@ def rapidocr_models(work):
     return paths
 
 
-def prepare_models(work, resnet50, transformer):
-    """[(name, static-shape ONNX path, input name, input shape)], every model in work/models."""
+MODEL_NAMES = ["resnet50", "ppocrv4-det", "ppocrv4-rec", "transformer"]
+
+
+def prepare_models(work, resnet50, transformer, names=MODEL_NAMES):
+    """[(name, static-shape ONNX path, input name, input shape)] of the models named, in
+    MODEL_NAMES order, each copied to work/models."""
     import onnx
 
     mdir = os.path.join(work, "models")
     os.makedirs(mdir, exist_ok=True)
-    ocr = rapidocr_models(work)
     specs = [
         ("resnet50", resnet50, None),
-        ("ppocrv4-det", ocr["ch_PP-OCRv4_det_infer.onnx"], [1, 3, 320, 320]),
-        ("ppocrv4-rec", ocr["ch_PP-OCRv4_rec_infer.onnx"], [1, 3, 48, 320]),
+        ("ppocrv4-det", "ch_PP-OCRv4_det_infer.onnx", [1, 3, 320, 320]),
+        ("ppocrv4-rec", "ch_PP-OCRv4_rec_infer.onnx", [1, 3, 48, 320]),
         ("transformer", transformer, None),
     ]
     models = []
     for name, src, shape in specs:
+        if name not in names:
+            continue
+        if src is None:
+            raise RuntimeError(f"no ONNX file given for {name}")
         dst = os.path.join(mdir, name + ".onnx")
         if shape is None:
             if not os.path.isfile(dst) or sha256(dst) != sha256(src):
                 shutil.copyfile(src, dst)
         else:
-            fix_input_shape(src, dst, shape)
+            # A static-shape copy of a PP-OCR model, made once: its ".source" file names the wheel
+            # model's sha256 and the shape, so that a work folder carried to a machine without PyPI
+            # (bench/gpu_prepare.sh) needs neither the wheel nor a rewrite.
+            source = dst + ".source"
+            made_from = f"{RAPIDOCR_MODELS[src]} {shape}"
+            if not (os.path.isfile(dst) and os.path.isfile(source) and open(source).read() == made_from):
+                fix_input_shape(rapidocr_models(work)[src], dst, shape)
+                with open(source, "w") as f:
+                    f.write(made_from)
         m = onnx.load(dst, load_external_data=False)
         inits = {t.name for t in m.graph.initializer}
         inputs = [i for i in m.graph.input if i.name not in inits]
@@ -221,6 +239,23 @@ class StepFailed(Exception):
     pass
 
 
+def stop_group(p):
+    """Ends the child's process group: SIGTERM first, so that a child which is itself this script
+    (`measure`) stops the group it started in turn, then SIGKILL for whatever is left."""
+    try:
+        os.killpg(p.pid, signal.SIGTERM)
+        p.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    except ProcessLookupError:
+        return
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    p.communicate()
+
+
 def run_step(cmd, what, timeout, cwd=None, env=None):
     """Runs a child in its own process group; returns its stdout+stderr; raises StepFailed with
     one line on failure. On timeout the whole group goes (a converter's own children too)."""
@@ -232,12 +267,10 @@ def run_step(cmd, what, timeout, cwd=None, env=None):
     try:
         out, _ = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
+        stop_group(p)
         raise StepFailed(f"{what} timed out after {timeout} s")
     except BaseException:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
+        stop_group(p)
         raise
     if p.returncode != 0:
         raise StepFailed(f"{what} failed ({describe_exit(p.returncode)}): " + first_meaningful_line(out, "no output"))
@@ -382,6 +415,9 @@ def compile_iree(a):
     flags_text = f"opset>={IREE_OPSET} " + " ".join(flags)
     if os.path.isfile(vmfb) and os.path.isfile(stamp) and open(stamp).read() == flags_text:
         return vmfb
+    importer = os.path.join(VENV_BIN, "iree-import-onnx")
+    if not os.access(importer, os.X_OK):
+        raise RuntimeError(f"iree-base-compiler is not installed beside {sys.executable} (no {importer})")
     os.makedirs(d, exist_ok=True)
     mlir = os.path.join(d, "model.mlir")
     # The ONNX importer lowers some ops (BatchNormalization among them) only in their newer
@@ -392,7 +428,7 @@ def compile_iree(a):
                  if o.domain in ("", "ai.onnx")), default=0)
     upgrade = ["--opset-version", str(IREE_OPSET)] if opset < IREE_OPSET else []
     log(f"  iree-import-onnx {os.path.basename(a.onnx)} {' '.join(upgrade)}")
-    run_step([os.path.join(VENV_BIN, "iree-import-onnx"), a.onnx, *upgrade, "-o", mlir], "iree-import-onnx",
+    run_step([importer, a.onnx, *upgrade, "-o", mlir], "iree-import-onnx",
              a.timeout)
     log(f"  iree-compile {' '.join(flags)}")
     run_step([os.path.join(VENV_BIN, "iree-compile"), mlir, *flags, "-o", vmfb + ".tmp"], "iree-compile",
@@ -552,17 +588,11 @@ def cmd_run(a):
         a.warmup = 1 if a.quick else 2
     if a.iterations is None:
         a.iterations = 3 if a.quick else 10
-    model_names = ["resnet50", "ppocrv4-det", "ppocrv4-rec", "transformer"]
-    for given, known in ((a.runtimes, RUNTIMES), (a.models, model_names)):
-        unknown = [v for v in (given or "").split(",") if v and v not in known]
-        if unknown:
-            print(f"error: unknown {', '.join(unknown)}; choose from {','.join(known)}", file=sys.stderr)
-            return 2
-    runtimes = [r for r in RUNTIMES if not a.runtimes or r in a.runtimes.split(",")]
-    models = prepare_models(a.work, a.resnet50, a.transformer)
-    assert [m[0] for m in models] == model_names
-    if a.models:
-        models = [m for m in models if m[0] in a.models.split(",")]
+    selected = select(a)
+    if selected is None:
+        return 2
+    runtimes, model_names = selected
+    models = prepare_models(a.work, a.resnet50, a.transformer, model_names)
 
     versions = {}
     import importlib.metadata as md
@@ -584,17 +614,9 @@ def cmd_run(a):
         name, onnx_path, in_name, shape = model
         log(f"== {name}: {os.path.basename(onnx_path)} input {in_name} {shape}")
         x = make_input(shape)
-        art = os.path.join(a.work, "artifacts", name)
-        os.makedirs(art, exist_ok=True)
+        art = model_artifacts(a.work, model)
         input_npy = os.path.join(art, "input.npy")
         np.save(input_npy, x)
-        stamp = os.path.join(art, "model.sha256")
-        digest = sha256(onnx_path)
-        if not os.path.isfile(stamp) or open(stamp).read() != digest:
-            for sub in ("ncnn", "iree"):  # peers' conversions are cached per model content
-                shutil.rmtree(os.path.join(art, sub), ignore_errors=True)
-            with open(stamp, "w") as f:
-                f.write(digest)
         outputs = {}
         order = [ORACLE] + [r for r in runtimes if r != ORACLE] if ORACLE in runtimes else runtimes
         for rt in order:
@@ -611,18 +633,9 @@ def cmd_run(a):
                     for p in (result, result + ".npy"):
                         if os.path.exists(p):
                             os.remove(p)
-                    sub = "ncnn" if rt.startswith("ncnn") else "iree" if rt.startswith("iree") else "ort"
-                    cmd = [sys.executable, os.path.abspath(__file__), "measure", rt, "--onnx", onnx_path,
-                           "--input-name", in_name, "--shape", ",".join(map(str, shape)), "--input", input_npy,
-                           "--artifacts", os.path.join(art, sub), "--result", result,
-                           "--warmup", str(a.warmup), "--iterations", str(a.iterations),
-                           "--threads", str(a.threads), "--timeout", str(a.timeout),
-                           "--device-name", device_name or ""]
+                    cmd = peer_command(a, rt, model, art, input_npy, result, device_name)
                     if rt in CONVERT:
-                        log(f"  {rt}: converting")
-                        child_log = run_step(cmd + ["--convert-only"], rt, 2 * a.timeout + 60)
-                        with open(os.path.join(art, f"{rt}.convert.log"), "w") as f:
-                            f.write(child_log)
+                        convert_peer(a, rt, cmd, art)
                     log(f"  {rt}: {a.warmup} + {a.iterations} inferences (budget {a.run_budget} s)")
                     try:
                         child_log = run_step(cmd, rt, a.run_budget)
@@ -711,6 +724,81 @@ def cmd_run(a):
     return 0
 
 
+def select(a):
+    """(runtimes, model names) that a.runtimes and a.models choose, in their canonical order;
+    None (after an error message) when either names something unknown."""
+    for given, known in ((a.runtimes, RUNTIMES), (a.models, MODEL_NAMES)):
+        unknown = [v for v in (given or "").split(",") if v and v not in known]
+        if unknown:
+            print(f"error: unknown {', '.join(unknown)}; choose from {','.join(known)}", file=sys.stderr)
+            return None
+    runtimes = [r for r in RUNTIMES if not a.runtimes or r in a.runtimes.split(",")]
+    names = [m for m in MODEL_NAMES if not a.models or m in a.models.split(",")]
+    if "resnet50" in names and not a.resnet50:
+        print("error: resnet50 needs --resnet50 FILE (bench/models/make_resnet50.py makes it)", file=sys.stderr)
+        return None
+    return runtimes, names
+
+
+def peer_command(a, rt, model, art, input_npy, result, device_name):
+    """The child process that converts for and measures the peer `rt` on `model`."""
+    name, onnx_path, in_name, shape = model
+    sub = "ncnn" if rt.startswith("ncnn") else "iree" if rt.startswith("iree") else "ort"
+    return [sys.executable, os.path.abspath(__file__), "measure", rt, "--onnx", onnx_path,
+            "--input-name", in_name, "--shape", ",".join(map(str, shape)), "--input", input_npy,
+            "--artifacts", os.path.join(art, sub), "--result", result,
+            "--warmup", str(a.warmup), "--iterations", str(a.iterations),
+            "--threads", str(a.threads), "--timeout", str(a.timeout),
+            "--device-name", device_name or ""]
+
+
+def convert_peer(a, rt, cmd, art):
+    """Runs the peer's conversion (cached in its artifact folder) in a child process."""
+    log(f"  {rt}: converting")
+    child_log = run_step(cmd + ["--convert-only"], rt, 2 * a.timeout + 60)
+    with open(os.path.join(art, f"{rt}.convert.log"), "w") as f:
+        f.write(child_log)
+
+
+def model_artifacts(work, model):
+    """The model's artifact folder; the peers' cached conversions in it are dropped when the
+    model's content changed since they were made."""
+    name, onnx_path = model[0], model[1]
+    art = os.path.join(work, "artifacts", name)
+    os.makedirs(art, exist_ok=True)
+    stamp = os.path.join(art, "model.sha256")
+    digest = sha256(onnx_path)
+    if not os.path.isfile(stamp) or open(stamp).read() != digest:
+        for sub in ("ncnn", "iree"):
+            shutil.rmtree(os.path.join(art, sub), ignore_errors=True)
+        with open(stamp, "w") as f:
+            f.write(digest)
+    return art
+
+
+def cmd_prepare(a):
+    """The models and the peers' conversions, without measuring: what bench/gpu_prepare.sh
+    carries to a machine that cannot convert (no PyPI, no room for the converters)."""
+    selected = select(a)
+    if selected is None:
+        return 2
+    runtimes, names = selected
+    a.warmup, a.iterations, a.threads = 0, 1, 1
+    failed = 0
+    for model in prepare_models(a.work, a.resnet50, a.transformer, names):
+        art = model_artifacts(a.work, model)
+        for rt in runtimes:
+            if rt not in CONVERT:
+                continue
+            try:
+                convert_peer(a, rt, peer_command(a, rt, model, art, "-", "-", ""), art)
+                print(f"PREPARED model={model[0]} runtime={rt}", flush=True)
+            except StepFailed as e:
+                failed += 1
+                print(f"PREPARED model={model[0]} runtime={rt} failed={one_line(e)}", flush=True)
+    return 1 if failed else 0
+
+
 def cmd_ort_latency(a):
     import onnxruntime as ort
 
@@ -736,14 +824,19 @@ def main():
     r = sub.add_parser("run")
     r.add_argument("--vkgraphy", required=True)
     r.add_argument("--work", required=True)
-    r.add_argument("--resnet50", required=True)
+    r.add_argument("--resnet50", help="the ResNet-50 ONNX file (needed when resnet50 is measured)")
     r.add_argument("--transformer", default="tests/models/vk/transformer.onnx")
     r.add_argument("--quick", action="store_true")
     r.add_argument("--warmup", type=int)
     r.add_argument("--iterations", type=int)
-    r.add_argument("--models", help="comma-separated subset of resnet50,ppocrv4-det,ppocrv4-rec,transformer")
-    r.add_argument("--runtimes", help="comma-separated subset of " + ",".join(RUNTIMES))
-    r.add_argument("--timeout", type=int, default=int(os.environ.get("PEERS_TIMEOUT", 1800)))
+    q = sub.add_parser("prepare")
+    q.add_argument("--work", required=True)
+    q.add_argument("--resnet50", help="the ResNet-50 ONNX file (needed when resnet50 is prepared)")
+    q.add_argument("--transformer", default="tests/models/vk/transformer.onnx")
+    for parser in (r, q):
+        parser.add_argument("--models", help="comma-separated subset of " + ",".join(MODEL_NAMES))
+        parser.add_argument("--runtimes", help="comma-separated subset of " + ",".join(RUNTIMES))
+        parser.add_argument("--timeout", type=int, default=int(os.environ.get("PEERS_TIMEOUT", 1800)))
     m = sub.add_parser("measure")
     m.add_argument("runtime", choices=sorted(MEASURE))
     m.add_argument("--onnx", required=True)
@@ -763,7 +856,10 @@ def main():
     o.add_argument("iterations", type=int)
     o.add_argument("threads", type=int)
     a = p.parse_args()
-    return {"run": cmd_run, "measure": cmd_measure, "ort-latency": cmd_ort_latency}[a.cmd](a)
+    # A SIGTERM (a time limit around the benchmark) unwinds like an exception, so that run_step
+    # kills the converter or runtime in flight, which runs in a process group of its own.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    return {"run": cmd_run, "prepare": cmd_prepare, "measure": cmd_measure, "ort-latency": cmd_ort_latency}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,11 @@
 // samples), beside the CPU reference backend measured in the same run.
 //
 //   build/bench/vkgraphy_tactic_bench [--device SELECTOR] [--samples N] [--filter GLOB] [--case GLOB] [--per-dispatch]
+//                                     [--matmul N|MxKxN]... [--no-reference]
+//
+// --matmul adds a MatMul case (N^3, or [M x K] @ [K x N]) to the built-in ones (a GPU run adds
+// 4096^3, bench/gpu.sh); --no-reference skips the CPU reference backend's timing (single-threaded,
+// minutes at 4096^3), where another baseline runs beside the bench.
 //
 // Results and the commands that made them are recorded in docs/bench.md.
 #include <algorithm>
@@ -11,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -31,6 +37,7 @@ struct BenchCase {
   std::vector<Tensor> inputs;  // in node input order
   std::vector<bool> constant;  // per input: a build-time constant (weights)
   double flops;
+  Shape out;  // the output's shape where the case knows it, else empty (the reference backend's)
 };
 
 Tensor random_tensor(const Shape& shape, uint32_t seed) {
@@ -61,6 +68,7 @@ BenchCase matmul(int64_t m, int64_t n, int64_t k) {
   c.inputs = {random_tensor({m, k}, 1), random_tensor({k, n}, 2)};
   c.constant = {false, true};
   c.flops = 2.0 * double(m) * double(n) * double(k);
+  c.out = {m, n};
   return c;
 }
 
@@ -124,6 +132,24 @@ BenchCase scale_channels(int64_t c_count, int64_t size) {
   return c;
 }
 
+// "N" (N^3) or "MxKxN"; nullopt for anything else.
+std::optional<BenchCase> matmul_spec(const std::string& spec) {
+  std::vector<int64_t> dims;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    const size_t end = std::min(spec.find('x', start), spec.size());
+    const std::string part = spec.substr(start, end - start);
+    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    dims.push_back(std::stoll(part));
+    if (dims.back() <= 0) return std::nullopt;
+    start = end + 1;
+  }
+  if (dims.size() == 1) return matmul(dims[0], dims[0], dims[0]);
+  if (dims.size() == 3) return matmul(dims[0], dims[2], dims[1]);
+  return std::nullopt;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -134,7 +160,12 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   std::string device_selector, filter = "*", case_filter = "*";
   int samples = 10;
-  bool per_dispatch = false;
+  bool per_dispatch = false, reference = true;
+  std::vector<BenchCase> cases = {matmul(512, 512, 512),   matmul(1024, 1024, 1024),   matmul(48, 6400, 48),
+                                  matmul(384, 100, 384),   conv(64, 64, 3, 56),        conv(384, 384, 1, 10),
+                                  conv(48, 48, 1, 80),     conv(96, 24, 3, 80),        conv(3, 16, 3, 320, 1, 2),
+                                  conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192), conv_transpose(24, 24, 2, 80),
+                                  scale_channels(96, 80)};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--device" && i + 1 < argc) device_selector = argv[++i];
@@ -144,9 +175,19 @@ int main(int argc, char** argv) {
       case_filter = argv[++i];
     else if (a == "--per-dispatch")
       per_dispatch = true;
-    else {
+    else if (a == "--no-reference")
+      reference = false;
+    else if (a == "--matmul" && i + 1 < argc) {
+      std::optional<BenchCase> c = matmul_spec(argv[++i]);
+      if (!c) {
+        std::cerr << "error: --matmul takes N or MxKxN (positive integers), not '" << argv[i] << "'\n";
+        return 2;
+      }
+      cases.push_back(std::move(*c));
+    } else {
       std::cerr << "usage: " << argv[0]
-                << " [--device SELECTOR] [--samples N] [--filter GLOB] [--case GLOB] [--per-dispatch]\n";
+                << " [--device SELECTOR] [--samples N] [--filter GLOB] [--case GLOB] [--per-dispatch]"
+                   " [--matmul N|MxKxN]... [--no-reference]\n";
       return 2;
     }
   }
@@ -162,23 +203,22 @@ int main(int argc, char** argv) {
 
     // The convolutions besides the first 3x3 are shapes of PP-OCRv4 det (1x1, depthwise, 3x3 96->24
     // and the head's ConvTranspose).
-    for (const BenchCase& c : {matmul(512, 512, 512), matmul(1024, 1024, 1024), matmul(48, 6400, 48),
-                               matmul(384, 100, 384), conv(64, 64, 3, 56), conv(384, 384, 1, 10), conv(48, 48, 1, 80),
-                               conv(96, 24, 3, 80), conv(3, 16, 3, 320, 1, 2), conv(48, 48, 3, 80, 48),
-                               conv(192, 192, 5, 20, 192), conv_transpose(24, 24, 2, 80), scale_channels(96, 80)}) {
+    for (const BenchCase& c : cases) {
       if (!glob_match(case_filter, c.label)) continue;
       // CPU reference baseline, same process.
       std::vector<const Tensor*> in;
       for (const Tensor& t : c.inputs) in.push_back(&t);
-      std::vector<double> cpu;
-      for (int r = 0; r < 3; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        (void)run_reference_node(c.node, 17, in);
-        cpu.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e9);
+      if (reference) {
+        std::vector<double> cpu;
+        for (int r = 0; r < 3; ++r) {
+          const auto t0 = std::chrono::steady_clock::now();
+          (void)run_reference_node(c.node, 17, in);
+          cpu.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e9);
+        }
+        std::printf("%-28s %-36s %12.3f %10.1f\n", c.label.c_str(), "cpu reference backend", median(cpu) / 1e6,
+                    c.flops / median(cpu));
       }
-      std::printf("%-28s %-36s %12.3f %10.1f\n", c.label.c_str(), "cpu reference backend", median(cpu) / 1e6,
-                  c.flops / median(cpu));
-      const std::vector<Tensor> ref_out = run_reference_node(c.node, 17, in);
+      const Shape out_shape = !c.out.empty() ? c.out : run_reference_node(c.node, 17, in)[0].shape();
 
       for (const Tactic* t : TacticRegistry::builtin().for_op(c.node.op_type)) {
         if (!glob_match(filter, t->name)) continue;
@@ -191,7 +231,7 @@ int main(int argc, char** argv) {
           in_bufs.push_back({lt.storage, c.constant[i] ? 0 : uint64_t(lt.size())});
           inputs.push_back(lt);
         }
-        LayerTensor out{"y", DType::Float32, ref_out[0].shape(), *storage_for(DType::Float32, t->precision()), nullptr};
+        LayerTensor out{"y", DType::Float32, out_shape, *storage_for(DType::Float32, t->precision()), nullptr};
         out_bufs.push_back({out.storage, uint64_t(out.size())});
         outputs.push_back(out);
         LayerContext lc{c.node, 17, t->precision(), t->arith, inputs, outputs, info};

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The GPU run: every measurement and test that needs a real GPU, in a few prepared parts, each short
+# enough for one call on a GPU machine that is lent briefly. Run there from the checkout's root, with
+# the vkgraphy bundle's launcher (which puts vkgraphy and the test binaries on PATH and points the
+# Vulkan loader at the NVIDIA driver) and what bench/gpu_prepare.sh PART made here beside it:
+#
+#   bash .gpu/gpu-run.sh 'bench/gpu.sh PART [STEP...]'
+#
+#   bench   device, gemm4096 (every MatMul tactic and precision at 4096^3, timestamps), cublas
+#           (torch_baseline.py matmul: fp32 with TF32 off, and fp16), peers-resnet50 (vkgraphy fp32
+#           and fp16, ncnn's Vulkan backend converted there by pnnx, ONNX Runtime), torch-resnet50
+#           (onnx2torch), tactics (the tactic bench's built-in GEMM and Conv cases)
+#   tests   device, unit (the unit tests, validation layer on), node (ONNX 1.12's node tests on
+#           Vulkan), node23 (the opset 18-23 node tests of tests/requirements.txt's onnx, carried),
+#           cli (the model, engine-file and measurement CLI tests, then again forcing staging)
+#   models  device, peers-ocr (PP-OCRv4 det and rec and the transformer: vkgraphy, ncnn from the
+#           carried conversions, ONNX Runtime), torch-ocr (the same models through onnx2torch)
+#
+# Naming STEPs runs only those (a rerun of what an earlier call left out). Every step has a time
+# limit, and the part stops starting steps once GPU_DEADLINE seconds (default 540) have passed, so
+# that it ends inside one call; a step left out or over its limit is reported, never silent.
+# IREE's compiler does not travel (an 84 MB wheel, more than the machine receives with the
+# checkout): iree-vulkan is reported skipped, saying so.
+#
+# Writes $OUT/PART.log (everything) and $OUT/PART.summary (the step results and the figures: the
+# PEER, TORCH and tactic-bench lines), where OUT defaults to build/gpu. docs/bench.md says where
+# the figures go.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+
+part=${1:-}
+shift || true
+case "$part" in
+  bench) all=(device gemm4096 cublas peers-resnet50 torch-resnet50 tactics) ;;
+  tests) all=(device unit node node23 cli) ;;
+  models) all=(device peers-ocr torch-ocr) ;;
+  *) echo "usage: bench/gpu.sh bench|tests|models [STEP...]" >&2; exit 2 ;;
+esac
+steps=("${@:-${all[@]}}")
+for s in "${steps[@]}"; do
+  [[ " ${all[*]} " == *" $s "* ]] || { echo "error: part $part has no step '$s' (${all[*]})" >&2; exit 2; }
+done
+
+OUT=${OUT:-build/gpu}
+mkdir -p "$OUT"
+log=$OUT/$part.log
+summary=$OUT/$part.summary
+: >"$log"
+: >"$summary"
+carry=.gpu-carry/$part
+deadline=$((SECONDS + ${GPU_DEADLINE:-540}))
+py=$(command -v python3)
+
+note() { echo "$*" | tee -a "$log" >>"$summary"; }
+command -v vkgraphy >/dev/null || { note "error: vkgraphy is not on PATH (run through the bundle's gpu-run.sh)"; exit 1; }
+
+# run_step NAME LIMIT_S CMD...: CMD's output into the log, its figures into the summary (all of
+# it with SUMMARY_ALL=1).
+run_step() {
+  local name=$1 limit=$2 pattern='^(PEER|TORCH) |^\| |^# (devices|Speed)|^(MatMul|Conv|DWConv|ConvT|Mul) |^device:|ONNX node tests|PASSED|FAILED|^Ran |^OK'
+  [ -z "${SUMMARY_ALL:-}" ] || pattern=.
+  shift 2
+  local left=$((deadline - SECONDS))
+  if [ "$left" -lt 20 ]; then
+    note "STEP $name skipped=out of time (GPU_DEADLINE); rerun: bench/gpu.sh $part $name"
+    return
+  fi
+  [ "$limit" -le "$left" ] || limit=$left
+  echo "== $name (limit $limit s): $*" >>"$log"
+  local t0=$SECONDS rc
+  timeout --kill-after=10 "$limit" "$@" >"$OUT/step.out" 2>&1
+  rc=$?
+  cat "$OUT/step.out" >>"$log"
+  grep -E "$pattern" "$OUT/step.out" >>"$summary"
+  rm -f "$OUT/step.out"
+  note "STEP $name rc=$rc seconds=$((SECONDS - t0))$([ "$rc" = 124 ] && echo " (over its $limit s limit)")"
+}
+
+# Wheels carried by gpu_prepare.sh, into a folder on PYTHONPATH.
+if [ -d "$carry/wheels" ] && ls "$carry"/wheels/*.whl >/dev/null 2>&1; then
+  if "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/vkg-site \
+      "$carry"/wheels/*.whl >>"$log" 2>&1; then
+    export PYTHONPATH=/tmp/vkg-site${PYTHONPATH:+:$PYTHONPATH}
+  else
+    note "error: installing the carried wheels failed (see $part.log)"
+  fi
+fi
+
+# bench/peers.py on the GPU, every runtime, in a work folder outside the checkout that starts from
+# the carried one (models and conversions): what it makes there never travels back.
+work=/tmp/vkg-peers
+mkdir -p "$work"
+[ ! -d "$carry/peers" ] || cp -r "$carry/peers/." "$work/"
+peers=("$py" bench/peers.py run --vkgraphy "$(command -v vkgraphy)" --work "$work"
+       --transformer tests/models/vk/transformer.onnx)
+resnet50=$work/resnet50.onnx
+make_resnet50() {
+  [ -f "$resnet50" ] || "$py" bench/models/make_resnet50.py "$resnet50" >>"$log" 2>&1 ||
+    note "error: bench/models/make_resnet50.py failed (see $part.log)"
+}
+
+for step in "${steps[@]}"; do
+  case "$step" in
+    device) SUMMARY_ALL=1 run_step device 60 vkgraphy inspect device ;;
+    gemm4096) run_step gemm4096 200 vkgraphy_tactic_bench --no-reference --matmul 4096 --case 'MatMul 4096^3' --samples 10 ;;
+    cublas) run_step cublas 90 "$py" bench/torch_baseline.py matmul --size 4096 ;;
+    peers-resnet50)
+      make_resnet50
+      run_step peers-resnet50 300 "${peers[@]}" --models resnet50 --resnet50 "$resnet50" ;;
+    torch-resnet50)
+      make_resnet50
+      run_step torch-resnet50 120 "$py" bench/torch_baseline.py model resnet50 "$resnet50" ;;
+    tactics) run_step tactics 180 vkgraphy_tactic_bench --no-reference --samples 10 ;;
+    unit) run_step unit 300 vkgraphy_unit_tests --gtest_brief=1 ;;
+    node)
+      run_step node 150 vkgraphy_node_tests --backend vk --dir "$VKG_NODE_TESTS" \
+        --exceptions tests/node/known_exceptions_vk.txt ;;
+    node23)
+      if [ -f "$carry/node-opset23.tar.xz" ]; then
+        mkdir -p /tmp/vkg-node23 && tar -C /tmp/vkg-node23 -xJf "$carry/node-opset23.tar.xz"
+        run_step node23 150 vkgraphy_node_tests --backend vk --dir /tmp/vkg-node23/node \
+          --exceptions tests/node/known_exceptions_opset23.txt
+      else
+        note "STEP node23 skipped=no $carry/node-opset23.tar.xz (bench/gpu_prepare.sh tests makes it)"
+      fi ;;
+    cli)
+      # The CLI tests' virtual environment is only their Python with onnx: this machine's (a
+      # wrapper, not a link: a link to a venv's interpreter loses the venv).
+      mkdir -p /tmp/vkg-venv/bin && rm -f /tmp/vkg-venv/bin/python
+      printf '#!/bin/sh\nexec "%s" "$@"\n' "$py" >/tmp/vkg-venv/bin/python && chmod +x /tmp/vkg-venv/bin/python
+      classes=(test_vk.TestModels test_vk.TestEngineFiles test_vk.TestCompareAndMeasure test_vk.TestMemoryPath)
+      cli=(env -C tests/cli VKGRAPHY_BIN="$(command -v vkgraphy)" VKGRAPHY_SOURCE_DIR="$PWD"
+           VKGRAPHY_MODELS="$PWD/tests/models" VKGRAPHY_VENV=/tmp/vkg-venv)
+      run_step cli 150 "${cli[@]}" "$py" -m unittest "${classes[@]}"
+      run_step cli-staging 150 "${cli[@]}" VKGRAPHY_VK_FORCE_STAGING=1 "$py" -m unittest "${classes[@]}" ;;
+    peers-ocr) run_step peers-ocr 360 "${peers[@]}" --models ppocrv4-det,ppocrv4-rec,transformer ;;
+    torch-ocr)
+      for m in ppocrv4-det ppocrv4-rec transformer; do
+        f=$work/models/$m.onnx
+        [ "$m" = transformer ] && f=tests/models/vk/transformer.onnx
+        run_step "torch-$m" 60 "$py" bench/torch_baseline.py model "$m" "$f"
+      done ;;
+  esac
+done
+echo "bench/gpu.sh $part: $summary"

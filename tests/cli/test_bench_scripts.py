@@ -1,0 +1,133 @@
+"""The benchmark drivers' own behaviour (not their figures): the GPU run's parts, steps, time
+limits and summary (bench/gpu.sh), the tactic bench's extra cases, and bench/peers.py's model
+selection, on lavapipe and without the peers' packages."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from vkgraphy_cli import BIN, SOURCE_DIR, VENV_PYTHON
+
+GPU_SH = os.path.join(SOURCE_DIR, "bench", "gpu.sh")
+TACTIC_BENCH = os.path.join(os.path.dirname(os.path.abspath(BIN)), "bench", "vkgraphy_tactic_bench")
+
+
+class GpuRun(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        # vkgraphy on PATH, as the bundle's launcher puts it there.
+        self.bin = os.path.join(self.tmp.name, "bin")
+        os.mkdir(self.bin)
+        os.symlink(os.path.abspath(BIN), os.path.join(self.bin, "vkgraphy"))
+        self.out = os.path.join(self.tmp.name, "out")
+
+    def gpu_sh(self, *args, path=True, **env):
+        e = dict(os.environ, OUT=self.out, **env)
+        if path:
+            e["PATH"] = self.bin + os.pathsep + e["PATH"]
+        return subprocess.run(["bash", GPU_SH, *args], capture_output=True, text=True, env=e, timeout=300)
+
+    def summary(self, part, ext=".summary"):
+        with open(os.path.join(self.out, part + ext)) as f:
+            return f.read()
+
+    def test_usage_errors(self):
+        for args, message in ((["gpu"], "usage: bench/gpu.sh"), ([], "usage: bench/gpu.sh"),
+                              (["tests", "peers-ocr"], "part tests has no step 'peers-ocr'")):
+            r = self.gpu_sh(*args)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(message, r.stderr)
+
+    def test_needs_vkgraphy_on_path(self):
+        r = self.gpu_sh("tests", "device", path=False, PATH="/usr/bin:/bin")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("vkgraphy is not on PATH", self.summary("tests"))
+
+    def test_a_step_runs_and_the_device_is_in_the_summary(self):
+        r = self.gpu_sh("tests", "device")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        summary = self.summary("tests")
+        self.assertIn("STEP device rc=0", summary)
+        self.assertIn("Vulkan devices", summary)  # inspect device, whole
+        self.assertIn("Vulkan devices", self.summary("tests", ".log"))
+
+    def test_steps_past_the_deadline_are_reported_not_run(self):
+        r = self.gpu_sh("models", GPU_DEADLINE="0")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        summary = self.summary("models")
+        for step in ("device", "peers-ocr"):
+            self.assertIn(f"STEP {step} skipped=out of time (GPU_DEADLINE); rerun: bench/gpu.sh models {step}",
+                          summary)
+        self.assertNotIn("rc=", summary)
+
+    def test_a_step_over_its_limit_is_stopped_and_says_so(self):
+        # Unit tests that would take a minute, with 21 s left: they get those 21 s, then are stopped.
+        fake = os.path.join(self.bin, "vkgraphy_unit_tests")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\necho started\nexec sleep 60\n")
+        os.chmod(fake, 0o755)
+        r = self.gpu_sh("tests", "unit", GPU_DEADLINE="21")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(self.summary("tests"), r"STEP unit rc=124 seconds=2[01] \(over its 2[01] s limit\)")
+        self.assertIn("started", self.summary("tests", ".log"))
+
+
+class TacticBenchCases(unittest.TestCase):
+    def bench(self, *args):
+        return subprocess.run([TACTIC_BENCH, *args], capture_output=True, text=True, timeout=300)
+
+    def test_an_added_matmul_without_the_reference(self):
+        r = self.bench("--matmul", "8x16x4", "--case", "MatMul 8x16x4", "--filter", "gemm.naive.f32", "--samples", "1",
+                       "--no-reference")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"MatMul 8x16x4 +gemm\.naive\.f32 +\d+\.\d+ +\d+\.\d+")
+        self.assertNotIn("cpu reference backend", r.stdout)
+        self.assertNotIn("MatMul 512^3", r.stdout)
+
+    def test_a_cube_with_the_reference(self):
+        r = self.bench("--matmul", "12", "--case", "MatMul 12^3", "--filter", "gemm.naive.f32", "--samples", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"MatMul 12\^3 +cpu reference backend")
+        self.assertRegex(r.stdout, r"MatMul 12\^3 +gemm\.naive\.f32")
+
+    def test_malformed_matmul_specs(self):
+        for spec in ("4x", "1x2", "0", "-3", "axbxc", "1x2x3x4", "9999999"):
+            r = self.bench("--matmul", spec)
+            self.assertEqual(r.returncode, 2, spec)
+            self.assertIn(f"--matmul takes N or MxKxN (positive integers), not '{spec}'", r.stderr)
+
+
+class PeersSelection(unittest.TestCase):
+    def peers(self, *args):
+        return subprocess.run([VENV_PYTHON, os.path.join(SOURCE_DIR, "bench", "peers.py"), *args],
+                              capture_output=True, text=True, timeout=120)
+
+    def test_unknown_models_and_runtimes(self):
+        with tempfile.TemporaryDirectory() as work:
+            r = self.peers("prepare", "--work", work, "--models", "resnet50,alexnet")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("unknown alexnet; choose from resnet50,ppocrv4-det,ppocrv4-rec,transformer", r.stderr)
+            r = self.peers("prepare", "--work", work, "--runtimes", "tensorrt")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("unknown tensorrt", r.stderr)
+
+    def test_resnet50_needs_its_file(self):
+        with tempfile.TemporaryDirectory() as work:
+            r = self.peers("prepare", "--work", work, "--models", "resnet50")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("resnet50 needs --resnet50 FILE", r.stderr)
+
+    def test_prepare_copies_only_the_models_named(self):
+        with tempfile.TemporaryDirectory() as work:
+            # ONNX Runtime converts nothing: the transformer is only copied, nothing is downloaded.
+            r = self.peers("prepare", "--work", work, "--models", "transformer", "--runtimes", "onnxruntime-cpu",
+                           "--transformer", os.path.join(SOURCE_DIR, "tests", "models", "vk", "transformer.onnx"))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(os.listdir(os.path.join(work, "models")), ["transformer.onnx"])
+            self.assertTrue(os.path.isfile(os.path.join(work, "artifacts", "transformer", "model.sha256")))
+
+
+if __name__ == "__main__":
+    sys.exit(unittest.main())
