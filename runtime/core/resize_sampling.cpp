@@ -293,4 +293,67 @@ GridSampleParams grid_sample_params(const Node& node) {
   return p;
 }
 
+std::optional<Params> node_params(const Node& node, int64_t opset, const Shape& in_shape, const Shape& out_shape,
+                                  const std::function<NodeInput(size_t)>& input, std::string& why) {
+  auto constant_values = [&](size_t i, const char* what) -> std::optional<std::vector<double>> {
+    const NodeInput in = input(i);
+    if (in.value == nullptr) {
+      why = std::string(what) + " ('" + node.inputs.at(i) + "') must be a build-time constant";
+      return std::nullopt;
+    }
+    return in.value->to_doubles();
+  };
+  if (node.op_type == "Upsample" || opset < 11) {  // Resize-10 and Upsample: scales only
+    std::vector<double> scales;
+    if (input(1).given) {
+      auto given = constant_values(1, "scales");  // Resize-10, Upsample-9
+      if (!given) return std::nullopt;
+      scales = *given;
+    } else if (node.has_attr("scales")) {
+      for (float s : node.attr_floats("scales")) scales.push_back(s);  // Upsample-7
+    } else {
+      VKG_CHECK(in_shape.size() == 4, node.describe() << ": height_scale/width_scale need a 4-D input");
+      scales = {1.0, 1.0, node.attr_float("height_scale", 1.0f), node.attr_float("width_scale", 1.0f)};
+    }
+    return legacy_params(node, in_shape, scales);
+  }
+  Inputs inputs;
+  if (input(1).given && node.attr_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") {
+    inputs.roi = constant_values(1, "roi");
+    if (!inputs.roi) return std::nullopt;
+  }
+  if (input(2).given) {
+    inputs.scales = constant_values(2, "scales");
+    if (!inputs.scales) return std::nullopt;
+  }
+  if (const NodeInput sizes = input(3); sizes.given) {
+    if (sizes.value != nullptr) {
+      inputs.sizes = sizes.value->to_int64s();
+    } else if (opset >= 18 &&
+               (node.has_attr("axes") || node.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch")) {
+      why = "sizes ('" + node.inputs.at(3) + "') must be a build-time constant with axes or keep_aspect_ratio_policy";
+      return std::nullopt;
+    } else {
+      inputs.sizes = out_shape;
+    }
+  }
+  return params(node, opset, in_shape, inputs);
+}
+
+std::optional<std::vector<int64_t>> whole_nearest_factors(const Params& p, const Shape& in_shape) {
+  if (p.mode != Mode::Nearest || p.out_shape.size() != in_shape.size()) return std::nullopt;
+  std::vector<int64_t> factors;
+  for (size_t d = 0; d < in_shape.size(); ++d) {
+    const int64_t in = in_shape[d], out = p.out_shape[d];
+    if (in <= 0 || out % in != 0) return std::nullopt;
+    const int64_t f = out / in;
+    for (int64_t o = 0; o < out; ++o) {
+      const AxisTaps a = taps_for(p, d, o, in);
+      if (a.outside || a.taps.empty() || a.taps[0].index != o / f) return std::nullopt;
+    }
+    factors.push_back(f);
+  }
+  return factors;
+}
+
 }  // namespace vkg::resize

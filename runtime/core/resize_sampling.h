@@ -8,7 +8,9 @@
 // Vulkan tactics, which turn the taps into tables at build time.
 #pragma once
 
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "runtime/core/graph.h"
@@ -79,6 +81,25 @@ double cubic_kernel(double t, double a);
 
 // The taps of output coordinate `x` along `axis`; indices are clamped into [0, in_dim).
 AxisTaps taps_for(const Params& p, size_t axis, int64_t x, int64_t in_dim);
+
+// One optional input (roi, scales, sizes) of a Resize/Upsample node as the caller holds it:
+// given (present and not empty) and its value when known at build time (else nullptr).
+struct NodeInput {
+  bool given = false;
+  const Tensor* value = nullptr;
+};
+
+// The parameters of a Resize (any opset) or Upsample node on an input of `in_shape` giving
+// `out_shape`, its optional inputs looked up through `input` (by input index): roi, scales and
+// the sizes of axes or keep_aspect_ratio_policy must be build-time constants; sizes computed at
+// run time equal the output shape. nullopt with `why` filled where a value is not known; throws
+// Error (naming the node) for invalid attributes or values.
+std::optional<Params> node_params(const Node& node, int64_t opset, const Shape& in_shape, const Shape& out_shape,
+                                  const std::function<NodeInput(size_t)>& input, std::string& why);
+
+// Per axis the whole factor f by which nearest mode upsamples it, reading input o / f for every
+// output coordinate o (1 for an axis left as it is); nullopt for any other sampling.
+std::optional<std::vector<int64_t>> whole_nearest_factors(const Params& p, const Shape& in_shape);
 
 // GridSample (opsets 16, 20, 22): its mode ("bilinear"/"linear", "nearest",
 // "bicubic"/"cubic": both spellings at every opset), padding and corner alignment. Throws

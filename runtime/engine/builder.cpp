@@ -1215,6 +1215,7 @@ void Builder::add_layers(const std::vector<const Node*>& remaining, std::vector<
     for (const std::string& read : Graph::outer_scope_reads(*n)) keep.push_back(read);
   GraphOptimizerOptions options;
   options.fusion = config_.fusion;
+  options.opset = graph_.opset;
   options.keep_tensors.insert(keep.begin(), keep.end());
   options.shape_of = [&](const std::string& name) -> std::optional<Shape> {
     if (const Tensor* c = constant(name)) return c->shape();

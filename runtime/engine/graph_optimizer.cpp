@@ -1,11 +1,13 @@
 #include "runtime/engine/graph_optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <set>
 #include <tuple>
 
 #include "runtime/core/error.h"
+#include "runtime/core/resize_sampling.h"
 
 namespace vkg {
 
@@ -215,6 +217,7 @@ bool is_arithmetic(const Node& n) {
          n.inputs.size() == 2 && n.outputs.size() == 1 && !n.outputs[0].empty();
 }
 
+constexpr const char* kUpsampleAttr = "vkgraphy.upsample";
 constexpr const char* kActivationAttr = "vkgraphy.activation";
 constexpr const char* kAlphaAttr = "vkgraphy.alpha";
 constexpr const char* kBetaAttr = "vkgraphy.beta";
@@ -352,6 +355,14 @@ std::optional<ChainedOp> chained_op(const Node& node) {
   return ChainedOp{node.attr_string(kChainOpAttr, ""), node.attr_int(kChainOperandFirstAttr, 0) != 0};
 }
 
+std::optional<UpsampledOperand> upsampled_operand(const Node& node) {
+  if (!node.has_attr(kUpsampleAttr)) return std::nullopt;
+  const std::vector<int64_t> v = node.attr_ints(kUpsampleAttr);
+  VKG_CHECK(v.size() == 3 && (v[0] == 0 || v[0] == 1) && v[1] >= 1 && v[2] >= 1,
+            node.describe() << ": attribute " << kUpsampleAttr << " must be [input (0 or 1), factor_h, factor_w]");
+  return UpsampledOperand{size_t(v[0]), v[1], v[2]};
+}
+
 std::optional<FusedActivation> fused_activation(const Node& node) {
   if (!node.has_attr(kActivationAttr)) return std::nullopt;
   FusedActivation a;
@@ -422,6 +433,40 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     if (p != producer_of.end() && p->second >= i) return std::nullopt;
     return std::make_pair(c[0], d);
   };
+  // Nearest upsamplings that a binary op reads through (the header's Resize fusion): the binary
+  // node's index -> the Resize's index and the attribute's value.
+  std::map<size_t, std::pair<size_t, std::vector<int64_t>>> upsampled;
+  for (size_t i = 0; options.fusion && options.opset > 0 && i < kept.size(); ++i) {
+    const Node& r = *kept[i];
+    if ((r.op_type != "Resize" && r.op_type != "Upsample") || r.inputs.empty() || r.outputs.size() != 1) continue;
+    const std::vector<size_t> c = users.of(r.outputs[0]);
+    if (c.size() != 1 || upsampled.count(c[0]) || !is_arithmetic(*kept[c[0]])) continue;
+    const Node& op = *kept[c[0]];
+    const std::string other = other_input(op, r.outputs[0]);
+    if (other.empty() || !is_float(r.inputs[0]) || !is_float(other) || !is_float(op.outputs[0])) continue;
+    const std::optional<Shape> in = shape_of(r.inputs[0]), out = shape_of(r.outputs[0]);
+    if (!in || !out || in->size() < 2 || shape_of(other) != out || shape_of(op.outputs[0]) != out) continue;
+    std::optional<std::vector<int64_t>> factors;
+    try {
+      std::string why;
+      const std::optional<resize::Params> p = resize::node_params(
+          r, options.opset, *in, *out,
+          [&](size_t k) {
+            const bool given = k < r.inputs.size() && !r.inputs[k].empty();
+            const Tensor* value = given ? constant(r.inputs[k]) : nullptr;
+            return resize::NodeInput{given && (value == nullptr || value->size() > 0), value};
+          },
+          why);
+      if (p) factors = resize::whole_nearest_factors(*p, *in);
+    } catch (const Error&) {
+      continue;  // the Resize's own layer reports what is wrong with it
+    }
+    const size_t rank = in->size();
+    if (!factors || !std::all_of(factors->begin(), factors->end() - 2, [](int64_t f) { return f == 1; })) continue;
+    upsampled[c[0]] = {i, {op.inputs[0] == r.outputs[0] ? 0 : 1, (*factors)[rank - 2], (*factors)[rank - 1]}};
+    absorbed[i] = true;
+  }
+
   for (size_t i = 0; i < kept.size(); ++i) {
     if (absorbed[i]) continue;
     const Node& head = *kept[i];
@@ -478,6 +523,8 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
         output = kept[c[0]]->outputs[0];
       }
     }
+    const auto up = upsampled.find(i);
+    if (up != upsampled.end()) held.insert(held.begin(), kept[up->second.first]->name);
     if (held.size() == 1) {
       out.layers.push_back({head, held});
       continue;
@@ -487,6 +534,13 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     Node fused = folded ? producer->finish(name, output, out.constants) : head;
     fused.name = name;
     fused.outputs = {output};
+    if (up != upsampled.end()) {
+      const std::vector<int64_t>& v = up->second.second;
+      fused.inputs[size_t(v[0])] = kept[up->second.first]->inputs[0];
+      Attribute& a = fused.attrs[kUpsampleAttr];
+      a.kind = Attribute::Kind::Ints;
+      a.ints = v;
+    }
     if (chain) {
       const Node& op = *kept[chain->first];
       fused.inputs.push_back(chain->second);

@@ -17,6 +17,11 @@
 //   applies as it stores (shaders/common/epilogue.glsl), and after it any Add,
 //   Sub, Mul or Div by single-element constants (a scale and shift the
 //   epilogue applies after the activation).
+// - a float Add, Sub, Mul or Div absorbs a Resize (or Upsample) that it alone reads, where the
+//   Resize upsamples the last two axes by whole factors in nearest mode (input o / factor for
+//   output o) and the op's other operand has the output's shape: the layer reads the Resize's
+//   input through the factors (an FPN's top-down Add(lateral, Resize(coarser))), and the
+//   upsampled tensor is never written.
 // A fused layer is named after the nodes it holds ("conv1+bn1") and remembers
 // them, so that every user-facing file and flag can speak in ONNX node names.
 // A tensor the user reads (a model output or a marked tensor) is never fused
@@ -55,6 +60,15 @@ struct ChainedOp {
 };
 std::optional<ChainedOp> chained_op(const Node& node);
 
+// A binary op that absorbed a nearest upsampling of one operand (graph_optimizer.h): that
+// operand (`input`, 0 or 1) is the Resize's input, read at (h / factor_h, w / factor_w) of its
+// last two axes. Carried as the attribute "vkgraphy.upsample" = [input, factor_h, factor_w].
+struct UpsampledOperand {
+  size_t input = 0;
+  int64_t factor_h = 1, factor_w = 1;
+};
+std::optional<UpsampledOperand> upsampled_operand(const Node& node);
+
 // A fused node carries its activation as attributes: "vkgraphy.activation" (the kind), "vkgraphy.alpha",
 // "vkgraphy.beta", and kPostScaleAttr and kPostShiftAttr (when not 1 and 0). nullopt for a node
 // without one.
@@ -79,6 +93,7 @@ struct GraphOptimizerOptions {
   std::set<std::string> keep_tensors;  // tensors read by the user: never aliased or fused away
   std::function<std::optional<Shape>(const std::string&)> shape_of;  // a tensor's static shape, nullopt when unknown
   std::function<bool(const std::string&)> is_float;  // a tensor of a float type (false when unknown)
+  int64_t opset = 0;  // the model's (Resize's parameters depend on it); 0: Resizes are not fused
 };
 
 // `nodes` are the graph's nodes left to run (unique names, graph order);

@@ -179,6 +179,32 @@ uint32_t binary_layout(const Shape& input, const Broadcast& b, size_t i) {
   return last == 1 ? 3 : last == 0 ? 4 : 0;
 }
 
+constexpr uint32_t kLayoutUpsample = 5;  // binary.comp's LAYOUT_UPSAMPLE
+
+// The broadcast of a binary op whose operand `up.input` (`small`) is read through a nearest
+// upsampling of its last two axes (graph_optimizer.h), the other operand having the output's
+// shape: dimensions [outer, H, W] of the output, the small operand's strides per dimension.
+std::optional<Broadcast> upsample_broadcast(const Shape& out, const Shape& small, const Shape& other,
+                                            const UpsampledOperand& up, std::string& why_not) {
+  const size_t r = out.size();
+  bool fits = r >= 2 && small.size() == r && other == out && small[r - 2] * up.factor_h == out[r - 2] &&
+              small[r - 1] * up.factor_w == out[r - 1];
+  for (size_t d = 0; fits && d + 2 < r; ++d) fits = small[d] == out[d];
+  if (!fits) {
+    why_not = "the upsampled operand " + shape_to_string(small) + " times its factors is not the output " +
+              shape_to_string(out) + ", or the other operand is not of the output's shape";
+    return std::nullopt;
+  }
+  const int64_t outer = num_elements(out) / std::max<int64_t>(1, out[r - 2] * out[r - 1]);
+  Broadcast b;
+  b.n = uint32_t(num_elements(out));
+  b.dims = {uint32_t(outer), uint32_t(out[r - 2]), uint32_t(out[r - 1])};
+  const std::vector<uint32_t> small_strides = {uint32_t(small[r - 2] * small[r - 1]), uint32_t(small[r - 1]), 1};
+  const std::vector<uint32_t> out_strides = {uint32_t(out[r - 2] * out[r - 1]), uint32_t(out[r - 1]), 1};
+  b.strides = up.input == 0 ? std::vector{small_strides, out_strides} : std::vector{out_strides, small_strides};
+  return b;
+}
+
 uint64_t invocations(uint64_t n, Blocking blocking) { return blocking == Blocking::Vec4 ? n / 4 + n % 4 : n; }
 
 // One dispatch of `shader` with specialization constants 1.. from `spec`
@@ -584,6 +610,9 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
             node.describe() << ": expects " << (variadic ? "at least 1 input" : std::to_string(operands) + " inputs")
                             << ", got " << num_inputs);
   VKG_CHECK(!chain || !variadic, node.describe() << ": a variadic op cannot carry a chained op");
+  // A fused nearest upsampling of one operand (graph_optimizer.h).
+  const std::optional<UpsampledOperand> up = upsampled_operand(node);
+  VKG_CHECK(!up || !variadic, node.describe() << ": a variadic op cannot read an upsampled operand");
   if (!binary_types_ok(ctx, op.types, why_not)) return std::nullopt;
 
   const LayerTensor& out = ctx.output(0);
@@ -629,10 +658,26 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
   }
 
   for (const BinaryStep& s : steps) {
-    const Broadcast b = merge_broadcast(out.shape, {s.a_shape, s.b_shape});
-    if (blocking == Blocking::Vec4 && !vec4_serves(b, why_not)) return std::nullopt;
-    std::vector<uint32_t> push = {b.n, uint32_t(b.dims.size()), uint32_t(num_inputs)};
-    if (!push_broadcast(b, 8, push, why_not)) return std::nullopt;
+    std::optional<Broadcast> b;
+    uint32_t a_layout = 0, b_layout = 0;
+    if (up) {
+      if (is_int(*s.a_tensor) || is_int(*s.b_tensor)) {
+        why_not = "an upsampled operand needs float operands";
+        return std::nullopt;
+      }
+      b = upsample_broadcast(out.shape, up->input == 0 ? s.a_shape : s.b_shape, up->input == 0 ? s.b_shape : s.a_shape,
+                             *up, why_not);
+      if (!b) return std::nullopt;
+      a_layout = up->input == 0 ? kLayoutUpsample : 1;
+      b_layout = up->input == 1 ? kLayoutUpsample : 1;
+    } else {
+      b = merge_broadcast(out.shape, {s.a_shape, s.b_shape});
+      a_layout = binary_layout(s.a_shape, *b, 0);
+      b_layout = binary_layout(s.b_shape, *b, 1);
+    }
+    if (blocking == Blocking::Vec4 && !vec4_serves(*b, why_not)) return std::nullopt;
+    std::vector<uint32_t> push = {b->n, uint32_t(b->dims.size()), uint32_t(num_inputs)};
+    if (!push_broadcast(*b, 8, push, why_not)) return std::nullopt;
     const bool a_int = is_int(*s.a_tensor), b_int = is_int(*s.b_tensor), out_int = is_int(out);
     const bool int_math = a_int && b_int;
     if (a_int && !b_int && ctx.arith != Arith::F32) {
@@ -645,7 +690,7 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
     uint32_t chain_mode = 0, chain_code = 0, d_layout = 1;
     if (chain) {
       const LayerTensor& d_tensor = ctx.input(2);
-      d_layout = input_layout(d_tensor.shape, b.n);
+      d_layout = input_layout(d_tensor.shape, b->n);
       if (out_int || int_math || is_int(d_tensor) || d_layout == 0) {
         why_not = "a chained op needs float operands of the output's shape or one element";
         return std::nullopt;
@@ -661,14 +706,14 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
     const bool texel = blocking == Blocking::Vec4 && !a_int && !b_int && s.a.kind != BindingRef::Kind::Output &&
                        ctx.texel_reads(largest, /*wide_stores=*/true);
     // Eight elements per invocation, stored at once, where rows hold whole eights.
-    const bool vec8 = texel && !out_int && b.n % 8 == 0 && (b.dims.size() == 1 || b.dims.back() % 8 == 0);
+    const bool vec8 = texel && !out_int && b->n % 8 == 0 && (b->dims.size() == 1 || b->dims.back() % 8 == 0);
     const uint32_t vec = vec8 ? 8u : blocking == Blocking::Vec4 ? 4u : 1u;
-    plan.dispatches.push_back(
-        make_dispatch(ctx, texel ? "elementwise/binary_texel" : "elementwise/binary",
-                      {vec, s.code, a_int, b_int, out_int, int_math, kind, binary_layout(s.a_shape, b, 0),
-                       binary_layout(s.b_shape, b, 1), chain_mode, chain_code, d_layout, uint32_t(b.dims.size())},
-                      {s.a, s.b, BindingRef::output(0), d}, push, vec8 ? b.n / 8 : invocations(b.n, blocking)));
-    plan.dispatches.back().spec.push_back(small_indices_spec(b.n));
+    plan.dispatches.push_back(make_dispatch(
+        ctx, texel ? "elementwise/binary_texel" : "elementwise/binary",
+        {vec, s.code, a_int, b_int, out_int, int_math, kind, a_layout, b_layout, chain_mode, chain_code, d_layout,
+         uint32_t(b->dims.size()), up ? uint32_t(up->factor_h) : 1u, up ? uint32_t(up->factor_w) : 1u},
+        {s.a, s.b, BindingRef::output(0), d}, push, vec8 ? b->n / 8 : invocations(b->n, blocking)));
+    plan.dispatches.back().spec.push_back(small_indices_spec(b->n));
   }
   return plan;
 }

@@ -318,63 +318,16 @@ struct ResizeLayer {
   std::vector<std::vector<AxisTaps>> taps;  // [axis][output coordinate]; empty when the output is empty
 };
 
-// Input i when it is given and not empty (Resize's optional roi/scales/sizes).
-bool has_nonempty_input(const LayerContext& ctx, size_t i) { return ctx.has_input(i) && ctx.inputs[i].size() > 0; }
-
-// The value of input i when it is a build-time constant; else nullopt with `why` filled.
-std::optional<std::vector<double>> constant_values(const LayerContext& ctx, size_t i, const char* what,
-                                                   std::string& why) {
-  const LayerTensor& t = ctx.input(i);
-  if (!t.is_constant()) {
-    why = std::string(what) + " ('" + t.name + "') must be a build-time constant";
-    return std::nullopt;
-  }
-  return t.constant->to_doubles();
-}
-
-// Resize-11 and later: X, roi, scales, sizes, whose values must be known at build time
-// (sizes computed at run time still equal the output shape, which the builder knows).
-std::optional<resize::Params> resize_params(const LayerContext& ctx, std::string& why) {
-  const Shape& in_shape = ctx.input(0).shape;
-  resize::Inputs inputs;
-  if (has_nonempty_input(ctx, 1) &&
-      ctx.node.attr_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") {
-    inputs.roi = constant_values(ctx, 1, "roi", why);
-    if (!inputs.roi) return std::nullopt;
-  }
-  if (has_nonempty_input(ctx, 2)) {
-    inputs.scales = constant_values(ctx, 2, "scales", why);
-    if (!inputs.scales) return std::nullopt;
-  }
-  if (has_nonempty_input(ctx, 3)) {
-    if (ctx.input(3).is_constant()) {
-      inputs.sizes = ctx.input(3).constant->to_int64s();
-    } else if (ctx.opset >= 18 && (ctx.node.has_attr("axes") ||
-                                   ctx.node.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch")) {
-      why = "sizes ('" + ctx.input(3).name + "') must be a build-time constant with axes or keep_aspect_ratio_policy";
-      return std::nullopt;
-    } else {
-      inputs.sizes = ctx.output(0).shape;
-    }
-  }
-  return resize::params(ctx.node, ctx.opset, in_shape, inputs);
-}
-
-// Resize-10 and Upsample: scales only, asymmetric coordinates, legacy nearest rounding.
-std::optional<resize::Params> legacy_params(const LayerContext& ctx, std::string& why) {
-  const Shape& in_shape = ctx.input(0).shape;
-  std::vector<double> scales;
-  if (ctx.has_input(1)) {
-    auto given = constant_values(ctx, 1, "scales", why);  // Resize-10, Upsample-9
-    if (!given) return std::nullopt;
-    scales = *given;
-  } else if (ctx.node.has_attr("scales")) {
-    for (float s : ctx.node.attr_floats("scales")) scales.push_back(s);  // Upsample-7
-  } else {
-    VKG_CHECK(in_shape.size() == 4, ctx.node.describe() << ": height_scale/width_scale need a 4-D input");
-    scales = {1.0, 1.0, ctx.node.attr_float("height_scale", 1.0f), ctx.node.attr_float("width_scale", 1.0f)};
-  }
-  return resize::legacy_params(ctx.node, in_shape, scales);
+// Resize/Upsample parameters from the layer's inputs (roi, scales, sizes: given when present
+// and not empty).
+std::optional<resize::Params> node_resize_params(const LayerContext& ctx, std::string& why) {
+  return resize::node_params(
+      ctx.node, ctx.opset, ctx.input(0).shape, ctx.output(0).shape,
+      [&](size_t i) {
+        const bool given = ctx.has_input(i) && ctx.inputs[i].size() > 0;
+        return resize::NodeInput{given, given && ctx.input(i).is_constant() ? ctx.input(i).constant : nullptr};
+      },
+      why);
 }
 
 // Resolves a Resize/Upsample layer; nullopt (why filled) when it cannot run on Vulkan.
@@ -382,8 +335,7 @@ std::optional<ResizeLayer> resize_layer(const LayerContext& ctx, std::string& wh
   const LayerTensor& x = ctx.input(0);
   const LayerTensor& out = ctx.output(0);
   if (!common_checks(ctx, x, why)) return std::nullopt;
-  const bool legacy = ctx.node.op_type == "Upsample" || ctx.opset < 11;
-  std::optional<resize::Params> p = legacy ? legacy_params(ctx, why) : resize_params(ctx, why);
+  std::optional<resize::Params> p = node_resize_params(ctx, why);
   if (!p) return std::nullopt;
   if (p->out_shape != out.shape) {
     why = "the output shape " + shape_to_string(out.shape) + " differs from " + shape_to_string(p->out_shape) +
@@ -539,21 +491,15 @@ std::optional<LayerPlan> plan_resize_nearest_int(const LayerContext& ctx, std::s
     why = "serves nearest mode on non-empty outputs of rank >= 1 only";
     return std::nullopt;
   }
+  const std::optional<std::vector<int64_t>> whole = resize::whole_nearest_factors(p, layer->in_shape);
+  if (!whole) {
+    why = "an axis is not upsampled by a whole factor reading o / factor";
+    return std::nullopt;
+  }
   std::vector<int32_t> runs, factors;
   for (size_t d = 0; d < rank; ++d) {
-    const int64_t in = layer->in_shape[d], out = p.out_shape[d];
-    const int64_t f = out / in;
-    bool whole = out % in == 0;
-    for (size_t o = 0; whole && o < layer->taps[d].size(); ++o) {
-      const AxisTaps& a = layer->taps[d][o];
-      whole = !a.outside && a.taps[0].index == int64_t(o) / f;
-    }
-    if (!whole) {
-      why = "axis " + std::to_string(d) + " is not upsampled by a whole factor reading o / factor";
-      return std::nullopt;
-    }
-    runs.push_back(int32_t(d + 1 == rank ? in : out));
-    factors.push_back(int32_t(f));
+    runs.push_back(int32_t(d + 1 == rank ? layer->in_shape[d] : p.out_shape[d]));
+    factors.push_back(int32_t((*whole)[d]));
   }
   std::vector<int32_t> meta = runs;
   meta.insert(meta.end(), factors.begin(), factors.end());

@@ -34,6 +34,8 @@
 //   11 kChainOp  OP_ADD, OP_SUB, OP_MUL or OP_DIV
 //   12 kDLayout  LAYOUT_IDENTITY or LAYOUT_SINGLE: how D is indexed
 //   13 kRank     params.rank as a constant (the index loop unrolled)
+//   14 kUpH, 15 kUpW  with LAYOUT_UPSAMPLE: the factors by which that operand's last two
+//                axes are upsampled (nearest, input o / factor for output o)
 //   39 vkg_small_indices  1: n < 2^21, indices divided without integer division (index.glsl)
 //   40 kF32Bindings  (f16 variants) bit b: binding b holds fp32, a fused reformat
 //                (common/f32_bindings.glsl)
@@ -82,6 +84,8 @@
 #define LAYOUT_SINGLE 2    // one element, at 0
 #define LAYOUT_ROWS 3      // strided, with contiguous rows (last merged stride 1): vec4 loads
 #define LAYOUT_ROW_CONST 4 // strided, one value per row (last merged stride 0): one load per vec4
+#define LAYOUT_UPSAMPLE 5  // dims [outer, H, W] of the output read at [outer, h / kUpH, w / kUpW]
+                           // (the strides are the operand's own): a fused nearest Resize
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint kVec = 1;
@@ -97,6 +101,8 @@ layout(constant_id = 10) const uint kChain = 0;
 layout(constant_id = 11) const uint kChainOp = OP_ADD;
 layout(constant_id = 12) const uint kDLayout = LAYOUT_IDENTITY;
 layout(constant_id = 13) const uint kRank = 1;  // params.rank
+layout(constant_id = 14) const uint kUpH = 1;
+layout(constant_id = 15) const uint kUpW = 1;
 
 layout(push_constant) uniform Params {
   uint n;
@@ -139,7 +145,15 @@ VKG_OUTPUT8(c8_put, 2, c8)
 const bool kCompare = kOp >= OP_EQUAL && kOp <= OP_GREATER_EQUAL;
 const bool kUnsigned32 = kIntKind == KIND_U32;
 
-bool strided_layout(uint l) { return l == LAYOUT_STRIDED || l == LAYOUT_ROWS || l == LAYOUT_ROW_CONST; }
+bool strided_layout(uint l) {
+  return l == LAYOUT_STRIDED || l == LAYOUT_ROWS || l == LAYOUT_ROW_CONST || l == LAYOUT_UPSAMPLE;
+}
+
+// Index `idx` of output dimension d as an operand of layout l reads it (constant divisors).
+uint operand_index(uint l, int d, uint idx) {
+  if (l != LAYOUT_UPSAMPLE) return idx;
+  return d == int(kRank) - 1 ? idx / kUpW : d == int(kRank) - 2 ? idx / kUpH : idx;
+}
 
 // Offsets into A and B of output element e.
 void offsets(uint e, out uint oa, out uint ob) {
@@ -152,8 +166,8 @@ void offsets(uint e, out uint oa, out uint ob) {
       const uint next = vkg_div(rest, dim);
       const uint idx = rest - next * dim;
       rest = next;
-      sa += idx * params.stride_a[d];
-      sb += idx * params.stride_b[d];
+      sa += operand_index(kALayout, d, idx) * params.stride_a[d];
+      sb += operand_index(kBLayout, d, idx) * params.stride_b[d];
     }
     sa += rest * params.stride_a[0];
     sb += rest * params.stride_b[0];
@@ -301,6 +315,24 @@ void element(uint e) {
   }
 }
 
+// Four consecutive elements of a row of an upsampled operand (float) from its offset o of the
+// first (its w a multiple of 4): with kUpW 1, 2 or a multiple of 4, one or two loads.
+#define VKG_UPSAMPLED4(name, at, at4)                                                      \
+  afp4 name(uint o, uint e) {                                                              \
+    if (kUpW == 1) return at4(o / 4);                                                      \
+    if (kUpW == 2) {                                                                       \
+      const afp v0 = at(o), v1 = at(o + 1);                                                \
+      return afp4(v0, v0, v1, v1);                                                         \
+    }                                                                                      \
+    if (kUpW % 4 == 0) return afp4(at(o));                                                 \
+    afp4 r;                                                                                \
+    const uint w = e % params.dims[kRank - 1];                                             \
+    for (uint k = 0; k < 4; ++k) r[k] = at(o + (w + k) / kUpW - w / kUpW);                 \
+    return r;                                                                              \
+  }
+VKG_UPSAMPLED4(a_up4, a_at, a4_at)
+VKG_UPSAMPLED4(b_up4, b_at, b4_at)
+
 // The operands of output elements e .. e + 3 (e % 4 == 0, all in one row), as ints (integer
 // inputs) and as afp.
 void operands4(uint e, out ivec4 xi, out ivec4 yi, out afp4 xf, out afp4 yf) {
@@ -318,12 +350,16 @@ void operands4(uint e, out ivec4 xi, out ivec4 yi, out afp4 xf, out afp4 yf) {
     if (kIntMath == 0) {
       for (int k = 0; k < 4; ++k) xf[k] = afp(vkg_int_to_float(xi[k], kIntKind));
     }
+  } else if (kALayout == LAYOUT_UPSAMPLE) {
+    xf = a_up4(oa, e);
   } else {
     xf = a_row ? a4_at(oa / 4) : afp4(a_at(oa));
   }
   if (kBInt != 0) {
     yi = b_row ? b_int4_at(ob / 4) : ivec4(b_int_at(ob));
     if (kIntMath == 0) yf = afp4(yi);
+  } else if (kBLayout == LAYOUT_UPSAMPLE) {
+    yf = b_up4(ob, e);
   } else {
     yf = b_row ? b4_at(ob / 4) : afp4(b_at(ob));
   }

@@ -207,6 +207,63 @@ class TestFusion(CliTestCase):
         self.assertIn("Fused 6 nodes into layer 'scale+shift+plus3+clip+gate+div6' (Mul)", out)
         self.assertIn("1 layers (", out)
 
+    def test_nearest_upsamplings_are_read_by_the_binary_op_that_consumes_them(self):
+        # An FPN's top-down path: Add(lateral, Resize(coarser)), and the mirror Sub(Resize(x), y) with a
+        # chained Mul and an activation; factors 2 (two loads per four outputs), 4 (one), 3 (the general
+        # path) and 1 along the rows, output rows of 16 (eight wide), 12 (four wide) and 6 (one element at
+        # a time); in fp32 and fp16.
+        def resize(name, x, y, scales, **attrs):
+            return helper.make_node("Resize", [x, "", name + ".scales"], [y], name=name, mode="nearest", **attrs)
+
+        def scales(name, values):
+            return numpy_helper.from_array(np.array(values, np.float32), name + ".scales")
+
+        cases = [([1, 4, 8, 8], [1, 1, 2, 2], {}), ([1, 3, 3, 4], [1, 1, 4, 4], {}), ([2, 2, 4, 4], [1, 1, 3, 3], {}),
+                 ([1, 2, 3, 8], [1, 1, 2, 1], {}),
+                 ([1, 4, 5, 3], [1, 1, 1, 2], {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"})]
+        for shape, factors, attrs in cases:
+            with self.subTest(shape=shape, factors=factors):
+                out = [s * f for s, f in zip(shape, factors)]
+                nodes = [resize("up", "x", "u", factors, **attrs),
+                         helper.make_node("Add", ["lateral", "u"], ["a"], name="top_down"),
+                         resize("up2", "x", "v", factors, **attrs),
+                         helper.make_node("Sub", ["v", "a"], ["d"], name="diff"),
+                         helper.make_node("Mul", ["d", "k"], ["m"], name="scale"),
+                         helper.make_node("Relu", ["m"], ["y"], name="relu")]
+                inits = [scales("up", factors), scales("up2", factors), const("lateral", out), const("k", out)]
+                path = make_model(nodes, inits, shape, "y", path=self.path("fpn.onnx"))
+                ran = self.run_vk(path)
+                self.assertIn("Fused 2 nodes into layer 'up+top_down' (Add)", ran)
+                self.assertIn("Fused 4 nodes into layer 'up2+diff+scale+relu' (Sub)", ran)
+                self.assertIn("2 layers (", ran)
+                self.assertIn("6 layers (", self.run_vk(path, "--no-fusion"))
+                fp16 = self.vkgraphy("run", path, "--vk", "--ref", "-v", "--fp16", "--atol", "2e-2", "--rtol", "2e-2",
+                                     "--tactics-allow", "binary.*.f16")
+                self.assertIn("2 layers (", fp16)
+                self.assertRegex(fp16, r"Layer 'up\+top_down' \(Add\): binary\.(vec4|scalar)\.f16")
+        # Not fused: a Resize read twice, one whose output the user reads, a linear one, a downsampling,
+        # one that resizes a channel axis, and one whose other operand broadcasts.
+        nodes = [resize("twice", "x", "t", [1, 1, 2, 2]),
+                 helper.make_node("Add", ["t", "lateral"], ["a"], name="a1"),
+                 helper.make_node("Mul", ["t", "a"], ["b"], name="m1"),
+                 resize("linear", "x", "l", [1, 1, 2, 2]),
+                 helper.make_node("Add", ["b", "l"], ["c"], name="a2"),
+                 resize("chan", "x", "h", [1, 2, 1, 1]),
+                 helper.make_node("ReduceMean", ["h"], ["hm"], name="rm", axes=[1], keepdims=1),
+                 resize("small", "hm", "hs", [1, 1, 2, 2]),
+                 resize("bcast", "x", "g", [1, 1, 2, 2]),
+                 helper.make_node("Add", ["g", "row"], ["gr"], name="a3"),
+                 helper.make_node("Add", ["c", "hs"], ["ch"], name="a4"),
+                 helper.make_node("Add", ["ch", "gr"], ["y"], name="a5")]
+        nodes[3].attribute[0].s = b"linear"
+        inits = [scales("twice", [1, 1, 2, 2]), scales("linear", [1, 1, 2, 2]), scales("chan", [1, 2, 1, 1]),
+                 scales("small", [1, 1, 2, 2]), scales("bcast", [1, 1, 2, 2]), const("lateral", [1, 4, 8, 8]),
+                 const("row", [1, 1, 1, 8])]
+        ran = self.run_vk(make_model(nodes, inits, [1, 4, 4, 4], "y", path=self.path("not.onnx")))
+        for layer in ("twice+", "linear+", "chan+", "small+", "bcast+"):
+            self.assertNotIn(f"into layer '{layer}", ran)
+        self.assertIn("10 layers (", ran)  # two chains: a1+m1, a4+a5
+
     def test_scales_and_shifts_fold_into_weights_and_after_the_activation(self):
         # PP-LCNet's block as paddle2onnx exports it: Conv, a learnable scale and shift (Mul, Add by
         # one-element constants), HardSwish written out, another scale and shift; then a per-channel
