@@ -53,6 +53,9 @@ py=$(command -v python3)
 
 note() { echo "$*" | tee -a "$log" >>"$summary"; }
 command -v vkgraphy >/dev/null || { note "error: vkgraphy is not on PATH (run through the bundle's gpu-run.sh)"; exit 1; }
+# What the figures need beside them: when, on what, from which commit (gpu_prepare.sh records it).
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+note "GPU RUN part=$part date=$(date -u +%Y-%m-%dT%H:%M:%SZ) gpu=${gpu:-unknown} $(cat "$carry/source.txt" 2>/dev/null || echo "commit=unknown")"
 
 # run_step NAME LIMIT_S CMD...: CMD's output into the log, its figures into the summary (all of
 # it with SUMMARY_ALL=1).

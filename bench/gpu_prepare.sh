@@ -68,6 +68,8 @@ case "$part" in
         "$dest.tmp/peers/artifacts/$m/ncnn/"
     done ;;
 esac
+echo "commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!.gpu-carry' || echo "+changes") prepared=$(date -u +%Y-%m-%d)" \
+  >"$dest.tmp/source.txt"
 rm -rf "$dest"
 mv "$dest.tmp" "$dest"
 find "$dest" -type f -printf '%s %p\n' | sort -k2 | awk '{printf "  %6.1f MB  %s\n", $1 / 1e6, $2}'

@@ -49,6 +49,7 @@ class GpuRun(unittest.TestCase):
         r = self.gpu_sh("tests", "device")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         summary = self.summary("tests")
+        self.assertRegex(summary, r"^GPU RUN part=tests date=\d{4}-\d\d-\d\dT[\d:]+Z gpu=\S+ commit=")
         self.assertIn("STEP device rc=0", summary)
         self.assertIn("Vulkan devices", summary)  # inspect device, whole
         self.assertIn("Vulkan devices", self.summary("tests", ".log"))
