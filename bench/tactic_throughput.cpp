@@ -161,16 +161,19 @@ int main(int argc, char** argv) {
   std::string device_selector, filter = "*", case_filter = "*";
   int samples = 10;
   bool per_dispatch = false, reference = true;
-  std::vector<BenchCase> cases = {matmul(512, 512, 512),   matmul(1024, 1024, 1024),   matmul(48, 6400, 48),
-                                  matmul(384, 100, 384),   conv(64, 64, 3, 56),        conv(384, 384, 1, 10),
-                                  conv(48, 48, 1, 80),     conv(96, 24, 3, 80),        conv(3, 16, 3, 320, 1, 2),
-                                  conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192), conv_transpose(24, 24, 2, 80),
-                                  scale_channels(96, 80)};
+  std::vector<BenchCase> cases = {
+      matmul(512, 512, 512),   matmul(1024, 1024, 1024),   matmul(48, 6400, 48),          matmul(384, 100, 384),
+      conv(64, 64, 3, 56),     conv(384, 384, 1, 10),      conv(48, 48, 1, 80),           conv(96, 24, 3, 80),
+      conv(96, 24, 3, 40),     conv(96, 24, 3, 20),        conv(96, 24, 3, 10),           conv(3, 16, 3, 320, 1, 2),
+      conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192), conv_transpose(24, 24, 2, 80), scale_channels(96, 80)};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--device" && i + 1 < argc) device_selector = argv[++i];
-    else if (a == "--samples" && i + 1 < argc) samples = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    if (a == "--device" && i + 1 < argc)
+      device_selector = argv[++i];
+    else if (a == "--samples" && i + 1 < argc)
+      samples = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--filter" && i + 1 < argc)
+      filter = argv[++i];
     else if (a == "--case" && i + 1 < argc)
       case_filter = argv[++i];
     else if (a == "--per-dispatch")
@@ -201,8 +204,8 @@ int main(int argc, char** argv) {
                 info.fp16() ? "yes" : "no");
     std::printf("%-28s %-36s %12s %10s\n", "case", "tactic", "median ms", "GFLOP/s");
 
-    // The convolutions besides the first 3x3 are shapes of PP-OCRv4 det (1x1, depthwise, 3x3 96->24
-    // and the head's ConvTranspose).
+    // The convolutions besides the first 3x3 are shapes of PP-OCRv4 det (1x1, depthwise, 3x3 96->24 at
+    // the FPN's four scales and the head's ConvTranspose).
     for (const BenchCase& c : cases) {
       if (!glob_match(case_filter, c.label)) continue;
       // CPU reference baseline, same process.

@@ -17,8 +17,8 @@
 //   conv.depthwise_wide      the same, 8 outputs along a row per invocation (rows longer than 4)
 //   conv.depthwise_tile<R>x8 2-D depthwise (multiplier 1, kernels up to 7x7, strides 1-2): R output
 //                            rows x 8 outputs per invocation, each input row read once (vec4s)
-//   conv.direct_tile<R>x8    2-D Conv with few taps per output (input channels per group x kernel
-//                            <= 144, kernels up to 5x5, strides 1-2): 8 output channels x R rows x 8
+//   conv.direct_tile<R>x8    2-D Conv with at most 1024 taps per output (input channels per group x
+//                            kernel), kernels up to 5x5, strides 1-2: 8 output channels x R rows x 8
 //                            outputs per invocation, each input row read once per input channel
 //   conv.winograd_f23        F(2x2, 3x3): 2-D, 3x3, stride 1, dilation 1, group 1; input
 //                            transform, 16 GEMMs (the same GEMM), output transform
@@ -910,9 +910,9 @@ std::optional<LayerPlan> plan_direct_tile(const LayerContext& ctx, uint32_t rows
   check_output(ctx, s);
   if (!tile_geometry(s, 5, why_not)) return std::nullopt;
   const LayerTensor& w_in = ctx.input(1);
-  if (!w_in.is_constant() || s.cg() * s.kernel_size() > 144 || s.mg() < 4) {
+  if (!w_in.is_constant() || s.cg() * s.kernel_size() > 1024 || s.mg() < 4) {
     why_not =
-        "needs constant weights, at most 144 taps per output (input channels per group x kernel) and 4 or "
+        "needs constant weights, at most 1024 taps per output (input channels per group x kernel) and 4 or "
         "more output channels per group";
     return std::nullopt;
   }

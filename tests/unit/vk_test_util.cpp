@@ -195,7 +195,7 @@ void add_window_classes(const VkCase& c, std::set<std::string>& out) {
     // conv.direct_tile: few taps per output, 4 or more output channels per group, strides up to 2,
     // kernels up to 5.
     if (w != nullptr && w->shape().size() > 1) {
-      if (w->shape()[1] * taps > 144) out.insert("many-taps");
+      if (w->shape()[1] * taps > 1024) out.insert("many-taps");
       if (w->shape()[0] / group < 4) out.insert("narrow-groups");
     }
     const std::vector<int64_t> strides = n.attr_ints("strides");
