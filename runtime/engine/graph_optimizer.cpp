@@ -175,7 +175,8 @@ class FoldableProducer {
       const int64_t kernel = weights_.size() / (shape[0] * shape[1]);
       for (int64_t c = 0; c < shape[0]; ++c)
         for (int64_t j = 0; j < out_per_group; ++j)
-          for (int64_t i = 0; i < kernel; ++i) w[(c * out_per_group + j) * kernel + i] *= a.scale[size_t((c / in_per_group) * out_per_group + j)];
+          for (int64_t i = 0; i < kernel; ++i)
+            w[(c * out_per_group + j) * kernel + i] *= a.scale[size_t((c / in_per_group) * out_per_group + j)];
     } else {  // Gemm, MatMul: scale column n of op(B)
       const bool trans = node_.op_type == "Gemm" && node_.attr_int("transB", 0) != 0;
       for (int64_t r = 0; r < shape[0]; ++r)
@@ -194,11 +195,30 @@ class FoldableProducer {
     const bool gemm = node_.op_type == "Gemm" || node_.op_type == "MatMul";
     n.inputs[1] = name + ":" + (gemm ? "B" : "W");
     n.inputs[2] = name + ":" + (gemm ? "C" : "B");
-    constants[n.inputs[1]] = weights_;
-    constants[n.inputs[2]] = Tensor::from_vector<float>({channels_}, bias_);
+    add_constants(n.inputs[1], n.inputs[2], constants);
     if (node_.op_type == "Gemm") set_float_attr(n, "beta", 1.0f);  // beta is folded into C
     return n;
   }
+
+  // The folded weights and bias, as `constants[weights]` and `constants[bias]`.
+  void add_constants(const std::string& weights, const std::string& bias,
+                     std::map<std::string, Tensor>& constants) const {
+    constants[weights] = weights_;
+    constants[bias] = Tensor::from_vector<float>({channels_}, bias_);
+  }
+
+  // A Conv with a 1x1 (x 1 ...) kernel, one group, unit strides and no padding: on a tensor of
+  // 1x1 planes (a pooled one), a matrix-vector product of its weights [C_out][C_in].
+  bool pointwise() const {
+    if (node_.op_type != "Conv" || node_.attr_int("group", 1) != 1) return false;
+    const std::vector<int64_t>& w = weights_.shape();
+    auto all = [](const std::vector<int64_t>& v, int64_t x) {
+      return std::all_of(v.begin(), v.end(), [&](int64_t e) { return e == x; });
+    };
+    return std::all_of(w.begin() + 2, w.end(), [](int64_t k) { return k == 1; }) &&
+           all(node_.attr_ints("strides"), 1) && all(node_.attr_ints("pads"), 0);
+  }
+  int64_t in_channels() const { return weights_.shape()[1]; }
 
  private:
   Node node_;
@@ -218,9 +238,38 @@ bool is_arithmetic(const Node& n) {
 }
 
 constexpr const char* kUpsampleAttr = "vkgraphy.upsample";
-constexpr const char* kActivationAttr = "vkgraphy.activation";
-constexpr const char* kAlphaAttr = "vkgraphy.alpha";
-constexpr const char* kBetaAttr = "vkgraphy.beta";
+// The attributes that carry a FusedActivation: the layer's own (fused_activation) and the hidden
+// one of a squeeze-and-excitation gate (squeeze_gate).
+struct ActivationAttrs {
+  const char *kind, *alpha, *beta, *post_scale, *post_shift;
+};
+constexpr ActivationAttrs kActivationAttrs{"vkgraphy.activation", "vkgraphy.alpha", "vkgraphy.beta", kPostScaleAttr,
+                                           kPostShiftAttr};
+constexpr ActivationAttrs kGateAttrs{"vkgraphy.gate", "vkgraphy.gate_alpha", "vkgraphy.gate_beta",
+                                     "vkgraphy.gate_post_scale", "vkgraphy.gate_post_shift"};
+
+void set_activation_attrs(Node& n, const FusedActivation& a, const ActivationAttrs& names) {
+  Attribute& kind = n.attrs[names.kind];
+  kind.kind = Attribute::Kind::Int;
+  kind.i = int64_t(a.kind);
+  set_float_attr(n, names.alpha, a.alpha);
+  set_float_attr(n, names.beta, a.beta);
+  if (a.post_scale != 1.0f || a.post_shift != 0.0f) {
+    set_float_attr(n, names.post_scale, a.post_scale);
+    set_float_attr(n, names.post_shift, a.post_shift);
+  }
+}
+
+std::optional<FusedActivation> activation_attrs(const Node& node, const ActivationAttrs& names) {
+  if (!node.has_attr(names.kind)) return std::nullopt;
+  FusedActivation a;
+  a.kind = Activation(uint32_t(node.attr_int(names.kind)));
+  a.alpha = node.attr_float(names.alpha, 0.0f);
+  a.beta = node.attr_float(names.beta, 0.0f);
+  a.post_scale = node.attr_float(names.post_scale, 1.0f);
+  a.post_shift = node.attr_float(names.post_shift, 0.0f);
+  return a;
+}
 
 bool scalar_near(const Tensor* t, double value) {
   return t != nullptr && t->size() == 1 && std::abs(t->get_as_double(0) - value) <= 1e-5 * std::abs(value);
@@ -266,7 +315,8 @@ std::optional<std::pair<float, float>> clip_bounds(const Node& n,
 // The activation applied to `x` by the nodes that consume it: its kind and the nodes it spans (the
 // last one writes the result).
 std::optional<std::pair<FusedActivation, std::vector<size_t>>> match_activation(
-    const std::string& x, const Consumers& consumers, const std::function<const Tensor*(const std::string&)>& constant) {
+    const std::string& x, const Consumers& consumers,
+    const std::function<const Tensor*(const std::string&)>& constant) {
   const std::vector<size_t> users = consumers.of(x);
   auto output_of = [&](size_t i) { return consumers.kept[i]->outputs.at(0); };
   if (users.size() == 1) {
@@ -297,7 +347,8 @@ std::optional<std::pair<FusedActivation, std::vector<size_t>>> match_activation(
     if ((gate.op_type != "HardSigmoid" && gate.op_type != "Sigmoid") || !is_binary(mul, "Mul")) continue;
     if (consumers.single(output_of(users[g]), "Mul") != users[1 - g] || other_input(mul, x) != output_of(users[g]))
       continue;
-    if (gate.op_type == "Sigmoid") return std::make_pair(FusedActivation{Activation::MulSigmoid, 0, 0}, std::vector<size_t>{users[g], users[1 - g]});
+    if (gate.op_type == "Sigmoid")
+      return std::make_pair(FusedActivation{Activation::MulSigmoid, 0, 0}, std::vector<size_t>{users[g], users[1 - g]});
     const FusedActivation a{Activation::MulHardSigmoid, gate.attr_float("alpha", 0.2f), gate.attr_float("beta", 0.5f)};
     return std::make_pair(a, std::vector<size_t>{users[g], users[1 - g]});
   }
@@ -317,9 +368,10 @@ std::optional<std::pair<FusedActivation, std::vector<size_t>>> match_activation(
     const std::vector<size_t> after = consumers.of(output_of(mul_i));
     if (after.size() != 1) continue;
     const Node& scale = *consumers.kept[after[0]];
-    const bool div = is_binary(scale, "Div") && scale.inputs[0] == output_of(mul_i) &&
-                     scalar_near(constant(scale.inputs[1]), 6.0);
-    const bool times = is_binary(scale, "Mul") && scalar_near(constant(other_input(scale, output_of(mul_i))), 1.0 / 6.0);
+    const bool div =
+        is_binary(scale, "Div") && scale.inputs[0] == output_of(mul_i) && scalar_near(constant(scale.inputs[1]), 6.0);
+    const bool times =
+        is_binary(scale, "Mul") && scalar_near(constant(other_input(scale, output_of(mul_i))), 1.0 / 6.0);
     if (!div && !times) continue;
     return std::make_pair(FusedActivation{Activation::HardSwish, 0, 0},
                           std::vector<size_t>{add_i, clip_i, mul_i, after[0]});
@@ -337,7 +389,8 @@ std::optional<std::pair<FusedActivation, std::vector<size_t>>> match_activation(
     const size_t add_i = consumers.single(output_of(erf_i), "Add");
     if (add_i == SIZE_MAX || !scalar_near(constant(other_input(*consumers.kept[add_i], output_of(erf_i))), 1.0))
       continue;
-    if (consumers.single(output_of(add_i), "Mul") != mul_i || other_input(*consumers.kept[mul_i], x) != output_of(add_i))
+    if (consumers.single(output_of(add_i), "Mul") != mul_i ||
+        other_input(*consumers.kept[mul_i], x) != output_of(add_i))
       continue;
     const size_t half_i = consumers.single(output_of(mul_i), "Mul");
     if (half_i == SIZE_MAX || !scalar_near(constant(other_input(*consumers.kept[half_i], output_of(mul_i))), 0.5))
@@ -363,21 +416,14 @@ std::optional<UpsampledOperand> upsampled_operand(const Node& node) {
   return UpsampledOperand{size_t(v[0]), v[1], v[2]};
 }
 
-std::optional<FusedActivation> fused_activation(const Node& node) {
-  if (!node.has_attr(kActivationAttr)) return std::nullopt;
-  FusedActivation a;
-  a.kind = Activation(uint32_t(node.attr_int(kActivationAttr)));
-  a.alpha = node.attr_float(kAlphaAttr, 0.0f);
-  a.beta = node.attr_float(kBetaAttr, 0.0f);
-  a.post_scale = node.attr_float(kPostScaleAttr, 1.0f);
-  a.post_shift = node.attr_float(kPostShiftAttr, 0.0f);
-  return a;
-}
+std::optional<FusedActivation> fused_activation(const Node& node) { return activation_attrs(node, kActivationAttrs); }
+
+std::optional<FusedActivation> squeeze_gate(const Node& node) { return activation_attrs(node, kGateAttrs); }
 
 bool moves_data_only(const std::string& op) {
-  static const std::set<std::string> ops = {"Identity", "Dropout", "Reshape", "Flatten",   "Squeeze",
-                                            "Unsqueeze", "Transpose", "Slice", "Expand", "Tile",
-                                            "Concat",    "Split",     "Pad",   "Gather", "GatherElements",
+  static const std::set<std::string> ops = {"Identity",  "Dropout",      "Reshape",     "Flatten", "Squeeze",
+                                            "Unsqueeze", "Transpose",    "Slice",       "Expand",  "Tile",
+                                            "Concat",    "Split",        "Pad",         "Gather",  "GatherElements",
                                             "GatherND",  "DepthToSpace", "SpaceToDepth"};
   return ops.count(op) != 0;
 }
@@ -467,9 +513,116 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     absorbed[i] = true;
   }
 
+  // What the node at `i` absorbs after it (the header's folds, chain, activation and scale and
+  // shift after it), without marking anything absorbed yet.
+  struct Tail {
+    std::vector<size_t> absorbs;    // the nodes absorbed after the head, in graph order
+    std::vector<std::string> held;  // the head's name, then theirs
+    std::string output;             // the tensor the layer writes
+    std::optional<FoldableProducer> producer;
+    bool folded = false;  // the producer's weights absorbed a bias or BatchNormalization
+    std::optional<std::pair<size_t, std::string>> chain;
+    std::optional<FusedActivation> activation;
+  };
+  auto tail_of = [&](size_t i) {
+    const Node& head = *kept[i];
+    const bool binary_op = is_arithmetic(head) && is_float(head.outputs[0]);
+    Tail t;
+    t.held = {head.name};
+    t.output = head.outputs[0];
+    auto absorb = [&](size_t k) {
+      t.absorbs.push_back(k);
+      t.held.push_back(kept[k]->name);
+      t.output = kept[k]->outputs[0];
+    };
+    t.producer = binary_op ? std::nullopt : FoldableProducer::make(head, constant, rank_of(head.outputs[0]));
+    while (t.producer) {
+      const std::vector<size_t> c = users.of(t.output);
+      if (c.size() != 1) break;
+      const Node& next = *kept[c[0]];
+      const std::optional<ChannelAffine> affine =
+          channel_affine(next, t.output, t.producer->channels(), t.producer->axis(), t.producer->rank(), constant);
+      if (!affine || next.outputs.empty() || next.outputs[0].empty()) break;
+      t.producer->absorb(*affine);
+      absorb(c[0]);
+      t.folded = true;
+    }
+    if (binary_op) t.chain = match_chain(i, t.output);
+    if (t.chain) absorb(t.chain->first);
+    const auto activation = match_activation(t.output, users, constant);
+    if (!activation) return t;
+    t.activation = activation->first;
+    for (size_t a : activation->second) absorb(a);
+    // Then Add, Sub, Mul or Div by single-element constants (a learnable scale and shift after
+    // the activation, as PP-LCNet's blocks have): v * post_scale + post_shift as the layer stores.
+    const int rank = rank_of(t.output);
+    while (rank >= 0) {
+      const std::vector<size_t> c = users.of(t.output);
+      if (c.size() != 1 || kept[c[0]]->outputs.empty() || kept[c[0]]->outputs[0].empty()) break;
+      const std::optional<ChannelAffine> post = channel_affine(*kept[c[0]], t.output, 1, 0, size_t(rank), constant);
+      if (!post || !is_float(kept[c[0]]->outputs[0])) break;
+      t.activation->post_scale *= post->scale[0];
+      t.activation->post_shift = t.activation->post_shift * post->scale[0] + post->shift[0];
+      absorb(c[0]);
+    }
+    return t;
+  };
+  auto layer_name = [](const std::vector<std::string>& held) {
+    std::string name;
+    for (const std::string& h : held) name += (name.empty() ? "" : "+") + h;
+    return name;
+  };
+  // A squeeze-and-excitation gate (the header's): the GlobalAveragePool at `i`, then two pointwise
+  // Convs with what each absorbs, as one layer (marked absorbed); nullopt where the pattern does
+  // not hold.
+  auto match_gate = [&](size_t i) -> std::optional<OptimizedLayer> {
+    const Node& pool = *kept[i];
+    if (pool.op_type != "GlobalAveragePool" || pool.inputs.size() != 1 || pool.outputs.size() != 1 ||
+        !is_float(pool.outputs[0]) || rank_of(pool.inputs[0]) < 3)
+      return std::nullopt;
+    std::vector<std::pair<size_t, Tail>> convs;  // each Conv's index and what it absorbs
+    std::string x = pool.outputs[0];
+    for (int k = 0; k < 2; ++k) {
+      const size_t c = users.single(x, "Conv");
+      if (c == SIZE_MAX || kept[c]->inputs[0] != x || !is_float(kept[c]->outputs[0])) return std::nullopt;
+      Tail t = tail_of(c);
+      if (!t.producer || !t.producer->pointwise() ||
+          (k == 1 && t.producer->in_channels() != convs[0].second.producer->channels()))
+        return std::nullopt;
+      x = t.output;
+      convs.emplace_back(c, std::move(t));
+    }
+    OptimizedLayer layer{pool, {pool.name}};
+    for (const auto& [c, t] : convs) {
+      absorbed[c] = true;
+      for (size_t k : t.absorbs) absorbed[k] = true;
+      layer.nodes.insert(layer.nodes.end(), t.held.begin(), t.held.end());
+    }
+    Node& gate = layer.node;
+    gate.name = layer_name(layer.nodes);
+    gate.outputs = {x};
+    gate.inputs = {pool.inputs[0]};
+    for (const char* suffix : {"1", "2"}) {
+      gate.inputs.push_back(gate.name + ":W" + suffix);
+      gate.inputs.push_back(gate.name + ":B" + suffix);
+    }
+    convs[0].second.producer->add_constants(gate.inputs[1], gate.inputs[2], out.constants);
+    convs[1].second.producer->add_constants(gate.inputs[3], gate.inputs[4], out.constants);
+    const FusedActivation none;
+    set_activation_attrs(gate, convs[0].second.activation.value_or(none), kGateAttrs);
+    if (convs[1].second.activation) set_activation_attrs(gate, *convs[1].second.activation, kActivationAttrs);
+    return layer;
+  };
+
   for (size_t i = 0; i < kept.size(); ++i) {
     if (absorbed[i]) continue;
     const Node& head = *kept[i];
+    if (options.fusion) {
+      if (std::optional<OptimizedLayer> gate = match_gate(i)) {
+        out.layers.push_back(std::move(*gate));
+        continue;
+      }
+    }
     const bool binary_op = is_arithmetic(head) && is_float(head.outputs[0]);
     const bool producer_op = head.op_type == "Conv" || head.op_type == "ConvTranspose" || head.op_type == "Gemm" ||
                              head.op_type == "MatMul" || binary_op;
@@ -477,63 +630,18 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       out.layers.push_back({head, {head.name}});
       continue;
     }
-    std::optional<FoldableProducer> producer =
-        binary_op ? std::nullopt : FoldableProducer::make(head, constant, rank_of(head.outputs[0]));
-    std::vector<std::string> held = {head.name};
-    std::string output = head.outputs[0];
-    bool folded = false;  // the producer's weights absorbed a bias or BatchNormalization
-    while (producer) {
-      const std::vector<size_t> c = users.of(output);
-      if (c.size() != 1) break;
-      const Node& next = *kept[c[0]];
-      const std::optional<ChannelAffine> affine =
-          channel_affine(next, output, producer->channels(), producer->axis(), producer->rank(), constant);
-      if (!affine || next.outputs.empty() || next.outputs[0].empty()) break;
-      producer->absorb(*affine);
-      absorbed[c[0]] = true;
-      held.push_back(next.name);
-      output = next.outputs[0];
-      folded = true;
-    }
-    std::optional<std::pair<size_t, std::string>> chain = binary_op ? match_chain(i, output) : std::nullopt;
-    if (chain) {
-      absorbed[chain->first] = true;
-      held.push_back(kept[chain->first]->name);
-      output = kept[chain->first]->outputs[0];
-    }
-    auto activation = match_activation(output, users, constant);
-    if (activation) {
-      for (size_t a : activation->second) {
-        absorbed[a] = true;
-        held.push_back(kept[a]->name);
-      }
-      output = kept[activation->second.back()]->outputs[0];
-      // Then Add, Sub, Mul or Div by single-element constants (a learnable scale and shift after
-      // the activation, as PP-LCNet's blocks have): v * post_scale + post_shift as the layer stores.
-      const int rank = rank_of(output);
-      while (rank >= 0) {
-        const std::vector<size_t> c = users.of(output);
-        if (c.size() != 1 || kept[c[0]]->outputs.empty() || kept[c[0]]->outputs[0].empty()) break;
-        const std::optional<ChannelAffine> post = channel_affine(*kept[c[0]], output, 1, 0, size_t(rank), constant);
-        if (!post || !is_float(kept[c[0]]->outputs[0])) break;
-        activation->first.post_scale *= post->scale[0];
-        activation->first.post_shift = activation->first.post_shift * post->scale[0] + post->shift[0];
-        absorbed[c[0]] = true;
-        held.push_back(kept[c[0]]->name);
-        output = kept[c[0]]->outputs[0];
-      }
-    }
+    Tail t = tail_of(i);
+    for (size_t k : t.absorbs) absorbed[k] = true;
     const auto up = upsampled.find(i);
-    if (up != upsampled.end()) held.insert(held.begin(), kept[up->second.first]->name);
-    if (held.size() == 1) {
-      out.layers.push_back({head, held});
+    if (up != upsampled.end()) t.held.insert(t.held.begin(), kept[up->second.first]->name);
+    if (t.held.size() == 1) {
+      out.layers.push_back({head, t.held});
       continue;
     }
-    std::string name;
-    for (const std::string& h : held) name += (name.empty() ? "" : "+") + h;
-    Node fused = folded ? producer->finish(name, output, out.constants) : head;
+    const std::string name = layer_name(t.held);
+    Node fused = t.folded ? t.producer->finish(name, t.output, out.constants) : head;
     fused.name = name;
-    fused.outputs = {output};
+    fused.outputs = {t.output};
     if (up != upsampled.end()) {
       const std::vector<int64_t>& v = up->second.second;
       fused.inputs[size_t(v[0])] = kept[up->second.first]->inputs[0];
@@ -541,28 +649,18 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       a.kind = Attribute::Kind::Ints;
       a.ints = v;
     }
-    if (chain) {
-      const Node& op = *kept[chain->first];
-      fused.inputs.push_back(chain->second);
+    if (t.chain) {
+      const Node& op = *kept[t.chain->first];
+      fused.inputs.push_back(t.chain->second);
       Attribute& chained = fused.attrs[kChainOpAttr];
       chained.kind = Attribute::Kind::String;
       chained.s = op.op_type;
       Attribute& first = fused.attrs[kChainOperandFirstAttr];
       first.kind = Attribute::Kind::Int;
-      first.i = op.inputs[0] == chain->second ? 1 : 0;
+      first.i = op.inputs[0] == t.chain->second ? 1 : 0;
     }
-    if (activation) {
-      Attribute& kind = fused.attrs[kActivationAttr];
-      kind.kind = Attribute::Kind::Int;
-      kind.i = int64_t(activation->first.kind);
-      set_float_attr(fused, kAlphaAttr, activation->first.alpha);
-      set_float_attr(fused, kBetaAttr, activation->first.beta);
-      if (activation->first.post_scale != 1.0f || activation->first.post_shift != 0.0f) {
-        set_float_attr(fused, kPostScaleAttr, activation->first.post_scale);
-        set_float_attr(fused, kPostShiftAttr, activation->first.post_shift);
-      }
-    }
-    out.layers.push_back({std::move(fused), held});
+    if (t.activation) set_activation_attrs(fused, *t.activation, kActivationAttrs);
+    out.layers.push_back({std::move(fused), t.held});
   }
   return out;
 }

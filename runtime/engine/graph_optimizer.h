@@ -22,6 +22,10 @@
 //   output o) and the op's other operand has the output's shape: the layer reads the Resize's
 //   input through the factors (an FPN's top-down Add(lateral, Resize(coarser))), and the
 //   upsampled tensor is never written.
+// - a GlobalAveragePool read only by a pointwise Conv (1x1 kernel, one group, unit strides, no
+//   padding) whose result, after what that Conv absorbs as above, is read only by another pointwise
+//   Conv, becomes one layer with both (a squeeze-and-excitation gate: pool, reduce, expand), which
+//   one dispatch computes (squeeze_gate below).
 // A fused layer is named after the nodes it holds ("conv1+bn1") and remembers
 // them, so that every user-facing file and flag can speak in ONNX node names.
 // A tensor the user reads (a model output or a marked tensor) is never fused
@@ -41,8 +45,17 @@ namespace vkg {
 
 // The fused activation kinds: specialization constant 20 of the shaders (shaders/common/epilogue.glsl).
 enum class Activation : uint32_t {
-  None = 0, Relu = 1, Clip = 2, LeakyRelu = 3, Sigmoid = 4, HardSigmoid = 5, HardSwish = 6, Tanh = 7, Gelu = 8,
-  MulHardSigmoid = 9, MulSigmoid = 10,
+  None = 0,
+  Relu = 1,
+  Clip = 2,
+  LeakyRelu = 3,
+  Sigmoid = 4,
+  HardSigmoid = 5,
+  HardSwish = 6,
+  Tanh = 7,
+  Gelu = 8,
+  MulHardSigmoid = 9,
+  MulSigmoid = 10,
 };
 struct FusedActivation {
   Activation kind = Activation::None;
@@ -76,23 +89,31 @@ std::optional<FusedActivation> fused_activation(const Node& node);
 inline constexpr const char* kPostScaleAttr = "vkgraphy.post_scale";
 inline constexpr const char* kPostShiftAttr = "vkgraphy.post_shift";
 
+// A GlobalAveragePool that absorbed a squeeze-and-excitation gate (the header's fusion): inputs X,
+// W1 [C1][C], B1 [C1], W2 [C2][C1], B2 [C2] (the two pointwise Convs' folded weights), output
+// [N][C2][1...]; the first Conv's activation (kind None when it has none) is carried as the
+// attributes "vkgraphy.gate", "vkgraphy.gate_alpha", "vkgraphy.gate_beta",
+// "vkgraphy.gate_post_scale" and "vkgraphy.gate_post_shift", the second's as fused_activation's.
+// nullopt for a node that is not a gate.
+std::optional<FusedActivation> squeeze_gate(const Node& node);
+
 struct OptimizedLayer {
   Node node;                       // what the tactics see: a model node, or a fused one (folded weights)
   std::vector<std::string> nodes;  // ONNX node names held, in graph order (one for an unfused node)
 };
 
 struct OptimizedGraph {
-  std::vector<OptimizedLayer> layers;           // in graph order
-  std::map<std::string, std::string> aliases;   // tensor -> the tensor whose buffer it shares
-  std::map<std::string, Tensor> constants;      // weights made by folding, named "<layer>:<input>"
-  std::vector<std::string> removed;             // no-op nodes that became aliases
+  std::vector<OptimizedLayer> layers;          // in graph order
+  std::map<std::string, std::string> aliases;  // tensor -> the tensor whose buffer it shares
+  std::map<std::string, Tensor> constants;     // weights made by folding, named "<layer>:<input>"
+  std::vector<std::string> removed;            // no-op nodes that became aliases
 };
 
 struct GraphOptimizerOptions {
   bool fusion = true;                  // false: every node is a layer of its own (--no-fusion)
   std::set<std::string> keep_tensors;  // tensors read by the user: never aliased or fused away
   std::function<std::optional<Shape>(const std::string&)> shape_of;  // a tensor's static shape, nullopt when unknown
-  std::function<bool(const std::string&)> is_float;  // a tensor of a float type (false when unknown)
+  std::function<bool(const std::string&)> is_float;                  // a tensor of a float type (false when unknown)
   int64_t opset = 0;  // the model's (Resize's parameters depend on it); 0: Resizes are not fused
 };
 

@@ -11,6 +11,7 @@
 
 #include "runtime/core/error.h"
 #include "runtime/core/roi_align_params.h"
+#include "runtime/engine/graph_optimizer.h"
 #include "runtime/engine/tactic.h"
 #include "runtime/reference/ops/linalg_kernels.h"
 
@@ -326,6 +327,10 @@ std::optional<PoolLayer> resolve_global(const LayerContext& ctx, std::string& wh
     why_not = "only global pooling";
     return std::nullopt;
   }
+  if (squeeze_gate(ctx.node)) {
+    why_not = "the layer holds a squeeze-and-excitation gate (global_pool.gate serves it)";
+    return std::nullopt;
+  }
   return resolve_pool(ctx, why_not);
 }
 
@@ -349,6 +354,67 @@ std::optional<LayerPlan> plan_global(const LayerContext& ctx, std::string& why_n
   d.push = {uint32_t(l->planes), uint32_t(plane_size)};
   const uint64_t invocations = uint64_t(l->planes) * (workgroup_per_plane ? local_size : 1);
   d.groups = linear_groups(invocations, local_size, ctx.device);
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
+constexpr uint32_t kGateGroupSize = 64;                            // pool/squeeze_gate.comp
+constexpr int64_t kGateMaxChannels = 2048, kGateMaxHidden = 1024;  // its shared arrays
+
+// global_pool.gate: a GlobalAveragePool that absorbed a squeeze-and-excitation gate
+// (graph_optimizer.h, squeeze_gate) on pool/squeeze_gate.comp, one workgroup per image.
+std::optional<LayerPlan> plan_squeeze_gate(const LayerContext& ctx, std::string& why_not) {
+  const std::optional<FusedActivation> hidden = squeeze_gate(ctx.node);
+  if (!hidden) {
+    why_not = "serves squeeze-and-excitation gates only (a GlobalAveragePool fused with two pointwise Convs)";
+    return std::nullopt;
+  }
+  const LayerTensor& x = ctx.input(0);
+  const StorageType want = ctx.arith == Arith::F32 ? StorageType::F32 : StorageType::F16;
+  if (!is_float_dtype(x.dtype) || x.dtype == DType::Float64 || x.storage != want || ctx.output(0).storage != want) {
+    why_not = std::string("computes on ") + storage_type_name(want) + " storage of float32 or float16 tensors";
+    return std::nullopt;
+  }
+  if (want == StorageType::F16 && !ctx.device.fp16()) {
+    why_not = "the device has no fp16 arithmetic and storage";
+    return std::nullopt;
+  }
+  VKG_CHECK(ctx.inputs.size() == 5 && x.shape.size() >= 3,
+            ctx.node.describe() << ": a squeeze-and-excitation gate takes X (rank 3 or more), W1, B1, W2 and B2");
+  const int64_t n = x.shape[0], c = x.shape[1], plane = num_elements(Shape(x.shape.begin() + 2, x.shape.end()));
+  const Shape& w1 = ctx.input(1).shape;
+  const Shape& w2 = ctx.input(3).shape;
+  VKG_CHECK(w1.size() >= 2 && w2.size() >= 2 && w1[1] == c && w2[1] == w1[0] && ctx.input(2).size() == w1[0] &&
+                ctx.input(4).size() == w2[0] && ctx.output(0).size() == n * w2[0],
+            ctx.node.describe() << ": gate weights " << shape_to_string(w1) << " and " << shape_to_string(w2)
+                                << " do not chain from " << c << " channels");
+  for (size_t i = 1; i < 5; ++i) {
+    if (!ctx.input(i).is_constant()) {
+      why_not = "needs constant gate weights";
+      return std::nullopt;
+    }
+  }
+  if (plane < 1 || c > kGateMaxChannels || w1[0] > kGateMaxHidden) {
+    why_not = "serves non-empty planes, at most " + std::to_string(kGateMaxChannels) + " channels and at most " +
+              std::to_string(kGateMaxHidden) + " hidden ones";
+    return std::nullopt;
+  }
+  LayerPlan plan;
+  Dispatch d;
+  d.shader =
+      ctx.texel_shader("pool/squeeze_gate", uint64_t(std::max({x.size(), ctx.input(1).size(), ctx.input(3).size()})));
+  d.spec = {{0, kGateGroupSize},
+            {1, plane % 4 == 0 ? 1u : 0u},
+            {2, uint32_t(hidden->kind)},
+            {3, std::bit_cast<uint32_t>(hidden->alpha)},
+            {4, std::bit_cast<uint32_t>(hidden->beta)},
+            {5, std::bit_cast<uint32_t>(hidden->post_scale)},
+            {6, std::bit_cast<uint32_t>(hidden->post_shift)},
+            {7, c % 4 == 0 && w1[0] % 4 == 0 ? 1u : 0u}};
+  for (size_t i = 0; i < 5; ++i) d.bindings.push_back(bind_input(ctx, plan, i));
+  d.bindings.push_back(BindingRef::output(0));
+  d.push = {uint32_t(n), uint32_t(c), uint32_t(plane), uint32_t(w1[0]), uint32_t(w2[0])};
+  d.groups = linear_groups(uint64_t(n) * kGateGroupSize, kGateGroupSize, ctx.device);
   plan.dispatches.push_back(std::move(d));
   return plan;
 }
@@ -509,6 +575,7 @@ void register_pool_tactics(TacticRegistry& r) {
   r.add_variants("global_pool.workgroup", global, 10, all, [](const LayerContext& ctx, std::string& why_not) {
     return plan_global(ctx, why_not, "pool/global_workgroup", kGlobalGroupSize, true);
   });
+  r.add_variants("global_pool.gate", {"GlobalAveragePool"}, 5, {Arith::F32, Arith::F16Acc32}, plan_squeeze_gate);
   r.add_variants("unpool.scatter", {"MaxUnpool"}, 0, {Arith::F32, Arith::F16}, plan_unpool);
   r.add_variants("roi_align.direct", {"RoiAlign"}, 0, {Arith::F32, Arith::F16Acc32}, plan_roi_align);
 }

@@ -27,11 +27,12 @@ afp vkg_epilogue_sigmoid(afp v) {
   return v >= afp(0) ? afp(1) / (afp(1) + e) : e / (afp(1) + e);
 }
 
-afp vkg_epilogue_activation(afp v) {
-  const afp alpha = afp(kEpilogueAlpha), beta = afp(kEpilogueBeta);
-  switch (kEpilogue) {
+// Activation `kind` (runtime/engine/graph_optimizer.h's Activation) of v; kind, alpha and beta
+// are constants where the shader calls it, so the switch folds away.
+afp vkg_activation(uint kind, afp alpha, afp beta, afp v) {
+  switch (kind) {
     case 1: return max(v, afp(0));                                   // Relu
-    case 2: return min(max(v, afp(kEpilogueAlpha)), afp(kEpilogueBeta));  // Clip(min, max)
+    case 2: return min(max(v, alpha), beta);                         // Clip(min, max)
     case 3: return v < afp(0) ? alpha * v : v;                       // LeakyRelu(alpha)
     case 4: return vkg_epilogue_sigmoid(v);                          // Sigmoid
     case 5: return vkg_epilogue_hard_sigmoid(v, alpha, beta);        // HardSigmoid(alpha, beta)
@@ -42,6 +43,10 @@ afp vkg_epilogue_activation(afp v) {
     case 10: return v * vkg_epilogue_sigmoid(v);                     // x * Sigmoid(x) (SiLU)
     default: return v;
   }
+}
+
+afp vkg_epilogue_activation(afp v) {
+  return vkg_activation(kEpilogue, afp(kEpilogueAlpha), afp(kEpilogueBeta), v);
 }
 
 afp vkg_epilogue(afp v) {

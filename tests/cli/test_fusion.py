@@ -264,6 +264,58 @@ class TestFusion(CliTestCase):
             self.assertNotIn(f"into layer '{layer}", ran)
         self.assertIn("10 layers (", ran)  # two chains: a1+m1, a4+a5
 
+    def test_squeeze_excitation_gates_run_as_one_layer(self):
+        # GlobalAveragePool -> pointwise Conv (+ what it absorbs) -> pointwise Conv (+ what it absorbs):
+        # one layer. Planes of 35 (scalar reads) and 64 (vec4), channels and hidden channels in vec4s
+        # (12 and 4) or not (10 and 3), batch 2, a BatchNormalization folded into the first Conv with
+        # a Clip after it, and a scale and shift after the gate's HardSigmoid (x * (1 + s), as
+        # PP-OCRv4 det's neck writes it, with the shift after the activation).
+        def gate(channels, hidden, hidden_act, tail):
+            nodes = [helper.make_node("GlobalAveragePool", ["x"], ["g"], name="gap"),
+                     helper.make_node("Conv", ["g", "w1", "b1"], ["f1"], name="reduce"), *hidden_act,
+                     helper.make_node("Conv", ["h", "w2"], ["f2"], name="expand"), *tail,
+                     helper.make_node("Mul", ["x", "s"], ["y"], name="scale")]
+            return nodes, [const("w1", [hidden, channels, 1, 1]), const("b1", [hidden]),
+                           const("w2", [channels, hidden, 1, 1]), *bn_params("bn", hidden),
+                           numpy_helper.from_array(np.array(1.0, np.float32), "one")]
+
+        relu_hsig = gate(12, 4, [helper.make_node("Relu", ["f1"], ["h"], name="relu")],
+                         [helper.make_node("HardSigmoid", ["f2"], ["s"], name="hsig", alpha=0.2, beta=0.5)])
+        path = make_model(*relu_hsig, [2, 12, 5, 7], "y", path=self.path("se.onnx"))
+        out = self.run_vk(path)
+        self.assertIn("Fused 5 nodes into layer 'gap+reduce+relu+expand+hsig' (GlobalAveragePool)", out)
+        self.assertIn("Layer 'gap+reduce+relu+expand+hsig' (GlobalAveragePool): global_pool.gate.f32", out)
+        self.assertIn("2 layers (", out)
+        self.assertIn("6 layers (", self.run_vk(path, "--no-fusion"))
+        fp16 = self.vkgraphy("run", path, "--vk", "--ref", "-v", "--fp16", "--atol", "2e-2", "--rtol", "2e-2",
+                             "--tactics-allow", "global_pool.gate.f16acc32", "binary.*.f16")
+        self.assertIn("(GlobalAveragePool): global_pool.gate.f16acc32", fp16)
+        self.assertIn("All outputs matched", fp16)
+        bn_clip_shift = gate(10, 3, [bn_node("bn", "f1", "n"), helper.make_node("Clip", ["n", "", "one"], ["h"],
+                                                                                   name="clip")],
+                             [helper.make_node("HardSigmoid", ["f2"], ["hs"], name="hsig", alpha=0.2, beta=0.5),
+                              helper.make_node("Add", ["hs", "one"], ["s"], name="plus1")])
+        out = self.run_vk(make_model(*bn_clip_shift, [1, 10, 8, 8], "y", path=self.path("se2.onnx")))
+        self.assertIn("Fused 7 nodes into layer 'gap+reduce+bn+clip+expand+hsig+plus1' (GlobalAveragePool)", out)
+        self.assertIn("2 layers (", out)
+        # Not a gate: the pooled tensor read twice or by the user, a 3x3 Conv, a single Conv.
+        nodes, inits = relu_hsig
+        twice = [*nodes, helper.make_node("Add", ["y", "g"], ["z"], name="reuse")]
+        out = self.run_vk(make_model(twice, inits, [2, 12, 5, 7], "z", path=self.path("twice.onnx")))
+        self.assertIn("Layer 'gap' (GlobalAveragePool): global_pool.row", out)
+        out = self.run_vk(path, "--vk-outputs", "y", "g", "--onnx-outputs", "y", "g")
+        self.assertIn("Layer 'gap' (GlobalAveragePool): global_pool.row", out)
+        self.assertIn("PASSED | Output: 'g'", out)
+        wide = [helper.make_node("Conv", ["g", "w3"], ["f1"], name="reduce", pads=[1, 1, 1, 1]), *nodes[2:]]
+        out = self.run_vk(make_model([nodes[0], *wide], [const("w3", [4, 12, 3, 3]), *inits[2:]], [2, 12, 5, 7], "y",
+                                     path=self.path("wide.onnx")))
+        self.assertIn("Layer 'gap' (GlobalAveragePool): global_pool.row", out)
+        single = [nodes[0], helper.make_node("Conv", ["g", "w2"], ["f2"], name="expand"), *nodes[4:]]
+        out = self.run_vk(make_model(single, [const("w2", [12, 12, 1, 1])], [2, 12, 5, 7], "y",
+                                     path=self.path("single.onnx")))
+        self.assertIn("Layer 'gap' (GlobalAveragePool): global_pool.row", out)
+        self.assertIn("Fused 2 nodes into layer 'expand+hsig' (Conv)", out)
+
     def test_scales_and_shifts_fold_into_weights_and_after_the_activation(self):
         # PP-LCNet's block as paddle2onnx exports it: Conv, a learnable scale and shift (Mul, Add by
         # one-element constants), HardSwish written out, another scale and shift; then a per-channel
