@@ -229,8 +229,9 @@ class FoldableProducer {
   size_t rank_ = 0;
 };
 
-constexpr const char* kChainOpAttr = "vkgraphy.chain_op";
-constexpr const char* kChainOperandFirstAttr = "vkgraphy.chain_operand_first";
+// Per chained op (the first, the second): its op type and its operand's side.
+constexpr const char* kChainOpAttrs[] = {"vkgraphy.chain_op", "vkgraphy.chain_op2"};
+constexpr const char* kChainOperandFirstAttrs[] = {"vkgraphy.chain_operand_first", "vkgraphy.chain_operand_first2"};
 
 bool is_arithmetic(const Node& n) {
   return (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div") &&
@@ -403,16 +404,18 @@ std::optional<std::pair<FusedActivation, std::vector<size_t>>> match_activation(
 
 }  // namespace
 
-std::optional<ChainedOp> chained_op(const Node& node) {
-  if (!node.has_attr(kChainOpAttr)) return std::nullopt;
-  return ChainedOp{node.attr_string(kChainOpAttr, ""), node.attr_int(kChainOperandFirstAttr, 0) != 0};
+std::vector<ChainedOp> chained_ops(const Node& node) {
+  std::vector<ChainedOp> ops;
+  for (size_t k = 0; k < 2 && node.has_attr(kChainOpAttrs[k]); ++k)
+    ops.push_back({node.attr_string(kChainOpAttrs[k], ""), node.attr_int(kChainOperandFirstAttrs[k], 0) != 0});
+  return ops;
 }
 
 std::optional<UpsampledOperand> upsampled_operand(const Node& node) {
   if (!node.has_attr(kUpsampleAttr)) return std::nullopt;
   const std::vector<int64_t> v = node.attr_ints(kUpsampleAttr);
-  VKG_CHECK(v.size() == 3 && (v[0] == 0 || v[0] == 1) && v[1] >= 1 && v[2] >= 1,
-            node.describe() << ": attribute " << kUpsampleAttr << " must be [input (0 or 1), factor_h, factor_w]");
+  VKG_CHECK(v.size() == 3 && v[0] >= 0 && v[0] <= 3 && v[1] >= 1 && v[2] >= 1,
+            node.describe() << ": attribute " << kUpsampleAttr << " must be [input (0 to 3), factor_h, factor_w]");
   return UpsampledOperand{size_t(v[0]), v[1], v[2]};
 }
 
@@ -461,24 +464,6 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     return shape ? int(shape->size()) : -1;
   };
   auto is_float = [&](const std::string& t) { return options.is_float && options.is_float(t); };
-  // The position of each tensor's producer among the nodes left to run.
-  std::map<std::string, size_t> producer_of;
-  for (size_t i = 0; i < kept.size(); ++i)
-    for (const std::string& o : kept[i]->outputs)
-      if (!o.empty()) producer_of[o] = i;
-  // The chained op that the binary layer at `i` writing `x` can absorb: its node and the operand.
-  auto match_chain = [&](size_t i, const std::string& x) -> std::optional<std::pair<size_t, std::string>> {
-    const std::vector<size_t> c = users.of(x);
-    if (c.size() != 1 || !is_arithmetic(*kept[c[0]]) || !is_float(kept[c[0]]->outputs[0])) return std::nullopt;
-    const Node& next = *kept[c[0]];
-    const std::string d = other_input(next, x);
-    const std::optional<Shape> out_shape = shape_of(next.outputs[0]), x_shape = shape_of(x), d_shape = shape_of(d);
-    if (d.empty() || !out_shape || !x_shape || !d_shape || *x_shape != *out_shape || !is_float(d)) return std::nullopt;
-    if (*d_shape != *out_shape && num_elements(*d_shape) != 1) return std::nullopt;
-    auto p = producer_of.find(resolve(d));  // the operand must exist when the fused layer runs
-    if (p != producer_of.end() && p->second >= i) return std::nullopt;
-    return std::make_pair(c[0], d);
-  };
   // Nearest upsamplings that a binary op reads through (the header's Resize fusion): the binary
   // node's index -> the Resize's index and the attribute's value.
   std::map<size_t, std::pair<size_t, std::vector<int64_t>>> upsampled;
@@ -512,6 +497,35 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     upsampled[c[0]] = {i, {op.inputs[0] == r.outputs[0] ? 0 : 1, (*factors)[rank - 2], (*factors)[rank - 1]}};
     absorbed[i] = true;
   }
+  // The op that a binary layer writing `x` can chain (the header's elementwise chains): its node,
+  // its other operand and, where that operand is a nearest upsampling it absorbed, the Resize's
+  // index (the layer then reads the Resize's input through the factors). `upsampling` says whether
+  // the layer already reads one operand so (only one may). The operand exists when the fused
+  // layer runs: the layer runs where its last node stood.
+  struct Chain {
+    size_t node = 0;
+    std::string operand;
+    std::optional<size_t> resize;
+  };
+  auto match_chain = [&](const std::string& x, bool upsampling) -> std::optional<Chain> {
+    const std::vector<size_t> c = users.of(x);
+    if (c.size() != 1 || !is_arithmetic(*kept[c[0]]) || !is_float(kept[c[0]]->outputs[0])) return std::nullopt;
+    const Node& next = *kept[c[0]];
+    Chain chain{c[0], other_input(next, x), std::nullopt};
+    const std::optional<Shape> out_shape = shape_of(next.outputs[0]), x_shape = shape_of(x);
+    if (chain.operand.empty() || !out_shape || !x_shape || *x_shape != *out_shape) return std::nullopt;
+    if (const auto up = upsampled.find(c[0]); up != upsampled.end()) {
+      // The Resize's output is the operand (x is this layer's own result): it is never written.
+      if (upsampling || kept[up->second.first]->outputs[0] != chain.operand) return std::nullopt;
+      chain.operand = kept[up->second.first]->inputs[0];
+      chain.resize = up->second.first;
+      return chain;
+    }
+    const std::optional<Shape> d_shape = shape_of(chain.operand);
+    if (!d_shape || !is_float(chain.operand) || (*d_shape != *out_shape && num_elements(*d_shape) != 1))
+      return std::nullopt;
+    return chain;
+  };
 
   // What the node at `i` absorbs after it (the header's folds, chain, activation and scale and
   // shift after it), without marking anything absorbed yet.
@@ -520,9 +534,11 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     std::vector<std::string> held;  // the head's name, then theirs
     std::string output;             // the tensor the layer writes
     std::optional<FoldableProducer> producer;
-    bool folded = false;  // the producer's weights absorbed a bias or BatchNormalization
-    std::optional<std::pair<size_t, std::string>> chain;
+    bool folded = false;        // the producer's weights absorbed a bias or BatchNormalization
+    std::vector<Chain> chains;  // at most two
     std::optional<FusedActivation> activation;
+    // Where the layer runs: where its last node stood (a chained operand may be computed after the head).
+    size_t position() const { return absorbs.empty() ? 0 : *std::max_element(absorbs.begin(), absorbs.end()); }
   };
   auto tail_of = [&](size_t i) {
     const Node& head = *kept[i];
@@ -547,8 +563,14 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       absorb(c[0]);
       t.folded = true;
     }
-    if (binary_op) t.chain = match_chain(i, t.output);
-    if (t.chain) absorb(t.chain->first);
+    bool upsampling = upsampled.count(i) != 0;
+    while (binary_op && t.chains.size() < 2) {
+      const std::optional<Chain> chain = match_chain(t.output, upsampling);
+      if (!chain) break;
+      upsampling = upsampling || chain->resize.has_value();
+      t.chains.push_back(*chain);
+      absorb(chain->node);
+    }
     const auto activation = match_activation(t.output, users, constant);
     if (!activation) return t;
     t.activation = activation->first;
@@ -614,12 +636,14 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     return layer;
   };
 
+  // Layers keyed by the position where they run, in graph order otherwise.
+  std::vector<std::pair<size_t, OptimizedLayer>> layers;
   for (size_t i = 0; i < kept.size(); ++i) {
     if (absorbed[i]) continue;
     const Node& head = *kept[i];
     if (options.fusion) {
       if (std::optional<OptimizedLayer> gate = match_gate(i)) {
-        out.layers.push_back(std::move(*gate));
+        layers.emplace_back(i, std::move(*gate));
         continue;
       }
     }
@@ -627,15 +651,18 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     const bool producer_op = head.op_type == "Conv" || head.op_type == "ConvTranspose" || head.op_type == "Gemm" ||
                              head.op_type == "MatMul" || binary_op;
     if (!options.fusion || !producer_op || head.outputs.size() != 1 || head.outputs[0].empty()) {
-      out.layers.push_back({head, {head.name}});
+      layers.emplace_back(i, OptimizedLayer{head, {head.name}});
       continue;
     }
     Tail t = tail_of(i);
     for (size_t k : t.absorbs) absorbed[k] = true;
     const auto up = upsampled.find(i);
     if (up != upsampled.end()) t.held.insert(t.held.begin(), kept[up->second.first]->name);
+    for (const Chain& chain : t.chains)
+      if (chain.resize)
+        t.held.insert(std::find(t.held.begin(), t.held.end(), kept[chain.node]->name), kept[*chain.resize]->name);
     if (t.held.size() == 1) {
-      out.layers.push_back({head, t.held});
+      layers.emplace_back(i, OptimizedLayer{head, t.held});
       continue;
     }
     const std::string name = layer_name(t.held);
@@ -649,19 +676,30 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       a.kind = Attribute::Kind::Ints;
       a.ints = v;
     }
-    if (t.chain) {
-      const Node& op = *kept[t.chain->first];
-      fused.inputs.push_back(t.chain->second);
-      Attribute& chained = fused.attrs[kChainOpAttr];
+    for (size_t k = 0; k < t.chains.size(); ++k) {
+      const Chain& chain = t.chains[k];
+      const Node& op = *kept[chain.node];
+      fused.inputs.push_back(chain.operand);
+      Attribute& chained = fused.attrs[kChainOpAttrs[k]];
       chained.kind = Attribute::Kind::String;
       chained.s = op.op_type;
-      Attribute& first = fused.attrs[kChainOperandFirstAttr];
+      Attribute& first = fused.attrs[kChainOperandFirstAttrs[k]];
       first.kind = Attribute::Kind::Int;
-      first.i = op.inputs[0] == t.chain->second ? 1 : 0;
+      // The operand's side: the Resize's output where the op read it through one.
+      const std::string& read = chain.resize ? kept[*chain.resize]->outputs[0] : chain.operand;
+      first.i = op.inputs[0] == read ? 1 : 0;
+      if (chain.resize) {
+        Attribute& a = fused.attrs[kUpsampleAttr];
+        a.kind = Attribute::Kind::Ints;
+        a.ints = upsampled.at(chain.node).second;
+        a.ints[0] = int64_t(2 + k);  // the chained operand's input
+      }
     }
     if (t.activation) set_activation_attrs(fused, *t.activation, kActivationAttrs);
-    out.layers.push_back({std::move(fused), t.held});
+    layers.emplace_back(std::max(i, t.position()), OptimizedLayer{std::move(fused), t.held});
   }
+  std::stable_sort(layers.begin(), layers.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [position, layer] : layers) out.layers.push_back(std::move(layer));
   return out;
 }
 

@@ -7,8 +7,10 @@
 //   following BatchNormalization, and Add, Sub, Mul or Div by a per-channel or
 //   single-element constant (bias, learnable scale), into new weights;
 // - a float Add, Sub, Mul or Div absorbs a following Add, Sub, Mul or Div of
-//   its result with a tensor of the output's shape or a single element that
-//   exists before it runs (an elementwise chain in one dispatch: x * s + r);
+//   its result with a tensor of the output's shape or a single element, and
+//   then one more (an elementwise chain in one dispatch: x * s + r, or
+//   x * s + x + Resize(y) with the upsampling below); the layer runs where its
+//   last node stood, so that a chained operand computed after the first op exists;
 // - a Conv, ConvTranspose, Gemm or MatMul, or a float Add, Sub, Mul or Div
 //   (with its chained op), then absorbs a following activation
 //   (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish or its pattern
@@ -21,7 +23,8 @@
 //   Resize upsamples the last two axes by whole factors in nearest mode (input o / factor for
 //   output o) and the op's other operand has the output's shape: the layer reads the Resize's
 //   input through the factors (an FPN's top-down Add(lateral, Resize(coarser))), and the
-//   upsampled tensor is never written.
+//   upsampled tensor is never written. The op may be a chained one; one upsampled
+//   operand per layer.
 // - a GlobalAveragePool read only by a pointwise Conv (1x1 kernel, one group, unit strides, no
 //   padding) whose result, after what that Conv absorbs as above, is read only by another pointwise
 //   Conv, becomes one layer with both (a squeeze-and-excitation gate: pool, reduce, expand), which
@@ -63,19 +66,21 @@ struct FusedActivation {
   // Applied after the activation: v * post_scale + post_shift (specialization constants 23, 24).
   float post_scale = 1, post_shift = 0;
 };
-// A chained elementwise op (the second op of an elementwise chain): the fused
-// node's third input is its other operand; operand_first when that operand is
-// the op's first input (v = op(D, v)), else v = op(v, D). Carried as the
-// attributes "vkgraphy.chain_op" and "vkgraphy.chain_operand_first".
+// A chained elementwise op (the second or third op of an elementwise chain): the
+// fused node's third (fourth) input is its other operand; operand_first when that
+// operand is the op's first input (v = op(D, v)), else v = op(v, D). Carried as the
+// attributes "vkgraphy.chain_op" and "vkgraphy.chain_operand_first" ("vkgraphy.chain_op2",
+// "vkgraphy.chain_operand_first2" for the second chained op).
 struct ChainedOp {
   std::string op;  // Add, Sub, Mul or Div
   bool operand_first = false;
 };
-std::optional<ChainedOp> chained_op(const Node& node);
+std::vector<ChainedOp> chained_ops(const Node& node);  // none, one or two
 
 // A binary op that absorbed a nearest upsampling of one operand (graph_optimizer.h): that
-// operand (`input`, 0 or 1) is the Resize's input, read at (h / factor_h, w / factor_w) of its
-// last two axes. Carried as the attribute "vkgraphy.upsample" = [input, factor_h, factor_w].
+// operand (`input`: 0 or 1, or 2 or 3 for a chained op's) is the Resize's input, read at
+// (h / factor_h, w / factor_w) of its last two axes. Carried as the attribute
+// "vkgraphy.upsample" = [input, factor_h, factor_w].
 struct UpsampledOperand {
   size_t input = 0;
   int64_t factor_h = 1, factor_w = 1;

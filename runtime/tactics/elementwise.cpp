@@ -110,7 +110,9 @@ struct Broadcast {
   std::vector<std::vector<uint32_t>> strides;  // per input, per merged dimension
 };
 
-Broadcast merge_broadcast(const Shape& out, const std::vector<Shape>& inputs) {
+// The last `apart` axes of the output stay dimensions of their own (sizes of 1 included), after
+// the merged ones.
+Broadcast merge_broadcast(const Shape& out, const std::vector<Shape>& inputs, size_t apart = 0) {
   std::vector<std::vector<int64_t>> full;
   for (const Shape& s : inputs) full.push_back(broadcast_strides(s, out));
   Broadcast b;
@@ -118,8 +120,13 @@ Broadcast merge_broadcast(const Shape& out, const std::vector<Shape>& inputs) {
   b.strides.assign(inputs.size(), {});
   for (size_t d = 0; d < out.size(); ++d) {
     const int64_t size = out[d];
-    if (size == 1) continue;
-    bool mergeable = !b.dims.empty();
+    const bool own = d + apart >= out.size();
+    if (own && b.dims.empty()) {  // the merged axes were all of size 1, or none
+      b.dims.push_back(1);
+      for (auto& s : b.strides) s.push_back(0);
+    }
+    if (size == 1 && !own) continue;
+    bool mergeable = !b.dims.empty() && !own;
     for (size_t i = 0; i < inputs.size() && mergeable; ++i) mergeable = b.strides[i].back() == full[i][d] * size;
     if (mergeable) {
       b.dims.back() *= uint32_t(size);
@@ -205,6 +212,24 @@ std::optional<Broadcast> upsample_broadcast(const Shape& out, const Shape& small
   return b;
 }
 
+// The broadcast of a binary op with an upsampled chained operand (graph_optimizer.h) of shape
+// `small`: A and B merged over the output's axes before the last two, then H and W on their own
+// (binary.comp reads the operand at [outer, h / factor_h, w / factor_w], outer the linear index
+// over the axes before).
+std::optional<Broadcast> outer_hw_broadcast(const Shape& out, const std::vector<Shape>& inputs, const Shape& small,
+                                            const UpsampledOperand& up, std::string& why_not) {
+  const size_t r = out.size();
+  bool fits = r >= 2 && small.size() == r && small[r - 2] * up.factor_h == out[r - 2] &&
+              small[r - 1] * up.factor_w == out[r - 1];
+  for (size_t d = 0; fits && d + 2 < r; ++d) fits = small[d] == out[d];
+  if (!fits) {
+    why_not = "the upsampled operand " + shape_to_string(small) + " times its factors is not the output " +
+              shape_to_string(out);
+    return std::nullopt;
+  }
+  return merge_broadcast(out, inputs, 2);
+}
+
 uint64_t invocations(uint64_t n, Blocking blocking) { return blocking == Blocking::Vec4 ? n / 4 + n % 4 : n; }
 
 // One dispatch of `shader` with specialization constants 1.. from `spec`
@@ -261,7 +286,7 @@ constexpr UnaryOp kUnaryOps[] = {
     {"Shrink", 34, Domain::Numeric},  {"Clip", 35, Domain::Numeric},
     {"IsNaN", 36, Domain::Predicate}, {"IsInf", 37, Domain::Predicate},
     {"Not", 38, Domain::Bool},        {"Mish", 39, Domain::Float},
-    {"Gelu", 40, Domain::Float},    {"BitwiseNot", 41, Domain::Integer},
+    {"Gelu", 40, Domain::Float},      {"BitwiseNot", 41, Domain::Integer},
 };
 
 // Gelu's `approximate`: "none" (the erf form) or "tanh".
@@ -603,16 +628,18 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
     }
     ++num_inputs;
   }
-  // A fused elementwise chain (graph_optimizer.h): the chained op's operand is a third input.
-  const std::optional<ChainedOp> chain = chained_op(node);
-  const size_t operands = chain ? 3 : 2;
+  // A fused elementwise chain (graph_optimizer.h): the chained ops' operands are inputs 2 and 3.
+  const std::vector<ChainedOp> chain = chained_ops(node);
+  const size_t operands = 2 + chain.size();
   VKG_CHECK(num_inputs >= 1 && (variadic || num_inputs == operands),
             node.describe() << ": expects " << (variadic ? "at least 1 input" : std::to_string(operands) + " inputs")
                             << ", got " << num_inputs);
-  VKG_CHECK(!chain || !variadic, node.describe() << ": a variadic op cannot carry a chained op");
+  VKG_CHECK(chain.empty() || !variadic, node.describe() << ": a variadic op cannot carry a chained op");
   // A fused nearest upsampling of one operand (graph_optimizer.h).
   const std::optional<UpsampledOperand> up = upsampled_operand(node);
   VKG_CHECK(!up || !variadic, node.describe() << ": a variadic op cannot read an upsampled operand");
+  VKG_CHECK(!up || up->input < operands,
+            node.describe() << ": its upsampled operand (input " << up->input << ") is not one of its inputs");
   if (!binary_types_ok(ctx, op.types, why_not)) return std::nullopt;
 
   const LayerTensor& out = ctx.output(0);
@@ -660,7 +687,17 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
   for (const BinaryStep& s : steps) {
     std::optional<Broadcast> b;
     uint32_t a_layout = 0, b_layout = 0;
-    if (up) {
+    if (up && up->input >= 2) {
+      // An upsampled chained operand: the output as [outer, H, W], A and B strided over it.
+      if (is_int(*s.a_tensor) || is_int(*s.b_tensor)) {
+        why_not = "an upsampled operand needs float operands";
+        return std::nullopt;
+      }
+      b = outer_hw_broadcast(out.shape, {s.a_shape, s.b_shape}, ctx.input(up->input).shape, *up, why_not);
+      if (!b) return std::nullopt;
+      a_layout = binary_layout(s.a_shape, *b, 0);
+      b_layout = binary_layout(s.b_shape, *b, 1);
+    } else if (up) {
       if (is_int(*s.a_tensor) || is_int(*s.b_tensor)) {
         why_not = "an upsampled operand needs float operands";
         return std::nullopt;
@@ -685,34 +722,39 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
       return std::nullopt;
     }
     const uint32_t kind = int_kind(int_math ? s.a_tensor->dtype : out.dtype);
-    // Binding 3 is the chained operand, or (unused) A again.
-    BindingRef d = s.a;
-    uint32_t chain_mode = 0, chain_code = 0, d_layout = 1;
-    if (chain) {
-      const LayerTensor& d_tensor = ctx.input(2);
-      d_layout = input_layout(d_tensor.shape, b->n);
-      if (out_int || int_math || is_int(d_tensor) || d_layout == 0) {
-        why_not = "a chained op needs float operands of the output's shape or one element";
+    // Bindings 3 and 4 are the chained operands, or (unused) A again; per chained op its mode,
+    // op code and layout (specialization constants 10-12 and 16-18).
+    std::array<BindingRef, 2> chained = {s.a, s.a};
+    std::array<uint32_t, 6> chain_spec = {0, 0, 1, 0, 0, 1};
+    uint64_t largest = uint64_t(std::max(s.a_tensor->size(), s.b_tensor->size()));
+    for (size_t k = 0; k < chain.size(); ++k) {
+      const LayerTensor& operand = ctx.input(2 + k);
+      const bool upsampled = up && up->input == 2 + k;
+      const uint32_t layout = upsampled ? kLayoutUpsample : input_layout(operand.shape, b->n);
+      if (out_int || int_math || is_int(operand) || layout == 0) {
+        why_not = "a chained op needs float operands of the output's shape or one element (or an upsampled one)";
         return std::nullopt;
       }
-      d = bind_input(ctx, plan, 2);
-      chain_mode = chain->operand_first ? 2 : 1;
-      chain_code = find_binary_op(chain->op).code;
+      chained[k] = bind_input(ctx, plan, 2 + k);
+      chain_spec[3 * k] = chain[k].operand_first ? 2 : 1;
+      chain_spec[3 * k + 1] = find_binary_op(chain[k].op).code;
+      chain_spec[3 * k + 2] = layout;
+      largest = std::max(largest, uint64_t(operand.size()));
     }
     // Float operands go through texel buffers where the device has them (not the output of an
     // earlier step, which this dispatch writes).
-    const uint64_t largest =
-        uint64_t(std::max({s.a_tensor->size(), s.b_tensor->size(), chain ? ctx.input(2).size() : int64_t(0)}));
     const bool texel = blocking == Blocking::Vec4 && !a_int && !b_int && s.a.kind != BindingRef::Kind::Output &&
                        ctx.texel_reads(largest, /*wide_stores=*/true);
     // Eight elements per invocation, stored at once, where rows hold whole eights.
     const bool vec8 = texel && !out_int && b->n % 8 == 0 && (b->dims.size() == 1 || b->dims.back() % 8 == 0);
     const uint32_t vec = vec8 ? 8u : blocking == Blocking::Vec4 ? 4u : 1u;
-    plan.dispatches.push_back(make_dispatch(
-        ctx, texel ? "elementwise/binary_texel" : "elementwise/binary",
-        {vec, s.code, a_int, b_int, out_int, int_math, kind, a_layout, b_layout, chain_mode, chain_code, d_layout,
-         uint32_t(b->dims.size()), up ? uint32_t(up->factor_h) : 1u, up ? uint32_t(up->factor_w) : 1u},
-        {s.a, s.b, BindingRef::output(0), d}, push, vec8 ? b->n / 8 : invocations(b->n, blocking)));
+    plan.dispatches.push_back(
+        make_dispatch(ctx, texel ? "elementwise/binary_texel" : "elementwise/binary",
+                      {vec, s.code, a_int, b_int, out_int, int_math, kind, a_layout, b_layout, chain_spec[0],
+                       chain_spec[1], chain_spec[2], uint32_t(b->dims.size()), up ? uint32_t(up->factor_h) : 1u,
+                       up ? uint32_t(up->factor_w) : 1u, chain_spec[3], chain_spec[4], chain_spec[5]},
+                      {s.a, s.b, BindingRef::output(0), chained[0], chained[1]}, push,
+                      vec8 ? b->n / 8 : invocations(b->n, blocking)));
     plan.dispatches.back().spec.push_back(small_indices_spec(b->n));
   }
   return plan;
@@ -884,7 +926,8 @@ std::optional<LayerPlan> plan_quantize(const LayerContext& ctx, std::string& why
     why_not = std::string(quantize ? "quantizing to " : "dequantizing ") + dtype_name(quantized) + " is not supported";
     return std::nullopt;
   }
-  if (quantize && ctx.opset >= 21) (void)quant::quantized_type(node, ctx.opset, has_zero ? std::optional(ctx.input(2).dtype) : std::nullopt);
+  if (quantize && ctx.opset >= 21)
+    (void)quant::quantized_type(node, ctx.opset, has_zero ? std::optional(ctx.input(2).dtype) : std::nullopt);
   if (has_zero) quant::check_zero_point(node, scale.shape, ctx.input(2).shape, ctx.input(2).dtype, quantized);
   const quant::Layout l = quant::layout(node, ctx.opset, x.shape, scale.shape);
   uint32_t round = 0;

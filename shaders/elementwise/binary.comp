@@ -1,5 +1,5 @@
 // vkgraphy-variants: f32 f16 f16acc32
-// vkgraphy-texel-reads: A, B and D (float inputs only)
+// vkgraphy-texel-reads: A, B, D and E (float inputs only)
 // C = op(A, B) with numpy broadcasting: arithmetic, comparison, logic, shifts, bitwise ops,
 // PRelu, and the steps of the variadic Sum/Mean/Max/Min.
 // Bindings: 0 = A, 1 = B, 2 = C. Each is float storage (sfp) or int32 (ints
@@ -32,16 +32,21 @@
 //   10 kChain    an elementwise chain (float arithmetic only): 0 none; 1 the
 //                result v becomes chain_op(v, D); 2 it becomes chain_op(D, v)
 //   11 kChainOp  OP_ADD, OP_SUB, OP_MUL or OP_DIV
-//   12 kDLayout  LAYOUT_IDENTITY or LAYOUT_SINGLE: how D is indexed
+//   12 kDLayout  LAYOUT_IDENTITY, LAYOUT_SINGLE or LAYOUT_UPSAMPLE: how D is indexed
 //   13 kRank     params.rank as a constant (the index loop unrolled)
 //   14 kUpH, 15 kUpW  with LAYOUT_UPSAMPLE: the factors by which that operand's last two
-//                axes are upsampled (nearest, input o / factor for output o)
+//                axes are upsampled (nearest, input o / factor for output o); one operand
+//                of A, B, D and E at most. With an upsampled D or E the last two dims are
+//                the output's H and W (the others merged before them, at least one), and the
+//                operand is read at [outer, h / kUpH, w / kUpW] of its own contiguous
+//                [outer, H / kUpH, W / kUpW], outer the linear index over the dims before
+//   16 kChain2, 17 kChain2Op, 18 kELayout  a second chained op, as 10-12 with E for D
 //   39 vkg_small_indices  1: n < 2^21, indices divided without integer division (index.glsl)
 //   40 kF32Bindings  (f16 variants) bit b: binding b holds fp32, a fused reformat
 //                (common/f32_bindings.glsl)
-// Binding 3 = D, the chained operand (float storage; bound to any buffer when
-// kChain is 0).
-// In the "_texel" builds (common/texel_reads.glsl), A, B and D are uniform
+// Binding 3 = D, the chained operand, and binding 4 = E, the second one (float
+// storage; bound to any buffer when unused).
+// In the "_texel" builds (common/texel_reads.glsl), A, B, D and E are uniform
 // texel buffers and must hold floats: kAInt and kBInt are 0.
 #version 450
 #extension GL_GOOGLE_include_directive : require
@@ -103,6 +108,9 @@ layout(constant_id = 12) const uint kDLayout = LAYOUT_IDENTITY;
 layout(constant_id = 13) const uint kRank = 1;  // params.rank
 layout(constant_id = 14) const uint kUpH = 1;
 layout(constant_id = 15) const uint kUpW = 1;
+layout(constant_id = 16) const uint kChain2 = 0;
+layout(constant_id = 17) const uint kChain2Op = OP_ADD;
+layout(constant_id = 18) const uint kELayout = LAYOUT_IDENTITY;
 
 layout(push_constant) uniform Params {
   uint n;
@@ -116,6 +124,7 @@ layout(push_constant) uniform Params {
 VKG_FLOAT_INPUT(a_at, a4_at, 0, a, a4, a32, a32_4)
 VKG_FLOAT_INPUT(b_at, b4_at, 1, b, b4, b32, b32_4)
 VKG_FLOAT_INPUT(d_at, d4_at, 3, d, d4, d32, d32_4)
+VKG_FLOAT_INPUT(e_at, e4_at, 4, e, e4, e32, e32_4)
 #ifdef VKG_TEXEL_READS
 int a_int_at(uint i) { return 0; }
 ivec4 a_int4_at(uint i) { return ivec4(0); }
@@ -277,11 +286,12 @@ afp float_op(afp x, afp y) {
   }
 }
 
-// The chained op of an elementwise chain applied to the result v of element e (dv: D's element).
-afp chained(afp v, afp dv) {
-  if (kChain == 0) return v;
-  const afp x = kChain == 1 ? v : dv, y = kChain == 1 ? dv : v;
-  switch (kChainOp) {
+// A chained op (mode kChain or kChain2, op kChainOp or kChain2Op) applied to the result v of an
+// element (dv: the operand's element).
+afp chain_step(uint mode, uint op, afp v, afp dv) {
+  if (mode == 0) return v;
+  const afp x = mode == 1 ? v : dv, y = mode == 1 ? dv : v;
+  switch (op) {
     case OP_ADD: return x + y;
     case OP_SUB: return x - y;
     case OP_MUL: return x * y;
@@ -290,7 +300,25 @@ afp chained(afp v, afp dv) {
   }
 }
 
-afp d_float(uint e) { return kChain == 0 ? afp(0) : d_at(kDLayout == LAYOUT_SINGLE ? 0 : e); }
+afp chained(afp v, afp dv, afp ev) {
+  return chain_step(kChain2, kChain2Op, chain_step(kChain, kChainOp, v, dv), ev);
+}
+
+// The offset in an upsampled chained operand (dims [outer..., H, W]) of output element e.
+uint upsampled_offset(uint e) {
+  const uint w_count = params.dims[kRank - 1], h_count = params.dims[kRank - 2];
+  const uint rest = vkg_div(e, w_count), w = e - rest * w_count;
+  const uint outer = vkg_div(rest, h_count), h = rest - outer * h_count;
+  return (outer * (h_count / kUpH) + h / kUpH) * (w_count / kUpW) + w / kUpW;
+}
+
+// The offset of output element e in a chained operand of layout l.
+uint chained_offset(uint l, uint e) {
+  return l == LAYOUT_SINGLE ? 0 : l == LAYOUT_UPSAMPLE ? upsampled_offset(e) : e;
+}
+
+afp d_float(uint e) { return kChain == 0 ? afp(0) : d_at(chained_offset(kDLayout, e)); }
+afp e_float(uint e) { return kChain2 == 0 ? afp(0) : e_at(chained_offset(kELayout, e)); }
 
 // The output element of one pair of operands, as an int (int output) or afp.
 int result_int(afp xf, afp yf, int xi, int yi) {
@@ -311,7 +339,7 @@ void element(uint e) {
     ci[e] = result_int(kIntMath != 0 ? afp(0) : a_float(oa), kIntMath != 0 ? afp(0) : b_float(ob), a_int(oa),
                        b_int(ob));
   } else {
-    c_put(e, vkg_epilogue(chained(float_op(a_float(oa), b_float(ob)), d_float(e))));
+    c_put(e, vkg_epilogue(chained(float_op(a_float(oa), b_float(ob)), d_float(e), e_float(e))));
   }
 }
 
@@ -332,6 +360,22 @@ void element(uint e) {
   }
 VKG_UPSAMPLED4(a_up4, a_at, a4_at)
 VKG_UPSAMPLED4(b_up4, b_at, b4_at)
+VKG_UPSAMPLED4(d_up4, d_at, d4_at)
+VKG_UPSAMPLED4(e_up4, e_at, e4_at)
+
+// The chained operands of output elements e .. e + 3 (e % 4 == 0, all in one row).
+afp4 d_float4(uint e) {
+  if (kChain == 0) return afp4(0);
+  if (kDLayout == LAYOUT_SINGLE) return afp4(d_at(0));
+  if (kDLayout == LAYOUT_UPSAMPLE) return d_up4(upsampled_offset(e), e);
+  return d4_at(e / 4);
+}
+afp4 e_float4(uint e) {
+  if (kChain2 == 0) return afp4(0);
+  if (kELayout == LAYOUT_SINGLE) return afp4(e_at(0));
+  if (kELayout == LAYOUT_UPSAMPLE) return e_up4(upsampled_offset(e), e);
+  return e4_at(e / 4);
+}
 
 // The operands of output elements e .. e + 3 (e % 4 == 0, all in one row), as ints (integer
 // inputs) and as afp.
@@ -370,10 +414,9 @@ afp4 float4(uint e) {
   ivec4 xi, yi;
   afp4 xf, yf;
   operands4(e, xi, yi, xf, yf);
-  afp4 dv = afp4(0);
-  if (kChain != 0) dv = kDLayout == LAYOUT_SINGLE ? afp4(d_at(0)) : d4_at(e / 4);
+  const afp4 dv = d_float4(e), ev = e_float4(e);
   afp4 r;
-  for (int k = 0; k < 4; ++k) r[k] = vkg_epilogue(chained(float_op(xf[k], yf[k]), dv[k]));
+  for (int k = 0; k < 4; ++k) r[k] = vkg_epilogue(chained(float_op(xf[k], yf[k]), dv[k], ev[k]));
   return r;
 }
 

@@ -183,15 +183,16 @@ class TestFusion(CliTestCase):
         self.assertIn("Fused 2 nodes into layer 'sub+div' (Sub)", out)
         self.assertIn("2 layers (", out)
         self.assertIn("5 layers (", self.run_vk(path, "--val-range", "x:[-2,2]", "--no-fusion"))
-        # Not chained: an operand computed after the first op, and one that broadcasts.
+        # An operand computed after the first op is chained too (the layer runs where its last node
+        # stood), a third op is, and one that broadcasts is not.
         nodes = [helper.make_node("Mul", ["x", "s"], ["m"], name="scale"),
                  helper.make_node("Exp", ["x"], ["e"], name="exp"),
                  helper.make_node("Add", ["m", "e"], ["a"], name="late"),
                  helper.make_node("Mul", ["a", "x"], ["b"], name="mul"),
                  helper.make_node("Add", ["b", "s"], ["y"], name="bias")]
         out = self.run_vk(make_model(nodes, [const("s", [1, 4, 1, 1])], [1, 4, 6, 6], "y", path=self.path("no.onnx")))
-        self.assertIn("Fused 2 nodes into layer 'late+mul' (Add)", out)  # x exists before 'late' runs
-        self.assertIn("4 layers (", out)
+        self.assertIn("Fused 3 nodes into layer 'scale+late+mul' (Mul)", out)
+        self.assertIn("3 layers (", out)
         # An affine chain, then HardSwish written out (x * Clip(x + 3, 0, 6) / 6, as paddle2onnx exports it): one layer.
         nodes = [helper.make_node("Mul", ["x", "s"], ["m"], name="scale"),
                  helper.make_node("Add", ["m", "b"], ["a"], name="shift"),
@@ -241,6 +242,31 @@ class TestFusion(CliTestCase):
                                      "--tactics-allow", "binary.*.f16")
                 self.assertIn("2 layers (", fp16)
                 self.assertRegex(fp16, r"Layer 'up\+top_down' \(Add\): binary\.(vec4|scalar)\.f16")
+        # PP-OCRv4 det's neck: a gated lateral x * s + x, then + Resize(coarser), the coarser level
+        # computed after the gate or before it: one layer that runs where its last node stood, reading
+        # the Resize's input through the factors as its second chained operand; factors 2, 4, 3 and 1
+        # along rows of 8, 16, 12 and 6 (eight wide, four wide, the general path, one at a time).
+        for shape, fh, fw in (([1, 4, 8, 8], 2, 2), ([1, 3, 12, 16], 4, 4), ([2, 2, 12, 12], 3, 3),
+                              ([1, 4, 5, 6], 1, 2), ([1, 2, 6, 8], 2, 1)):
+            for coarse_first in (False, True):
+                with self.subTest(shape=shape, factors=(fh, fw), coarse_first=coarse_first):
+                    gate = [helper.make_node("Mul", ["x", "s"], ["m"], name="gate"),
+                            helper.make_node("Add", ["x", "m"], ["a"], name="residual")]
+                    coarse = [helper.make_node("MaxPool", ["x"], ["c"], name="coarse", kernel_shape=[fh, fw],
+                                               strides=[fh, fw]),
+                              resize("up", "c", "u", [1, 1, fh, fw])]
+                    nodes = [*coarse, *gate] if coarse_first else [*gate, *coarse]
+                    nodes.append(helper.make_node("Add", ["a", "u"], ["y"], name="top_down"))
+                    inits = [scales("up", [1, 1, fh, fw]), const("s", [1, shape[1], 1, 1])]
+                    path = make_model(nodes, inits, shape, "y", path=self.path("neck.onnx"))
+                    ran = self.run_vk(path)
+                    self.assertIn("Fused 4 nodes into layer 'gate+residual+up+top_down' (Mul)", ran)
+                    self.assertIn("2 layers (", ran)
+                    self.assertIn("5 layers (", self.run_vk(path, "--no-fusion"))
+                    fp16 = self.vkgraphy("run", path, "--vk", "--ref", "-v", "--fp16", "--atol", "2e-2", "--rtol",
+                                         "2e-2", "--tactics-allow", "binary.*.f16", "pool.*.f16")
+                    self.assertRegex(fp16, r"Layer 'gate\+residual\+up\+top_down' \(Mul\): binary\.(vec4|scalar)\.f16")
+                    self.assertIn("All outputs matched", fp16)
         # Not fused: a Resize read twice, one whose output the user reads, a linear one, a downsampling,
         # one that resizes a channel axis, and one whose other operand broadcasts.
         nodes = [resize("twice", "x", "t", [1, 1, 2, 2]),
@@ -262,7 +288,7 @@ class TestFusion(CliTestCase):
         ran = self.run_vk(make_model(nodes, inits, [1, 4, 4, 4], "y", path=self.path("not.onnx")))
         for layer in ("twice+", "linear+", "chan+", "small+", "bcast+"):
             self.assertNotIn(f"into layer '{layer}", ran)
-        self.assertIn("10 layers (", ran)  # two chains: a1+m1, a4+a5
+        self.assertIn("9 layers (", ran)  # two chains: a1+m1+a2, a3+a5
 
     def test_squeeze_excitation_gates_run_as_one_layer(self):
         # GlobalAveragePool -> pointwise Conv (+ what it absorbs) -> pointwise Conv (+ what it absorbs):
