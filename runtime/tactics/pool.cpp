@@ -363,7 +363,11 @@ constexpr int64_t kGateMaxChannels = 2048, kGateMaxHidden = 1024;  // its shared
 
 // global_pool.gate: a GlobalAveragePool that absorbed a squeeze-and-excitation gate
 // (graph_optimizer.h, squeeze_gate) on pool/squeeze_gate.comp, one workgroup per image.
-std::optional<LayerPlan> plan_squeeze_gate(const LayerContext& ctx, std::string& why_not) {
+// global_pool.gate_split: the planes averaged first by pool/global_row (an invocation per plane,
+// as many workgroups as they fill) into scratch, then the gate on the means (planes of 1): two
+// dispatches, where one workgroup per image would average large planes on one core of lavapipe
+// or one multiprocessor of a GPU.
+std::optional<LayerPlan> plan_squeeze_gate(const LayerContext& ctx, std::string& why_not, bool split) {
   const std::optional<FusedActivation> hidden = squeeze_gate(ctx.node);
   if (!hidden) {
     why_not = "serves squeeze-and-excitation gates only (a GlobalAveragePool fused with two pointwise Convs)";
@@ -400,20 +404,34 @@ std::optional<LayerPlan> plan_squeeze_gate(const LayerContext& ctx, std::string&
     return std::nullopt;
   }
   LayerPlan plan;
+  int64_t gate_plane = plane;
+  if (split) {
+    // The means, in whole vec4s (the gate may read them as texels).
+    plan.scratch_bytes.push_back(uint64_t((n * c + 3) / 4 * 4) * (want == StorageType::F16 ? 2 : 4));
+    Dispatch pool;
+    pool.shader = ctx.texel_shader("pool/global_row", uint64_t(x.size()));
+    pool.spec = {{0, kLocalSize}, {1, uint32_t(PoolMode::Average)}, {2, 2}, {3, plane % 4 == 0 ? 1u : 0u}};
+    pool.bindings = {bind_input(ctx, plan, 0), BindingRef::scratch(0)};
+    pool.push = {uint32_t(n * c), uint32_t(plane)};
+    pool.groups = linear_groups(uint64_t(n * c), kLocalSize, ctx.device);
+    plan.dispatches.push_back(std::move(pool));
+    gate_plane = 1;
+  }
   Dispatch d;
-  d.shader =
-      ctx.texel_shader("pool/squeeze_gate", uint64_t(std::max({x.size(), ctx.input(1).size(), ctx.input(3).size()})));
+  const int64_t read = std::max({split ? n * c : x.size(), ctx.input(1).size(), ctx.input(3).size()});
+  d.shader = ctx.texel_shader("pool/squeeze_gate", uint64_t(read));
   d.spec = {{0, kGateGroupSize},
-            {1, plane % 4 == 0 ? 1u : 0u},
+            {1, gate_plane % 4 == 0 ? 1u : 0u},
             {2, uint32_t(hidden->kind)},
             {3, std::bit_cast<uint32_t>(hidden->alpha)},
             {4, std::bit_cast<uint32_t>(hidden->beta)},
             {5, std::bit_cast<uint32_t>(hidden->post_scale)},
             {6, std::bit_cast<uint32_t>(hidden->post_shift)},
             {7, c % 4 == 0 && w1[0] % 4 == 0 ? 1u : 0u}};
-  for (size_t i = 0; i < 5; ++i) d.bindings.push_back(bind_input(ctx, plan, i));
+  d.bindings.push_back(split ? BindingRef::scratch(0) : bind_input(ctx, plan, 0));
+  for (size_t i = 1; i < 5; ++i) d.bindings.push_back(bind_input(ctx, plan, i));
   d.bindings.push_back(BindingRef::output(0));
-  d.push = {uint32_t(n), uint32_t(c), uint32_t(plane), uint32_t(w1[0]), uint32_t(w2[0])};
+  d.push = {uint32_t(n), uint32_t(c), uint32_t(gate_plane), uint32_t(w1[0]), uint32_t(w2[0])};
   d.groups = linear_groups(uint64_t(n) * kGateGroupSize, kGateGroupSize, ctx.device);
   plan.dispatches.push_back(std::move(d));
   return plan;
@@ -575,7 +593,10 @@ void register_pool_tactics(TacticRegistry& r) {
   r.add_variants("global_pool.workgroup", global, 10, all, [](const LayerContext& ctx, std::string& why_not) {
     return plan_global(ctx, why_not, "pool/global_workgroup", kGlobalGroupSize, true);
   });
-  r.add_variants("global_pool.gate", {"GlobalAveragePool"}, 5, {Arith::F32, Arith::F16Acc32}, plan_squeeze_gate);
+  r.add_variants("global_pool.gate", {"GlobalAveragePool"}, 5, {Arith::F32, Arith::F16Acc32},
+                 [](const LayerContext& ctx, std::string& why_not) { return plan_squeeze_gate(ctx, why_not, false); });
+  r.add_variants("global_pool.gate_split", {"GlobalAveragePool"}, 6, {Arith::F32, Arith::F16Acc32},
+                 [](const LayerContext& ctx, std::string& why_not) { return plan_squeeze_gate(ctx, why_not, true); });
   r.add_variants("unpool.scatter", {"MaxUnpool"}, 0, {Arith::F32, Arith::F16}, plan_unpool);
   r.add_variants("roi_align.direct", {"RoiAlign"}, 0, {Arith::F32, Arith::F16Acc32}, plan_roi_align);
 }

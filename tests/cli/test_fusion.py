@@ -317,6 +317,13 @@ class TestFusion(CliTestCase):
                              "--tactics-allow", "global_pool.gate.f16acc32", "binary.*.f16")
         self.assertIn("(GlobalAveragePool): global_pool.gate.f16acc32", fp16)
         self.assertIn("All outputs matched", fp16)
+        # The two-dispatch form: planes averaged by many workgroups, then the gate on the means.
+        self.assertIn("(GlobalAveragePool): global_pool.gate_split.f32",
+                      self.run_vk(path, "--tactics-allow", "global_pool.gate_split.f32", "binary.*"))
+        fp16 = self.vkgraphy("run", path, "--vk", "--ref", "-v", "--fp16", "--atol", "2e-2", "--rtol", "2e-2",
+                             "--tactics-allow", "global_pool.gate_split.f16acc32", "binary.*.f16")
+        self.assertIn("(GlobalAveragePool): global_pool.gate_split.f16acc32", fp16)
+        self.assertIn("All outputs matched", fp16)
         bn_clip_shift = gate(10, 3, [bn_node("bn", "f1", "n"), helper.make_node("Clip", ["n", "", "one"], ["h"],
                                                                                    name="clip")],
                              [helper.make_node("HardSigmoid", ["f2"], ["hs"], name="hsig", alpha=0.2, beta=0.5),

@@ -102,7 +102,7 @@ const char* fused_only(const std::string& tactic) {
     const char* tested_by;
   };
   static const Rule rules[] = {
-      {"global_pool.gate.*",
+      {"global_pool.gate*",
        "squeeze-and-excitation gates (tests/cli/test_fusion.py, test_squeeze_excitation_gates_run_as_one_layer)"},
   };
   for (const Rule& r : rules)
