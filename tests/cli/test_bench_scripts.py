@@ -1,6 +1,6 @@
 """The benchmark drivers' own behaviour (not their figures): the GPU run's parts, steps, time
-limits and summary (bench/gpu.sh), the tactic bench's extra cases, and bench/peers.py's model
-selection, on lavapipe and without the peers' packages."""
+limits and summary (bench/gpu.sh), the tactic bench's extra cases, bench/peers.py's model
+selection and bench/alternate.sh's rounds, on lavapipe and without the peers' packages."""
 import os
 import subprocess
 import sys
@@ -10,6 +10,7 @@ import unittest
 from vkgraphy_cli import BIN, SOURCE_DIR, VENV_PYTHON
 
 GPU_SH = os.path.join(SOURCE_DIR, "bench", "gpu.sh")
+ALTERNATE_SH = os.path.join(SOURCE_DIR, "bench", "alternate.sh")
 TACTIC_BENCH = os.path.join(os.path.dirname(os.path.abspath(BIN)), "bench", "vkgraphy_tactic_bench")
 
 
@@ -98,6 +99,32 @@ class TacticBenchCases(unittest.TestCase):
             r = self.bench("--matmul", spec)
             self.assertEqual(r.returncode, 2, spec)
             self.assertIn(f"--matmul takes N or MxKxN (positive integers), not '{spec}'", r.stderr)
+
+
+class AlternateEngines(unittest.TestCase):
+    def alternate(self, *args):
+        env = dict(os.environ, VKGRAPHY_BIN=os.path.abspath(BIN))
+        return subprocess.run(["bash", ALTERNATE_SH, *args], capture_output=True, text=True, env=env, timeout=300)
+
+    def test_rounds_alternate_and_the_summary_gives_the_median_ratio(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            engine = os.path.join(tmp, "example.engine")
+            r = subprocess.run([BIN, "convert", os.path.join(SOURCE_DIR, "tests", "models", "vk", "example.onnx"), "-o",
+                                engine], capture_output=True, text=True, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = self.alternate("--rounds", "3", "--iterations", "2", engine, engine)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            rounds = [line for line in r.stdout.splitlines() if line.startswith("round ")]
+            self.assertEqual(len(rounds), 3, r.stdout)
+            self.assertRegex(r.stdout, r"ALTERNATE a=\S+ b=\S+ rounds=3 median_a_ms=\d+\.\d+ median_b_ms=\d+\.\d+ "
+                                       r"ratio_a_over_b=\d+\.\d+")
+
+    def test_usage_errors(self):
+        self.assertEqual(self.alternate("only_one.engine").returncode, 2)
+        r = self.alternate("missing_a.engine", "missing_b.engine")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no engine file 'missing_a.engine'", r.stderr)
+        self.assertEqual(self.alternate("--frobnicate", "a", "b").returncode, 2)
 
 
 class PeersSelection(unittest.TestCase):
