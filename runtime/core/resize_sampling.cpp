@@ -340,16 +340,26 @@ std::optional<Params> node_params(const Node& node, int64_t opset, const Shape& 
   return params(node, opset, in_shape, inputs);
 }
 
-std::optional<std::vector<int64_t>> whole_nearest_factors(const Params& p, const Shape& in_shape) {
-  if (p.mode != Mode::Nearest || p.out_shape.size() != in_shape.size()) return std::nullopt;
+std::optional<std::vector<int64_t>> whole_nearest_factors(const Params& p, const Shape& in_shape,
+                                                          std::string* why_not) {
+  if (p.mode != Mode::Nearest || p.out_shape.size() != in_shape.size()) {
+    if (why_not) *why_not = "not nearest mode, or the output's rank differs from the input's";
+    return std::nullopt;
+  }
   std::vector<int64_t> factors;
   for (size_t d = 0; d < in_shape.size(); ++d) {
     const int64_t in = in_shape[d], out = p.out_shape[d];
-    if (in <= 0 || out % in != 0) return std::nullopt;
-    const int64_t f = out / in;
-    for (int64_t o = 0; o < out; ++o) {
+    bool whole = in > 0 && out % in == 0;
+    const int64_t f = whole ? out / in : 1;
+    for (int64_t o = 0; whole && o < out; ++o) {
       const AxisTaps a = taps_for(p, d, o, in);
-      if (a.outside || a.taps.empty() || a.taps[0].index != o / f) return std::nullopt;
+      whole = !a.outside && !a.taps.empty() && a.taps[0].index == o / f;
+    }
+    if (!whole) {
+      if (why_not)
+        *why_not = "axis " + std::to_string(d) + " (" + std::to_string(in) + " -> " + std::to_string(out) +
+                   ") is not upsampled by a whole factor reading o / factor";
+      return std::nullopt;
     }
     factors.push_back(f);
   }

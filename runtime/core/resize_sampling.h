@@ -98,8 +98,10 @@ std::optional<Params> node_params(const Node& node, int64_t opset, const Shape& 
                                   const std::function<NodeInput(size_t)>& input, std::string& why);
 
 // Per axis the whole factor f by which nearest mode upsamples it, reading input o / f for every
-// output coordinate o (1 for an axis left as it is); nullopt for any other sampling.
-std::optional<std::vector<int64_t>> whole_nearest_factors(const Params& p, const Shape& in_shape);
+// output coordinate o (1 for an axis left as it is); nullopt for any other sampling, with
+// `why_not` (when given) naming the first axis that samples otherwise.
+std::optional<std::vector<int64_t>> whole_nearest_factors(const Params& p, const Shape& in_shape,
+                                                          std::string* why_not = nullptr);
 
 // GridSample (opsets 16, 20, 22): its mode ("bilinear"/"linear", "nearest",
 // "bicubic"/"cubic": both spellings at every opset), padding and corner alignment. Throws

@@ -491,11 +491,8 @@ std::optional<LayerPlan> plan_resize_nearest_int(const LayerContext& ctx, std::s
     why = "serves nearest mode on non-empty outputs of rank >= 1 only";
     return std::nullopt;
   }
-  const std::optional<std::vector<int64_t>> whole = resize::whole_nearest_factors(p, layer->in_shape);
-  if (!whole) {
-    why = "an axis is not upsampled by a whole factor reading o / factor";
-    return std::nullopt;
-  }
+  const std::optional<std::vector<int64_t>> whole = resize::whole_nearest_factors(p, layer->in_shape, &why);
+  if (!whole) return std::nullopt;
   std::vector<int32_t> runs, factors;
   for (size_t d = 0; d < rank; ++d) {
     runs.push_back(int32_t(d + 1 == rank ? layer->in_shape[d] : p.out_shape[d]));
