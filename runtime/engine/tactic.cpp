@@ -260,4 +260,59 @@ bool glob_match(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
+bool fits_binding(const LayerContext& ctx, uint64_t bytes, uint64_t elements, const std::string& what,
+                  std::string& why_not) {
+  const uint64_t range = ctx.device.max_storage_buffer_range;
+  if (range != 0 && bytes > range) {
+    why_not = what + " needs " + std::to_string(bytes) + " bytes, more than the device's storage buffer range of " +
+              std::to_string(range);
+    return false;
+  }
+  if (elements > uint64_t(std::numeric_limits<int32_t>::max())) {
+    why_not = what + " has more elements than 32-bit shader indices address";
+    return false;
+  }
+  return true;
+}
+
+bool fits_tensors(const LayerContext& ctx, std::string& why_not) {
+  for (const LayerTensor& t : ctx.inputs) {
+    if (t.present() && !fits_binding(ctx, uint64_t(t.size()) * storage_element_bytes(t.storage), uint64_t(t.size()),
+                                     "input '" + t.name + "'", why_not))
+      return false;
+  }
+  for (const LayerTensor& t : ctx.outputs) {
+    if (t.present() && !fits_binding(ctx, uint64_t(t.size()) * storage_element_bytes(t.storage), uint64_t(t.size()),
+                                     "output '" + t.name + "'", why_not))
+      return false;
+  }
+  return true;
+}
+
+std::optional<StorageType> float_storage(const LayerContext& ctx, std::string& why_not) {
+  for (const LayerTensor& t : ctx.inputs) {
+    if (t.present() && t.dtype == DType::Float64) {
+      why_not = "float64 is not supported on Vulkan";
+      return std::nullopt;
+    }
+  }
+  const LayerTensor& x = ctx.input(0);
+  if (!is_float_dtype(x.dtype)) {
+    why_not = std::string("input X has type ") + dtype_name(x.dtype) + ", expected a float type";
+    return std::nullopt;
+  }
+  const StorageType want = ctx.arith == Arith::F32 ? StorageType::F32 : StorageType::F16;
+  if (x.storage != want || ctx.output(0).storage != want) {
+    why_not = std::string("the layer is stored as ") + storage_type_name(x.storage) + ", this tactic computes on " +
+              storage_type_name(want);
+    return std::nullopt;
+  }
+  if (want == StorageType::F16 && !ctx.device.fp16()) {
+    why_not = "the device has no fp16 arithmetic and storage";
+    return std::nullopt;
+  }
+  if (!fits_tensors(ctx, why_not)) return std::nullopt;
+  return want;
+}
+
 }  // namespace vkg

@@ -144,6 +144,17 @@ BindingRef bind_input(const LayerContext& ctx, LayerPlan& plan, size_t i);
 // Adds `t` (float32/float16/int32, already in storage form) to plan.weights; returns its binding.
 BindingRef add_weight(LayerPlan& plan, Tensor t);
 
+// Declines (false, why_not set) when a tensor of `bytes` does not fit one storage buffer binding
+// of the device or its `elements` do not fit 32-bit shader indices; `what` names it.
+bool fits_binding(const LayerContext& ctx, uint64_t bytes, uint64_t elements, const std::string& what,
+                  std::string& why_not);
+// fits_binding for every present input and output of the layer.
+bool fits_tensors(const LayerContext& ctx, std::string& why_not);
+// The storage of a layer whose input X and output 0 are float tensors, when the asking tactic's
+// arithmetic computes on it (fp32 for .f32, fp16 for .f16 and .f16acc32, on a device with fp16)
+// and its tensors fit their bindings; nullopt (why_not set) otherwise, float64 inputs included.
+std::optional<StorageType> float_storage(const LayerContext& ctx, std::string& why_not);
+
 // Group counts covering `invocations` one-dimensional invocations with
 // workgroups of `local_size`, spread over x and y so that no count exceeds the
 // device's limits. Shaders read the linear index with vkg_linear_index()

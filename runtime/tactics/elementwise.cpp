@@ -188,16 +188,22 @@ uint32_t binary_layout(const Shape& input, const Broadcast& b, size_t i) {
 
 constexpr uint32_t kLayoutUpsample = 5;  // binary.comp's LAYOUT_UPSAMPLE
 
+// Whether `small` upsampled by the factors of its last two axes is `out`.
+bool upsamples_to(const Shape& small, const Shape& out, const UpsampledOperand& up) {
+  const size_t r = out.size();
+  bool fits = r >= 2 && small.size() == r && small[r - 2] * up.factor_h == out[r - 2] &&
+              small[r - 1] * up.factor_w == out[r - 1];
+  for (size_t d = 0; fits && d + 2 < r; ++d) fits = small[d] == out[d];
+  return fits;
+}
+
 // The broadcast of a binary op whose operand `up.input` (`small`) is read through a nearest
 // upsampling of its last two axes (graph_optimizer.h), the other operand having the output's
 // shape: dimensions [outer, H, W] of the output, the small operand's strides per dimension.
 std::optional<Broadcast> upsample_broadcast(const Shape& out, const Shape& small, const Shape& other,
                                             const UpsampledOperand& up, std::string& why_not) {
   const size_t r = out.size();
-  bool fits = r >= 2 && small.size() == r && other == out && small[r - 2] * up.factor_h == out[r - 2] &&
-              small[r - 1] * up.factor_w == out[r - 1];
-  for (size_t d = 0; fits && d + 2 < r; ++d) fits = small[d] == out[d];
-  if (!fits) {
+  if (other != out || !upsamples_to(small, out, up)) {
     why_not = "the upsampled operand " + shape_to_string(small) + " times its factors is not the output " +
               shape_to_string(out) + ", or the other operand is not of the output's shape";
     return std::nullopt;
@@ -218,11 +224,7 @@ std::optional<Broadcast> upsample_broadcast(const Shape& out, const Shape& small
 // over the axes before).
 std::optional<Broadcast> outer_hw_broadcast(const Shape& out, const std::vector<Shape>& inputs, const Shape& small,
                                             const UpsampledOperand& up, std::string& why_not) {
-  const size_t r = out.size();
-  bool fits = r >= 2 && small.size() == r && small[r - 2] * up.factor_h == out[r - 2] &&
-              small[r - 1] * up.factor_w == out[r - 1];
-  for (size_t d = 0; fits && d + 2 < r; ++d) fits = small[d] == out[d];
-  if (!fits) {
+  if (!upsamples_to(small, out, up)) {
     why_not = "the upsampled operand " + shape_to_string(small) + " times its factors is not the output " +
               shape_to_string(out);
     return std::nullopt;
@@ -687,21 +689,17 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
   for (const BinaryStep& s : steps) {
     std::optional<Broadcast> b;
     uint32_t a_layout = 0, b_layout = 0;
+    if (up && (is_int(*s.a_tensor) || is_int(*s.b_tensor))) {
+      why_not = "an upsampled operand needs float operands";
+      return std::nullopt;
+    }
     if (up && up->input >= 2) {
       // An upsampled chained operand: the output as [outer, H, W], A and B strided over it.
-      if (is_int(*s.a_tensor) || is_int(*s.b_tensor)) {
-        why_not = "an upsampled operand needs float operands";
-        return std::nullopt;
-      }
       b = outer_hw_broadcast(out.shape, {s.a_shape, s.b_shape}, ctx.input(up->input).shape, *up, why_not);
       if (!b) return std::nullopt;
       a_layout = binary_layout(s.a_shape, *b, 0);
       b_layout = binary_layout(s.b_shape, *b, 1);
     } else if (up) {
-      if (is_int(*s.a_tensor) || is_int(*s.b_tensor)) {
-        why_not = "an upsampled operand needs float operands";
-        return std::nullopt;
-      }
       b = upsample_broadcast(out.shape, up->input == 0 ? s.a_shape : s.b_shape, up->input == 0 ? s.b_shape : s.a_shape,
                              *up, why_not);
       if (!b) return std::nullopt;

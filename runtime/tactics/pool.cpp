@@ -373,16 +373,9 @@ std::optional<LayerPlan> plan_squeeze_gate(const LayerContext& ctx, std::string&
     why_not = "serves squeeze-and-excitation gates only (a GlobalAveragePool fused with two pointwise Convs)";
     return std::nullopt;
   }
+  const std::optional<StorageType> want = float_storage(ctx, why_not);
+  if (!want) return std::nullopt;
   const LayerTensor& x = ctx.input(0);
-  const StorageType want = ctx.arith == Arith::F32 ? StorageType::F32 : StorageType::F16;
-  if (!is_float_dtype(x.dtype) || x.dtype == DType::Float64 || x.storage != want || ctx.output(0).storage != want) {
-    why_not = std::string("computes on ") + storage_type_name(want) + " storage of float32 or float16 tensors";
-    return std::nullopt;
-  }
-  if (want == StorageType::F16 && !ctx.device.fp16()) {
-    why_not = "the device has no fp16 arithmetic and storage";
-    return std::nullopt;
-  }
   VKG_CHECK(ctx.inputs.size() == 5 && x.shape.size() >= 3,
             ctx.node.describe() << ": a squeeze-and-excitation gate takes X (rank 3 or more), W1, B1, W2 and B2");
   const int64_t n = x.shape[0], c = x.shape[1], plane = num_elements(Shape(x.shape.begin() + 2, x.shape.end()));
@@ -407,7 +400,7 @@ std::optional<LayerPlan> plan_squeeze_gate(const LayerContext& ctx, std::string&
   int64_t gate_plane = plane;
   if (split) {
     // The means, in whole vec4s (the gate may read them as texels).
-    plan.scratch_bytes.push_back(uint64_t((n * c + 3) / 4 * 4) * (want == StorageType::F16 ? 2 : 4));
+    plan.scratch_bytes.push_back(uint64_t((n * c + 3) / 4 * 4) * storage_element_bytes(*want));
     Dispatch pool;
     pool.shader = ctx.texel_shader("pool/global_row", uint64_t(x.size()));
     pool.spec = {{0, kLocalSize}, {1, uint32_t(PoolMode::Average)}, {2, 2}, {3, plane % 4 == 0 ? 1u : 0u}};
