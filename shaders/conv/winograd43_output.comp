@@ -10,10 +10,11 @@
 //   kHasBias == 0); 2 Y [N][M][OH][OW].
 // Push constants: n, m, oh, ow, tiles_h, tiles_w (positions = n * tiles_h * tiles_w).
 // Specialization constants: 0 (local_size_x_id) workgroup size; 1 kHasBias; 2 kVec4:
-//   1 when tiles_w % 4 == 0 and OW == 4 * tiles_w: an invocation turns four tiles
-//   side by side, reading M as vec4s and writing four vec4s per output row; 2: the
-//   same, and the "_texel" build writes each output row of the four tiles as two
-//   eight-wide stores (VKG_OUTPUT8; the device needs 64-bit integers).
+//   1 when tiles_w % 4 == 0 and OW % 4 == 0: an invocation turns four tiles
+//   side by side, reading M as vec4s and writing four vec4s per output row (tiles
+//   at or past OW, the padding of a tile row, are not stored); 2: the same with OW
+//   % 8 == 0, and the "_texel" build writes each output row of the four tiles as
+//   two eight-wide stores (VKG_OUTPUT8; the device needs 64-bit integers).
 // Dispatch N * M * tiles_h * tiles_w invocations, a quarter of that with kVec4
 // (vkg_linear_index).
 #version 450
@@ -93,10 +94,12 @@ void main_vec4() {
     if (oy0 + r >= p.oh) break;
     const uint row = (plane + (oy0 + r) * p.ow + ox0) / 4;
     if (kVec4 == 2 && kWide) {
-      y8_put(row / 2, vkg_epilogue4(o[0][r]), vkg_epilogue4(o[1][r]));
-      y8_put(row / 2 + 1, vkg_epilogue4(o[2][r]), vkg_epilogue4(o[3][r]));
+      if (ox0 < p.ow) y8_put(row / 2, vkg_epilogue4(o[0][r]), vkg_epilogue4(o[1][r]));
+      if (ox0 + 8 < p.ow) y8_put(row / 2 + 1, vkg_epilogue4(o[2][r]), vkg_epilogue4(o[3][r]));
     } else {
-      [[unroll]] for (uint j = 0; j < 4; ++j) y4[row + j] = afp2sfp4(vkg_epilogue4(o[j][r]));
+      [[unroll]] for (uint j = 0; j < 4; ++j) {
+        if (ox0 + 4 * j < p.ow) y4[row + j] = afp2sfp4(vkg_epilogue4(o[j][r]));
+      }
     }
   }
 }

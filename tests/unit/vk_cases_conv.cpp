@@ -112,6 +112,9 @@ std::vector<VkCase> conv_cases() {
   // Runtime weights (only conv.direct and conv.depthwise serve them).
   add("2-D runtime weights and bias", {1, 4, 9, 9}, {6, 4, 3, 3}, {{"pads", ints_attr({1, 1, 1, 1})}}, kRuntimeWeights);
   add("1-D runtime weights group 2", {2, 4, 12}, {6, 2, 3}, {{"group", int_attr(2)}}, kNoBias | kRuntimeWeights);
+  // F(4x4) Winograd pads a row of 6 tiles to 8 (quads, eight-wide output stores); the 7x20 and
+  // 28x28 cases above pad 5 and 7 tiles with four-wide stores.
+  add("2-D 3x3 pad 1, batch 2, rows of 6 tiles", {2, 8, 12, 24}, {8, 8, 3, 3}, {{"pads", ints_attr({1, 1, 1, 1})}});
   {
     VkCase c = conv_case("Conv", "opset 11 float16 tensors 3x3", {1, 4, 8, 8}, {5, 4, 3, 3},
                          {{"pads", ints_attr({1, 1, 1, 1})}}, 0, 901);
