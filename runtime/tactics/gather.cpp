@@ -507,16 +507,19 @@ std::optional<LayerPlan> plan_resize_nearest_int(const LayerContext& ctx, std::s
   LayerPlan plan;
   const BindingRef x = bind_input(ctx, plan, 0);
   const BindingRef m = add_int_table(plan, std::move(meta));
-  // The rows form: only the last two axes grow, rows of a multiple of 4 elements, fw <= 4.
-  const bool rows = rank >= 2 && in_w % 4 == 0 && fw <= 4 &&
-                    std::all_of(factors.begin(), factors.end() - 2, [](int32_t f) { return f == 1; });
-  if (rows) {
-    const int64_t in_elements = num_elements(layer->in_shape);
-    const uint64_t invocations = uint64_t(in_elements / 4);
+  // The rows form: only the last two axes grow, and either rows of a multiple of 4 elements
+  // with fw <= 4 (four elements a vec4 read) or fw a multiple of 4 up to 16 (one element an
+  // invocation, each copied into whole vec4s).
+  const bool outer_kept =
+      rank >= 2 && std::all_of(factors.begin(), factors.end() - 2, [](int32_t f) { return f == 1; });
+  const bool quads = outer_kept && in_w % 4 == 0 && fw <= 4, singles = outer_kept && fw % 4 == 0 && fw <= 16;
+  if (quads || singles) {
+    const uint32_t per = quads ? 4 : 1;
+    const uint64_t invocations = uint64_t(num_elements(layer->in_shape)) / per;
     plan.dispatches.push_back(
         linear_dispatch(ctx, "gather/resize_nearest_int", {x, BindingRef::output(0), m},
                         {u32(invocations), u32(rank), u32(fw), u32(in_w)}, invocations,
-                        {{1, 4}, {2, u32(factors[rank - 2])}, {3, u32(fw)}, small_indices_spec(invocations)}));
+                        {{1, per}, {2, u32(factors[rank - 2])}, {3, u32(fw)}, small_indices_spec(invocations)}));
     return plan;
   }
   // Several elements of a row per invocation: the row's address is computed once for them.

@@ -15,10 +15,13 @@
 // axis' factor, 0 for the general form above; kFw: the last axis' factor, 1..4):
 // an invocation reads four elements of an input row as one vec4 and writes
 // them, each kFw times, as kFw vec4s into each of the kFh output rows they
-// fill; n is then the input's element count / 4. 39 vkg_small_indices
+// fill; n is then the input's element count / 4. With kPer 1 in the rows form (kFw a
+// multiple of 4, any W): an invocation reads one element and writes it as kFw / 4
+// vec4s into each of its kFh output rows; n is then the input's element count
+// (PP-OCRv4 det's x8 upsampling of 10x10 planes). 39 vkg_small_indices
 // (common/index.glsl).
-// Dispatch (n / W) * ceil(W / kPer) invocations (vkg_linear_index), n / 4 in
-// the rows form.
+// Dispatch (n / W) * ceil(W / kPer) invocations (vkg_linear_index), n in the
+// rows form.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -49,6 +52,16 @@ layout(binding = 2) readonly buffer Meta { int meta[]; };
 void main_rows() {
   const uint i = vkg_linear_index();
   if (i >= params.n) return;
+  if (kPer == 1) {  // element i of input row `row` fills kFw / 4 vec4s of each output row
+    const uint row = vkg_div(i, params.in_w);
+    const uint col = i - row * params.in_w;
+    const melem v = x[i];
+    [[unroll]] for (uint r = 0; r < kFh; ++r) {
+      const uint dst = ((row * kFh + r) * params.in_w + col) * (kFw / 4);
+      [[unroll]] for (uint q = 0; q < kFw / 4; ++q) out4[dst + q] = melem4(v);
+    }
+    return;
+  }
   const uint blocks = params.in_w / 4;
   const uint row = vkg_div(i, blocks);
   const uint b = i - row * blocks;

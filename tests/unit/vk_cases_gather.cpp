@@ -224,6 +224,9 @@ std::vector<VkCase> resize_cases() {
                          std::nullopt, {}, 103));
   cases.push_back(resize("Resize nearest x3,x4 [2,3,4,4] rows", {2, 3, 4, 4}, std::vector<float>{1, 1, 3, 4},
                          std::nullopt, resize_attrs("nearest", "asymmetric", "floor"), 104));
+  // One element an invocation, copied into whole vec4s (x8 across rows of 5; PP-OCRv4 det's 10x10 -> 80x80).
+  cases.push_back(resize("Resize nearest x2,x8 [1,3,5,5] single elements", {1, 3, 5, 5}, std::vector<float>{1, 1, 2, 8},
+                         std::nullopt, resize_attrs("nearest", "asymmetric", "floor"), 105));
   // Every coordinate transformation with every nearest rounding, up and down, fractional factors.
   uint32_t seed = 110;
   for (const char* c : kCoordinates) {
