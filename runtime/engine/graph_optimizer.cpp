@@ -220,6 +220,24 @@ class FoldableProducer {
   }
   int64_t in_channels() const { return weights_.shape()[1]; }
 
+  // A 2-D ConvTranspose of one group whose kernel equals its strides, without padding, dilation,
+  // output padding or output shape: every output takes one tap of one input (an upsampling).
+  bool upsampling_transpose() const {
+    if (node_.op_type != "ConvTranspose" || node_.attr_int("group", 1) != 1 || weights_.rank() != 4 ||
+        node_.has_attr("output_shape") || node_.attr_string("auto_pad", "NOTSET") != "NOTSET")
+      return false;
+    const std::vector<int64_t> kernel(weights_.shape().begin() + 2, weights_.shape().end());
+    const std::vector<int64_t> strides = node_.attr_ints("strides");
+    auto zeros_or_ones = [&](const char* attr, int64_t v) {
+      const std::vector<int64_t> a = node_.attr_ints(attr);
+      return std::all_of(a.begin(), a.end(), [&](int64_t e) { return e == v; });
+    };
+    return strides == kernel && zeros_or_ones("pads", 0) && zeros_or_ones("dilations", 1) &&
+           zeros_or_ones("output_padding", 0) &&
+           (!node_.has_attr("kernel_shape") || node_.attr_ints("kernel_shape") == kernel);
+  }
+  const Shape& weight_shape() const { return weights_.shape(); }
+
  private:
   Node node_;
   Tensor weights_;
@@ -248,6 +266,9 @@ constexpr ActivationAttrs kActivationAttrs{"vkgraphy.activation", "vkgraphy.alph
                                            kPostShiftAttr};
 constexpr ActivationAttrs kGateAttrs{"vkgraphy.gate", "vkgraphy.gate_alpha", "vkgraphy.gate_beta",
                                      "vkgraphy.gate_post_scale", "vkgraphy.gate_post_shift"};
+constexpr ActivationAttrs kPairAttrs{"vkgraphy.pair", "vkgraphy.pair_alpha", "vkgraphy.pair_beta",
+                                     "vkgraphy.pair_post_scale", "vkgraphy.pair_post_shift"};
+constexpr const char* kPairKernelAttr = "vkgraphy.pair_kernel";
 
 void set_activation_attrs(Node& n, const FusedActivation& a, const ActivationAttrs& names) {
   Attribute& kind = n.attrs[names.kind];
@@ -422,6 +443,15 @@ std::optional<UpsampledOperand> upsampled_operand(const Node& node) {
 std::optional<FusedActivation> fused_activation(const Node& node) { return activation_attrs(node, kActivationAttrs); }
 
 std::optional<FusedActivation> squeeze_gate(const Node& node) { return activation_attrs(node, kGateAttrs); }
+
+std::optional<TransposePair> transpose_pair(const Node& node) {
+  const std::optional<FusedActivation> inner = activation_attrs(node, kPairAttrs);
+  if (!inner) return std::nullopt;
+  const std::vector<int64_t> kernel = node.attr_ints(kPairKernelAttr);
+  VKG_CHECK(kernel.size() == 2 && kernel[0] >= 1 && kernel[1] >= 1,
+            node.describe() << ": attribute " << kPairKernelAttr << " must be the second kernel's [height, width]");
+  return TransposePair{*inner, kernel};
+}
 
 bool moves_data_only(const std::string& op) {
   static const std::set<std::string> ops = {"Identity",  "Dropout",      "Reshape",     "Flatten", "Squeeze",
@@ -636,6 +666,41 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     return layer;
   };
 
+  // Two upsampling ConvTransposes in a row (a text detector's head: ConvTranspose, BN, Relu,
+  // ConvTranspose, Sigmoid), the ConvTranspose at `i` first, with what each absorbs, as one layer
+  // (marked absorbed); nullopt where the pattern does not hold.
+  auto match_transpose_pair = [&](size_t i) -> std::optional<OptimizedLayer> {
+    const Node& head = *kept[i];
+    if (head.op_type != "ConvTranspose" || head.outputs.size() != 1 || !is_float(head.outputs[0]) ||
+        upsampled.count(i) != 0)
+      return std::nullopt;
+    Tail first = tail_of(i);
+    if (!first.producer || !first.producer->upsampling_transpose()) return std::nullopt;
+    const size_t c = users.single(first.output, "ConvTranspose");
+    if (c == SIZE_MAX || kept[c]->inputs[0] != first.output || upsampled.count(c) != 0) return std::nullopt;
+    Tail second = tail_of(c);
+    if (!second.producer || !second.producer->upsampling_transpose() ||
+        second.producer->weight_shape()[0] != first.producer->channels())
+      return std::nullopt;
+    for (size_t k : first.absorbs) absorbed[k] = true;
+    absorbed[c] = true;
+    for (size_t k : second.absorbs) absorbed[k] = true;
+    std::vector<std::string> held = first.held;
+    held.insert(held.end(), second.held.begin(), second.held.end());
+    const std::string name = layer_name(held);
+    Node pair = first.producer->finish(name, second.output, out.constants);
+    pair.inputs.push_back(name + ":W2");
+    pair.inputs.push_back(name + ":B2");
+    second.producer->add_constants(pair.inputs[3], pair.inputs[4], out.constants);
+    set_activation_attrs(pair, first.activation.value_or(FusedActivation{}), kPairAttrs);
+    const Shape& w2 = second.producer->weight_shape();
+    Attribute& kernel = pair.attrs[kPairKernelAttr];
+    kernel.kind = Attribute::Kind::Ints;
+    kernel.ints = {w2[2], w2[3]};
+    if (second.activation) set_activation_attrs(pair, *second.activation, kActivationAttrs);
+    return OptimizedLayer{std::move(pair), std::move(held)};
+  };
+
   // Layers keyed by the position where they run, in graph order otherwise.
   std::vector<std::pair<size_t, OptimizedLayer>> layers;
   for (size_t i = 0; i < kept.size(); ++i) {
@@ -644,6 +709,10 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     if (options.fusion) {
       if (std::optional<OptimizedLayer> gate = match_gate(i)) {
         layers.emplace_back(i, std::move(*gate));
+        continue;
+      }
+      if (std::optional<OptimizedLayer> pair = match_transpose_pair(i)) {
+        layers.emplace_back(i, std::move(*pair));
         continue;
       }
     }

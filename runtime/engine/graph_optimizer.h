@@ -29,6 +29,10 @@
 //   padding) whose result, after what that Conv absorbs as above, is read only by another pointwise
 //   Conv, becomes one layer with both (a squeeze-and-excitation gate: pool, reduce, expand), which
 //   one dispatch computes (squeeze_gate below).
+// - a ConvTranspose whose kernel equals its strides (2-D, one group, no padding, dilation or output
+//   padding), after what it absorbs as above, read only by another such ConvTranspose becomes one
+//   layer with it and what that one absorbs (transpose_pair below): the upsampling head of a text
+//   detector (DBNet, PP-OCR det), whose larger intermediate tensor is then never written.
 // A fused layer is named after the nodes it holds ("conv1+bn1") and remembers
 // them, so that every user-facing file and flag can speak in ONNX node names.
 // A tensor the user reads (a model output or a marked tensor) is never fused
@@ -101,6 +105,19 @@ inline constexpr const char* kPostShiftAttr = "vkgraphy.post_shift";
 // "vkgraphy.gate_post_scale" and "vkgraphy.gate_post_shift", the second's as fused_activation's.
 // nullopt for a node that is not a gate.
 std::optional<FusedActivation> squeeze_gate(const Node& node);
+
+// A ConvTranspose that absorbed a second one (the header's fusion): inputs X, W1 [C][C1][kh1][kw1],
+// B1 [C1], W2 [C1][C2][kh2][kw2], B2 [C2] (folded weights), the first's attributes, output
+// [N][C2][H * kh1 * kh2][W * kw1 * kw2]; the first's activation (kind None when it has none) is
+// carried as the attributes "vkgraphy.pair", "vkgraphy.pair_alpha", "vkgraphy.pair_beta",
+// "vkgraphy.pair_post_scale" and "vkgraphy.pair_post_shift", the second kernel as
+// "vkgraphy.pair_kernel", the second's activation as fused_activation's. nullopt for a node that
+// is not a pair.
+struct TransposePair {
+  FusedActivation inner;
+  std::vector<int64_t> kernel;  // the second ConvTranspose's [kh2, kw2] (its strides)
+};
+std::optional<TransposePair> transpose_pair(const Node& node);
 
 struct OptimizedLayer {
   Node node;                       // what the tactics see: a model node, or a fused one (folded weights)

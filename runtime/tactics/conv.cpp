@@ -27,6 +27,8 @@
 //   conv.transpose_block<RxC> ConvTranspose with kernel == strides (no padding): one GEMM on
 //                            gemm/block.comp storing each tap where it lands (depth to space)
 //   conv.transpose_gather    ConvTranspose in gather form (N-D, groups, runtime weights)
+//   conv.transpose_pair      two kernel == strides ConvTransposes fused into one layer
+//                            (graph_optimizer.h, transpose_pair): the one between never stored
 //   conv.integer_direct.i32  ConvInteger, exact int32
 //   conv.qlinear_direct.i32  QLinearConv, exact int32 sums, requantized as the reference does
 //   deform_conv.direct       DeformConv (2-D): each tap sampled bilinearly at its runtime offset
@@ -45,6 +47,7 @@
 #include <tuple>
 
 #include "runtime/core/error.h"
+#include "runtime/engine/graph_optimizer.h"
 #include "runtime/engine/tactic.h"
 #include "runtime/reference/ops/linalg_kernels.h"
 #include "runtime/tactics/gemm_common.h"
@@ -385,8 +388,16 @@ std::optional<LayerPlan> plan_conv_direct(const LayerContext& ctx, std::string& 
   return plan_direct(ctx, s, false, why_not);
 }
 
+// False (`why_not` filled) for a layer of two ConvTransposes (graph_optimizer.h, transpose_pair),
+// which only conv.transpose_pair serves.
+bool single_transpose(const LayerContext& ctx, std::string& why_not) {
+  if (!transpose_pair(ctx.node)) return true;
+  why_not = "the layer holds two ConvTransposes (conv.transpose_pair serves it)";
+  return false;
+}
+
 std::optional<LayerPlan> plan_transpose_gather(const LayerContext& ctx, std::string& why_not) {
-  if (!float_storage(ctx, why_not)) return std::nullopt;
+  if (!single_transpose(ctx, why_not) || !float_storage(ctx, why_not)) return std::nullopt;
   const ConvShape s = conv_transpose_shape(ctx);
   check_output(ctx, s);
   return plan_direct(ctx, s, true, why_not);
@@ -645,6 +656,7 @@ std::optional<LayerPlan> plan_im2col_block(const LayerContext& ctx, BlockShape b
 // gemm/block.comp, whose store puts row (m, tap), column p where the tap
 // lands in the output (kDepthToSpace).
 std::optional<LayerPlan> plan_transpose_block(const LayerContext& ctx, BlockShape block, std::string& why_not) {
+  if (!single_transpose(ctx, why_not)) return std::nullopt;
   const std::optional<StorageType> st = float_storage(ctx, why_not);
   if (!st) return std::nullopt;
   const ConvShape s = conv_transpose_shape(ctx);
@@ -696,6 +708,78 @@ std::optional<LayerPlan> plan_transpose_block(const LayerContext& ctx, BlockShap
 }
 
 // ---------------------------------------------------------------------------
+// conv.transpose_pair: two upsampling ConvTransposes fused into one layer (graph_optimizer.h,
+// transpose_pair) on conv/transpose_pair.comp, the intermediate tensor kept in registers.
+
+constexpr int64_t kPairMaxHidden = 128;  // C1: the first ConvTranspose's outputs an invocation holds per input
+constexpr int64_t kPairMaxOutputs = 64;  // 4 * kh2 * kw2: the outputs an invocation writes per channel
+
+std::optional<LayerPlan> plan_transpose_pair(const LayerContext& ctx, std::string& why_not) {
+  const std::optional<TransposePair> pair = transpose_pair(ctx.node);
+  if (!pair) {
+    why_not = "serves layers of two ConvTransposes only (graph_optimizer.h, transpose_pair)";
+    return std::nullopt;
+  }
+  const std::optional<StorageType> st = float_storage(ctx, why_not);
+  if (!st) return std::nullopt;
+  const LayerTensor& x = ctx.input(0);
+  VKG_CHECK(
+      ctx.inputs.size() == 5 && x.shape.size() == 4 && ctx.input(1).shape.size() == 4 && ctx.input(3).shape.size() == 4,
+      ctx.node.describe() << ": a pair of ConvTransposes takes X, W1, B1, W2 and B2 (2-D)");
+  const Shape& w1 = ctx.input(1).shape;
+  const Shape& w2 = ctx.input(3).shape;
+  const int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], w = x.shape[3];
+  const int64_t c1 = w1[1], c2 = w2[1];
+  const Shape out = {n, c2, h * w1[2] * w2[2], w * w1[3] * w2[3]};
+  VKG_CHECK(w1[0] == c && w2[0] == c1 && ctx.input(2).size() == c1 && ctx.input(4).size() == c2 &&
+                pair->kernel == std::vector<int64_t>(w2.begin() + 2, w2.end()) && ctx.output(0).shape == out,
+            ctx.node.describe() << ": weights " << shape_to_string(w1) << " and " << shape_to_string(w2)
+                                << " do not chain from " << shape_to_string(x.shape) << " to "
+                                << shape_to_string(ctx.output(0).shape));
+  for (size_t i = 1; i < 5; ++i) {
+    if (!ctx.input(i).is_constant()) {
+      why_not = "needs constant weights and biases";
+      return std::nullopt;
+    }
+  }
+  const int64_t taps1 = w1[2] * w1[3];
+  if (w % 4 != 0 || c1 > kPairMaxHidden || 4 * w2[2] * w2[3] > kPairMaxOutputs) {
+    why_not = "serves input rows of a multiple of 4, C1 <= " + std::to_string(kPairMaxHidden) +
+              " and 4 * kh2 * kw2 <= " + std::to_string(kPairMaxOutputs) + " only";
+    return std::nullopt;
+  }
+  const uint64_t invocations = uint64_t(n * h * (w / 4) * taps1);
+  if (!fits_tensors(ctx, why_not) || !fits_invocations(invocations, why_not)) return std::nullopt;
+  LayerPlan plan;
+  // W1 [C][C1][taps] -> [C][taps][C1]: one tap's C1 weights a run.
+  const std::vector<float> w1_values = float_values(*ctx.input(1).constant);
+  std::vector<float> packed(w1_values.size());
+  for (int64_t ci = 0; ci < c; ++ci)
+    for (int64_t m = 0; m < c1; ++m)
+      for (int64_t t = 0; t < taps1; ++t)
+        packed[size_t((ci * taps1 + t) * c1 + m)] = w1_values[size_t((ci * c1 + m) * taps1 + t)];
+  std::vector<BindingRef> bindings = {BindingRef::input(0), add_weight(plan, float_weight(std::move(packed), *st))};
+  for (size_t i = 2; i < 5; ++i) bindings.push_back(bind_input(ctx, plan, i));
+  bindings.push_back(BindingRef::output(0));
+  const FusedActivation& inner = pair->inner;
+  plan.dispatches.push_back(dispatch(
+      ctx,
+      ctx.texel_shader("conv/transpose_pair", uint64_t(std::max({x.size(), ctx.input(1).size(), ctx.input(3).size()}))),
+      {{1, uint32_t(c1)},
+       {2, uint32_t(w1[2])},
+       {3, uint32_t(w1[3])},
+       {4, uint32_t(w2[2])},
+       {5, uint32_t(w2[3])},
+       {6, uint32_t(inner.kind)},
+       {7, std::bit_cast<uint32_t>(inner.alpha)},
+       {8, std::bit_cast<uint32_t>(inner.beta)},
+       {9, std::bit_cast<uint32_t>(inner.post_scale)},
+       {10, std::bit_cast<uint32_t>(inner.post_shift)}},
+      std::move(bindings), {uint32_t(n), uint32_t(c), uint32_t(h), uint32_t(w), uint32_t(c2)}, invocations));
+  return plan;
+}
+
+// ---------------------------------------------------------------------------
 // conv.implicit_gemm<BM>x<BN> and conv.transpose_implicit_gemm<BM>x<BN>: the
 // shared-memory GEMM core (gemm/smem_tile.glsl) with B read through the window
 // as the GEMM stages it (conv/implicit_gemm.comp): no im2col buffer, any
@@ -703,6 +787,7 @@ std::optional<LayerPlan> plan_transpose_block(const LayerContext& ctx, BlockShap
 
 std::optional<LayerPlan> plan_implicit_gemm(const LayerContext& ctx, SmemTile tile, bool transpose,
                                             std::string& why_not) {
+  if (transpose && !single_transpose(ctx, why_not)) return std::nullopt;
   const std::optional<StorageType> st = float_storage(ctx, why_not);
   if (!st) return std::nullopt;
   const ConvShape s = transpose ? conv_transpose_shape(ctx) : conv_shape(ctx, 0, 1);
@@ -1313,6 +1398,7 @@ void register_conv_tactics(TacticRegistry& r) {
   }
   r.add_variants("conv.direct", conv, 50, {kF32, kF16, kF16Acc32}, plan_conv_direct);
   r.add_variants("conv.transpose_gather", {"ConvTranspose"}, 50, {kF32, kF16, kF16Acc32}, plan_transpose_gather);
+  r.add_variants("conv.transpose_pair", {"ConvTranspose"}, 39, {kF32, kF16, kF16Acc32}, plan_transpose_pair);
   // Exact integer tactics: int32 arithmetic whatever the layer's precision, named by it.
   r.add(Tactic{"conv.integer_direct.i32", {"ConvInteger"}, kF32, 50, plan_conv_integer});
   r.add(Tactic{"conv.qlinear_direct.i32", {"QLinearConv"}, kF32, 50, plan_qlinear_conv});

@@ -349,6 +349,45 @@ class TestFusion(CliTestCase):
         self.assertIn("Layer 'gap' (GlobalAveragePool): global_pool.row", out)
         self.assertIn("Fused 2 nodes into layer 'expand+hsig' (Conv)", out)
 
+    def test_two_upsampling_conv_transposes_run_as_one_layer(self):
+        # A text detector's head: ConvTranspose (kernel == strides) + BatchNormalization + Relu, then
+        # another ConvTranspose + Sigmoid: one layer, the larger tensor between them never written.
+        # 2x2 then 2x2 (the second's pairs stored together) and 2x1 then 1x3 (single stores), two
+        # output channels, batch 2; every precision against the reference.
+        def head(k1, k2, c, c2, path):
+            nodes = [helper.make_node("ConvTranspose", ["x", "w1", "b1"], ["t"], name="up1", kernel_shape=k1,
+                                      strides=k1),
+                     bn_node("bn", "t", "n"), helper.make_node("Relu", ["n"], ["r"], name="relu"),
+                     helper.make_node("ConvTranspose", ["r", "w2", "b2"], ["u"], name="up2", kernel_shape=k2,
+                                      strides=k2),
+                     helper.make_node("Sigmoid", ["u"], ["y"], name="sig")]
+            inits = [const("w1", [c, 8, *k1]), const("b1", [8]), *bn_params("bn", 8), const("w2", [8, c2, *k2]),
+                     const("b2", [c2])]
+            return make_model(nodes, inits, [2, c, 3, 8], "y", path=self.path(path)), nodes, inits
+
+        for k1, k2, c2 in (([2, 2], [2, 2], 1), ([2, 1], [1, 3], 2)):
+            path, nodes, inits = head(k1, k2, 6, c2, f"head{k1[1]}{k2[1]}.onnx")
+            out = self.run_vk(path)
+            self.assertIn("Fused 5 nodes into layer 'up1+bn+relu+up2+sig' (ConvTranspose)", out)
+            self.assertIn("Layer 'up1+bn+relu+up2+sig' (ConvTranspose): conv.transpose_pair.f32", out)
+            self.assertIn("1 layers (", out)
+            for arith in ("f16", "f16acc32"):
+                fp16 = self.vkgraphy("run", path, "--vk", "--ref", "-v", "--fp16", "--atol", "2e-2", "--rtol", "2e-2",
+                                     "--tactics-allow", f"conv.transpose_pair.{arith}")
+                self.assertIn(f"(ConvTranspose): conv.transpose_pair.{arith}", fp16)
+                self.assertIn("All outputs matched", fp16)
+        # Not a pair: the tensor between them marked by the user, or a first ConvTranspose whose
+        # kernel overlaps (3x3 stride 2).
+        out = self.run_vk(path, "--vk-outputs", "y", "r", "--onnx-outputs", "y", "r")
+        self.assertIn("Layer 'up1+bn+relu' (ConvTranspose): conv.transpose", out)
+        self.assertIn("PASSED | Output: 'r'", out)
+        overlap = [helper.make_node("ConvTranspose", ["x", "w3", "b1"], ["t"], name="up1", kernel_shape=[3, 3],
+                                    strides=[2, 2]), *nodes[1:]]
+        out = self.run_vk(make_model(overlap, [const("w3", [6, 8, 3, 3]), *inits[1:]], [2, 6, 3, 8], "y",
+                                     path=self.path("overlap.onnx")))
+        self.assertIn("Fused 3 nodes into layer 'up1+bn+relu' (ConvTranspose)", out)
+        self.assertIn("Fused 2 nodes into layer 'up2+sig' (ConvTranspose)", out)
+
     def test_scales_and_shifts_fold_into_weights_and_after_the_activation(self):
         # PP-LCNet's block as paddle2onnx exports it: Conv, a learnable scale and shift (Mul, Add by
         # one-element constants), HardSwish written out, another scale and shift; then a per-channel

@@ -104,6 +104,8 @@ const char* fused_only(const std::string& tactic) {
   static const Rule rules[] = {
       {"global_pool.gate*",
        "squeeze-and-excitation gates (tests/cli/test_fusion.py, test_squeeze_excitation_gates_run_as_one_layer)"},
+      {"conv.transpose_pair*",
+       "pairs of ConvTransposes (tests/cli/test_fusion.py, test_two_upsampling_conv_transposes_run_as_one_layer)"},
   };
   for (const Rule& r : rules)
     if (glob_match(r.glob, tactic)) return r.tested_by;
