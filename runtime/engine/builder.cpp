@@ -1031,7 +1031,9 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
         config_.timing_samples > 0 ? config_.timing_samples : samples_for_level(config_.optimization_level);
     bool timed_here = false, reused_here = false, cached_here = false;
     std::vector<CandidateTiming> timings(n);
-    std::vector<size_t> to_time;  // candidates neither reused nor in the timing cache
+    std::vector<size_t> to_time;       // candidates neither reused nor in the timing cache
+    std::vector<bool> measured(n);     // the same, by candidate
+    std::vector<double> reformats(n);  // each candidate's reformats_before
     for (size_t i = 0; i < n; ++i) {
       const Candidate& c = cands[i];
       const std::string key = signature_of(c.precision).key();
@@ -1056,7 +1058,9 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
                                                   << "' (--error-on-timing-cache-miss)");
         VKG_CHECK(timer_ != nullptr, "the builder has no device timer");
         to_time.push_back(i);
+        measured[i] = true;
       }
+      reformats[i] = reformats_before(c);
     }
     // The samples of the candidates are taken in up to three passes over them, in turns and
     // in alternating order, so that a burst of the device's (or a virtual machine's) noise
@@ -1068,17 +1072,17 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
     for (int pass = 0; pass < passes; ++pass) {
       const int share = samples / passes + (pass < samples % passes ? 1 : 0);
       double best_so_far = INFINITY;
-      for (size_t i : to_time) {
-        if (pass == 0 || timings[i].error) continue;
-        best_so_far = std::min(best_so_far, median(timings[i].samples_ns) + reformats_before(cands[i]));
+      if (pass > 0) {
+        for (size_t i : to_time)
+          if (!timings[i].error) best_so_far = std::min(best_so_far, median(timings[i].samples_ns) + reformats[i]);
       }
       for (size_t j = 0; j < to_time.size(); ++j) {
         const size_t i = to_time[pass % 2 == 0 ? j : to_time.size() - 1 - j];
         Candidate& c = cands[i];
         CandidateTiming& timing = timings[i];
         if (timing.error) continue;
-        if (pass > 0 && *std::min_element(timing.samples_ns.begin(), timing.samples_ns.end()) + reformats_before(c) >
-                            2 * best_so_far)
+        if (pass > 0 &&
+            *std::min_element(timing.samples_ns.begin(), timing.samples_ns.end()) + reformats[i] > 2 * best_so_far)
           continue;
         std::vector<PlanTimer::Buffer> ins, outs;
         for (const LayerTensor& t : *c.inputs)
@@ -1099,7 +1103,7 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
       const LayerSignature sig = signature_of(c.precision);
       const std::string key = sig.key();
       CandidateTiming timing = std::move(timings[i]);
-      if (std::find(to_time.begin(), to_time.end(), i) != to_time.end()) {
+      if (measured[i]) {
         if (!timing.error) {
           timing.median_ns = median(timing.samples_ns);
           // A deterministic build records what a later one reads back from the timing cache: the median alone.
@@ -1121,7 +1125,7 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
       }
       timed_[{key, c.tactic->name}] = timing;
       timing.validation_error = validation_error_of(c.tactic->name);
-      timing.reformat_ns = reformats_before(c);
+      timing.reformat_ns = reformats[i];
       choice.candidates.push_back(timing);
     }
     if (timed_here)
