@@ -53,6 +53,25 @@ py=$(command -v python3)
 
 note() { echo "$*" | tee -a "$log" >>"$summary"; }
 command -v vkgraphy >/dev/null || { note "error: vkgraphy is not on PATH (run through the bundle's gpu-run.sh)"; exit 1; }
+# NVIDIA's Vulkan ICD manifest names libGLX_nvidia.so.0, which in a headless container returns no
+# vkCreateInstance ("loader_scanned_icd_add: Could not get 'vkCreateInstance'"; seen on the H200
+# machine, driver 580, 2026-11-26); the same driver's EGL library serves Vulkan there.
+if ! vkgraphy inspect device >/dev/null 2>&1; then
+  for lib in /usr/local/nvidia/lib64/libEGL_nvidia.so.0 /usr/lib/x86_64-linux-gnu/libEGL_nvidia.so.0 \
+             /usr/lib64/libEGL_nvidia.so.0 /usr/lib/libEGL_nvidia.so.0; do
+    [ -f "$lib" ] || continue
+    icd=/tmp/vkg-nvidia-egl-icd.json
+    printf '{"file_format_version": "1.0.1", "ICD": {"library_path": "%s", "api_version": "1.3.0"}}\n' "$lib" >"$icd"
+    if VK_DRIVER_FILES=$icd vkgraphy inspect device >/dev/null 2>&1; then
+      export VK_DRIVER_FILES=$icd
+      note "note: Vulkan through $lib (the GLX ICD gave no instance here)"
+    fi
+    break
+  done
+fi
+# The unit test that reads vkgraphy's files back with numpy: this image's Python has numpy, and no
+# Debian /usr/bin/python3 with it.
+export VKGRAPHY_NUMPY_PYTHON=${VKGRAPHY_NUMPY_PYTHON:-$(command -v python3)}
 # What the figures need beside them: when, on what, from which commit (gpu_prepare.sh records it).
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 note "GPU RUN part=$part date=$(date -u +%Y-%m-%dT%H:%M:%SZ) gpu=${gpu:-unknown} $(cat "$carry/source.txt" 2>/dev/null || echo "commit=unknown")"

@@ -31,6 +31,11 @@ void VulkanArgs::add_to(CLI::App& app) {
                "(the inputs of the block GEMMs, elementwise binary ops, row-tile convolutions, Winograd transforms and "
                "global pooling otherwise go through uniform texel buffers)")
       ->group(g);
+  app.add_flag("--vk-disable-nan-preserve", disable_nan_preserve,
+               "Treat the device as unable to preserve NaN and infinity: pipelines leave the driver free to assume "
+               "finite values, and a NaN may vanish in a Relu or a max (by default every pipeline declares "
+               "SignedZeroInfNanPreserve where the device supports it)")
+      ->group(g);
   app.add_flag("--vk-force-staging", force_staging,
                "Keep device memory unmapped and move weights, inputs and outputs through staging buffers, as on a "
                "discrete GPU (also VKGRAPHY_VK_FORCE_STAGING=1)")
@@ -46,6 +51,7 @@ vk::DeviceOptions VulkanArgs::options() const {
   options.disable_cooperative_matrix = disable_cooperative_matrix;
   options.disable_int64 = disable_int64;
   options.disable_texel_buffers = disable_texel_buffers;
+  options.disable_nan_preserve = disable_nan_preserve;
   options.force_staging = force_staging || vk::force_staging_from_env();
   return options;
 }

@@ -4,6 +4,7 @@
 #include <bit>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include "runtime/vulkan/shader_table.h"
 #include "runtime/vulkan/vk_check.h"
@@ -42,11 +43,19 @@ ComputePipeline::ComputePipeline(Device& device, std::span<const uint32_t> spirv
   }
   VkDevice dev = device.handle();
   try {
+    std::vector<uint32_t> patched;
+    if (info.nan_preserve) {
+      patched = preserving_nan(spirv, info.nan_preserve_fp16);
+      spirv = patched;
+    }
     VkShaderModuleCreateInfo module{};
     module.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
     module.codeSize = spirv.size_bytes();
     module.pCode = spirv.data();
     VKG_VK_CHECK(vkCreateShaderModule(dev, &module, nullptr, &module_), "pipeline '" << desc_.name << "': shader module");
+    const Instance& instance = device.instance();
+    const std::string key = pipeline_key(desc_);
+    instance.name_object(dev, VK_OBJECT_TYPE_SHADER_MODULE, reinterpret_cast<uint64_t>(module_), key);
 
     std::vector<VkDescriptorSetLayoutBinding> bindings(desc_.bindings);
     for (uint32_t i = 0; i < desc_.bindings; ++i) {
@@ -73,6 +82,7 @@ ComputePipeline::ComputePipeline(Device& device, std::span<const uint32_t> spirv
     layout.pushConstantRangeCount = desc_.push_constant_bytes > 0 ? 1 : 0;
     layout.pPushConstantRanges = &push;
     VKG_VK_CHECK(vkCreatePipelineLayout(dev, &layout, nullptr, &layout_), "pipeline '" << desc_.name << "': layout");
+    instance.name_object(dev, VK_OBJECT_TYPE_PIPELINE_LAYOUT, reinterpret_cast<uint64_t>(layout_), key);
 
     std::vector<VkSpecializationMapEntry> entries;
     std::vector<uint32_t> values;
@@ -106,6 +116,7 @@ ComputePipeline::ComputePipeline(Device& device, std::span<const uint32_t> spirv
     pipeline.layout = layout_;
     VKG_VK_CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &pipeline, nullptr, &pipeline_),
                  "pipeline '" << desc_.name << "': creating the compute pipeline");
+    instance.name_object(dev, VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<uint64_t>(pipeline_), key);
   } catch (...) {
     release();
     throw;

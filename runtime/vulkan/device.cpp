@@ -44,6 +44,7 @@ Device::Device(Instance& instance, const PhysicalDevice& physical) : instance_(i
   coopmat.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
   if (physical_.info.cooperative_matrix) {
     coopmat.cooperativeMatrix = VK_TRUE;
+    f12.vulkanMemoryModel = VK_TRUE;  // gemm/coopmat.comp declares it (query_device_info checked it)
     *tail = &coopmat;
     extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }

@@ -101,9 +101,10 @@ bool DeviceInfo::has_feature(const std::string& name) const {
   if (name == "cooperative-matrix") return cooperative_matrix;
   if (name == "int64") return shader_int64;
   if (name == "texel-buffers") return texel_buffers;
+  if (name == "nan-preserve") return nan_preserve;
   VKG_THROW("unknown device feature '" << name
                                        << "' (known: fp16, subgroup-size-control, cooperative-matrix, int64, "
-                                          "texel-buffers)");
+                                          "texel-buffers, nan-preserve)");
 }
 
 std::string DeviceInfo::unsupported_reason() const {
@@ -130,6 +131,10 @@ std::string format_device_info(const DeviceInfo& d) {
      << " (wide loads: gemm.block*_wide_a, conv.*_wide_a; eight-wide stores of the fp32 texel builds)\n";
   os << "    texel buffers: " << yes_no(d.texel_buffers);
   if (d.texel_buffers) os << " (fp32 and fp16 vec4 reads, up to " << d.max_texel_buffer_elements << " texels)";
+  os << "\n";
+  os << "    NaN/Inf preserved: " << yes_no(d.nan_preserve);
+  if (d.nan_preserve)
+    os << " (SignedZeroInfNanPreserve in every pipeline, fp32" << (d.nan_preserve_fp16 ? " and fp16)" : ")");
   os << "\n";
   os << "    subgroup size control: ";
   if (d.subgroup_size_control) {
@@ -206,13 +211,15 @@ void apply_switches(DeviceInfo& info, const DeviceOptions& options) {
                                   {"subgroup-size-control", options.disable_subgroup_size_control},
                                   {"cooperative-matrix", options.disable_cooperative_matrix},
                                   {"int64", options.disable_int64},
-                                  {"texel-buffers", options.disable_texel_buffers}}) {
+                                  {"texel-buffers", options.disable_texel_buffers},
+                                  {"nan-preserve", options.disable_nan_preserve}}) {
     if (off && info.has_feature(name)) info.switched_off.push_back(name);
   }
   if (options.disable_fp16) info.shader_float16 = info.storage_buffer_16bit = false;
   if (options.disable_subgroup_size_control) info.subgroup_size_control = false;
   if (options.disable_int64) info.shader_int64 = false;
   if (options.disable_texel_buffers) info.texel_buffers = false;
+  if (options.disable_nan_preserve) info.nan_preserve = info.nan_preserve_fp16 = false;
   if (options.disable_cooperative_matrix || !info.fp16()) {
     info.cooperative_matrix = false;
     info.cooperative_matrix_shapes.clear();

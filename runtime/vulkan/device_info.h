@@ -69,6 +69,12 @@ struct DeviceInfo {
   // in SIMD and loads storage buffers one invocation at a time).
   bool texel_buffers = false;
   uint32_t max_texel_buffer_elements = 0;  // texels per view
+  // NaN and infinity preserved (Vulkan 1.2 float controls, shaderSignedZeroInfNanPreserveFloat32 and
+  // ...Float16): every pipeline declares SignedZeroInfNanPreserve (shader_table.h, preserving_nan),
+  // so that NaN reaches the outputs as the reference backend gives it (Relu(NaN) = NaN, a max over a
+  // NaN is NaN) instead of the driver folding compares and selects into min/max that drop it.
+  bool nan_preserve = false;
+  bool nan_preserve_fp16 = false;
 
   // Limits.
   uint32_t max_workgroup_size[3] = {0, 0, 0};
@@ -104,7 +110,8 @@ struct DeviceInfo {
   // True when cooperative matrices can run m x n x k with fp16 inputs and fp16 or fp32 (acc32) accumulators.
   bool cooperative_matrix_shape(uint32_t m, uint32_t n, uint32_t k, bool acc32) const;
   // The named device properties tactics rely on (Tactic::device_feature):
-  // "fp16", "subgroup-size-control", "cooperative-matrix", "int64", "texel-buffers"; throws Error on another name.
+  // "fp16", "subgroup-size-control", "cooperative-matrix", "int64", "texel-buffers", "nan-preserve";
+  // throws Error on another name.
   bool has_feature(const std::string& name) const;
   MemoryPath memory_path() const;
   // vkgraphy's shaders need Vulkan 1.2 and a compute queue; empty when usable, else why not.
@@ -142,10 +149,14 @@ struct DeviceOptions {
   // Treat the device as having no texel buffers: shaders read every tensor
   // through storage buffers (to compare, or avoid a driver's bugs).
   bool disable_texel_buffers = false;
+  // Treat the device as unable to preserve NaN and infinity: pipelines leave the driver free to
+  // assume finite values (to compare speed, or avoid a driver's bugs); NaN may then vanish.
+  bool disable_nan_preserve = false;
 };
 
 // Applies the feature switches of `options` (disable_fp16, force_staging,
-// disable_subgroup_size_control, disable_cooperative_matrix, disable_int64, disable_texel_buffers)
+// disable_subgroup_size_control, disable_cooperative_matrix, disable_int64, disable_texel_buffers,
+// disable_nan_preserve)
 // to a device's info.
 void apply_switches(DeviceInfo& info, const DeviceOptions& options);
 

@@ -106,11 +106,13 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
   driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
   VkPhysicalDeviceSubgroupSizeControlProperties size_props{};
   size_props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES;
+  VkPhysicalDeviceFloatControlsProperties float_controls{};
+  float_controls.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES;
   VkPhysicalDeviceProperties2 props{};
   props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
   props.pNext = &subgroup;
-  if (v12) subgroup.pNext = &driver;
-  if (v12 && size_control) driver.pNext = &size_props;
+  if (v12) subgroup.pNext = &driver, driver.pNext = &float_controls;
+  if (v12 && size_control) float_controls.pNext = &size_props;
   vkGetPhysicalDeviceProperties2(device, &props);
   const VkPhysicalDeviceProperties& p = props.properties;
   const VkPhysicalDeviceLimits& l = p.limits;
@@ -125,6 +127,8 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
   info.driver_version = p.driverVersion;
   info.uuid = hex_uuid(p.pipelineCacheUUID, VK_UUID_SIZE);
   info.subgroup_size = subgroup.subgroupSize;
+  info.nan_preserve = v12 && float_controls.shaderSignedZeroInfNanPreserveFloat32;
+  info.nan_preserve_fp16 = info.nan_preserve && float_controls.shaderSignedZeroInfNanPreserveFloat16;
   for (int i = 0; i < 3; ++i) {
     info.max_workgroup_size[i] = l.maxComputeWorkGroupSize[i];
     info.max_workgroup_count[i] = l.maxComputeWorkGroupCount[i];
@@ -172,7 +176,9 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
     info.min_subgroup_size = size_props.minSubgroupSize;
     info.max_subgroup_size = size_props.maxSubgroupSize;
   }
-  if (coopmat && coopmat_features.cooperativeMatrix && info.fp16()) {
+  // gemm/coopmat.comp's SPIR-V declares the Vulkan memory model (GL_KHR_memory_scope_semantics, which
+  // GL_NV_cooperative_matrix's loads take), so the device must enable that feature with the extension.
+  if (coopmat && coopmat_features.cooperativeMatrix && f12.vulkanMemoryModel && info.fp16()) {
     info.cooperative_matrix_shapes = cooperative_matrix_shapes(instance, device);
     info.cooperative_matrix = !info.cooperative_matrix_shapes.empty();
   }
@@ -257,6 +263,8 @@ Instance::Instance(bool validation) : validation_(validation) {
       vkDestroyInstance(instance_, nullptr);
       VKG_THROW("--vk-validation: cannot create the validation debug messenger");
     }
+    set_object_name_ = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
+        vkGetInstanceProcAddr(instance_, "vkSetDebugUtilsObjectNameEXT"));
   }
 }
 
@@ -284,6 +292,16 @@ VKAPI_ATTR VkBool32 VKAPI_CALL Instance::on_message(VkDebugUtilsMessageSeverityF
   std::lock_guard<std::mutex> lock(log->mutex);
   log->messages.push_back(text);
   return VK_FALSE;
+}
+
+void Instance::name_object(VkDevice device, VkObjectType type, uint64_t handle, const std::string& name) const {
+  if (set_object_name_ == nullptr || handle == 0) return;
+  VkDebugUtilsObjectNameInfoEXT info{};
+  info.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT;
+  info.objectType = type;
+  info.objectHandle = handle;
+  info.pObjectName = name.c_str();
+  (void)set_object_name_(device, &info);
 }
 
 std::vector<std::string> Instance::validation_messages() const {

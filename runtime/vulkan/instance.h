@@ -46,6 +46,9 @@ class Instance {
   void clear_validation_messages();
   // Throws Error "validation layer: N message(s) during <where>: ..." if any was recorded, then clears them.
   void check_validation(const std::string& where);
+  // With validation on, names `handle` (of `type`, made on `device`) so that the layer's messages
+  // about it say which pipeline or shader they concern; nothing without validation.
+  void name_object(VkDevice device, VkObjectType type, uint64_t handle, const std::string& name) const;
 
  private:
   struct MessageLog {
@@ -60,6 +63,7 @@ class Instance {
   std::unique_ptr<MessageLog> log_ = std::make_unique<MessageLog>();
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  PFN_vkSetDebugUtilsObjectNameEXT set_object_name_ = nullptr;
 };
 
 }  // namespace vkg::vk

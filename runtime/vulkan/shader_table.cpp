@@ -1,7 +1,9 @@
 #include "runtime/vulkan/shader_table.h"
 
+#include <cstddef>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "runtime/core/error.h"
 
@@ -60,6 +62,39 @@ uint32_t texel_buffer_bindings(std::span<const uint32_t> spirv) {
     mask |= 1u << b->second;
   }
   return mask;
+}
+
+std::vector<uint32_t> preserving_nan(std::span<const uint32_t> spirv, bool fp16) {
+  constexpr uint32_t kOpCapability = 17, kOpEntryPoint = 15, kOpExecutionMode = 16, kOpExecutionModeId = 331,
+                     kCapabilityFloat16 = 9, kCapabilityPreserve = 4466, kModePreserve = 4461, kHeaderWords = 5;
+  std::vector<uint32_t> out(spirv.begin(), spirv.end());
+  size_t capabilities_end = 0, modes_end = 0;
+  bool float16 = false;
+  std::vector<uint32_t> entry_points;
+  for (size_t i = kHeaderWords; i < spirv.size();) {
+    const uint32_t words = spirv[i] >> 16, opcode = spirv[i] & 0xffffu;
+    if (words == 0 || i + words > spirv.size()) return out;  // malformed: the driver will say so
+    if (opcode == kOpCapability && words == 2) {
+      if (spirv[i + 1] == kCapabilityPreserve) return out;
+      float16 = float16 || spirv[i + 1] == kCapabilityFloat16;
+      capabilities_end = i + words;
+    }
+    if (opcode == kOpEntryPoint && words >= 3) entry_points.push_back(spirv[i + 2]), modes_end = i + words;
+    if (opcode == kOpExecutionMode || opcode == kOpExecutionModeId) modes_end = i + words;
+    i += words;
+  }
+  if (capabilities_end == 0 || entry_points.empty()) return out;
+  std::vector<uint32_t> modes;
+  for (uint32_t id : entry_points) {
+    for (uint32_t width : {32u, 16u}) {
+      if (width == 16 && !(fp16 && float16)) continue;
+      modes.insert(modes.end(), {4u << 16 | kOpExecutionMode, id, kModePreserve, width});
+    }
+  }
+  // The later insertion first, so that the earlier one's position still holds.
+  out.insert(out.begin() + std::ptrdiff_t(modes_end), modes.begin(), modes.end());
+  out.insert(out.begin() + std::ptrdiff_t(capabilities_end), {2u << 16 | kOpCapability, kCapabilityPreserve});
+  return out;
 }
 
 }  // namespace vkg::vk

@@ -33,6 +33,13 @@ bool declares_spec_constant(std::span<const uint32_t> spirv, uint32_t id);
 // Throws vkg::Error for a texel buffer at binding 32 or above.
 uint32_t texel_buffer_bindings(std::span<const uint32_t> spirv);
 
+// `spirv` with the SignedZeroInfNanPreserve execution mode (SPIR-V 1.4 float controls) on every
+// entry point, for 32-bit floats and, with `fp16` and where the module declares Float16, 16-bit
+// ones: without it a driver may assume that no value is NaN or infinite and fold NaN away
+// (NVIDIA's compiled Relu's `v < 0 ? 0 : v` and a max pool's compare-and-select into fmax, which
+// returns the other operand of a NaN). Returns the module unchanged when it already declares the mode.
+std::vector<uint32_t> preserving_nan(std::span<const uint32_t> spirv, bool fp16);
+
 // The names of every embedded variant.
 std::vector<std::string> builtin_shader_names();
 

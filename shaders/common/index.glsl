@@ -37,4 +37,11 @@ uint vkg_div(uint x, uint d) {
   return q;
 }
 
+// a mod m (in [0, m)) and floor(a / m) for m > 0 and any a, through % and / of non-negative
+// operands only: GLSL leaves % of a negative operand undefined, and NVIDIA's driver (580, H200)
+// computed OpSMod of a negative dividend by a divisor that is not a power of two wrongly
+// (conv.transpose_gather at stride 3 failed there, 2026-11-26).
+int vkg_floor_mod(int a, int m) { return a >= 0 ? a % m : m - 1 - ((-a - 1) % m); }
+int vkg_floor_div(int a, int m) { return a >= 0 ? a / m : -1 - ((-a - 1) / m); }
+
 #endif  // VKG_COMMON_INDEX_GLSL

@@ -117,8 +117,8 @@ void main() {
           int ix0, ix_step;
           if (kTranspose == 1) {
             const int t = int(residue) + p.pw - int(e) * p.dw;
-            if (((t % p.sw) + p.sw) % p.sw != 0) continue;
-            ix0 = (t - ((t % p.sw) + p.sw) % p.sw) / p.sw + int(j0);
+            if (vkg_floor_mod(t, p.sw) != 0) continue;
+            ix0 = vkg_floor_div(t, p.sw) + int(j0);
             ix_step = 1;
           } else {
             ix0 = int(ox0) * p.sw + int(e) * p.dw - p.pw;

@@ -13,6 +13,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common/precision.glsl"
 #include "common/index.glsl"
+#include "elementwise/math.glsl"
 
 #define MODE_STATS 0
 #define MODE_APPLY 1
@@ -30,13 +31,6 @@ layout(binding = 3) buffer Zero { int zero[]; };
 shared float lows[256];
 shared float highs[256];
 
-// a / b rounded as an IEEE division (see quantize.comp).
-float exact_div(float a, float b) {
-  precise float q = a / b;
-  if (isinf(q) || isnan(q) || b == 0.0) return q;
-  precise float r = fma(-q, b, a);
-  return q + r / b;
-}
 
 void stats() {
   const uint t = gl_LocalInvocationID.x;
@@ -58,9 +52,9 @@ void stats() {
   }
   if (t == 0) {
     precise float range = highs[0] == lows[0] ? 1.0 : highs[0] - lows[0];
-    const float s = exact_div(range, 255.0);
+    const float s = vkg_exact_div(range, 255.0);
     scale[0] = sfp(s);
-    zero[0] = int(roundEven(clamp(0.0 - exact_div(lows[0], s), 0.0, 255.0)));
+    zero[0] = int(roundEven(clamp(0.0 - vkg_exact_div(lows[0], s), 0.0, 255.0)));
   }
 }
 
@@ -71,7 +65,7 @@ void main() {
   }
   const uint e = vkg_linear_index();
   if (e >= params.n) return;
-  float q = exact_div(float(x[e]), float(scale[0]));
+  float q = vkg_exact_div(float(x[e]), float(scale[0]));
   if (isnan(q)) q = 0.0;
   y[e] = clamp(int(clamp(roundEven(q), -1.0e9, 1.0e9)) + zero[0], 0, 255);
 }

@@ -211,4 +211,23 @@ afp vkg_fmod(afp x, afp y) {
   return x < afp(0) ? -r : r;
 }
 
+// a / b rounded as an IEEE division: the driver's quotient q (Vulkan allows it 2.5 ulp), corrected
+// once by its residual a - q * b, which Dekker's product computes exactly from correctly rounded
+// products and sums alone (GLSL's fma() need not be fused in Vulkan: NVIDIA's was not, and a
+// halfway quotient rounded the wrong way in DynamicQuantizeLinear).
+float vkg_exact_div(float a, float b) {
+  precise float q = a / b;
+  if (isinf(q) || isnan(q) || b == 0.0 || abs(q) > 1.0e30 || abs(b) > 1.0e30) return q;
+  precise float p = q * b;
+  precise float qc = 4097.0 * q;
+  precise float qh = qc - (qc - q);
+  precise float ql = q - qh;
+  precise float bc = 4097.0 * b;
+  precise float bh = bc - (bc - b);
+  precise float bl = b - bh;
+  precise float e = ((qh * bh - p) + qh * bl + ql * bh) + ql * bl;  // q * b == p + e exactly
+  precise float r = (a - p) - e;
+  return q + r / b;
+}
+
 #endif  // VKG_ELEMENTWISE_MATH_GLSL

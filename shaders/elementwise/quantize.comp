@@ -20,6 +20,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common/precision.glsl"
 #include "common/index.glsl"
+#include "elementwise/math.glsl"
 
 #define MODE_QUANTIZE 0
 #define MODE_DEQUANTIZE 1
@@ -53,14 +54,6 @@ layout(binding = 2) readonly buffer Zero { int zero[]; };
 layout(binding = 3) writeonly buffer Y { sfp y[]; };
 layout(binding = 3) writeonly buffer YI { int yi[]; };
 
-// a / b rounded as an IEEE division: the driver's quotient, corrected once by its residual
-// (Vulkan allows 2.5 ulp for a division, and a halfway quotient must round exactly).
-float exact_div(float a, float b) {
-  precise float q = a / b;
-  if (isinf(q) || isnan(q) || b == 0.0) return q;
-  precise float r = fma(-q, b, a);
-  return q + r / b;
-}
 
 float round_float(float v) {
   if (kRound == ROUND_FLOAT16) return unpackHalf2x16(packHalf2x16(vec2(v, 0.0))).x;
@@ -84,7 +77,7 @@ void main() {
   const float s = float(scale[p]);
   if (kMode == MODE_QUANTIZE) {
     const float v = kXInt != 0 ? float(xi[e]) : float(x[e]);
-    float q = exact_div(v, s);
+    float q = vkg_exact_div(v, s);
     if (isnan(q)) q = 0.0;
     const int r = int(clamp(roundEven(q), -1.0e9, 1.0e9));
     yi[e] = clamp(r + z, params.lo, params.hi);

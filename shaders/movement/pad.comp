@@ -27,15 +27,12 @@ layout(binding = 1) writeonly buffer Dst { elem_t dst[]; };
 layout(binding = 2) readonly buffer Fill { elem_t fill[]; };
 layout(binding = 3) readonly buffer Meta { int meta[]; };
 
-// a mod m in [0, m) for any sign of a (GLSL's % is undefined for negative operands); m > 0.
-int floor_mod(int a, int m) { return a >= 0 ? a % m : m - 1 - ((-a - 1) % m); }
-
 int fold(int p, int kept) {
   if (params.mode == 2) return clamp(p, 0, kept - 1);
-  if (params.mode == 3) return floor_mod(p, kept);
+  if (params.mode == 3) return vkg_floor_mod(p, kept);
   if (kept == 1) return 0;
   const int period = 2 * (kept - 1);
-  const int m = floor_mod(p, period);
+  const int m = vkg_floor_mod(p, period);
   return m < kept ? m : period - m;
 }
 

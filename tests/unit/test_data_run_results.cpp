@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <string>
 
 #include "runtime/core/file_io.h"
 #include "runtime/data/run_results.h"
@@ -170,9 +172,15 @@ TEST(DataRunResults, ReportsMalformedFilesClearly) {
 }
 
 // Files vkgraphy writes must load with plain numpy (what Polygraphy's decoder does).
+// The interpreter: /usr/bin/python3 (Debian's python3-numpy, which setup.sh installs), or
+// VKGRAPHY_NUMPY_PYTHON where the machine has numpy elsewhere (the GPU machine's image has no Debian
+// packages; bench/gpu.sh points it at that image's Python).
 TEST(DataRunResults, FilesLoadWithNumpy) {
-  ASSERT_EQ(std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1"), 0)
-      << "/usr/bin/python3 with numpy (Debian's python3-numpy, installed by setup.sh) is not available";
+  const char* env = std::getenv("VKGRAPHY_NUMPY_PYTHON");
+  const std::string python = env != nullptr && *env != '\0' ? env : "/usr/bin/python3";
+  ASSERT_EQ(std::system((python + " -c 'import numpy' >/dev/null 2>&1").c_str()), 0)
+      << python << " with numpy (Debian's python3-numpy, installed by setup.sh; or VKGRAPHY_NUMPY_PYTHON) is "
+      << "not available";
   test::TempDir dir;
   RunResults results;
   IterationResult it;
@@ -218,7 +226,7 @@ TEST(DataRunResults, FilesLoadWithNumpy) {
   const std::string script = test::data_dir() + "/read_with_numpy.py";
   for (const auto& [file, expected] :
        {std::pair{dir.file("out.json"), expected_outputs}, std::pair{dir.file("in.json"), expected_inputs}}) {
-    const std::string command = "/usr/bin/python3 " + script + " " + file + " > " + file + ".txt 2>&1";
+    const std::string command = python + " " + script + " " + file + " > " + file + ".txt 2>&1";
     ASSERT_EQ(std::system(command.c_str()), 0) << read(file + ".txt");
     EXPECT_EQ(read(file + ".txt"), expected);
   }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <random>
+#include <spirv-tools/libspirv.hpp>
 #include <vector>
 
 #include "runtime/core/dtype.h"
@@ -17,6 +18,7 @@
 #include "runtime/vulkan/compute_pipeline.h"
 #include "runtime/vulkan/context.h"
 #include "runtime/vulkan/shader_table.h"
+#include "runtime/vulkan/spirv_disassembly.h"
 #include "tests/unit/vk_test_util.h"
 
 namespace vkg::vk {
@@ -150,6 +152,11 @@ TEST(VulkanDeviceFeatures, NamedPropertiesAndTheirSwitches) {
   d.shader_int64 = true;
   d.texel_buffers = true;
   d.max_texel_buffer_elements = 1u << 27;
+  d.nan_preserve = d.nan_preserve_fp16 = true;
+  EXPECT_TRUE(d.has_feature("nan-preserve"));
+  EXPECT_NE(format_device_info(d).find("NaN/Inf preserved: yes (SignedZeroInfNanPreserve in every pipeline, fp32 and "
+                                       "fp16)"),
+            std::string::npos);
   EXPECT_TRUE(d.has_feature("texel-buffers"));
   EXPECT_NE(format_device_info(d).find("texel buffers: yes (fp32 and fp16 vec4 reads, up to 134217728 texels)"),
             std::string::npos);
@@ -180,7 +187,10 @@ TEST(VulkanDeviceFeatures, NamedPropertiesAndTheirSwitches) {
   options.disable_cooperative_matrix = true;
   options.disable_int64 = true;
   options.disable_texel_buffers = true;
+  options.disable_nan_preserve = true;
   apply_switches(d, options);
+  EXPECT_FALSE(d.has_feature("nan-preserve"));
+  EXPECT_NE(format_device_info(d).find("NaN/Inf preserved: no\n"), std::string::npos);
   EXPECT_FALSE(d.has_feature("texel-buffers"));
   EXPECT_NE(format_device_info(d).find("texel buffers: no\n"), std::string::npos);
   EXPECT_FALSE(d.has_feature("int64"));
@@ -189,8 +199,8 @@ TEST(VulkanDeviceFeatures, NamedPropertiesAndTheirSwitches) {
   EXPECT_FALSE(d.has_feature("cooperative-matrix"));
   EXPECT_FALSE(d.cooperative_matrix_shape(16, 16, 16, true));
   EXPECT_NE(format_device_info(d).find("subgroup size control: no\n    cooperative matrix: no"), std::string::npos);
-  EXPECT_EQ(d.switched_off,
-            (std::vector<std::string>{"subgroup-size-control", "cooperative-matrix", "int64", "texel-buffers"}));
+  EXPECT_EQ(d.switched_off, (std::vector<std::string>{"subgroup-size-control", "cooperative-matrix", "int64",
+                                                      "texel-buffers", "nan-preserve"}));
   DeviceInfo lacking = fake_device(0, "cpu", DeviceType::Cpu);  // a switch on a feature the device lacks
   apply_switches(lacking, options);
   EXPECT_TRUE(lacking.switched_off.empty());
@@ -202,6 +212,25 @@ TEST(VulkanShaderTable, EmbedsTheAddShader) {
   EXPECT_EQ(words[0], 0x07230203u);  // SPIR-V magic
   EXPECT_FALSE(builtin_shader("elementwise/add.f16").empty());
   EXPECT_THROW(builtin_shader("elementwise/nope.f32"), Error);
+}
+
+TEST(VulkanShaderTable, DeclaresNanPreservationOnTheEntryPoint) {
+  const std::span<const uint32_t> f32 = builtin_shader("elementwise/unary.f32");
+  const std::vector<uint32_t> patched = preserving_nan(f32, true);
+  ASSERT_EQ(patched.size(), f32.size() + 2 + 4);  // one capability, one execution mode (no Float16 here)
+  const std::string text = disassemble_spirv(patched);
+  EXPECT_NE(text.find("OpCapability SignedZeroInfNanPreserve"), std::string::npos) << text.substr(0, 800);
+  EXPECT_NE(text.find("OpExecutionMode %main SignedZeroInfNanPreserve 32"), std::string::npos) << text.substr(0, 800);
+  spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_2);
+  EXPECT_TRUE(tools.Validate(patched));
+  EXPECT_EQ(preserving_nan(patched, true), patched);  // declared once
+
+  // An fp16 build declares Float16: 16-bit floats too where the device preserves them.
+  const std::span<const uint32_t> f16 = builtin_shader("elementwise/unary.f16");
+  const std::string both = disassemble_spirv(preserving_nan(f16, true));
+  EXPECT_NE(both.find("OpExecutionMode %main SignedZeroInfNanPreserve 16"), std::string::npos);
+  EXPECT_TRUE(tools.Validate(preserving_nan(f16, true)));
+  EXPECT_EQ(disassemble_spirv(preserving_nan(f16, false)).find("SignedZeroInfNanPreserve 16"), std::string::npos);
 }
 
 TEST(VulkanShaderTable, FindsTheTexelBindingsAndTheirViewFormats) {

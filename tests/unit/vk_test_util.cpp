@@ -97,8 +97,29 @@ void select_test_vulkan_driver() {
 
 bool no_vulkan_declared() { return std::getenv(kNoVulkanEnv) != nullptr; }
 
+namespace {
+
+std::unique_ptr<vk::Context> shared_context;
+
+// Closes the shared context inside RUN_ALL_TESTS rather than among the static destructors at exit
+// (where a GPU driver may already be torn down: the unit tests ended in a segfault on NVIDIA's),
+// and fails the run for a validation message that no test turned into a failure of its own.
+class SharedContextEnvironment : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (!shared_context) return;
+    const std::vector<std::string> left = shared_context->instance().validation_messages();
+    for (const std::string& m : left) ADD_FAILURE() << "Vulkan validation message outside any test's check: " << m;
+    shared_context.reset();
+  }
+};
+
+[[maybe_unused]] const ::testing::Environment* const shared_context_environment =
+    ::testing::AddGlobalTestEnvironment(new SharedContextEnvironment);
+
+}  // namespace
+
 vk::Context* test_vk_context(std::string* why) {
-  static std::unique_ptr<vk::Context> context;
   static std::string failure;
   static bool tried = false;
   if (!tried) {
@@ -107,11 +128,11 @@ vk::Context* test_vk_context(std::string* why) {
     if (vk::vulkan_available(&failure)) {
       vk::DeviceOptions options;
       options.validation = true;
-      context = std::make_unique<vk::Context>(options);
+      shared_context = std::make_unique<vk::Context>(options);
     }
   }
-  if (!context && why != nullptr) *why = failure;
-  return context.get();
+  if (!shared_context && why != nullptr) *why = failure;
+  return shared_context.get();
 }
 
 Graph case_graph(const VkCase& c) {
