@@ -15,9 +15,14 @@
 //                      (gemm/smem_tile.glsl): the GPU-class form; _splitk
 //                      splits a deep K over workgroups when the output has
 //                      few tiles, then sums the splits (gemm/splitk_reduce)
+//   gemm.smemv<BM>x<BN> the same as GPU SGEMMs do it (gemm/smem_vec.comp): runs of four
+//                      rows and columns per invocation, vec4 shared memory, slices
+//                      double-buffered through registers
 //   gemm.coopmat<BM>x<BN> fp16 on tensor cores (cooperative matrices,
 //                      gemm/coopmat.comp), .f16 and .f16acc32 only, on devices
 //                      with the cooperative-matrix feature
+//   gemm.coopmatv<BM>x<BN> the same for aligned products, staged 16 bytes at a
+//                      time through registers (gemm/coopmat_vec.comp)
 // Integer layers (MatMulInteger, QLinearMatMul, and MatMul/Gemm on int32,
 // int64 or uint32 tensors) run the exact int32 shader gemm/integer.
 #include <algorithm>
@@ -471,10 +476,46 @@ enum class Algorithm { Naive, Tiled, Reg, Block, Smem, CoopMat };
 // outputs (2 x 2 fragments of 16 x 16), through k slices 16 * k_steps deep.
 struct CoopTile {
   uint32_t warps_m = 2, warps_n = 2, k_steps = 2;
-  uint32_t bm() const { return warps_m * 32; }
-  uint32_t bn() const { return warps_n * 32; }
+  uint32_t frags_m = 2, frags_n = 2;  // 16 x 16 fragments per subgroup (gemm/coopmat.comp: 2 x 2)
+  // gemm/coopmat_vec.comp: 16-byte staging through registers, per-subgroup epilogue; aligned products.
+  bool vec = false;
+  uint32_t bm() const { return warps_m * frags_m * 16; }
+  uint32_t bn() const { return warps_n * frags_n * 16; }
   uint32_t bk() const { return k_steps * 16; }
 };
+
+// gemm.coopmatv*: completes `d` on gemm/coopmat_vec.comp; false (why_not filled) for a product it
+// cannot read as 16-byte vectors or a device without 32-wide subgroups.
+bool plan_coopmat_vec(const CoopTile& t, const LayerContext& ctx, const Product& p, Dispatch& d, std::string& why_not) {
+  if (!(p.a_sk == 1 && p.a_sm % 8 == 0 && p.a_bs % 8 == 0 && p.K % 8 == 0 && p.b_sn == 1 && p.b_sk % 8 == 0 &&
+        p.b_bs % 8 == 0 && p.N % 8 == 0)) {
+    why_not = "needs A and B as runs of eight fp16 values (untransposed, K and N multiples of 8)";
+    return false;
+  }
+  if (!p.a_index.empty()) {
+    why_not = "broadcast batch dims (a batch table) are gemm.coopmat*'s";
+    return false;
+  }
+  const vk::DeviceInfo& dev = ctx.device;
+  if (!dev.subgroup_size_control || dev.min_subgroup_size > 32 || dev.max_subgroup_size < 32) {
+    why_not = "needs subgroups of 32 invocations (subgroup size control)";
+    return false;
+  }
+  const uint32_t invocations = t.warps_m * t.warps_n * 32;
+  const uint64_t shared = (uint64_t(t.bm()) * (t.bk() / 8 + 1) + uint64_t(t.bk()) * (t.bn() / 8 + 1)) * 16 +
+                          uint64_t(t.warps_m * t.warps_n) * 256 * (ctx.arith == Arith::F16Acc32 ? 4 : 2);
+  if (!workgroup_fits(invocations, shared, dev, why_not)) return false;
+  const auto groups = gemm_grid_groups(ceil_div(p.N, t.bn()), 1, ceil_div(p.M, t.bm()), p.batches, dev);
+  if (!groups) {
+    why_not = std::to_string(p.N) + " columns need more workgroups than the device allows";
+    return false;
+  }
+  d.shader = ctx.shader("gemm/coopmat_vec");
+  d.spec = {{0, invocations}, {1, t.warps_m}, {2, t.warps_n}, {3, t.frags_m}, {4, t.frags_n}, {5, t.k_steps}};
+  d.subgroup_size = 32;
+  d.groups = *groups;
+  return true;
+}
 
 struct FloatTactic {
   Algorithm algorithm = Algorithm::Naive;
@@ -527,6 +568,21 @@ bool plan_smem(const FloatTactic& tactic, const LayerContext& ctx, const Product
   }
   const bool vec_a = p.a_sk == 1 && p.a_sm % 4 == 0 && p.a_bs % 4 == 0 && p.K % 4 == 0;
   const bool vec_b = p.b_sn == 1 && p.b_sk % 4 == 0 && p.b_bs % 4 == 0 && p.N % 4 == 0;
+  if (t.quads) {
+    if (!vec_a || !vec_b) {
+      why_not = "needs A and B as vec4 runs (untransposed, K and N multiples of 4)";
+      return false;
+    }
+    const uint64_t shared = 2ull * (t.bm + t.bn) * t.bk * (ctx.arith == Arith::F16 ? 2 : 4);
+    if (!workgroup_fits(t.invocations(), shared, ctx.device, why_not)) return false;
+    const auto groups = smem_tile_groups(t, p.M, p.N, p.batches, ctx.device, why_not);
+    if (!groups) return false;
+    d.shader = ctx.shader("gemm/smem_vec");
+    d.spec = {{0, t.invocations()}, {1, t.bm}, {2, t.bn}, {3, t.bk}, {4, t.tm}, {5, t.tn}};
+    d.groups = *groups;
+    plan.dispatches.push_back(std::move(d));
+    return true;
+  }
   const auto spec = smem_tile_spec(t, vec_a, vec_b, splits, ctx.arith, ctx.device, why_not);
   if (!spec) return false;
   const auto groups = smem_tile_groups(t, p.M, p.N, p.batches * splits, ctx.device, why_not);
@@ -670,6 +726,10 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
         return std::nullopt;
       }
       const CoopTile& t = tactic.coop;
+      if (t.vec) {
+        if (!plan_coopmat_vec(t, ctx, p, d, why_not)) return std::nullopt;
+        break;
+      }
       const uint32_t invocations = t.warps_m * t.warps_n * ctx.device.subgroup_size;
       const uint64_t shared = uint64_t(t.bm() + t.bn()) * t.bk() * 2 + uint64_t(t.bm()) * t.bn() * (acc32 ? 4 : 2);
       if (!workgroup_fits(invocations, shared, ctx.device, why_not)) return std::nullopt;
@@ -781,9 +841,19 @@ void register_gemm_tactics(TacticRegistry& r) {
   add_float(r, "gemm.smem128x128", 15, {.algorithm = Algorithm::Smem, .smem = {128, 128, 16, 8, 8}});
   add_float(r, "gemm.smem128x64", 16, {.algorithm = Algorithm::Smem, .smem = {128, 64, 16, 8, 4}});
   add_float(r, "gemm.smem32x32", 17, {.algorithm = Algorithm::Smem, .smem = {32, 32, 32, 4, 4}});
+  // The same in the form GPU SGEMMs take: vec4 shared memory, double-buffered slices (gemm/smem_vec.comp).
+  add_float(r, "gemm.smemv128x128", 14, {.algorithm = Algorithm::Smem, .smem = {128, 128, 8, 8, 8, true}});
+  add_float(r, "gemm.smemv128x64", 15, {.algorithm = Algorithm::Smem, .smem = {128, 64, 8, 8, 4, true}});
+  add_float(r, "gemm.smemv64x64", 16, {.algorithm = Algorithm::Smem, .smem = {64, 64, 16, 4, 4, true}});
   add_float(r, "gemm.smem32x32_splitk", 18, {.algorithm = Algorithm::Smem, .smem = {32, 32, 32, 4, 4}, .split_k = true});
   add_coopmat(r, "gemm.coopmat64x64", 3, {.warps_m = 2, .warps_n = 2, .k_steps = 2});
   add_coopmat(r, "gemm.coopmat128x64", 4, {.warps_m = 4, .warps_n = 2, .k_steps = 2});
+  add_coopmat(r, "gemm.coopmatv128x128", 1,
+              {.warps_m = 2, .warps_n = 4, .k_steps = 2, .frags_m = 4, .frags_n = 2, .vec = true});
+  add_coopmat(r, "gemm.coopmatv128x256", 2,
+              {.warps_m = 2, .warps_n = 4, .k_steps = 2, .frags_m = 4, .frags_n = 4, .vec = true});
+  add_coopmat(r, "gemm.coopmatv64x64", 2,
+              {.warps_m = 2, .warps_n = 2, .k_steps = 2, .frags_m = 2, .frags_n = 2, .vec = true});
   add_float(r, "gemm.naive", 20, {.algorithm = Algorithm::Naive, .block = 1, .col_vecs = 1});
   add_float(r, "gemm.tiled16x16", 30, {.algorithm = Algorithm::Tiled, .block = 16, .col_vecs = 1});
   add_float(r, "gemm.tiled8x8", 31, {.algorithm = Algorithm::Tiled, .block = 8, .col_vecs = 1});

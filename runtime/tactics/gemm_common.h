@@ -69,6 +69,9 @@ std::optional<std::array<uint32_t, 3>> gemm_grid_groups(int64_t columns, uint32_
 // a tm x tn register block.
 struct SmemTile {
   uint32_t bm = 64, bn = 64, bk = 16, tm = 4, tn = 4;
+  // gemm/smem_vec.comp instead of the core of gemm/smem_tile.glsl: runs of four rows and columns per
+  // invocation, vec4 shared memory, double-buffered slices (tm, tn and bk multiples of 4; vec4 A and B).
+  bool quads = false;
   uint32_t invocations() const { return (bm / tm) * (bn / tn); }
 };
 
