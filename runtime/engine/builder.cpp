@@ -1066,8 +1066,11 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
     // in alternating order, so that a burst of the device's (or a virtual machine's) noise
     // lands on a minority of one candidate's samples instead of on all of them: one such
     // burst made a build pick a tactic 1.5x slower than the fastest (PP-OCRv4 det on lavapipe).
-    // After the first pass a candidate whose fastest sample costs more than twice the best median
-    // so far (reformats included) cannot win and is not timed again.
+    // A candidate whose fastest sample costs more than twice the best median so far (reformats
+    // included) cannot win and is not timed again, but only on the evidence of two passes: after
+    // the first, whose samples are taken back to back and one burst can cover, it takes four times
+    // (a det build kept a direct convolution 1.9x slower than the Winograd tactic that the next
+    // build chose; a burst over that tactic's first samples is the likely cause).
     const int passes = to_time.size() > 1 ? std::min(samples, 3) : 1;
     for (int pass = 0; pass < passes; ++pass) {
       const int share = samples / passes + (pass < samples % passes ? 1 : 0);
@@ -1081,8 +1084,9 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
         Candidate& c = cands[i];
         CandidateTiming& timing = timings[i];
         if (timing.error) continue;
-        if (pass > 0 &&
-            *std::min_element(timing.samples_ns.begin(), timing.samples_ns.end()) + reformats[i] > 2 * best_so_far)
+        const double prune_factor = pass == 1 ? 4 : 2;
+        if (pass > 0 && *std::min_element(timing.samples_ns.begin(), timing.samples_ns.end()) + reformats[i] >
+                            prune_factor * best_so_far)
           continue;
         std::vector<PlanTimer::Buffer> ins, outs;
         for (const LayerTensor& t : *c.inputs)

@@ -138,9 +138,9 @@ TEST_F(BuilderTest, KeepsTheFastestAndTimesEachSignatureOnce) {
   EXPECT_EQ(r.replay.layers[1].tactic, "add.b.f32");
   EXPECT_EQ(r.replay.layers[0].candidates.size(), 3u);
   // Three passes over the candidates (level 3: 5 samples, 2 + 2 + 1); add.a, 3x slower than add.b
-  // in the first, is not timed again. Both layers have the same signature: the second is not
-  // timed at all.
-  EXPECT_EQ(timer.calls, 3 + 2 + 2);
+  // in the first two, is not timed in the third (after one pass only a 4x gap prunes). Both layers
+  // have the same signature: the second is not timed at all.
+  EXPECT_EQ(timer.calls, 3 + 3 + 2);
   EXPECT_EQ(r.stats.candidates_timed, 3u);
   EXPECT_EQ(r.stats.signature_reuses, 3u);
   // Counted per layer: one timed, one with the other's timings.
@@ -212,13 +212,24 @@ TEST_F(BuilderTest, ABurstOfNoiseOnOnePassDoesNotDecide) {
   }
 }
 
+TEST_F(BuilderTest, OneBurstOverTheFirstPassDoesNotPruneTheFastest) {
+  // add.b's two first samples, back to back, run 2.5x slower than add.c's median: more than twice
+  // it, which one pass alone must not take as proof. add.a, 10x slower than the best from the
+  // first pass on, is pruned at once.
+  timer.ns = {{"t0", 1000}, {"t1", 100}, {"t2", 200}};
+  timer.first_call = {{"t1", 500}};
+  const BuildResult r = build(two_adds(8), BuilderConfig{});
+  EXPECT_EQ(r.replay.layers[0].tactic, "add.b.f32");
+  EXPECT_EQ(timer.calls, 3 + 2 + 2);
+}
+
 TEST_F(BuilderTest, WarmTimingCacheTimesNothing) {
   timer.ns = {{"t0", 300}, {"t1", 100}, {"t2", 200}};
   TimingCache cache;
   BuilderConfig config;
   config.timing_cache = &cache;
   const BuildResult cold = build(two_adds(8), config);
-  EXPECT_EQ(timer.calls, 3 + 2 + 2);
+  EXPECT_EQ(timer.calls, 3 + 3 + 2);
   EXPECT_EQ(cache.size(), 3u);
   timer.calls = 0;
   const BuildResult warm = build(two_adds(8), config);
