@@ -14,7 +14,9 @@
 #           Vulkan), node23 (the opset 18-23 node tests of tests/requirements.txt's onnx, carried),
 #           cli (the model, engine-file and measurement CLI tests, then again forcing staging)
 #   models  device, peers-ocr (PP-OCRv4 det and rec and the transformer: vkgraphy, ncnn from the
-#           carried conversions, ONNX Runtime), torch-ocr (the same models through onnx2torch)
+#           carried conversions, ONNX Runtime), profile-ocr (the per-layer device times and tactics
+#           of the det and rec engines peers-ocr built, fp32 and fp16: the first run had det fp32
+#           at 3.6x its fp16 engine), torch-ocr (the same models through onnx2torch)
 #
 # Naming STEPs runs only those (a rerun of what an earlier call left out). Every step has a time
 # limit, and the part stops starting steps once GPU_DEADLINE seconds (default 540) have passed, so
@@ -33,7 +35,7 @@ shift || true
 case "$part" in
   bench) all=(device gemm4096 cublas peers-resnet50 torch-resnet50 tactics) ;;
   tests) all=(device unit node node23 cli) ;;
-  models) all=(device peers-ocr torch-ocr) ;;
+  models) all=(device peers-ocr profile-ocr torch-ocr) ;;
   *) echo "usage: bench/gpu.sh bench|tests|models [STEP...]" >&2; exit 2 ;;
 esac
 steps=("${@:-${all[@]}}")
@@ -156,6 +158,17 @@ for step in "${steps[@]}"; do
       run_step cli 150 "${cli[@]}" "$py" -m unittest "${classes[@]}"
       run_step cli-staging 150 "${cli[@]}" VKGRAPHY_VK_FORCE_STAGING=1 "$py" -m unittest "${classes[@]}" ;;
     peers-ocr) run_step peers-ocr 360 "${peers[@]}" --models ppocrv4-det,ppocrv4-rec,transformer ;;
+    profile-ocr)
+      for m in ppocrv4-det ppocrv4-rec; do
+        for tag in fp32 fp16; do
+          engine=$work/artifacts/$m/$tag.engine
+          if [ -f "$engine" ]; then
+            SUMMARY_ALL=1 run_step "profile-$m-$tag" 60 vkgraphy run "$engine" --vk --profile --warm-up 2 --iterations 10
+          else
+            note "STEP profile-$m-$tag skipped=no $engine (peers-ocr builds it)"
+          fi
+        done
+      done ;;
     torch-ocr)
       for m in ppocrv4-det ppocrv4-rec transformer; do
         f=$work/models/$m.onnx
