@@ -728,9 +728,13 @@ std::vector<Candidate> Builder::candidates(const Node& node, const std::vector<P
                                            const std::string& only_tactic) {
   std::vector<Candidate> out;
   const std::optional<FusedActivation> activation = fused_activation(node);
+  // The heuristic order on this device (Tactic::priority_on): what optimization levels cut to.
+  std::vector<const Tactic*> tactics = registry_.for_op(node.op_type);
+  std::stable_sort(tactics.begin(), tactics.end(),
+                   [&](const Tactic* a, const Tactic* b) { return a->priority_on(device_) < b->priority_on(device_); });
   for (Precision p : precisions) {
     LayerContext ctx{node, graph_.opset, p, Arith::F32, inputs[p], outputs[p], device_};
-    for (const Tactic* t : registry_.for_op(node.op_type)) {
+    for (const Tactic* t : tactics) {
       if (t->precision() != p) continue;
       if (!only_tactic.empty() && t->name != only_tactic) continue;
       if (!ignore_filters && !tactic_allowed(config_, t->name)) continue;

@@ -201,6 +201,10 @@ const Tactic* TacticRegistry::find(const std::string& name) const {
   return it == tactics_.end() ? nullptr : &it->second;
 }
 
+int Tactic::priority_on(const vk::DeviceInfo& device) const {
+  return gpu_priority >= 0 && device.type != vk::DeviceType::Cpu ? gpu_priority : priority;
+}
+
 std::vector<const Tactic*> TacticRegistry::for_op(const std::string& op) const {
   std::vector<const Tactic*> out;
   for (const auto& [name, t] : tactics_) {

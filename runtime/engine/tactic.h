@@ -189,8 +189,13 @@ struct Tactic {
   // A named device property the tactic needs (vk::DeviceInfo::has_feature), "" for none;
   // the planner declines on devices without it.
   std::string device_feature = {};
+  // The heuristic order on GPUs (devices that are not CPU drivers), where the shared-memory and
+  // tensor-core forms belong among the first candidates a build times; -1: `priority` there too.
+  int gpu_priority = -1;
 
   Precision precision() const { return arith_precision(arith); }
+  // `priority`, or `gpu_priority` on a device that is not a CPU driver.
+  int priority_on(const vk::DeviceInfo& device) const;
 };
 
 class TacticRegistry {

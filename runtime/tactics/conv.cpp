@@ -9,6 +9,8 @@
 //   conv.1x1_block<RxC>      pointwise Conv on gemm/block.comp (register-resident R x C blocks)
 //   conv.im2col_block<RxC>   im2col into scratch + gemm/block.comp (one group)
 //   conv.1x1_block16x16_wide_a, conv.im2col_block16x16_wide_a  the same on gemm/block_wide_a.comp
+//   conv.1x1_smemv<BM>x<BN>, conv.1x1_coopmatv<BM>x<BN>  pointwise Conv on the GPU forms
+//                            gemm/smem_vec.comp and gemm/coopmat_vec.comp (tensor cores)
 //                            (weights read 8 floats per load: fp32, 64-bit integers, C * kernel % 8 == 0)
 //   conv.implicit_gemm<BxB>  Conv on the shared-memory GEMM core (gemm/smem_tile.glsl),
 //                            the window read as B is staged (1-3 spatial dims, any groups)
@@ -617,6 +619,38 @@ std::optional<LayerPlan> plan_pointwise_block(const LayerContext& ctx, BlockShap
                                                      s.in_channels * s.out_size(), why_not);
   if (!gemm) return std::nullopt;
   plan.dispatches.push_back(std::move(*gemm));
+  return plan;
+}
+
+// conv.1x1_smemv* and conv.1x1_coopmatv*: the pointwise GEMM of plan_pointwise_block (weights as
+// A, the input as B, the bias as C along M) on the GPU forms gemm/smem_vec.comp (`smem`) or
+// gemm/coopmat_vec.comp (`coop`).
+std::optional<LayerPlan> plan_pointwise_gpu(const LayerContext& ctx, const SmemTile* smem, const CoopTile* coop,
+                                            std::string& why_not) {
+  if (!float_storage(ctx, why_not)) return std::nullopt;
+  const ConvShape s = conv_shape(ctx, 0, 1);
+  check_output(ctx, s);
+  const LayerTensor& w_in = ctx.input(1);
+  if (!is_pointwise(s.window) || s.group != 1 || !w_in.is_constant()) {
+    why_not = "serves 1x1 kernels with stride 1, no padding, one group and constant weights only";
+    return std::nullopt;
+  }
+  LayerPlan plan;
+  const StorageType st = ctx.input(0).storage;
+  const BindingRef a = add_weight(plan, float_weight(float_values(*w_in.constant), st));
+  if (!fits_binding(ctx, plan.weights.back().nbytes(), uint64_t(plan.weights.back().size()), "weights", why_not))
+    return std::nullopt;
+  Product p;
+  p.M = s.out_channels, p.N = s.out_size(), p.K = s.in_channels, p.batches = s.batch;
+  p.a_bs = 0, p.a_sm = p.K, p.a_sk = 1;
+  p.b_bs = s.in_channels * s.out_size(), p.b_sk = s.out_size(), p.b_sn = 1;
+  Dispatch d;
+  if (smem ? !smem_vec_dispatch(ctx, p, *smem, d, why_not) : !coopmat_vec_dispatch(ctx, p, *coop, d, why_not))
+    return std::nullopt;
+  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, st);
+  d.bindings = {a, BindingRef::input(0), bias, BindingRef::output(0), add_weight(plan, int_weight({0}))};
+  d.push = gemm_float_push(p, /*c_sm=*/1, /*c_sn=*/0, has_bias ? kGemmFlagHasC : 0u, 1.0f, 1.0f);
+  plan.dispatches.push_back(std::move(d));
   return plan;
 }
 
@@ -1367,6 +1401,28 @@ void register_conv_tactics(TacticRegistry& r) {
   r.add_variants("conv.1x1_block8x8", conv, 27, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_pointwise_block(c, {8, 2}, w);
   });
+  // The GPU forms of the pointwise GEMM: first on GPUs, never among the candidates a lavapipe build
+  // times at the default level (the conformance test runs them there).
+  for (const auto& [base, tile, gpu_priority] :
+       {std::tuple{"conv.1x1_smemv128x128", SmemTile{128, 128, 8, 8, 8, true}, 1},
+        std::tuple{"conv.1x1_smemv64x64", SmemTile{64, 64, 16, 4, 4, true}, 2}}) {
+    for (Arith arith : {kF32, kF16, kF16Acc32}) {
+      Tactic t{std::string(base) + "." + arith_name(arith), conv, arith, 60,
+               [tile](const LayerContext& c, std::string& w) { return plan_pointwise_gpu(c, &tile, nullptr, w); }};
+      t.gpu_priority = gpu_priority;
+      r.add(std::move(t));
+    }
+  }
+  for (const auto& [base, tile] : {std::pair{"conv.1x1_coopmatv128x128", CoopTile{2, 4, 2, 4, 2, true}},
+                                   std::pair{"conv.1x1_coopmatv64x64", CoopTile{2, 2, 2, 2, 2, true}}}) {
+    for (Arith arith : {kF16, kF16Acc32}) {
+      Tactic t{std::string(base) + "." + arith_name(arith), conv, arith, 60,
+               [tile](const LayerContext& c, std::string& w) { return plan_pointwise_gpu(c, nullptr, &tile, w); }};
+      t.device_feature = "cooperative-matrix";
+      t.gpu_priority = 0;
+      r.add(std::move(t));
+    }
+  }
   // The same reading the weights eight floats per load (fp32, 64-bit integers): fewer loads on lavapipe.
   for (const auto& [name, planner, priority] :
        {std::tuple{"conv.1x1_block16x16_wide_a.f32", &plan_pointwise_block, 25},

@@ -472,21 +472,25 @@ std::optional<LayerPlan> plan_integer_product(const LayerContext& ctx, std::stri
 
 enum class Algorithm { Naive, Tiled, Reg, Block, Smem, CoopMat };
 
-// The workgroup of gemm/coopmat.comp: warps_m x warps_n subgroups, each 32 x 32
-// outputs (2 x 2 fragments of 16 x 16), through k slices 16 * k_steps deep.
-struct CoopTile {
-  uint32_t warps_m = 2, warps_n = 2, k_steps = 2;
-  uint32_t frags_m = 2, frags_n = 2;  // 16 x 16 fragments per subgroup (gemm/coopmat.comp: 2 x 2)
-  // gemm/coopmat_vec.comp: 16-byte staging through registers, per-subgroup epilogue; aligned products.
-  bool vec = false;
-  uint32_t bm() const { return warps_m * frags_m * 16; }
-  uint32_t bn() const { return warps_n * frags_n * 16; }
-  uint32_t bk() const { return k_steps * 16; }
-};
+}  // namespace
 
-// gemm.coopmatv*: completes `d` on gemm/coopmat_vec.comp; false (why_not filled) for a product it
-// cannot read as 16-byte vectors or a device without 32-wide subgroups.
-bool plan_coopmat_vec(const CoopTile& t, const LayerContext& ctx, const Product& p, Dispatch& d, std::string& why_not) {
+bool coopmat_usable(const LayerContext& ctx, std::string& why_not) {
+  const bool acc32 = ctx.arith == Arith::F16Acc32;
+  if (!ctx.device.cooperative_matrix_shape(16, 16, 16, acc32)) {
+    why_not = std::string("the device offers no 16x16x16 fp16 cooperative matrices with ") + (acc32 ? "fp32" : "fp16") +
+              " accumulators (device feature cooperative-matrix)";
+    return false;
+  }
+  if (!ctx.device.subgroup_size_control || ctx.device.subgroup_size == 0) {
+    why_not = "needs subgroup size control to number the subgroups of a workgroup";
+    return false;
+  }
+  return true;
+}
+
+bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopTile& t, Dispatch& d,
+                          std::string& why_not) {
+  if (!coopmat_usable(ctx, why_not)) return false;
   if (!(p.a_sk == 1 && p.a_sm % 8 == 0 && p.a_bs % 8 == 0 && p.K % 8 == 0 && p.b_sn == 1 && p.b_sk % 8 == 0 &&
         p.b_bs % 8 == 0 && p.N % 8 == 0)) {
     why_not = "needs A and B as runs of eight fp16 values (untransposed, K and N multiples of 8)";
@@ -497,8 +501,8 @@ bool plan_coopmat_vec(const CoopTile& t, const LayerContext& ctx, const Product&
     return false;
   }
   const vk::DeviceInfo& dev = ctx.device;
-  if (!dev.subgroup_size_control || dev.min_subgroup_size > 32 || dev.max_subgroup_size < 32) {
-    why_not = "needs subgroups of 32 invocations (subgroup size control)";
+  if (dev.min_subgroup_size > 32 || dev.max_subgroup_size < 32) {
+    why_not = "needs subgroups of 32 invocations";
     return false;
   }
   const uint32_t invocations = t.warps_m * t.warps_n * 32;
@@ -516,6 +520,26 @@ bool plan_coopmat_vec(const CoopTile& t, const LayerContext& ctx, const Product&
   d.groups = *groups;
   return true;
 }
+
+bool smem_vec_dispatch(const LayerContext& ctx, const Product& p, const SmemTile& t, Dispatch& d,
+                       std::string& why_not) {
+  const bool vec_a = p.a_sk == 1 && p.a_sm % 4 == 0 && p.a_bs % 4 == 0 && p.K % 4 == 0;
+  const bool vec_b = p.b_sn == 1 && p.b_sk % 4 == 0 && p.b_bs % 4 == 0 && p.N % 4 == 0;
+  if (!vec_a || !vec_b) {
+    why_not = "needs A and B as vec4 runs (untransposed, K and N multiples of 4)";
+    return false;
+  }
+  const uint64_t shared = 2ull * (t.bm + t.bn) * t.bk * (ctx.arith == Arith::F16 ? 2 : 4);
+  if (!workgroup_fits(t.invocations(), shared, ctx.device, why_not)) return false;
+  const auto groups = smem_tile_groups(t, p.M, p.N, p.batches, ctx.device, why_not);
+  if (!groups) return false;
+  d.shader = ctx.shader("gemm/smem_vec");
+  d.spec = {{0, t.invocations()}, {1, t.bm}, {2, t.bn}, {3, t.bk}, {4, t.tm}, {5, t.tn}};
+  d.groups = *groups;
+  return true;
+}
+
+namespace {
 
 struct FloatTactic {
   Algorithm algorithm = Algorithm::Naive;
@@ -569,17 +593,7 @@ bool plan_smem(const FloatTactic& tactic, const LayerContext& ctx, const Product
   const bool vec_a = p.a_sk == 1 && p.a_sm % 4 == 0 && p.a_bs % 4 == 0 && p.K % 4 == 0;
   const bool vec_b = p.b_sn == 1 && p.b_sk % 4 == 0 && p.b_bs % 4 == 0 && p.N % 4 == 0;
   if (t.quads) {
-    if (!vec_a || !vec_b) {
-      why_not = "needs A and B as vec4 runs (untransposed, K and N multiples of 4)";
-      return false;
-    }
-    const uint64_t shared = 2ull * (t.bm + t.bn) * t.bk * (ctx.arith == Arith::F16 ? 2 : 4);
-    if (!workgroup_fits(t.invocations(), shared, ctx.device, why_not)) return false;
-    const auto groups = smem_tile_groups(t, p.M, p.N, p.batches, ctx.device, why_not);
-    if (!groups) return false;
-    d.shader = ctx.shader("gemm/smem_vec");
-    d.spec = {{0, t.invocations()}, {1, t.bm}, {2, t.bn}, {3, t.bk}, {4, t.tm}, {5, t.tn}};
-    d.groups = *groups;
+    if (!smem_vec_dispatch(ctx, p, t, d, why_not)) return false;
     plan.dispatches.push_back(std::move(d));
     return true;
   }
@@ -716,18 +730,10 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
       break;  // plan_smem
     case Algorithm::CoopMat: {
       const bool acc32 = ctx.arith == Arith::F16Acc32;
-      if (!ctx.device.cooperative_matrix_shape(16, 16, 16, acc32)) {
-        why_not = std::string("the device offers no 16x16x16 fp16 cooperative matrices with ") +
-                  (acc32 ? "fp32" : "fp16") + " accumulators (device feature cooperative-matrix)";
-        return std::nullopt;
-      }
-      if (!ctx.device.subgroup_size_control || ctx.device.subgroup_size == 0) {
-        why_not = "needs subgroup size control to number the subgroups of a workgroup";
-        return std::nullopt;
-      }
+      if (!coopmat_usable(ctx, why_not)) return std::nullopt;
       const CoopTile& t = tactic.coop;
       if (t.vec) {
-        if (!plan_coopmat_vec(t, ctx, p, d, why_not)) return std::nullopt;
+        if (!coopmat_vec_dispatch(ctx, p, t, d, why_not)) return std::nullopt;
         break;
       }
       const uint32_t invocations = t.warps_m * t.warps_n * ctx.device.subgroup_size;
@@ -790,9 +796,17 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
   return plan;
 }
 
-void add_float(TacticRegistry& r, const std::string& base, int priority, FloatTactic tactic) {
-  r.add_variants(base, {"MatMul", "Gemm"}, priority, {Arith::F32, Arith::F16, Arith::F16Acc32},
-                 [tactic](const LayerContext& ctx, std::string& why_not) { return plan_float(tactic, ctx, why_not); });
+// `gpu_priority`: Tactic::gpu_priority (-1: `priority` on GPUs too).
+void add_float(TacticRegistry& r, const std::string& base, int priority, FloatTactic tactic, int gpu_priority = -1) {
+  for (Arith arith : {Arith::F32, Arith::F16, Arith::F16Acc32}) {
+    Tactic t{base + "." + arith_name(arith),
+             {"MatMul", "Gemm"},
+             arith,
+             priority,
+             [tactic](const LayerContext& ctx, std::string& why_not) { return plan_float(tactic, ctx, why_not); }};
+    t.gpu_priority = gpu_priority;
+    r.add(std::move(t));
+  }
 }
 
 // The tensor-core tactics: fp16 inputs, fp16 or fp32 accumulators, on devices with cooperative matrices.
@@ -841,10 +855,11 @@ void register_gemm_tactics(TacticRegistry& r) {
   add_float(r, "gemm.smem128x128", 15, {.algorithm = Algorithm::Smem, .smem = {128, 128, 16, 8, 8}});
   add_float(r, "gemm.smem128x64", 16, {.algorithm = Algorithm::Smem, .smem = {128, 64, 16, 8, 4}});
   add_float(r, "gemm.smem32x32", 17, {.algorithm = Algorithm::Smem, .smem = {32, 32, 32, 4, 4}});
-  // The same in the form GPU SGEMMs take: vec4 shared memory, double-buffered slices (gemm/smem_vec.comp).
-  add_float(r, "gemm.smemv128x128", 14, {.algorithm = Algorithm::Smem, .smem = {128, 128, 8, 8, 8, true}});
-  add_float(r, "gemm.smemv128x64", 15, {.algorithm = Algorithm::Smem, .smem = {128, 64, 8, 8, 4, true}});
-  add_float(r, "gemm.smemv64x64", 16, {.algorithm = Algorithm::Smem, .smem = {64, 64, 16, 4, 4, true}});
+  // The same in the form GPU SGEMMs take: vec4 shared memory, double-buffered slices (gemm/smem_vec.comp);
+  // among the first candidates on GPUs, where level 3 times six per precision.
+  add_float(r, "gemm.smemv128x128", 14, {.algorithm = Algorithm::Smem, .smem = {128, 128, 8, 8, 8, true}}, 2);
+  add_float(r, "gemm.smemv128x64", 15, {.algorithm = Algorithm::Smem, .smem = {128, 64, 8, 8, 4, true}}, 3);
+  add_float(r, "gemm.smemv64x64", 16, {.algorithm = Algorithm::Smem, .smem = {64, 64, 16, 4, 4, true}}, 4);
   add_float(r, "gemm.smem32x32_splitk", 18, {.algorithm = Algorithm::Smem, .smem = {32, 32, 32, 4, 4}, .split_k = true});
   add_coopmat(r, "gemm.coopmat64x64", 3, {.warps_m = 2, .warps_n = 2, .k_steps = 2});
   add_coopmat(r, "gemm.coopmat128x64", 4, {.warps_m = 4, .warps_n = 2, .k_steps = 2});

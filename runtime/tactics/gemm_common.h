@@ -75,6 +75,29 @@ struct SmemTile {
   uint32_t invocations() const { return (bm / tm) * (bn / tn); }
 };
 
+// The workgroup of the cooperative-matrix shaders: warps_m x warps_n subgroups, each frags_m x
+// frags_n fragments of 16 x 16, slices of k_steps * 16 (gemm/coopmat.comp: 2 x 2 fragments).
+struct CoopTile {
+  uint32_t warps_m = 2, warps_n = 2, k_steps = 2;
+  uint32_t frags_m = 2, frags_n = 2;
+  // gemm/coopmat_vec.comp: 16-byte staging through registers, per-subgroup epilogue; aligned products.
+  bool vec = false;
+  uint32_t bm() const { return warps_m * frags_m * 16; }
+  uint32_t bn() const { return warps_n * frags_n * 16; }
+  uint32_t bk() const { return k_steps * 16; }
+};
+
+// Sets the shader, specialization and groups of `d` (bindings as gemm/common.glsl, push constants
+// gemm_float_push) for `p` on gemm/smem_vec.comp with tile `t` (t.quads) or on
+// gemm/coopmat_vec.comp with workgroup `t` (t.vec; .f16 and .f16acc32, device feature
+// cooperative-matrix); false (why_not filled) when the product's layout or the device does not allow it.
+bool smem_vec_dispatch(const LayerContext& ctx, const Product& p, const SmemTile& t, Dispatch& d, std::string& why_not);
+bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopTile& t, Dispatch& d,
+                          std::string& why_not);
+// True when the device multiplies 16x16x16 fp16 cooperative matrices with accumulators of
+// `arith` and pins subgroup sizes; else false with why_not.
+bool coopmat_usable(const LayerContext& ctx, std::string& why_not);
+
 // False (why_not filled) when the device cannot run workgroups of
 // `invocations` (1-D) with `shared_bytes` of shared memory.
 bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const vk::DeviceInfo& device, std::string& why_not);

@@ -358,6 +358,24 @@ TEST_F(BuilderTest, MarkAllAndMemoryPlan) {
   EXPECT_THROW(build(two_adds(8), config), Error);
 }
 
+// The heuristic order (what optimization levels cut to) puts the GPU forms first on GPUs only.
+TEST(TacticPriority, GpuFormsComeFirstOnGpus) {
+  const TacticRegistry& r = TacticRegistry::builtin();
+  const Tactic* smemv = r.find("gemm.smemv128x128.f32");
+  const Tactic* block = r.find("gemm.block16x16.f32");
+  const Tactic* pointwise = r.find("conv.1x1_smemv128x128.f32");
+  const Tactic* pointwise_block = r.find("conv.1x1_block16x16.f32");
+  ASSERT_TRUE(smemv && block && pointwise && pointwise_block);
+  vk::DeviceInfo gpu, cpu;
+  gpu.type = vk::DeviceType::Discrete;
+  cpu.type = vk::DeviceType::Cpu;
+  EXPECT_LT(smemv->priority_on(gpu), block->priority_on(gpu));
+  EXPECT_GT(smemv->priority_on(cpu), block->priority_on(cpu));
+  EXPECT_LT(pointwise->priority_on(gpu), pointwise_block->priority_on(gpu));
+  EXPECT_GT(pointwise->priority_on(cpu), pointwise_block->priority_on(cpu));
+  EXPECT_EQ(block->priority_on(gpu), block->priority);  // no GPU priority: the same order everywhere
+}
+
 TEST(MemoryPlan, ReusesSlotsOfDeadTensors) {
   Engine e;
   for (int i = 0; i < 5; ++i)

@@ -96,6 +96,10 @@ std::vector<VkCase> conv_cases() {
   add("1 channel 1x1 image (depthwise and pointwise)", {1, 1, 1, 1}, {1, 1, 1, 1}, {});
   // Pointwise.
   add("1x1 batch 2 (positions multiple of 4)", {2, 16, 10, 10}, {24, 16, 1, 1}, {});
+  // The GPU tiles (conv.1x1_smemv, conv.1x1_coopmatv): output channels past one 128-row tile, 144
+  // positions past one 128-column tile, K over several slices with a partial last one.
+  add("1x1 72 -> 136 channels, 12x12 (tiles past 128)", {1, 72, 12, 12}, {136, 72, 1, 1}, {});
+  add("1x1 batch 2, 40 -> 24 channels, 8x8, no bias", {2, 40, 8, 8}, {24, 40, 1, 1}, {}, kNoBias);
   add("1x1 odd plane 7x9", {1, 13, 7, 9}, {10, 13, 1, 1}, {}, kNoBias);
   add("1x1 group 2", {1, 8, 5, 6}, {6, 4, 1, 1}, {{"group", int_attr(2)}});
   add("1x1 stride 2", {1, 4, 8, 8}, {5, 4, 1, 1}, {{"strides", ints_attr({2, 2})}});
