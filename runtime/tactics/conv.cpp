@@ -47,6 +47,7 @@
 #include <cstring>
 #include <limits>
 #include <tuple>
+#include <utility>
 
 #include "runtime/core/error.h"
 #include "runtime/engine/graph_optimizer.h"
@@ -585,25 +586,34 @@ std::optional<Dispatch> block_dispatch(const LayerContext& ctx, LayerPlan& plan,
   return d;
 }
 
+// The constant weights of a one-group Conv, as stored, bound as A of the product
+// Y[n, m, p] = sum_k W[m, k] * B[n, k, p] (+ bias[m]), A shared by every batch, B's rows `ldb` and
+// its batches `b_batch` apart; nullopt (why_not filled) when the weights exceed a binding.
+std::optional<std::pair<BindingRef, Product>> weights_product(const LayerContext& ctx, LayerPlan& plan,
+                                                              const ConvShape& s, int64_t ldb, int64_t b_batch,
+                                                              std::string& why_not) {
+  const BindingRef a = add_weight(plan, float_weight(float_values(*ctx.input(1).constant), ctx.input(0).storage));
+  if (!fits_binding(ctx, plan.weights.back().nbytes(), uint64_t(plan.weights.back().size()), "weights", why_not))
+    return std::nullopt;
+  const int64_t kdim = s.cg() * s.kernel_size();
+  Product p;
+  p.M = s.out_channels, p.N = s.out_size(), p.K = kdim, p.batches = s.batch;
+  p.a_bs = 0, p.a_sm = kdim, p.a_sk = 1;
+  p.b_bs = b_batch, p.b_sk = ldb, p.b_sn = 1;
+  return std::pair{a, p};
+}
+
 std::optional<Dispatch> block_gemm_dispatch(const LayerContext& ctx, LayerPlan& plan, const ConvShape& s,
                                             BlockShape block, BindingRef b, int64_t ldb, int64_t b_batch,
                                             std::string& why_not) {
-  const StorageType st = ctx.input(0).storage;
-  const LayerTensor& w_in = ctx.input(1);
-  const int64_t kdim = s.cg() * s.kernel_size(), positions = s.out_size();
-  if (!w_in.is_constant() || s.group != 1 || kdim % 4 != 0) {
+  if (!ctx.input(1).is_constant() || s.group != 1 || s.cg() * s.kernel_size() % 4 != 0) {
     why_not = "needs constant weights, one group and C * kernel size % 4 == 0";
     return std::nullopt;
   }
-  const BindingRef a = add_weight(plan, float_weight(float_values(*w_in.constant), st));
-  if (!fits_binding(ctx, plan.weights.back().nbytes(), uint64_t(plan.weights.back().size()), "weights", why_not))
-    return std::nullopt;
-  // Y[n, m, p] = sum_k W[m, k] * B[n, k, p] + bias[m]: the weights as A (shared by every batch).
-  Product p;
-  p.M = s.out_channels, p.N = positions, p.K = kdim, p.batches = s.batch;
-  p.a_bs = 0, p.a_sm = kdim, p.a_sk = 1;
-  p.b_bs = b_batch, p.b_sk = ldb, p.b_sn = 1;
-  return block_dispatch(ctx, plan, p, block, a, b, bind_optional(ctx, plan, 2, st), {}, why_not);
+  const auto product = weights_product(ctx, plan, s, ldb, b_batch, why_not);
+  if (!product) return std::nullopt;
+  const auto& [a, p] = *product;
+  return block_dispatch(ctx, plan, p, block, a, b, bind_optional(ctx, plan, 2, ctx.input(0).storage), {}, why_not);
 }
 
 std::optional<LayerPlan> plan_pointwise_block(const LayerContext& ctx, BlockShape block, std::string& why_not) {
@@ -630,24 +640,18 @@ std::optional<LayerPlan> plan_pointwise_gpu(const LayerContext& ctx, const SmemT
   if (!float_storage(ctx, why_not)) return std::nullopt;
   const ConvShape s = conv_shape(ctx, 0, 1);
   check_output(ctx, s);
-  const LayerTensor& w_in = ctx.input(1);
-  if (!is_pointwise(s.window) || s.group != 1 || !w_in.is_constant()) {
+  if (!is_pointwise(s.window) || s.group != 1 || !ctx.input(1).is_constant()) {
     why_not = "serves 1x1 kernels with stride 1, no padding, one group and constant weights only";
     return std::nullopt;
   }
   LayerPlan plan;
-  const StorageType st = ctx.input(0).storage;
-  const BindingRef a = add_weight(plan, float_weight(float_values(*w_in.constant), st));
-  if (!fits_binding(ctx, plan.weights.back().nbytes(), uint64_t(plan.weights.back().size()), "weights", why_not))
-    return std::nullopt;
-  Product p;
-  p.M = s.out_channels, p.N = s.out_size(), p.K = s.in_channels, p.batches = s.batch;
-  p.a_bs = 0, p.a_sm = p.K, p.a_sk = 1;
-  p.b_bs = s.in_channels * s.out_size(), p.b_sk = s.out_size(), p.b_sn = 1;
+  const auto product = weights_product(ctx, plan, s, s.out_size(), s.in_channels * s.out_size(), why_not);
+  if (!product) return std::nullopt;
+  const auto& [a, p] = *product;
   Dispatch d;
   if (smem ? !smem_vec_dispatch(ctx, p, *smem, d, why_not) : !coopmat_vec_dispatch(ctx, p, *coop, d, why_not))
     return std::nullopt;
-  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, st);
+  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, ctx.input(0).storage);
   d.bindings = {a, BindingRef::input(0), bias, BindingRef::output(0), add_weight(plan, int_weight({0}))};
   d.push = gemm_float_push(p, /*c_sm=*/1, /*c_sn=*/0, has_bias ? kGemmFlagHasC : 0u, 1.0f, 1.0f);
   plan.dispatches.push_back(std::move(d));

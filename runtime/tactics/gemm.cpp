@@ -491,8 +491,7 @@ bool coopmat_usable(const LayerContext& ctx, std::string& why_not) {
 bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopTile& t, Dispatch& d,
                           std::string& why_not) {
   if (!coopmat_usable(ctx, why_not)) return false;
-  if (!(p.a_sk == 1 && p.a_sm % 8 == 0 && p.a_bs % 8 == 0 && p.K % 8 == 0 && p.b_sn == 1 && p.b_sk % 8 == 0 &&
-        p.b_bs % 8 == 0 && p.N % 8 == 0)) {
+  if (!a_runs(p, 8) || !b_runs(p, 8)) {
     why_not = "needs A and B as runs of eight fp16 values (untransposed, K and N multiples of 8)";
     return false;
   }
@@ -523,9 +522,7 @@ bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopT
 
 bool smem_vec_dispatch(const LayerContext& ctx, const Product& p, const SmemTile& t, Dispatch& d,
                        std::string& why_not) {
-  const bool vec_a = p.a_sk == 1 && p.a_sm % 4 == 0 && p.a_bs % 4 == 0 && p.K % 4 == 0;
-  const bool vec_b = p.b_sn == 1 && p.b_sk % 4 == 0 && p.b_bs % 4 == 0 && p.N % 4 == 0;
-  if (!vec_a || !vec_b) {
+  if (!a_runs(p, 4) || !b_runs(p, 4)) {
     why_not = "needs A and B as vec4 runs (untransposed, K and N multiples of 4)";
     return false;
   }
@@ -575,6 +572,11 @@ Tensor pack_b(const LayerContext& ctx, const Product& p) {
 bool plan_smem(const FloatTactic& tactic, const LayerContext& ctx, const Product& p, Dispatch d, LayerPlan& plan,
                std::string& why_not) {
   const SmemTile& t = tactic.smem;
+  if (t.quads) {
+    if (!smem_vec_dispatch(ctx, p, t, d, why_not)) return false;
+    plan.dispatches.push_back(std::move(d));
+    return true;
+  }
   uint32_t splits = 1;
   if (tactic.split_k) {
     const int64_t tiles = ceil_div(p.M, t.bm) * ceil_div(p.N, t.bn) * p.batches;
@@ -590,14 +592,7 @@ bool plan_smem(const FloatTactic& tactic, const LayerContext& ctx, const Product
       return false;
     }
   }
-  const bool vec_a = p.a_sk == 1 && p.a_sm % 4 == 0 && p.a_bs % 4 == 0 && p.K % 4 == 0;
-  const bool vec_b = p.b_sn == 1 && p.b_sk % 4 == 0 && p.b_bs % 4 == 0 && p.N % 4 == 0;
-  if (t.quads) {
-    if (!smem_vec_dispatch(ctx, p, t, d, why_not)) return false;
-    plan.dispatches.push_back(std::move(d));
-    return true;
-  }
-  const auto spec = smem_tile_spec(t, vec_a, vec_b, splits, ctx.arith, ctx.device, why_not);
+  const auto spec = smem_tile_spec(t, a_runs(p, 4), b_runs(p, 4), splits, ctx.arith, ctx.device, why_not);
   if (!spec) return false;
   const auto groups = smem_tile_groups(t, p.M, p.N, p.batches * splits, ctx.device, why_not);
   if (!groups) return false;
@@ -729,13 +724,13 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
     case Algorithm::Smem:
       break;  // plan_smem
     case Algorithm::CoopMat: {
-      const bool acc32 = ctx.arith == Arith::F16Acc32;
-      if (!coopmat_usable(ctx, why_not)) return std::nullopt;
       const CoopTile& t = tactic.coop;
       if (t.vec) {
         if (!coopmat_vec_dispatch(ctx, p, t, d, why_not)) return std::nullopt;
         break;
       }
+      if (!coopmat_usable(ctx, why_not)) return std::nullopt;
+      const bool acc32 = ctx.arith == Arith::F16Acc32;
       const uint32_t invocations = t.warps_m * t.warps_n * ctx.device.subgroup_size;
       const uint64_t shared = uint64_t(t.bm() + t.bn()) * t.bk() * 2 + uint64_t(t.bm()) * t.bn() * (acc32 ? 4 : 2);
       if (!workgroup_fits(invocations, shared, ctx.device, why_not)) return std::nullopt;

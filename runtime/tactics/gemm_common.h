@@ -32,6 +32,15 @@ struct Product {
   std::vector<int64_t> a_index, b_index;
 };
 
+// Whether A(b, m, k) reads as runs of `width` along k (untransposed, K, rows and batches at
+// multiples of width), and B(b, k, n) as runs along n.
+inline bool a_runs(const Product& p, int64_t width) {
+  return p.a_sk == 1 && p.a_sm % width == 0 && p.a_bs % width == 0 && p.K % width == 0;
+}
+inline bool b_runs(const Product& p, int64_t width) {
+  return p.b_sn == 1 && p.b_sk % width == 0 && p.b_bs % width == 0 && p.N % width == 0;
+}
+
 // The 13 words shared by GemmParams and IntParams: sizes, strides, C strides, flags.
 std::vector<uint32_t> gemm_common_push(const Product& p, int64_t c_sm, int64_t c_sn, uint32_t flags);
 // GemmParams of the float shaders: the common words, then alpha, beta and padding.

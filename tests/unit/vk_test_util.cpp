@@ -289,12 +289,11 @@ std::set<std::string> case_classes(const VkCase& c) {
   if (outputs.empty()) return out;
   const Tensor& y = outputs[0];
   if (!y.shape().empty() && y.shape().back() % 4 != 0) out.insert("tail");
-  if (op.find("Conv") != std::string::npos && y.shape().size() > 2 &&
-      num_elements(Shape(y.shape().begin() + 2, y.shape().end())) % 4 != 0)
-    out.insert("positions-tail");
-  if (op.find("Conv") != std::string::npos && y.shape().size() > 2 &&
-      num_elements(Shape(y.shape().begin() + 2, y.shape().end())) % 8 != 0)
-    out.insert("positions-tail8");
+  if (op.find("Conv") != std::string::npos && y.shape().size() > 2) {
+    const int64_t positions = num_elements(Shape(y.shape().begin() + 2, y.shape().end()));
+    if (positions % 4 != 0) out.insert("positions-tail");
+    if (positions % 8 != 0) out.insert("positions-tail8");
+  }
   const auto unaligned = [](const Tensor& t) { return !t.shape().empty() && t.shape().back() % 4 != 0; };
   for (const auto& [name, t] : c.inputs)
     if (!c.constants.count(name) && unaligned(t)) out.insert("unaligned");
