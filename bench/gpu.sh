@@ -100,6 +100,39 @@ run_step() {
   note "STEP $name rc=$rc seconds=$((SECONDS - t0))$([ "$rc" = 124 ] && echo " (over its $limit s limit)")"
 }
 
+# unit_shards N LIMIT_S: the unit tests in N shards at once (one run on the GPU took more than five
+# minutes, most of it compiling pipelines on the CPU, which has 16 cores there), each under its own
+# time limit and line-buffered into its own file, so that a shard over its limit still shows the
+# test it was in. The log gets every shard's output; the summary its count, failures and verdict.
+unit_shards() {
+  local n=$1 limit=$2 i rc=0 pids=() left=$((deadline - SECONDS)) t0=$SECONDS
+  if [ "$left" -lt 20 ]; then
+    note "STEP unit skipped=out of time (GPU_DEADLINE); rerun: bench/gpu.sh $part unit"
+    return
+  fi
+  [ "$limit" -le "$left" ] || limit=$left
+  local buffer=(); command -v stdbuf >/dev/null && buffer=(stdbuf -oL -eL)
+  echo "== unit (limit $limit s, $n shards): vkgraphy_unit_tests" >>"$log"
+  for ((i = 0; i < n; i++)); do
+    GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i timeout --kill-after=10 "$limit" "${buffer[@]}" \
+      vkgraphy_unit_tests >"$OUT/unit.$i.out" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"
+    local r=$?
+    [ "$r" = 0 ] || rc=$r
+    {
+      echo "-- unit shard $i/$n: rc=$r, $(grep -c '^\[       OK \]' "$OUT/unit.$i.out") passed"
+      grep -E '^\[  FAILED  \]|^\[  PASSED  \]|^\[==========\] [0-9]+ tests' "$OUT/unit.$i.out"
+      [ "$r" != 124 ] && [ "$r" != 137 ] || echo "   over the limit in: $(grep '^\[ RUN' "$OUT/unit.$i.out" | tail -1)"
+    } | tee -a "$summary" >>"$log"
+    cat "$OUT/unit.$i.out" >>"$log"
+    rm -f "$OUT/unit.$i.out"
+  done
+  note "STEP unit rc=$rc seconds=$((SECONDS - t0))"
+}
+
 # Wheels carried by gpu_prepare.sh, into a folder on PYTHONPATH.
 if [ -d "$carry/wheels" ] && ls "$carry"/wheels/*.whl >/dev/null 2>&1; then
   if "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/vkg-site \
@@ -135,7 +168,7 @@ for step in "${steps[@]}"; do
       make_resnet50
       run_step torch-resnet50 120 "$py" bench/torch_baseline.py model resnet50 "$resnet50" ;;
     tactics) run_step tactics 180 vkgraphy_tactic_bench --no-reference --samples 10 ;;
-    unit) run_step unit 300 vkgraphy_unit_tests --gtest_brief=1 ;;
+    unit) unit_shards 8 300 ;;
     node)
       run_step node 150 vkgraphy_node_tests --backend vk --dir "$VKG_NODE_TESTS" \
         --exceptions tests/node/known_exceptions_vk.txt ;;

@@ -130,26 +130,25 @@ void Tensor::set_from_double(int64_t i, double v) {
 Tensor Tensor::cast(DType to) const {
   if (to == dtype_) return *this;
   Tensor out(to, shape_);
-  const bool int_path = is_integer(dtype_) && (is_integer(to) || to == DType::Bool);
-  for (int64_t i = 0; i < size_; ++i) {
-    if (int_path) {
-      // Exact for 64-bit integers, which a double cannot hold.
-      visit_dtype(dtype_, [&]<typename S>() {
-        if constexpr (std::is_integral_v<S>) {
+  const std::byte* src = bytes_.data();
+  std::byte* dst = out.bytes_.data();
+  // The types are resolved once per tensor, not per element: the engine's inputs and outputs pass
+  // through here on every run (fp32 to fp16 storage and back).
+  visit_dtype(dtype_, [&]<typename S>() {
+    visit_dtype(to, [&]<typename D>() {
+      for (int64_t i = 0; i < size_; ++i) {
+        if constexpr (std::is_integral_v<S> && std::is_integral_v<D>) {
+          // Exact for 64-bit integers, which a double cannot hold.
           S s;
-          std::memcpy(&s, bytes_.data() + size_t(i) * sizeof(S), sizeof(S));
-          visit_dtype(to, [&]<typename D>() {
-            if constexpr (std::is_integral_v<D>) {
-              D d = std::is_same_v<D, bool> ? D(s != 0) : D(s);
-              std::memcpy(out.bytes_.data() + size_t(i) * sizeof(D), &d, sizeof(D));
-            }
-          });
+          std::memcpy(&s, src + size_t(i) * sizeof(S), sizeof(S));
+          const D d = std::is_same_v<D, bool> ? D(s != 0) : D(s);
+          std::memcpy(dst + size_t(i) * sizeof(D), &d, sizeof(D));
+        } else {
+          store_double<D>(dst, i, load_double<S>(src, i));
         }
-      });
-    } else {
-      out.set_from_double(i, get_as_double(i));
-    }
-  }
+      }
+    });
+  });
   return out;
 }
 

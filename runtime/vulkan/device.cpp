@@ -44,7 +44,9 @@ Device::Device(Instance& instance, const PhysicalDevice& physical) : instance_(i
   coopmat.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
   if (physical_.info.cooperative_matrix) {
     coopmat.cooperativeMatrix = VK_TRUE;
-    f12.vulkanMemoryModel = VK_TRUE;  // gemm/coopmat.comp declares it (query_device_info checked it)
+    // gemm/coopmat.comp declares the memory model (query_device_info checked both features). With it
+    // enabled, every shader's Device-scope atomics (pool/unpool's atomicMax) need the device scope too.
+    f12.vulkanMemoryModel = f12.vulkanMemoryModelDeviceScope = VK_TRUE;
     *tail = &coopmat;
     extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }

@@ -177,8 +177,10 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
     info.max_subgroup_size = size_props.maxSubgroupSize;
   }
   // gemm/coopmat.comp's SPIR-V declares the Vulkan memory model (GL_KHR_memory_scope_semantics, which
-  // GL_NV_cooperative_matrix's loads take), so the device must enable that feature with the extension.
-  if (coopmat && coopmat_features.cooperativeMatrix && f12.vulkanMemoryModel && info.fp16()) {
+  // GL_NV_cooperative_matrix's loads take), so the device must enable that feature with the extension,
+  // and its device scope, which the other shaders' atomics use once the memory model is on.
+  if (coopmat && coopmat_features.cooperativeMatrix && f12.vulkanMemoryModel && f12.vulkanMemoryModelDeviceScope &&
+      info.fp16()) {
     info.cooperative_matrix_shapes = cooperative_matrix_shapes(instance, device);
     info.cooperative_matrix = !info.cooperative_matrix_shapes.empty();
   }

@@ -273,7 +273,7 @@ afp float_op(afp x, afp y) {
     case OP_ADD: return x + y;
     case OP_SUB: return x - y;
     case OP_MUL: return x * y;
-    case OP_DIV: return x / y;
+    case OP_DIV: return vkg_quotient(x, y);
     case OP_POW: return vkg_pow(x, y);
     case OP_MOD:
     case OP_FMOD: return vkg_fmod(x, y);
@@ -295,7 +295,7 @@ afp chain_step(uint mode, uint op, afp v, afp dv) {
     case OP_ADD: return x + y;
     case OP_SUB: return x - y;
     case OP_MUL: return x * y;
-    case OP_DIV: return x / y;
+    case OP_DIV: return vkg_quotient(x, y);
     default: return v;
   }
 }

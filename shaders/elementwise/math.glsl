@@ -230,4 +230,9 @@ float vkg_exact_div(float a, float b) {
   return q + r / b;
 }
 
+// Div as ONNX's reference computes it, correctly rounded (in fp16 arithmetic: the fp32 quotient,
+// rounded once more), rather than within the 2.5 ulp Vulkan allows a driver's division: a quotient
+// that Round or Cast follows (DynamicQuantizeLinear's expanded form) must not land a step away.
+afp vkg_quotient(afp x, afp y) { return afp(vkg_exact_div(float(x), float(y))); }
+
 #endif  // VKG_ELEMENTWISE_MATH_GLSL
