@@ -17,12 +17,14 @@
 //                      few tiles, then sums the splits (gemm/splitk_reduce)
 //   gemm.smemv<BM>x<BN> the same as GPU SGEMMs do it (gemm/smem_vec.comp): runs of four
 //                      rows and columns per invocation, vec4 shared memory, slices
-//                      double-buffered through registers
+//                      double-buffered through registers; _k16 with 16-deep slices
 //   gemm.coopmat<BM>x<BN> fp16 on tensor cores (cooperative matrices,
 //                      gemm/coopmat.comp), .f16 and .f16acc32 only, on devices
 //                      with the cooperative-matrix feature
 //   gemm.coopmatv<BM>x<BN> the same for aligned products, staged 16 bytes at a
-//                      time through registers (gemm/coopmat_vec.comp)
+//                      time through registers (gemm/coopmat_vec.comp); _db with
+//                      double-buffered shared slices, _k64 with 64-deep slices, _w4
+//                      with four subgroups of 64 x 64
 // Integer layers (MatMulInteger, QLinearMatMul, and MatMul/Gemm on int32,
 // int64 or uint32 tensors) run the exact int32 shader gemm/integer.
 #include <algorithm>
@@ -505,7 +507,7 @@ bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopT
     return false;
   }
   const uint32_t invocations = t.warps_m * t.warps_n * 32;
-  const uint64_t shared = (uint64_t(t.bm()) * (t.bk() / 8 + 1) + uint64_t(t.bk()) * (t.bn() / 8 + 1)) * 16 +
+  const uint64_t shared = t.stages * (uint64_t(t.bm()) * (t.bk() / 8 + 1) + uint64_t(t.bk()) * (t.bn() / 8 + 1)) * 16 +
                           uint64_t(t.warps_m * t.warps_n) * 256 * (ctx.arith == Arith::F16Acc32 ? 4 : 2);
   if (!workgroup_fits(invocations, shared, dev, why_not)) return false;
   const auto groups = gemm_grid_groups(ceil_div(p.N, t.bn()), 1, ceil_div(p.M, t.bm()), p.batches, dev);
@@ -514,7 +516,8 @@ bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopT
     return false;
   }
   d.shader = ctx.shader("gemm/coopmat_vec");
-  d.spec = {{0, invocations}, {1, t.warps_m}, {2, t.warps_n}, {3, t.frags_m}, {4, t.frags_n}, {5, t.k_steps}};
+  d.spec = {{0, invocations}, {1, t.warps_m}, {2, t.warps_n}, {3, t.frags_m},
+            {4, t.frags_n},   {5, t.k_steps}, {6, t.stages}};
   d.subgroup_size = 32;
   d.groups = *groups;
   return true;
@@ -855,6 +858,7 @@ void register_gemm_tactics(TacticRegistry& r) {
   add_float(r, "gemm.smemv128x128", 14, {.algorithm = Algorithm::Smem, .smem = {128, 128, 8, 8, 8, true}}, 2);
   add_float(r, "gemm.smemv128x64", 15, {.algorithm = Algorithm::Smem, .smem = {128, 64, 8, 8, 4, true}}, 3);
   add_float(r, "gemm.smemv64x64", 16, {.algorithm = Algorithm::Smem, .smem = {64, 64, 16, 4, 4, true}}, 4);
+  add_float(r, "gemm.smemv128x128_k16", 16, {.algorithm = Algorithm::Smem, .smem = {128, 128, 16, 8, 8, true}}, 3);
   add_float(r, "gemm.smem32x32_splitk", 18, {.algorithm = Algorithm::Smem, .smem = {32, 32, 32, 4, 4}, .split_k = true});
   add_coopmat(r, "gemm.coopmat64x64", 3, {.warps_m = 2, .warps_n = 2, .k_steps = 2});
   add_coopmat(r, "gemm.coopmat128x64", 4, {.warps_m = 4, .warps_n = 2, .k_steps = 2});
@@ -864,6 +868,14 @@ void register_gemm_tactics(TacticRegistry& r) {
               {.warps_m = 2, .warps_n = 4, .k_steps = 2, .frags_m = 4, .frags_n = 4, .vec = true});
   add_coopmat(r, "gemm.coopmatv64x64", 2,
               {.warps_m = 2, .warps_n = 2, .k_steps = 2, .frags_m = 2, .frags_n = 2, .vec = true});
+  // The 128 x 128 tile with double-buffered slices, with 64-deep slices (half the barriers), and
+  // with four subgroups of 64 x 64 each (more multiply-adds per fragment loaded).
+  add_coopmat(r, "gemm.coopmatv128x128_db", 1,
+              {.warps_m = 2, .warps_n = 4, .k_steps = 2, .frags_m = 4, .frags_n = 2, .vec = true, .stages = 2});
+  add_coopmat(r, "gemm.coopmatv128x128_k64", 2,
+              {.warps_m = 2, .warps_n = 4, .k_steps = 4, .frags_m = 4, .frags_n = 2, .vec = true});
+  add_coopmat(r, "gemm.coopmatv128x128_w4", 2,
+              {.warps_m = 2, .warps_n = 2, .k_steps = 2, .frags_m = 4, .frags_n = 4, .vec = true, .stages = 2});
   add_float(r, "gemm.naive", 20, {.algorithm = Algorithm::Naive, .block = 1, .col_vecs = 1});
   add_float(r, "gemm.tiled16x16", 30, {.algorithm = Algorithm::Tiled, .block = 16, .col_vecs = 1});
   add_float(r, "gemm.tiled8x8", 31, {.algorithm = Algorithm::Tiled, .block = 8, .col_vecs = 1});

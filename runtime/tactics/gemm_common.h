@@ -91,6 +91,7 @@ struct CoopTile {
   uint32_t frags_m = 2, frags_n = 2;
   // gemm/coopmat_vec.comp: 16-byte staging through registers, per-subgroup epilogue; aligned products.
   bool vec = false;
+  uint32_t stages = 1;  // gemm/coopmat_vec.comp's shared buffers: 2 double-buffers the slices
   uint32_t bm() const { return warps_m * frags_m * 16; }
   uint32_t bn() const { return warps_n * frags_n * 16; }
   uint32_t bk() const { return k_steps * 16; }

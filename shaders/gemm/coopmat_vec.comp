@@ -4,7 +4,9 @@
 // kWarpsM x kWarpsN subgroups computes a kBM x kBN tile of Y, each subgroup kFragsM x kFragsN
 // fragments of 16 x 16. Slices of A (kBM x kBK) and B (kBK x kBN) move from global to shared
 // memory as 16-byte vectors (eight fp16 values): loaded into registers while the previous slice
-// is multiplied, stored after the barrier that ends it. Shared rows carry eight values of padding
+// is multiplied, then stored, with kStages shared buffers: one (stored between two barriers, after
+// every subgroup is done with the previous slice) or two (stored into the buffer not being read,
+// one barrier per slice). Shared rows carry eight values of padding
 // so that the fragment loads of neighbouring rows fall into other banks. Each subgroup finishes
 // a fragment at a time through its own 16 x 16 scratch in shared memory, where its invocations
 // apply alpha, beta * C and the fused activation to the elements inside Y (M and N tails).
@@ -14,7 +16,8 @@
 // (pinned with subgroup size control) so that gl_SubgroupID numbers the kWarpsM * kWarpsN
 // subgroups.
 // Specialization constants: 0 (local_size_x_id) workgroup size, kWarpsM * kWarpsN * 32;
-// 1 kWarpsM; 2 kWarpsN; 3 kFragsM; 4 kFragsN; 5 kKSteps (kBK = 16 * kKSteps); the epilogue's.
+// 1 kWarpsM; 2 kWarpsN; 3 kFragsM; 4 kFragsN; 5 kKSteps (kBK = 16 * kKSteps); 6 kStages (1 or 2);
+// the epilogue's.
 // Dispatch: x = ceil(N / kBN), y = row tiles, z = batches (y and z past their counts are
 // looped over).
 #version 450
@@ -39,6 +42,7 @@ layout(constant_id = 2) const uint kWarpsN = 4;
 layout(constant_id = 3) const uint kFragsM = 4;
 layout(constant_id = 4) const uint kFragsN = 2;
 layout(constant_id = 5) const uint kKSteps = 2;
+layout(constant_id = 6) const uint kStages = 1;
 
 const uint kFrag = 16;
 const uint kLanes = 32;
@@ -53,14 +57,16 @@ const uint kVecsA = kBM * (kBK / 8);  // vectors of an A slice
 const uint kVecsB = kBK * (kBN / 8);  // vectors of a B slice
 const uint kLoadsA = (kVecsA + kThreads - 1) / kThreads;
 const uint kLoadsB = (kVecsB + kThreads - 1) / kThreads;
+const uint kStageA = kBM * kRowA;  // vectors of one shared A buffer
+const uint kStageB = kBK * kRowB;
 
 layout(binding = 0) readonly buffer A8 { uvec4 a8[]; };
 layout(binding = 1) readonly buffer B8 { uvec4 b8[]; };
 layout(binding = 2) readonly buffer C { sfp c[]; };
 layout(binding = 3) writeonly buffer Y { sfp y[]; };
 
-shared uvec4 tile_a[kBM * kRowA];  // [row][k / 8]
-shared uvec4 tile_b[kBK * kRowB];  // [k][column / 8]
+shared uvec4 tile_a[kStages * kStageA];  // [buffer][row][k / 8]
+shared uvec4 tile_b[kStages * kStageB];  // [buffer][k][column / 8]
 shared afp scratch[kWarpsM * kWarpsN * kFrag * kFrag];
 
 uvec4 staged_a[kLoadsA];
@@ -84,15 +90,15 @@ void load_slice(uint a_base, uint b_base, uint m0, uint n0, uint k0) {
   }
 }
 
-void store_slice() {
+void store_slice(uint buf) {
   const uint lid = gl_LocalInvocationID.x;
   [[unroll]] for (uint i = 0; i < kLoadsA; ++i) {
     const uint v = lid + i * kThreads;
-    if (v < kVecsA) tile_a[v / (kBK / 8) * kRowA + v % (kBK / 8)] = staged_a[i];
+    if (v < kVecsA) tile_a[buf * kStageA + v / (kBK / 8) * kRowA + v % (kBK / 8)] = staged_a[i];
   }
   [[unroll]] for (uint i = 0; i < kLoadsB; ++i) {
     const uint v = lid + i * kThreads;
-    if (v < kVecsB) tile_b[v / (kBN / 8) * kRowB + v % (kBN / 8)] = staged_b[i];
+    if (v < kVecsB) tile_b[buf * kStageB + v / (kBN / 8) * kRowB + v % (kBN / 8)] = staged_b[i];
   }
 }
 
@@ -111,24 +117,37 @@ void main() {
       [[unroll]] for (uint i = 0; i < kFragsM * kFragsN; ++i) {
         acc[i] = fcoopmatNV<ACC_BITS, gl_ScopeSubgroup, kFrag, kFrag>(0.0);
       }
+      barrier();  // the previous tile's subgroups are done with the shared buffers
       load_slice(a_base, b_base, m0, n0, 0);
+      store_slice(0);
+      barrier();
+      uint buf = 0;
       for (uint k0 = 0; k0 < p.K; k0 += kBK) {
-        barrier();  // every subgroup is done with the previous slice
-        store_slice();
-        barrier();
-        if (k0 + kBK < p.K) load_slice(a_base, b_base, m0, n0, k0 + kBK);  // in flight during the math
+        const bool more = k0 + kBK < p.K;
+        if (more) load_slice(a_base, b_base, m0, n0, k0 + kBK);  // in flight during the math
+        const uint a_off = buf * kStageA, b_off = buf * kStageB;
         [[unroll]] for (uint ks = 0; ks < kKSteps; ++ks) {
           fcoopmatNV<16, gl_ScopeSubgroup, kFrag, kFrag> fa[kFragsM];
           [[unroll]] for (uint i = 0; i < kFragsM; ++i) {
-            coopMatLoadNV(fa[i], tile_a, (wm * kFragsM + i) * kFrag * kRowA + ks * 2, kRowA, false);
+            coopMatLoadNV(fa[i], tile_a, a_off + (wm * kFragsM + i) * kFrag * kRowA + ks * 2, kRowA, false);
           }
           [[unroll]] for (uint j = 0; j < kFragsN; ++j) {
             fcoopmatNV<16, gl_ScopeSubgroup, kFrag, kFrag> fb;
-            coopMatLoadNV(fb, tile_b, ks * kFrag * kRowB + (wn * kFragsN + j) * 2, kRowB, false);
+            coopMatLoadNV(fb, tile_b, b_off + ks * kFrag * kRowB + (wn * kFragsN + j) * 2, kRowB, false);
             [[unroll]] for (uint i = 0; i < kFragsM; ++i) {
               acc[i * kFragsN + j] = coopMatMulAddNV(fa[i], fb, acc[i * kFragsN + j]);
             }
           }
+        }
+        if (kStages == 2) {
+          // The other buffer was last read before the previous barrier.
+          if (more) store_slice(buf ^ 1u);
+          barrier();
+          buf ^= 1u;
+        } else if (more) {
+          barrier();  // every subgroup is done with the slice
+          store_slice(0);
+          barrier();
         }
       }
       // Each fragment through this subgroup's scratch: the epilogue, and only the elements inside Y.
