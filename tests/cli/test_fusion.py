@@ -324,13 +324,23 @@ class TestFusion(CliTestCase):
                              "--tactics-allow", "global_pool.gate_split.f16acc32", "binary.*.f16")
         self.assertIn("(GlobalAveragePool): global_pool.gate_split.f16acc32", fp16)
         self.assertIn("All outputs matched", fp16)
+        # The GPU form: each plane averaged by a workgroup, then the gate on the means.
+        self.assertIn("(GlobalAveragePool): global_pool.gate_wg.f32",
+                      self.run_vk(path, "--tactics-allow", "global_pool.gate_wg.f32", "binary.*"))
+        fp16 = self.vkgraphy("run", path, "--vk", "--ref", "-v", "--fp16", "--atol", "2e-2", "--rtol", "2e-2",
+                             "--tactics-allow", "global_pool.gate_wg.f16acc32", "binary.*.f16")
+        self.assertIn("(GlobalAveragePool): global_pool.gate_wg.f16acc32", fp16)
+        self.assertIn("All outputs matched", fp16)
         bn_clip_shift = gate(10, 3, [bn_node("bn", "f1", "n"), helper.make_node("Clip", ["n", "", "one"], ["h"],
                                                                                    name="clip")],
                              [helper.make_node("HardSigmoid", ["f2"], ["hs"], name="hsig", alpha=0.2, beta=0.5),
                               helper.make_node("Add", ["hs", "one"], ["s"], name="plus1")])
-        out = self.run_vk(make_model(*bn_clip_shift, [1, 10, 8, 8], "y", path=self.path("se2.onnx")))
+        se2 = make_model(*bn_clip_shift, [1, 10, 8, 8], "y", path=self.path("se2.onnx"))
+        out = self.run_vk(se2)
         self.assertIn("Fused 7 nodes into layer 'gap+reduce+bn+clip+expand+hsig+plus1' (GlobalAveragePool)", out)
         self.assertIn("2 layers (", out)
+        for tactic in ("global_pool.gate_split.f32", "global_pool.gate_wg.f32"):  # planes read as vec4
+            self.assertIn(f"(GlobalAveragePool): {tactic}", self.run_vk(se2, "--tactics-allow", tactic, "binary.*"))
         # Not a gate: the pooled tensor read twice or by the user, a 3x3 Conv, a single Conv.
         nodes, inits = relu_hsig
         twice = [*nodes, helper.make_node("Add", ["y", "g"], ["z"], name="reuse")]
