@@ -9,6 +9,8 @@
 //   conv.1x1_block<RxC>      pointwise Conv on gemm/block.comp (register-resident R x C blocks)
 //   conv.im2col_block<RxC>   im2col into scratch + gemm/block.comp (one group)
 //   conv.1x1_block16x16_wide_a, conv.im2col_block16x16_wide_a  the same on gemm/block_wide_a.comp
+//   conv.im2col_splitk32x32 im2col into scratch + the shared-memory core with K split over
+//                            workgroups (few outputs, deep K: the GPU form)
 //   conv.1x1_smemv<BM>x<BN>, conv.1x1_coopmatv<BM>x<BN>  pointwise Conv on the GPU forms
 //                            gemm/smem_vec.comp and gemm/coopmat_vec.comp (tensor cores)
 //                            (weights read 8 floats per load: fp32, 64-bit integers, C * kernel % 8 == 0)
@@ -658,11 +660,11 @@ std::optional<LayerPlan> plan_pointwise_gpu(const LayerContext& ctx, const SmemT
   return plan;
 }
 
-std::optional<LayerPlan> plan_im2col_block(const LayerContext& ctx, BlockShape block, std::string& why_not) {
-  const std::optional<StorageType> st = float_storage(ctx, why_not);
-  if (!st) return std::nullopt;
-  const ConvShape s = conv_shape(ctx, 0, 1);
-  check_output(ctx, s);
+// The im2col columns of a one-group Conv into scratch 0, [batch][C * kernel][positions rounded
+// up to 4] (the dispatch added to `plan`): the row stride of B for the GEMM after it, or nullopt
+// (why_not filled).
+std::optional<int64_t> add_im2col(const LayerContext& ctx, LayerPlan& plan, const ConvShape& s, StorageType st,
+                                  std::string& why_not) {
   if (!within_3d(s, why_not)) return std::nullopt;
   if (s.group != 1) {
     why_not = "needs one group";
@@ -671,19 +673,57 @@ std::optional<LayerPlan> plan_im2col_block(const LayerContext& ctx, BlockShape b
   const int64_t p4 = round_up(s.out_size(), 4);
   const int64_t col_rows = s.in_channels * s.kernel_size();
   const uint64_t col_elements = uint64_t(s.batch) * uint64_t(col_rows) * uint64_t(p4);
-  if (!fits_scratch(ctx, col_elements * storage_element_bytes(*st), "the im2col buffer", why_not)) return std::nullopt;
+  if (!fits_scratch(ctx, col_elements * storage_element_bytes(st), "the im2col buffer", why_not)) return std::nullopt;
   if (!fits_invocations(col_elements / 4, why_not)) return std::nullopt;
-  LayerPlan plan;
-  plan.scratch_bytes.push_back(std::max<uint64_t>(16, col_elements * storage_element_bytes(*st)));
+  plan.scratch_bytes.push_back(std::max<uint64_t>(16, col_elements * storage_element_bytes(st)));
   std::vector<uint32_t> push{uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(s.group)};
   push_window(push, window3(s.window));
-  const std::string im2col = *st == StorageType::F16 ? "conv/im2col.f16" : "conv/im2col.f32";
+  const std::string im2col = st == StorageType::F16 ? "conv/im2col.f16" : "conv/im2col.f32";
   plan.dispatches.push_back(
       dispatch(ctx, im2col, {}, {BindingRef::input(0), BindingRef::scratch(0)}, push, col_elements / 4));
-  std::optional<Dispatch> gemm =
-      block_gemm_dispatch(ctx, plan, s, block, BindingRef::scratch(0), p4, col_rows * p4, why_not);
+  return p4;
+}
+
+std::optional<LayerPlan> plan_im2col_block(const LayerContext& ctx, BlockShape block, std::string& why_not) {
+  const std::optional<StorageType> st = float_storage(ctx, why_not);
+  if (!st) return std::nullopt;
+  const ConvShape s = conv_shape(ctx, 0, 1);
+  check_output(ctx, s);
+  LayerPlan plan;
+  const std::optional<int64_t> p4 = add_im2col(ctx, plan, s, *st, why_not);
+  if (!p4) return std::nullopt;
+  std::optional<Dispatch> gemm = block_gemm_dispatch(ctx, plan, s, block, BindingRef::scratch(0), *p4,
+                                                     s.in_channels * s.kernel_size() * *p4, why_not);
   if (!gemm) return std::nullopt;
   plan.dispatches.push_back(std::move(*gemm));
+  return plan;
+}
+
+// conv.im2col_splitk32x32: the im2col columns, then the shared-memory core with K split over
+// workgroups (gemm.smem32x32_splitk's form). For Convs of few outputs and many taps, such as
+// PP-OCRv4 rec's 1x3 Convs over 480 channels at 40 positions: the register-block forms give such
+// a product a few dozen invocations, each summing the whole depth (0.35 ms on an H200).
+std::optional<LayerPlan> plan_im2col_splitk(const LayerContext& ctx, std::string& why_not) {
+  const std::optional<StorageType> st = float_storage(ctx, why_not);
+  if (!st) return std::nullopt;
+  const ConvShape s = conv_shape(ctx, 0, 1);
+  check_output(ctx, s);
+  if (!ctx.input(1).is_constant()) {
+    why_not = "needs constant weights";
+    return std::nullopt;
+  }
+  LayerPlan plan;
+  const std::optional<int64_t> p4 = add_im2col(ctx, plan, s, *st, why_not);
+  if (!p4) return std::nullopt;
+  const auto product = weights_product(ctx, plan, s, *p4, s.in_channels * s.kernel_size() * *p4, why_not);
+  if (!product) return std::nullopt;
+  const auto& [a, p] = *product;
+  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, *st);
+  Dispatch d;
+  d.bindings = {a, BindingRef::scratch(0), bias, BindingRef::output(0), add_weight(plan, int_weight({0}))};
+  d.push = gemm_float_push(p, /*c_sm=*/1, /*c_sn=*/0, has_bias ? kGemmFlagHasC : 0u, 1.0f, 1.0f);
+  if (!smem_core_dispatches(ctx, p, SmemTile{32, 32, 32, 4, 4}, /*split_k=*/true, std::move(d), plan, why_not))
+    return std::nullopt;
   return plan;
 }
 
@@ -1443,6 +1483,11 @@ void register_conv_tactics(TacticRegistry& r) {
   r.add_variants("conv.im2col_block8x8", conv, 36, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_im2col_block(c, {8, 2}, w);
   });
+  for (Arith arith : {kF32, kF16, kF16Acc32}) {
+    Tactic t{std::string("conv.im2col_splitk32x32.") + arith_name(arith), conv, arith, 39, plan_im2col_splitk};
+    t.gpu_priority = 1;  // first on GPUs among the forms of the few Convs it serves
+    r.add(std::move(t));
+  }
   r.add_variants("conv.transpose_block16x16", {"ConvTranspose"}, 40, {kF32, kF16, kF16Acc32},
                  [](const LayerContext& c, std::string& w) { return plan_transpose_block(c, {16, 4}, w); });
   r.add_variants("conv.transpose_block4x8", {"ConvTranspose"}, 41, {kF32, kF16, kF16Acc32},

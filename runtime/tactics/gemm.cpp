@@ -523,6 +523,54 @@ bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopT
   return true;
 }
 
+bool smem_core_dispatches(const LayerContext& ctx, const Product& p, const SmemTile& t, bool split_k, Dispatch d,
+                          LayerPlan& plan, std::string& why_not) {
+  uint32_t splits = 1;
+  if (split_k) {
+    const int64_t tiles = ceil_div(p.M, t.bm) * ceil_div(p.N, t.bn) * p.batches;
+    if (tiles >= kSplitKMaxTiles) {
+      why_not = "the product already spreads over " + std::to_string(tiles) +
+                " workgroups; split-K serves fewer than " + std::to_string(kSplitKMaxTiles);
+      return false;
+    }
+    splits = uint32_t(std::min(kMaxSplits, p.K / kSplitKDepth));
+    if (splits < 2) {
+      why_not = "K = " + std::to_string(p.K) +
+                " is too shallow to split (needs K >= " + std::to_string(2 * kSplitKDepth) + ")";
+      return false;
+    }
+  }
+  const auto spec = smem_tile_spec(t, a_runs(p, 4), b_runs(p, 4), splits, ctx.arith, ctx.device, why_not);
+  if (!spec) return false;
+  const auto groups = smem_tile_groups(t, p.M, p.N, p.batches * splits, ctx.device, why_not);
+  if (!groups) return false;
+  d.shader = ctx.shader("gemm/smem");
+  d.spec = *spec;
+  d.groups = *groups;
+  if (splits == 1) {
+    plan.dispatches.push_back(std::move(d));
+    return true;
+  }
+  const uint64_t outputs = uint64_t(p.batches * p.M * p.N);
+  const uint64_t bytes = std::max<uint64_t>(16, splits * outputs * 4);
+  if (ctx.device.max_storage_buffer_range && bytes > ctx.device.max_storage_buffer_range) {
+    why_not = "the partial sums need " + std::to_string(bytes) + " bytes, more than the device's storage buffer range";
+    return false;
+  }
+  const BindingRef partials = BindingRef::scratch(uint32_t(plan.scratch_bytes.size()));
+  plan.scratch_bytes.push_back(bytes);
+  Dispatch reduce;
+  reduce.shader = ctx.shader("gemm/splitk_reduce");
+  reduce.spec = {{0, kLocalSize}, {1, splits}};
+  reduce.bindings = {partials, d.bindings[1], d.bindings[2], d.bindings[3]};
+  reduce.push = d.push;
+  reduce.groups = linear_groups(outputs, kLocalSize, ctx.device);
+  d.bindings[3] = partials;
+  plan.dispatches.push_back(std::move(d));
+  plan.dispatches.push_back(std::move(reduce));
+  return true;
+}
+
 bool smem_vec_dispatch(const LayerContext& ctx, const Product& p, const SmemTile& t, Dispatch& d,
                        std::string& why_not) {
   if (!a_runs(p, 4) || !b_runs(p, 4)) {
@@ -569,60 +617,16 @@ Tensor pack_b(const LayerContext& ctx, const Product& p) {
   return to_storage(t, in.storage, ctx.node.describe() + " packed B");
 }
 
-// gemm.smem*: completes `d` (bindings and push constants set) on
-// gemm/smem.comp and adds it to `plan`; split-K adds the partial-sum scratch
-// buffer and gemm/splitk_reduce.comp, which then writes the output.
+// gemm.smem*: completes `d` (bindings and push constants set) on the GPU form gemm/smem_vec.comp
+// or the core (smem_core_dispatches) and adds it to `plan`.
 bool plan_smem(const FloatTactic& tactic, const LayerContext& ctx, const Product& p, Dispatch d, LayerPlan& plan,
                std::string& why_not) {
-  const SmemTile& t = tactic.smem;
-  if (t.quads) {
-    if (!smem_vec_dispatch(ctx, p, t, d, why_not)) return false;
+  if (tactic.smem.quads) {
+    if (!smem_vec_dispatch(ctx, p, tactic.smem, d, why_not)) return false;
     plan.dispatches.push_back(std::move(d));
     return true;
   }
-  uint32_t splits = 1;
-  if (tactic.split_k) {
-    const int64_t tiles = ceil_div(p.M, t.bm) * ceil_div(p.N, t.bn) * p.batches;
-    if (tiles >= kSplitKMaxTiles) {
-      why_not = "the product already spreads over " + std::to_string(tiles) + " workgroups; split-K serves fewer than " +
-                std::to_string(kSplitKMaxTiles);
-      return false;
-    }
-    splits = uint32_t(std::min(kMaxSplits, p.K / kSplitKDepth));
-    if (splits < 2) {
-      why_not = "K = " + std::to_string(p.K) + " is too shallow to split (needs K >= " +
-                std::to_string(2 * kSplitKDepth) + ")";
-      return false;
-    }
-  }
-  const auto spec = smem_tile_spec(t, a_runs(p, 4), b_runs(p, 4), splits, ctx.arith, ctx.device, why_not);
-  if (!spec) return false;
-  const auto groups = smem_tile_groups(t, p.M, p.N, p.batches * splits, ctx.device, why_not);
-  if (!groups) return false;
-  d.shader = ctx.shader("gemm/smem");
-  d.spec = *spec;
-  d.groups = *groups;
-  if (splits == 1) {
-    plan.dispatches.push_back(std::move(d));
-    return true;
-  }
-  const uint64_t outputs = uint64_t(p.batches * p.M * p.N);
-  const uint64_t bytes = std::max<uint64_t>(16, splits * outputs * 4);
-  if (ctx.device.max_storage_buffer_range && bytes > ctx.device.max_storage_buffer_range) {
-    why_not = "the partial sums need " + std::to_string(bytes) + " bytes, more than the device's storage buffer range";
-    return false;
-  }
-  plan.scratch_bytes.push_back(bytes);
-  Dispatch reduce;
-  reduce.shader = ctx.shader("gemm/splitk_reduce");
-  reduce.spec = {{0, kLocalSize}, {1, splits}};
-  reduce.bindings = {BindingRef::scratch(0), d.bindings[1], d.bindings[2], BindingRef::output(0)};
-  reduce.push = d.push;
-  reduce.groups = linear_groups(outputs, kLocalSize, ctx.device);
-  d.bindings[3] = BindingRef::scratch(0);
-  plan.dispatches.push_back(std::move(d));
-  plan.dispatches.push_back(std::move(reduce));
-  return true;
+  return smem_core_dispatches(ctx, p, tactic.smem, tactic.split_k, std::move(d), plan, why_not);
 }
 
 std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContext& ctx, std::string& why_not) {

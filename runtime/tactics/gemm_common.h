@@ -104,6 +104,13 @@ struct CoopTile {
 bool smem_vec_dispatch(const LayerContext& ctx, const Product& p, const SmemTile& t, Dispatch& d, std::string& why_not);
 bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopTile& t, Dispatch& d,
                           std::string& why_not);
+// Completes `d` (bindings as gemm/common.glsl with Y in slot 3, push constants gemm_float_push) on
+// the shared-memory core gemm/smem.comp with tile `t` and adds it to `plan`; with `split_k`, K is
+// split over workgroups (products of few tiles and deep K: the GPU's cores filled), the partial
+// sums go to a new scratch buffer and gemm/splitk_reduce.comp writes Y. False (why_not filled)
+// when the product, its depth or the device does not allow it.
+bool smem_core_dispatches(const LayerContext& ctx, const Product& p, const SmemTile& t, bool split_k, Dispatch d,
+                          LayerPlan& plan, std::string& why_not);
 // True when the device multiplies 16x16x16 fp16 cooperative matrices with accumulators of
 // `arith` and pins subgroup sizes; else false with why_not.
 bool coopmat_usable(const LayerContext& ctx, std::string& why_not);

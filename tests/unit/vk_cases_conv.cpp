@@ -62,6 +62,9 @@ std::vector<VkCase> conv_cases() {
       {{"strides", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 1, 1})}});
   // PP-OCRv4 det's FPN convolutions: 864 taps per output on row tiles, a tail block of 4 channels.
   add("2-D 3x3 pad 1, 96 channels -> 12, 7x20", {1, 96, 7, 20}, {12, 96, 3, 3}, {{"pads", ints_attr({1, 1, 1, 1})}});
+  // PP-OCRv4 rec's 1x3 Convs: few outputs over a deep K (conv.im2col_splitk), K not in vec4 runs.
+  add("2-D 1x3 pad 1 along rows, 130 channels -> 40, 1x36, batch 2", {2, 130, 1, 36}, {40, 130, 1, 3},
+      {{"pads", ints_attr({0, 1, 0, 1})}});
   add("2-D 3x3 no pad, kernel_shape", {1, 5, 9, 10}, {6, 5, 3, 3}, {{"kernel_shape", ints_attr({3, 3})}});
   add("2-D 3x3 SAME_LOWER 32 channels 28x28 (many workgroups)", {1, 32, 28, 28}, {32, 32, 3, 3},
       {{"auto_pad", string_attr("SAME_LOWER")}});

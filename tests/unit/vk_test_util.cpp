@@ -230,6 +230,13 @@ void add_window_classes(const VkCase& c, std::set<std::string>& out) {
     if (w != nullptr && w->shape().size() > 1) {
       if (w->shape()[1] * taps > 1024) out.insert("many-taps");
       if (w->shape()[0] / group < 4) out.insert("narrow-groups");
+      // conv.im2col_splitk: a depth (C * taps) to split, and few 32 x 32 output tiles to fill a GPU.
+      if (w->shape()[1] * taps < 256) out.insert("shallow-k");
+      if (!y.empty() && y[0].shape().size() > 2) {
+        const Shape& ys = y[0].shape();
+        const int64_t positions = num_elements(Shape(ys.begin() + 2, ys.end()));
+        if ((ys[1] + 31) / 32 * ((positions + 31) / 32) * ys[0] >= 64) out.insert("many-tiles");
+      }
     }
     const std::vector<int64_t> strides = n.attr_ints("strides");
     if (std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 2; })) out.insert("stride>2");
