@@ -701,6 +701,131 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     return OptimizedLayer{std::move(pair), std::move(held)};
   };
 
+  // LayerNormalization written out (the header's): the ReduceMean at `i` first, as one
+  // LayerNormalization layer (marked absorbed); nullopt where the pattern does not hold.
+  auto match_layer_norm = [&](size_t i) -> std::optional<OptimizedLayer> {
+    const Node& mean = *kept[i];
+    const std::string x = mean.inputs.empty() ? "" : mean.inputs[0];
+    const std::optional<Shape> x_shape = x.empty() ? std::nullopt : shape_of(x);
+    if (mean.op_type != "ReduceMean" || mean.outputs.size() != 1 || !is_float(mean.outputs[0]) || !x_shape ||
+        x_shape->empty() || num_elements(*x_shape) == 0)
+      return std::nullopt;
+    const int64_t rank = int64_t(x_shape->size());
+    // The reduced axes, from the attribute or (opset 18) a constant input: a suffix of the axes.
+    auto suffix_axis = [&](const Node& n) -> std::optional<int64_t> {
+      if (n.attr_int("keepdims", 1) != 1) return std::nullopt;
+      std::vector<int64_t> axes = n.attr_ints("axes");
+      if (n.inputs.size() > 1 && !n.inputs[1].empty()) {
+        const Tensor* t = constant(n.inputs[1]);
+        if (t == nullptr) return std::nullopt;
+        axes = t->to_int64s();
+      }
+      if (axes.empty()) return std::nullopt;
+      for (int64_t& a : axes) a = a < 0 ? a + rank : a;
+      std::sort(axes.begin(), axes.end());
+      for (size_t k = 0; k < axes.size(); ++k)
+        if (axes[k] != rank - int64_t(axes.size() - k)) return std::nullopt;
+      return axes[0];
+    };
+    const std::optional<int64_t> axis = suffix_axis(mean);
+    if (!axis) return std::nullopt;
+    auto same = [&](const std::string& a, const std::string& b) { return resolve(a) == resolve(b); };
+    const size_t sub = users.single(mean.outputs[0], "Sub");
+    if (sub == SIZE_MAX || !is_binary(*kept[sub], "Sub") || !same(kept[sub]->inputs[0], x) ||
+        kept[sub]->inputs[1] != mean.outputs[0])
+      return std::nullopt;
+    // The centred x, read by the square and by the division.
+    const std::string& d = kept[sub]->outputs[0];
+    std::vector<size_t> readers = users.of(d);
+    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());  // Mul(d, d) reads it twice
+    if (readers.size() != 2) return std::nullopt;
+    size_t square = SIZE_MAX, div = SIZE_MAX;
+    for (size_t r : readers) {
+      const Node& n = *kept[r];
+      if (is_binary(n, "Div") && n.inputs[0] == d && n.inputs[1] != d)
+        div = r;
+      else if ((is_binary(n, "Pow") && n.inputs[0] == d && scalar_near(constant(n.inputs[1]), 2.0)) ||
+               (is_binary(n, "Mul") && n.inputs[0] == d && n.inputs[1] == d))
+        square = r;
+    }
+    if (square == SIZE_MAX || div == SIZE_MAX) return std::nullopt;
+    const size_t var = users.single(kept[square]->outputs[0], "ReduceMean");
+    if (var == SIZE_MAX || kept[var]->inputs[0] != kept[square]->outputs[0] || suffix_axis(*kept[var]) != axis)
+      return std::nullopt;
+    const size_t add = users.single(kept[var]->outputs[0], "Add");
+    if (add == SIZE_MAX || !is_binary(*kept[add], "Add")) return std::nullopt;
+    const Tensor* eps = constant(other_input(*kept[add], kept[var]->outputs[0]));
+    if (eps == nullptr || eps->size() != 1 || !is_floating(eps->dtype())) return std::nullopt;
+    const size_t sqrt = users.single(kept[add]->outputs[0], "Sqrt");
+    if (sqrt == SIZE_MAX || users.single(kept[sqrt]->outputs[0], "Div") != div ||
+        kept[div]->inputs[1] != kept[sqrt]->outputs[0])
+      return std::nullopt;
+    std::vector<size_t> held{i, sub, square, var, add, sqrt, div};
+    // Then a scale and a shift, constants that vary at most along the normalized axes.
+    const Shape normalized(x_shape->begin() + *axis, x_shape->end());
+    auto affine = [&](const std::string& y, const std::string& op) -> std::pair<size_t, const Tensor*> {
+      const size_t n = users.single(y, op);
+      if (n == SIZE_MAX || !is_binary(*kept[n], op)) return {SIZE_MAX, nullptr};
+      const Tensor* c = constant(other_input(*kept[n], y));
+      if (c == nullptr || c->dtype() != DType::Float32 || int64_t(c->shape().size()) > rank) return {SIZE_MAX, nullptr};
+      const Shape& cs = c->shape();
+      for (size_t k = 0; k < cs.size(); ++k) {
+        const int64_t dim = int64_t(k) + rank - int64_t(cs.size());
+        if (cs[k] != 1 && (dim < *axis || cs[k] != (*x_shape)[size_t(dim)])) return {SIZE_MAX, nullptr};
+      }
+      return {n, c};
+    };
+    std::string y = kept[div]->outputs[0];
+    const auto [scale_node, scale] = affine(y, "Mul");
+    if (scale) held.push_back(scale_node), y = kept[scale_node]->outputs[0];
+    const auto [shift_node, shift] = scale ? affine(y, "Add") : std::pair<size_t, const Tensor*>{SIZE_MAX, nullptr};
+    if (shift) held.push_back(shift_node), y = kept[shift_node]->outputs[0];
+    for (size_t k = 1; k < held.size(); ++k) absorbed[held[k]] = true;
+    std::sort(held.begin(), held.end());
+    OptimizedLayer layer{Node{}, {}};
+    for (size_t k : held) layer.nodes.push_back(kept[k]->name);
+    Node& norm = layer.node;
+    norm.name = layer_name(layer.nodes);
+    norm.op_type = "LayerNormalization";
+    norm.domain = mean.domain;
+    norm.outputs = {y};
+    Attribute& a = norm.attrs["axis"];
+    a.kind = Attribute::Kind::Int;
+    a.i = *axis;
+    set_float_attr(norm, "epsilon", float(eps->get_as_double(0)));
+    // Scale (ones without a Mul) and B over the normalized shape.
+    auto expanded = [&](const Tensor* t, float fill) {
+      Tensor full(DType::Float32, normalized);
+      const int64_t count = full.size();
+      for (int64_t e = 0; e < count; ++e) {
+        if (t == nullptr) {
+          full.data<float>()[e] = fill;
+          continue;
+        }
+        // Element e of the normalized block, read from t broadcast against it (right-aligned).
+        int64_t rest = e, offset = 0, stride = 1;
+        const Shape& ts = t->shape();
+        for (int64_t k = int64_t(normalized.size()) - 1, tk = int64_t(ts.size()) - 1; k >= 0; --k, --tk) {
+          const int64_t index = rest % normalized[size_t(k)];
+          rest /= normalized[size_t(k)];
+          if (tk >= 0) {
+            if (ts[size_t(tk)] != 1) offset += index * stride;
+            stride *= ts[size_t(tk)];
+          }
+        }
+        full.data<float>()[e] = t->data<float>()[offset];
+      }
+      return full;
+    };
+    norm.inputs = {x, norm.name + ":Scale"};
+    out.constants[norm.inputs[1]] = expanded(scale, 1.0f);
+    if (shift) {
+      norm.inputs.push_back(norm.name + ":B");
+      out.constants[norm.inputs[2]] = expanded(shift, 0.0f);
+    }
+    return layer;
+  };
+
   // Layers keyed by the position where they run, in graph order otherwise.
   std::vector<std::pair<size_t, OptimizedLayer>> layers;
   for (size_t i = 0; i < kept.size(); ++i) {
@@ -713,6 +838,10 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       }
       if (std::optional<OptimizedLayer> pair = match_transpose_pair(i)) {
         layers.emplace_back(i, std::move(*pair));
+        continue;
+      }
+      if (std::optional<OptimizedLayer> norm = match_layer_norm(i)) {
+        layers.emplace_back(i, std::move(*norm));
         continue;
       }
     }

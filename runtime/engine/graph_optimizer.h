@@ -33,6 +33,11 @@
 //   padding), after what it absorbs as above, read only by another such ConvTranspose becomes one
 //   layer with it and what that one absorbs (transpose_pair below): the upsampling head of a text
 //   detector (DBNet, PP-OCR det), whose larger intermediate tensor is then never written.
+// - LayerNormalization written out over a suffix of the axes (ReduceMean, Sub, Pow 2 or a Mul of
+//   the difference by itself, ReduceMean, Add of a constant epsilon, Sqrt, Div, then optionally a
+//   Mul and an Add by constants that vary at most along the normalized axes: how exporters of
+//   opsets before 17 write it, PP-OCRv4 rec among them) becomes one LayerNormalization layer, the
+//   scale and shift expanded to the normalized shape.
 // A fused layer is named after the nodes it holds ("conv1+bn1") and remembers
 // them, so that every user-facing file and flag can speak in ONNX node names.
 // A tensor the user reads (a model output or a marked tensor) is never fused

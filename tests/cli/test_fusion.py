@@ -359,6 +359,51 @@ class TestFusion(CliTestCase):
         self.assertIn("Layer 'gap' (GlobalAveragePool): global_pool.row", out)
         self.assertIn("Fused 2 nodes into layer 'expand+hsig' (Conv)", out)
 
+    def test_written_out_layer_norms_run_as_layer_normalization(self):
+        # LayerNormalization as exporters write it out (PP-OCRv4 rec, older opsets): ReduceMean, Sub,
+        # Pow 2 (or Mul by itself), ReduceMean, Add eps, Sqrt, Div, then a scale and a shift.
+        def norm(axes, square, affine, opset, x_shape):
+            def mean(name, x, y):
+                if opset >= 18:
+                    return helper.make_node("ReduceMean", [x, "axes"], [y], name=name)
+                return helper.make_node("ReduceMean", [x], [y], name=name, axes=axes)
+            nodes = [mean("mean", "x", "m"), helper.make_node("Sub", ["x", "m"], ["d"], name="center"),
+                     helper.make_node("Pow", ["d", "two"], ["sq"], name="square") if square == "pow" else
+                     helper.make_node("Mul", ["d", "d"], ["sq"], name="square"),
+                     mean("var", "sq", "v"), helper.make_node("Add", ["v", "eps"], ["ve"], name="add_eps"),
+                     helper.make_node("Sqrt", ["ve"], ["s"], name="std"),
+                     helper.make_node("Div", ["d", "s"], ["n" if affine else "y"], name="normalize")]
+            normalized = x_shape[len(x_shape) - len(axes):]
+            inits = [numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+                     numpy_helper.from_array(np.array(1e-5, np.float32), "eps"),
+                     numpy_helper.from_array(np.array(axes, np.int64), "axes")]
+            if affine:
+                nodes += [helper.make_node("Mul", ["n", "gamma"], ["g"], name="scale"),
+                          helper.make_node("Add", ["g", "beta"], ["y"], name="shift")]
+                # gamma broadcast along the first normalized axis, beta over all of them
+                inits += [const("gamma", [1] + normalized[1:], 0.5, 1.0), const("beta", normalized)]
+            return make_model(nodes, inits, x_shape, "y", path=self.path(f"ln{opset}{square}.onnx"), opset=opset)
+
+        path = norm([-1], "pow", True, 13, [2, 5, 12])
+        out = self.run_vk(path)
+        self.assertIn("Fused 9 nodes into layer 'mean+center+square+var+add_eps+std+normalize+scale+shift' "
+                      "(LayerNormalization)", out)
+        self.assertIn("1 layers (", out)
+        fp16 = self.vkgraphy("run", path, "--vk", "--ref", "-v", "--fp16", "--atol", "2e-2", "--rtol", "2e-2")
+        self.assertIn("(LayerNormalization)", fp16)
+        self.assertIn("All outputs matched", fp16)
+        self.assertIn("9 layers (", self.run_vk(path, "--no-fusion"))
+        # Two normalized axes (opset 18: axes as an input), x * x, no scale or shift.
+        out = self.run_vk(norm([2, 3], "mul", False, 18, [2, 3, 4, 6]))
+        self.assertIn("Fused 7 nodes into layer 'mean+center+square+var+add_eps+std+normalize' (LayerNormalization)",
+                      out)
+        # Not a layer norm: the variance read by the user, or axes that are not the last ones.
+        out = self.run_vk(path, "--vk-outputs", "y", "v", "--onnx-outputs", "y", "v")
+        self.assertNotIn("(LayerNormalization)", out)
+        self.assertIn("PASSED | Output: 'v'", out)
+        out = self.run_vk(norm([1], "pow", True, 13, [2, 5, 12]))
+        self.assertNotIn("(LayerNormalization)", out)
+
     def test_two_upsampling_conv_transposes_run_as_one_layer(self):
         # A text detector's head: ConvTranspose (kernel == strides) + BatchNormalization + Relu, then
         # another ConvTranspose + Sigmoid: one layer, the larger tensor between them never written.
