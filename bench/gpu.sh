@@ -196,7 +196,14 @@ for step in "${steps[@]}"; do
         for tag in fp32 fp16; do
           engine=$work/artifacts/$m/$tag.engine
           if [ -f "$engine" ]; then
-            SUMMARY_ALL=1 run_step "profile-$m-$tag" 60 vkgraphy run "$engine" --vk --profile --warm-up 2 --iterations 10
+            # The peers' own run first (its latency lines: device time against host overhead; the
+            # first GPU run's rec fp32 took 7.5 ms there and 2.8 ms here), then the profile on the
+            # peers' input.
+            grep -h "Latency\|Host overhead" "$work/artifacts/$m/$tag.run.log" 2>/dev/null | sed "s/^/peers $m $tag: /" |
+              tee -a "$log" >>"$summary"
+            inputs=(--iterations 10)
+            [ ! -f "$work/artifacts/$m/inputs.json" ] || inputs=(--load-inputs "$work/artifacts/$m/inputs.json")
+            SUMMARY_ALL=1 run_step "profile-$m-$tag" 60 vkgraphy run "$engine" --vk --profile --warm-up 2 "${inputs[@]}"
           else
             note "STEP profile-$m-$tag skipped=no $engine (peers-ocr builds it)"
           fi
