@@ -17,12 +17,15 @@
 #           carried conversions, ONNX Runtime), profile-ocr (the per-layer device times and tactics
 #           of the det and rec engines peers-ocr built, fp32 and fp16: the first run had det fp32
 #           at 3.6x its fp16 engine), torch-ocr (the same models through onnx2torch)
+#   iree    device, peers-iree (PP-OCRv4 det and rec and the transformer on IREE's Vulkan HAL, from
+#           the modules gpu_prepare.sh compiled for Ampere, beside vkgraphy fp32 and ONNX Runtime)
 #
 # Naming STEPs runs only those (a rerun of what an earlier call left out). Every step has a time
 # limit, and the part stops starting steps once GPU_DEADLINE seconds (default 540) have passed, so
 # that it ends inside one call; a step left out or over its limit is reported, never silent.
 # IREE's compiler does not travel (an 84 MB wheel, more than the machine receives with the
-# checkout): iree-vulkan is reported skipped, saying so.
+# checkout): the iree part runs modules compiled here; elsewhere iree-vulkan is reported skipped,
+# saying so.
 #
 # Writes $OUT/PART.log (everything) and $OUT/PART.summary (the step results and the figures: the
 # PEER, TORCH and tactic-bench lines), where OUT defaults to build/gpu. docs/bench.md says where
@@ -36,7 +39,8 @@ case "$part" in
   bench) all=(device gemm4096 cublas peers-resnet50 torch-resnet50 tactics) ;;
   tests) all=(device unit node node23 cli) ;;
   models) all=(device peers-ocr profile-ocr torch-ocr) ;;
-  *) echo "usage: bench/gpu.sh bench|tests|models [STEP...]" >&2; exit 2 ;;
+  iree) all=(device peers-iree) ;;
+  *) echo "usage: bench/gpu.sh bench|tests|models|iree [STEP...]" >&2; exit 2 ;;
 esac
 steps=("${@:-${all[@]}}")
 for s in "${steps[@]}"; do
@@ -191,6 +195,10 @@ for step in "${steps[@]}"; do
       run_step cli 150 "${cli[@]}" "$py" -m unittest "${classes[@]}"
       run_step cli-staging 150 "${cli[@]}" VKGRAPHY_VK_FORCE_STAGING=1 "$py" -m unittest "${classes[@]}" ;;
     peers-ocr) run_step peers-ocr 360 "${peers[@]}" --models ppocrv4-det,ppocrv4-rec,transformer ;;
+    peers-iree)
+      # The flags gpu_prepare.sh compiled the carried modules with: peers.py then finds them made.
+      run_step peers-iree 300 env PEERS_IREE_COMPILE_FLAGS="$(cat "$carry/iree-flags" 2>/dev/null)" "${peers[@]}" \
+        --models ppocrv4-det,ppocrv4-rec,transformer --runtimes vkgraphy-fp32,iree-vulkan,onnxruntime-cpu ;;
     profile-ocr)
       for m in ppocrv4-det ppocrv4-rec; do
         for tag in fp32 fp16; do
