@@ -277,6 +277,15 @@ void add_resize_classes(const VkCase& c, const Tensor& input, const Tensor& outp
 
 }  // namespace
 
+bool has_nonfinite_input(const VkCase& c) {
+  for (const auto& [name, t] : c.inputs) {
+    if (!is_floating(t.dtype())) continue;
+    for (int64_t i = 0; i < t.size(); ++i)
+      if (!std::isfinite(t.get_as_double(i))) return true;
+  }
+  return false;
+}
+
 std::set<std::string> case_classes(const VkCase& c) {
   std::set<std::string> out;
   const std::string& op = c.node.op_type;

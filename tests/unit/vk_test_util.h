@@ -115,6 +115,11 @@ Graph case_graph(const VkCase& c);
 //   not-pow2      a DFT or STFT whose transform length is not a power of two (at least 2)
 std::set<std::string> case_classes(const VkCase& c);
 
+// Whether a float input of the case holds NaN or an infinity: such cases check what a device keeps
+// only where it preserves them (the nan-preserve property; a driver without it may assume finite
+// floats).
+bool has_nonfinite_input(const VkCase& c);
+
 struct VkCaseRun {
   bool served = false;     // false: the tactic declined the layer
   std::string why_not;     // its reason
