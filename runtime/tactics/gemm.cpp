@@ -17,14 +17,15 @@
 //                      few tiles, then sums the splits (gemm/splitk_reduce)
 //   gemm.smemv<BM>x<BN> the same as GPU SGEMMs do it (gemm/smem_vec.comp): runs of four
 //                      rows and columns per invocation, vec4 shared memory, slices
-//                      double-buffered through registers; _k16 with 16-deep slices
+//                      double-buffered through registers; _k16 with 16-deep slices, _g8
+//                      with the tiles rasterized in bands of 8 row tiles (L2 reuse)
 //   gemm.coopmat<BM>x<BN> fp16 on tensor cores (cooperative matrices,
 //                      gemm/coopmat.comp), .f16 and .f16acc32 only, on devices
 //                      with the cooperative-matrix feature
 //   gemm.coopmatv<BM>x<BN> the same for aligned products, staged 16 bytes at a
 //                      time through registers (gemm/coopmat_vec.comp); _db with
-//                      double-buffered shared slices, _k64 with 64-deep slices, _w4
-//                      with four subgroups of 64 x 64
+//                      double-buffered shared slices (_db_g8: and bands of 8 row
+//                      tiles), _k64 with 64-deep slices, _w4 with four subgroups of 64 x 64
 // Integer layers (MatMulInteger, QLinearMatMul, and MatMul/Gemm on int32,
 // int64 or uint32 tensors) run the exact int32 shader gemm/integer.
 #include <algorithm>
@@ -517,7 +518,7 @@ bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopT
   }
   d.shader = ctx.shader("gemm/coopmat_vec");
   d.spec = {{0, invocations}, {1, t.warps_m}, {2, t.warps_n}, {3, t.frags_m},
-            {4, t.frags_n},   {5, t.k_steps}, {6, t.stages}};
+            {4, t.frags_n},   {5, t.k_steps}, {6, t.stages},  {7, t.group_m}};
   d.subgroup_size = 32;
   d.groups = *groups;
   return true;
@@ -582,7 +583,7 @@ bool smem_vec_dispatch(const LayerContext& ctx, const Product& p, const SmemTile
   const auto groups = smem_tile_groups(t, p.M, p.N, p.batches, ctx.device, why_not);
   if (!groups) return false;
   d.shader = ctx.shader("gemm/smem_vec");
-  d.spec = {{0, t.invocations()}, {1, t.bm}, {2, t.bn}, {3, t.bk}, {4, t.tm}, {5, t.tn}};
+  d.spec = {{0, t.invocations()}, {1, t.bm}, {2, t.bn}, {3, t.bk}, {4, t.tm}, {5, t.tn}, {6, t.group_m}};
   d.groups = *groups;
   return true;
 }
@@ -863,6 +864,7 @@ void register_gemm_tactics(TacticRegistry& r) {
   add_float(r, "gemm.smemv128x64", 15, {.algorithm = Algorithm::Smem, .smem = {128, 64, 8, 8, 4, true}}, 3);
   add_float(r, "gemm.smemv64x64", 16, {.algorithm = Algorithm::Smem, .smem = {64, 64, 16, 4, 4, true}}, 4);
   add_float(r, "gemm.smemv128x128_k16", 16, {.algorithm = Algorithm::Smem, .smem = {128, 128, 16, 8, 8, true}}, 3);
+  add_float(r, "gemm.smemv128x128_g8", 16, {.algorithm = Algorithm::Smem, .smem = {128, 128, 8, 8, 8, true, 8}}, 3);
   add_float(r, "gemm.smem32x32_splitk", 18, {.algorithm = Algorithm::Smem, .smem = {32, 32, 32, 4, 4}, .split_k = true});
   add_coopmat(r, "gemm.coopmat64x64", 3, {.warps_m = 2, .warps_n = 2, .k_steps = 2});
   add_coopmat(r, "gemm.coopmat128x64", 4, {.warps_m = 4, .warps_n = 2, .k_steps = 2});
@@ -878,6 +880,9 @@ void register_gemm_tactics(TacticRegistry& r) {
               {.warps_m = 2, .warps_n = 4, .k_steps = 2, .frags_m = 4, .frags_n = 2, .vec = true, .stages = 2});
   add_coopmat(r, "gemm.coopmatv128x128_k64", 2,
               {.warps_m = 2, .warps_n = 4, .k_steps = 4, .frags_m = 4, .frags_n = 2, .vec = true});
+  add_coopmat(
+      r, "gemm.coopmatv128x128_db_g8", 2,
+      {.warps_m = 2, .warps_n = 4, .k_steps = 2, .frags_m = 4, .frags_n = 2, .vec = true, .stages = 2, .group_m = 8});
   add_coopmat(r, "gemm.coopmatv128x128_w4", 2,
               {.warps_m = 2, .warps_n = 2, .k_steps = 2, .frags_m = 4, .frags_n = 4, .vec = true, .stages = 2});
   add_float(r, "gemm.naive", 20, {.algorithm = Algorithm::Naive, .block = 1, .col_vecs = 1});

@@ -81,6 +81,7 @@ struct SmemTile {
   // gemm/smem_vec.comp instead of the core of gemm/smem_tile.glsl: runs of four rows and columns per
   // invocation, vec4 shared memory, double-buffered slices (tm, tn and bk multiples of 4; vec4 A and B).
   bool quads = false;
+  uint32_t group_m = 0;  // gemm/smem_vec.comp: tiles rasterized in bands of this many row tiles (0: none)
   uint32_t invocations() const { return (bm / tm) * (bn / tn); }
 };
 
@@ -92,6 +93,7 @@ struct CoopTile {
   // gemm/coopmat_vec.comp: 16-byte staging through registers, per-subgroup epilogue; aligned products.
   bool vec = false;
   uint32_t stages = 1;  // gemm/coopmat_vec.comp's shared buffers: 2 double-buffers the slices
+  uint32_t group_m = 0;  // gemm/coopmat_vec.comp: tiles rasterized in bands of this many row tiles (0: none)
   uint32_t bm() const { return warps_m * frags_m * 16; }
   uint32_t bn() const { return warps_n * frags_n * 16; }
   uint32_t bk() const { return k_steps * 16; }

@@ -39,4 +39,19 @@ uint gemm_b_base(uint b) {
   return (p.flags & kGemmBatchTable) != 0u ? uint(gemm_batch_table[2u * b + 1u]) : b * p.b_bs;
 }
 
+// The output tile (column tile, row tile) of this workgroup for a grid of tiles_n x tiles_m tiles:
+// as dispatched ((x, y); the y past the grid loop on), or, with group_m > 0 and a grid of exactly
+// those tiles, rasterized in bands of group_m row tiles taken column by column, so that the
+// workgroups running at once read the same few rows of A and columns of B (L2 reuse).
+uvec2 gemm_tile(uint tiles_n, uint tiles_m, uint group_m) {
+  if (group_m == 0u || gl_NumWorkGroups.x != tiles_n || gl_NumWorkGroups.y != tiles_m)
+    return gl_WorkGroupID.xy;
+  const uint id = gl_WorkGroupID.y * tiles_n + gl_WorkGroupID.x;
+  const uint band = group_m * tiles_n;
+  const uint first_m = id / band * group_m;
+  const uint rows = min(tiles_m - first_m, group_m);
+  const uint in_band = id % band;
+  return uvec2(in_band / rows, first_m + in_band % rows);
+}
+
 #endif  // VKG_GEMM_COMMON_GLSL

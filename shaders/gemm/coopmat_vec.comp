@@ -17,7 +17,7 @@
 // subgroups.
 // Specialization constants: 0 (local_size_x_id) workgroup size, kWarpsM * kWarpsN * 32;
 // 1 kWarpsM; 2 kWarpsN; 3 kFragsM; 4 kFragsN; 5 kKSteps (kBK = 16 * kKSteps); 6 kStages (1 or 2);
-// the epilogue's.
+// 7 kGroupM (gemm_tile's bands of row tiles, 0: none); the epilogue's.
 // Dispatch: x = ceil(N / kBN), y = row tiles, z = batches (y and z past their counts are
 // looped over).
 #version 450
@@ -43,6 +43,7 @@ layout(constant_id = 3) const uint kFragsM = 4;
 layout(constant_id = 4) const uint kFragsN = 2;
 layout(constant_id = 5) const uint kKSteps = 2;
 layout(constant_id = 6) const uint kStages = 1;
+layout(constant_id = 7) const uint kGroupM = 0;
 
 const uint kFrag = 16;
 const uint kLanes = 32;
@@ -105,13 +106,14 @@ void store_slice(uint buf) {
 void main() {
   const uint warp = gl_SubgroupID, lane = gl_SubgroupInvocationID;
   const uint wm = warp / kWarpsN, wn = warp % kWarpsN;
-  const uint n0 = gl_WorkGroupID.x * kBN;
   const uint tiles_m = (p.M + kBM - 1) / kBM;
+  const uvec2 tile = gemm_tile((p.N + kBN - 1) / kBN, tiles_m, kGroupM);
+  const uint n0 = tile.x * kBN;
   const afp alpha = afp(uintBitsToFloat(p.alpha_bits));
   const afp beta = afp(uintBitsToFloat(p.beta_bits));
   for (uint batch = gl_WorkGroupID.z; batch < p.batches; batch += gl_NumWorkGroups.z) {
     const uint a_base = batch * p.a_bs, b_base = batch * p.b_bs;
-    for (uint mt = gl_WorkGroupID.y; mt < tiles_m; mt += gl_NumWorkGroups.y) {
+    for (uint mt = tile.y; mt < tiles_m; mt += gl_NumWorkGroups.y) {
       const uint m0 = mt * kBM;
       fcoopmatNV<ACC_BITS, gl_ScopeSubgroup, kFrag, kFrag> acc[kFragsM * kFragsN];
       [[unroll]] for (uint i = 0; i < kFragsM * kFragsN; ++i) {

@@ -11,7 +11,8 @@
 // A(b, m, k) = A[a_base + m * a_sm + k] and B(b, k, n) = B[b_base + k * b_sk + n] with K, N,
 // a_sm, a_bs, b_sk and b_bs multiples of 4; M, N and K tails read zeros and store nothing.
 // Specialization constants: 0 (local_size_x_id) workgroup size, (kBM / kTM) * (kBN / kTN);
-// 1 kBM; 2 kBN; 3 kBK (a multiple of 4); 4 kTM; 5 kTN (multiples of 4); the epilogue's.
+// 1 kBM; 2 kBN; 3 kBK (a multiple of 4); 4 kTM; 5 kTN (multiples of 4); 6 kGroupM (gemm_tile's
+// bands of row tiles, 0: none); the epilogue's.
 // Dispatch: x = ceil(N / kBN), y = row tiles, z = batches (y and z past their counts are
 // looped over).
 #version 450
@@ -27,6 +28,7 @@ layout(constant_id = 2) const uint kBN = 128;
 layout(constant_id = 3) const uint kBK = 8;
 layout(constant_id = 4) const uint kTM = 8;
 layout(constant_id = 5) const uint kTN = 8;
+layout(constant_id = 6) const uint kGroupM = 0;
 
 const uint kThreadsM = kBM / kTM;
 const uint kThreadsN = kBN / kTN;
@@ -93,13 +95,14 @@ void store_slice(uint buf) {
 void main() {
   const uint lid = gl_LocalInvocationID.x;
   const uint tn = lid % kThreadsN, tm = lid / kThreadsN;
-  const uint n0 = gl_WorkGroupID.x * kBN;
   const uint tiles_m = (p.M + kBM - 1) / kBM;
+  const uvec2 tile = gemm_tile((p.N + kBN - 1) / kBN, tiles_m, kGroupM);
+  const uint n0 = tile.x * kBN;
   const afp alpha = afp(uintBitsToFloat(p.alpha_bits));
   const afp beta = afp(uintBitsToFloat(p.beta_bits));
   for (uint batch = gl_WorkGroupID.z; batch < p.batches; batch += gl_NumWorkGroups.z) {
     const uint a_base = gemm_a_base(batch), b_base = gemm_b_base(batch);
-    for (uint mt = gl_WorkGroupID.y; mt < tiles_m; mt += gl_NumWorkGroups.y) {
+    for (uint mt = tile.y; mt < tiles_m; mt += gl_NumWorkGroups.y) {
       const uint m0 = mt * kBM;
       afp4 acc[kTM * kQN];  // [row][column quad]
       [[unroll]] for (uint i = 0; i < kTM * kQN; ++i) acc[i] = afp4(0);
