@@ -129,12 +129,13 @@ unit_shards() {
     {
       echo "-- unit shard $i/$n: rc=$r, $(grep -c '^\[       OK \]' "$OUT/unit.$i.out") passed"
       grep -E '^\[  FAILED  \]|^\[  PASSED  \]|^\[==========\] [0-9]+ tests' "$OUT/unit.$i.out"
-      [ "$r" != 124 ] && [ "$r" != 137 ] || echo "   over the limit in: $(grep '^\[ RUN' "$OUT/unit.$i.out" | tail -1)"
+      [ "$r" != 124 ] && [ "$r" != 137 ] ||
+        echo "   over the limit in: $(grep '^\[ RUN' "$OUT/unit.$i.out" | tail -1 | grep . || echo '(no test started)')"
     } | tee -a "$summary" >>"$log"
     cat "$OUT/unit.$i.out" >>"$log"
     rm -f "$OUT/unit.$i.out"
   done
-  note "STEP unit rc=$rc seconds=$((SECONDS - t0))"
+  note "STEP unit rc=$rc seconds=$((SECONDS - t0))$([ "$rc" = 124 ] || [ "$rc" = 137 ] && echo " (over its $limit s limit)")"
 }
 
 # Wheels carried by gpu_prepare.sh, into a folder on PYTHONPATH.

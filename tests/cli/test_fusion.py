@@ -313,24 +313,15 @@ class TestFusion(CliTestCase):
         self.assertIn("Layer 'gap+reduce+relu+expand+hsig' (GlobalAveragePool): global_pool.gate.f32", out)
         self.assertIn("2 layers (", out)
         self.assertIn("6 layers (", self.run_vk(path, "--no-fusion"))
-        fp16 = self.vkgraphy("run", path, "--vk", "--ref", "-v", "--fp16", "--atol", "2e-2", "--rtol", "2e-2",
-                             "--tactics-allow", "global_pool.gate.f16acc32", "binary.*.f16")
-        self.assertIn("(GlobalAveragePool): global_pool.gate.f16acc32", fp16)
-        self.assertIn("All outputs matched", fp16)
-        # The two-dispatch form: planes averaged by many workgroups, then the gate on the means.
-        self.assertIn("(GlobalAveragePool): global_pool.gate_split.f32",
-                      self.run_vk(path, "--tactics-allow", "global_pool.gate_split.f32", "binary.*"))
-        fp16 = self.vkgraphy("run", path, "--vk", "--ref", "-v", "--fp16", "--atol", "2e-2", "--rtol", "2e-2",
-                             "--tactics-allow", "global_pool.gate_split.f16acc32", "binary.*.f16")
-        self.assertIn("(GlobalAveragePool): global_pool.gate_split.f16acc32", fp16)
-        self.assertIn("All outputs matched", fp16)
-        # The GPU form: each plane averaged by a workgroup, then the gate on the means.
-        self.assertIn("(GlobalAveragePool): global_pool.gate_wg.f32",
-                      self.run_vk(path, "--tactics-allow", "global_pool.gate_wg.f32", "binary.*"))
-        fp16 = self.vkgraphy("run", path, "--vk", "--ref", "-v", "--fp16", "--atol", "2e-2", "--rtol", "2e-2",
-                             "--tactics-allow", "global_pool.gate_wg.f16acc32", "binary.*.f16")
-        self.assertIn("(GlobalAveragePool): global_pool.gate_wg.f16acc32", fp16)
-        self.assertIn("All outputs matched", fp16)
+        # Each form in fp32 and fp16: one dispatch per image (gate), or the planes averaged first by
+        # many invocations (gate_split) or a workgroup each (gate_wg, the GPU form), then the gate.
+        for form in ("gate", "gate_split", "gate_wg"):
+            self.assertIn(f"(GlobalAveragePool): global_pool.{form}.f32",
+                          self.run_vk(path, "--tactics-allow", f"global_pool.{form}.f32", "binary.*"))
+            fp16 = self.vkgraphy("run", path, "--vk", "--ref", "-v", "--fp16", "--atol", "2e-2", "--rtol", "2e-2",
+                                 "--tactics-allow", f"global_pool.{form}.f16acc32", "binary.*.f16")
+            self.assertIn(f"(GlobalAveragePool): global_pool.{form}.f16acc32", fp16)
+            self.assertIn("All outputs matched", fp16)
         bn_clip_shift = gate(10, 3, [bn_node("bn", "f1", "n"), helper.make_node("Clip", ["n", "", "one"], ["h"],
                                                                                    name="clip")],
                              [helper.make_node("HardSigmoid", ["f2"], ["hs"], name="hsig", alpha=0.2, beta=0.5),
