@@ -1492,11 +1492,16 @@ void register_conv_tactics(TacticRegistry& r) {
                  [](const LayerContext& c, std::string& w) { return plan_transpose_block(c, {16, 4}, w); });
   r.add_variants("conv.transpose_block4x8", {"ConvTranspose"}, 41, {kF32, kF16, kF16Acc32},
                  [](const LayerContext& c, std::string& w) { return plan_transpose_block(c, {4, 2}, w); });
-  // Implicit GEMM on shared-memory tiles: the GPU-class form (lavapipe prefers the register blocks above).
-  for (const auto& [name, tile, priority] : {std::tuple{"64x64", SmemTile{64, 64, 16, 4, 4}, 37},
-                                             std::tuple{"32x32", SmemTile{32, 32, 16, 4, 4}, 38}}) {
-    r.add_variants(std::string("conv.implicit_gemm") + name, conv, priority, {kF32, kF16, kF16Acc32},
-                   [tile](const LayerContext& c, std::string& w) { return plan_implicit_gemm(c, tile, false, w); });
+  // Implicit GEMM on shared-memory tiles: the GPU-class form (lavapipe prefers the register blocks above),
+  // among the first a GPU build times for the Convs the 1x1 and split-K forms leave (3x3 and wider).
+  for (const auto& [name, tile, priority, gpu_priority] : {std::tuple{"64x64", SmemTile{64, 64, 16, 4, 4}, 37, 3},
+                                                           std::tuple{"32x32", SmemTile{32, 32, 16, 4, 4}, 38, 4}}) {
+    for (Arith arith : {kF32, kF16, kF16Acc32}) {
+      Tactic t{std::string("conv.implicit_gemm") + name + "." + arith_name(arith), conv, arith, priority,
+               [tile](const LayerContext& c, std::string& w) { return plan_implicit_gemm(c, tile, false, w); }};
+      t.gpu_priority = gpu_priority;
+      r.add(std::move(t));
+    }
     r.add_variants(std::string("conv.transpose_implicit_gemm") + name, {"ConvTranspose"}, priority + 20,
                    {kF32, kF16, kF16Acc32},
                    [tile](const LayerContext& c, std::string& w) { return plan_implicit_gemm(c, tile, true, w); });

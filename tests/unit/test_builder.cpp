@@ -374,6 +374,12 @@ TEST(TacticPriority, GpuFormsComeFirstOnGpus) {
   EXPECT_LT(pointwise->priority_on(gpu), pointwise_block->priority_on(gpu));
   EXPECT_GT(pointwise->priority_on(cpu), pointwise_block->priority_on(cpu));
   EXPECT_EQ(block->priority_on(gpu), block->priority);  // no GPU priority: the same order everywhere
+  // 3x3 Convs: the shared-memory implicit GEMM before the lavapipe forms on GPUs only.
+  const Tactic* implicit = r.find("conv.implicit_gemm64x64.f32");
+  const Tactic* tile = r.find("conv.direct_tile2x8.f32");
+  ASSERT_TRUE(implicit && tile);
+  EXPECT_LT(implicit->priority_on(gpu), tile->priority_on(gpu));
+  EXPECT_GT(implicit->priority_on(cpu), tile->priority_on(cpu));
 }
 
 TEST(MemoryPlan, ReusesSlotsOfDeadTensors) {
