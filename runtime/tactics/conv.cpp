@@ -560,8 +560,8 @@ std::optional<Dispatch> block_dispatch(const LayerContext& ctx, LayerPlan& plan,
                                        const std::array<uint32_t, 6>& map, std::string& why_not,
                                        BindingRef y = BindingRef::output(0)) {
   const int64_t columns = ((p.N + 3) / 4 + block.col_vecs - 1) / block.col_vecs;
-  const int64_t row_blocks = (p.M + block.rows - 1) / block.rows;
-  const auto groups = gemm_grid_groups(columns, kLocalSize, row_blocks, p.batches, ctx.device);
+  const uint32_t local = column_local_size(columns, kLocalSize, ctx.device);
+  const auto groups = gemm_grid_groups(columns, local, (p.M + block.rows - 1) / block.rows, p.batches, ctx.device);
   if (!groups) {
     why_not = "too many positions for one dispatch";
     return std::nullopt;
@@ -570,7 +570,7 @@ std::optional<Dispatch> block_dispatch(const LayerContext& ctx, LayerPlan& plan,
   if (block.wide_a && !block_wide_a_fits(p, ctx.device, why_not)) return std::nullopt;
   Dispatch d;
   d.shader = block_shader(ctx, p, block.wide_a);
-  d.spec = {{0, kLocalSize},
+  d.spec = {{0, local},
             {1, block.rows},
             {2, block.col_vecs},
             {3, p.N % 4 == 0 && !depth_to_space ? 1u : 0u},

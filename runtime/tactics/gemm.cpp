@@ -70,6 +70,11 @@ std::optional<std::array<uint32_t, 3>> gemm_grid_groups(int64_t columns, uint32_
                                  uint32_t(std::clamp<int64_t>(batches, 1, limit(device.max_workgroup_count[2])))};
 }
 
+uint32_t column_local_size(int64_t columns, uint32_t local, const vk::DeviceInfo& device) {
+  const int64_t subgroup = std::max<int64_t>(1, device.subgroup_size);
+  return uint32_t(std::clamp<int64_t>((columns + subgroup - 1) / subgroup * subgroup, 1, local));
+}
+
 std::vector<uint32_t> gemm_float_push(const Product& p, int64_t c_sm, int64_t c_sn, uint32_t flags, float alpha,
                                       float beta) {
   std::vector<uint32_t> push = gemm_common_push(p, c_sm, c_sn, flags);
@@ -760,7 +765,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
       }
       if (tactic.wide_a && !block_wide_a_fits(p, ctx.device, why_not)) return std::nullopt;
       d.shader = block_shader(ctx, p, tactic.wide_a);
-      d.spec = {{0, kLocalSize},
+      d.spec = {{0, column_local_size(ceil_div(ceil_div(p.N, 4), tactic.col_vecs), kLocalSize, ctx.device)},
                 {1, tactic.block},
                 {2, tactic.col_vecs},
                 {3, p.N % 4 == 0 ? 1u : 0u},
@@ -773,17 +778,20 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
       // A as vec4 runs along k: untransposed with K % 4 == 0 (so every row and batch base is aligned).
       const bool a_vec4 = p.a_sk == 1 && p.a_sm % 4 == 0 && p.a_bs % 4 == 0;
       d.shader = ctx.shader("gemm/reg");
-      d.spec = {{0, kLocalSize},       {1, tactic.block},
-                {2, a_vec4 ? 1u : 0u}, {3, p.N % 4 == 0 ? 1u : 0u},
-                {4, tactic.col_vecs},  {5, tactic.share_a ? 1u : 0u}};
+      d.spec = {{0, column_local_size(ceil_div(ceil_div(p.N, 4), tactic.col_vecs), kLocalSize, ctx.device)},
+                {1, tactic.block},
+                {2, a_vec4 ? 1u : 0u},
+                {3, p.N % 4 == 0 ? 1u : 0u},
+                {4, tactic.col_vecs},
+                {5, tactic.share_a ? 1u : 0u}};
       if (tactic.share_a && ctx.device.subgroup_size_control) d.subgroup_size = ctx.device.subgroup_size;
       break;
     }
   }
   if (tactic.algorithm == Algorithm::Reg || tactic.algorithm == Algorithm::Block) {
-    // A workgroup owns one row block (uniform A addresses) and kLocalSize column blocks.
+    // A workgroup owns one row block (uniform A addresses) and up to kLocalSize column blocks.
     const int64_t columns = ceil_div(ceil_div(p.N, 4), tactic.col_vecs);
-    const auto groups = gemm_grid_groups(columns, kLocalSize, ceil_div(p.M, tactic.block), p.batches, ctx.device);
+    const auto groups = gemm_grid_groups(columns, d.spec[0].value, ceil_div(p.M, tactic.block), p.batches, ctx.device);
     if (!groups) {
       why_not = std::to_string(p.N) + " columns need more workgroups than the device allows";
       return std::nullopt;
