@@ -192,8 +192,13 @@ void TacticRegistry::add(Tactic tactic) {
 
 void TacticRegistry::add_variants(const std::string& base, std::vector<std::string> ops, int priority,
                                   std::initializer_list<Arith> variants,
-                                  std::function<std::optional<LayerPlan>(const LayerContext&, std::string&)> plan) {
-  for (Arith a : variants) add(Tactic{base + "." + arith_name(a), ops, a, priority, plan});
+                                  std::function<std::optional<LayerPlan>(const LayerContext&, std::string&)> plan,
+                                  const Traits& traits) {
+  for (Arith a : variants) {
+    Tactic t{base + "." + arith_name(a), ops, a, priority, plan, traits.device_feature};
+    t.gpu_priority = traits.gpu_priority;
+    add(std::move(t));
+  }
 }
 
 const Tactic* TacticRegistry::find(const std::string& name) const {

@@ -202,10 +202,22 @@ class TacticRegistry {
  public:
   // Throws Error when a tactic of that name exists or the tactic is incomplete.
   void add(Tactic tactic);
-  // Registers `base.<arith>` for each arithmetic in `variants`, with the same planner.
+  // What the variants of a tactic share besides their name, ops, priority and planner: the
+  // fields of Tactic of the same names.
+  struct Traits {
+    int gpu_priority = -1;
+    std::string device_feature = {};
+  };
+  // Registers `base.<arith>` for each arithmetic in `variants`, with the same planner and traits.
   void add_variants(const std::string& base, std::vector<std::string> ops, int priority,
                     std::initializer_list<Arith> variants,
-                    std::function<std::optional<LayerPlan>(const LayerContext&, std::string&)> plan);
+                    std::function<std::optional<LayerPlan>(const LayerContext&, std::string&)> plan,
+                    const Traits& traits);
+  void add_variants(const std::string& base, std::vector<std::string> ops, int priority,
+                    std::initializer_list<Arith> variants,
+                    std::function<std::optional<LayerPlan>(const LayerContext&, std::string&)> plan) {
+    add_variants(base, std::move(ops), priority, variants, std::move(plan), Traits{});
+  }
 
   const Tactic* find(const std::string& name) const;
   // Tactics serving `op`, by priority then name.

@@ -606,6 +606,16 @@ std::optional<std::pair<BindingRef, Product>> weights_product(const LayerContext
   return std::pair{a, p};
 }
 
+// The bindings and push constants of the GEMM of weights_product on the interface of
+// shaders/gemm/common.glsl: A the weights `a`, B `b`, C the layer's bias along M (input 2, where
+// it has one), Y the layer output.
+void bind_weights_gemm(const LayerContext& ctx, LayerPlan& plan, BindingRef a, BindingRef b, const Product& p,
+                       Dispatch& d) {
+  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, ctx.input(0).storage);
+  d.bindings = {a, b, bias, BindingRef::output(0), add_weight(plan, int_weight({0}))};
+  d.push = gemm_float_push(p, /*c_sm=*/1, /*c_sn=*/0, has_bias ? kGemmFlagHasC : 0u, 1.0f, 1.0f);
+}
+
 std::optional<Dispatch> block_gemm_dispatch(const LayerContext& ctx, LayerPlan& plan, const ConvShape& s,
                                             BlockShape block, BindingRef b, int64_t ldb, int64_t b_batch,
                                             std::string& why_not) {
@@ -654,9 +664,7 @@ std::optional<LayerPlan> plan_pointwise_gpu(const LayerContext& ctx, const SmemT
   Dispatch d;
   if (smem ? !smem_vec_dispatch(ctx, p, *smem, d, why_not) : !coopmat_vec_dispatch(ctx, p, *coop, d, why_not))
     return std::nullopt;
-  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, ctx.input(0).storage);
-  d.bindings = {a, BindingRef::input(0), bias, BindingRef::output(0), add_weight(plan, int_weight({0}))};
-  d.push = gemm_float_push(p, /*c_sm=*/1, /*c_sn=*/0, has_bias ? kGemmFlagHasC : 0u, 1.0f, 1.0f);
+  bind_weights_gemm(ctx, plan, a, BindingRef::input(0), p, d);
   plan.dispatches.push_back(std::move(d));
   return plan;
 }
@@ -719,10 +727,8 @@ std::optional<LayerPlan> plan_im2col_splitk(const LayerContext& ctx, std::string
   const auto product = weights_product(ctx, plan, s, *p4, s.in_channels * s.kernel_size() * *p4, why_not);
   if (!product) return std::nullopt;
   const auto& [a, p] = *product;
-  const auto [bias, has_bias] = bind_optional(ctx, plan, 2, *st);
   Dispatch d;
-  d.bindings = {a, BindingRef::scratch(0), bias, BindingRef::output(0), add_weight(plan, int_weight({0}))};
-  d.push = gemm_float_push(p, /*c_sm=*/1, /*c_sn=*/0, has_bias ? kGemmFlagHasC : 0u, 1.0f, 1.0f);
+  bind_weights_gemm(ctx, plan, a, BindingRef::scratch(0), p, d);
   if (!smem_core_dispatches(ctx, p, SmemTile{32, 32, 32, 4, 4}, /*split_k=*/true, std::move(d), plan, why_not))
     return std::nullopt;
   return plan;
@@ -1451,32 +1457,24 @@ void register_conv_tactics(TacticRegistry& r) {
   for (const auto& [base, tile, gpu_priority] :
        {std::tuple{"conv.1x1_smemv128x128", SmemTile{128, 128, 8, 8, 8, true}, 1},
         std::tuple{"conv.1x1_smemv64x64", SmemTile{64, 64, 16, 4, 4, true}, 2}}) {
-    for (Arith arith : {kF32, kF16, kF16Acc32}) {
-      Tactic t{std::string(base) + "." + arith_name(arith), conv, arith, 60,
-               [tile](const LayerContext& c, std::string& w) { return plan_pointwise_gpu(c, &tile, nullptr, w); }};
-      t.gpu_priority = gpu_priority;
-      r.add(std::move(t));
-    }
+    r.add_variants(base, conv, 60, {kF32, kF16, kF16Acc32},
+                   [tile](const LayerContext& c, std::string& w) { return plan_pointwise_gpu(c, &tile, nullptr, w); },
+                   {.gpu_priority = gpu_priority});
   }
   for (const auto& [base, tile] : {std::pair{"conv.1x1_coopmatv128x128", CoopTile{2, 4, 2, 4, 2, true}},
                                    std::pair{"conv.1x1_coopmatv64x64", CoopTile{2, 2, 2, 2, 2, true}}}) {
-    for (Arith arith : {kF16, kF16Acc32}) {
-      Tactic t{std::string(base) + "." + arith_name(arith), conv, arith, 60,
-               [tile](const LayerContext& c, std::string& w) { return plan_pointwise_gpu(c, nullptr, &tile, w); }};
-      t.device_feature = "cooperative-matrix";
-      t.gpu_priority = 0;
-      r.add(std::move(t));
-    }
+    r.add_variants(base, conv, 60, {kF16, kF16Acc32},
+                   [tile](const LayerContext& c, std::string& w) { return plan_pointwise_gpu(c, nullptr, &tile, w); },
+                   {.gpu_priority = 0, .device_feature = "cooperative-matrix"});
   }
   // The same reading the weights eight floats per load (fp32, 64-bit integers): fewer loads on lavapipe.
-  for (const auto& [name, planner, priority] :
-       {std::tuple{"conv.1x1_block16x16_wide_a.f32", &plan_pointwise_block, 25},
-        std::tuple{"conv.im2col_block16x16_wide_a.f32", &plan_im2col_block, 35}}) {
-    Tactic t{name, conv, kF32, priority, [planner](const LayerContext& c, std::string& w) {
-               return planner(c, BlockShape{16, 4, true}, w);
-             }};
-    t.device_feature = "int64";
-    r.add(std::move(t));
+  for (const auto& [base, planner, priority] : {std::tuple{"conv.1x1_block16x16_wide_a", &plan_pointwise_block, 25},
+                                                std::tuple{"conv.im2col_block16x16_wide_a", &plan_im2col_block, 35}}) {
+    r.add_variants(base, conv, priority, {kF32},
+                   [planner](const LayerContext& c, std::string& w) {
+                     return planner(c, BlockShape{16, 4, true}, w);
+                   },
+                   {.device_feature = "int64"});
   }
   r.add_variants("conv.im2col_block16x16", conv, 35, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_im2col_block(c, {16, 4}, w);
@@ -1484,11 +1482,8 @@ void register_conv_tactics(TacticRegistry& r) {
   r.add_variants("conv.im2col_block8x8", conv, 36, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_im2col_block(c, {8, 2}, w);
   });
-  for (Arith arith : {kF32, kF16, kF16Acc32}) {
-    Tactic t{std::string("conv.im2col_splitk32x32.") + arith_name(arith), conv, arith, 39, plan_im2col_splitk};
-    t.gpu_priority = 1;  // first on GPUs among the forms of the few Convs it serves
-    r.add(std::move(t));
-  }
+  // First on GPUs among the forms of the few Convs it serves.
+  r.add_variants("conv.im2col_splitk32x32", conv, 39, {kF32, kF16, kF16Acc32}, plan_im2col_splitk, {.gpu_priority = 1});
   r.add_variants("conv.transpose_block16x16", {"ConvTranspose"}, 40, {kF32, kF16, kF16Acc32},
                  [](const LayerContext& c, std::string& w) { return plan_transpose_block(c, {16, 4}, w); });
   r.add_variants("conv.transpose_block4x8", {"ConvTranspose"}, 41, {kF32, kF16, kF16Acc32},
@@ -1497,12 +1492,9 @@ void register_conv_tactics(TacticRegistry& r) {
   // among the first a GPU build times for the Convs the 1x1 and split-K forms leave (3x3 and wider).
   for (const auto& [name, tile, priority, gpu_priority] : {std::tuple{"64x64", SmemTile{64, 64, 16, 4, 4}, 37, 3},
                                                            std::tuple{"32x32", SmemTile{32, 32, 16, 4, 4}, 38, 4}}) {
-    for (Arith arith : {kF32, kF16, kF16Acc32}) {
-      Tactic t{std::string("conv.implicit_gemm") + name + "." + arith_name(arith), conv, arith, priority,
-               [tile](const LayerContext& c, std::string& w) { return plan_implicit_gemm(c, tile, false, w); }};
-      t.gpu_priority = gpu_priority;
-      r.add(std::move(t));
-    }
+    r.add_variants(std::string("conv.implicit_gemm") + name, conv, priority, {kF32, kF16, kF16Acc32},
+                   [tile](const LayerContext& c, std::string& w) { return plan_implicit_gemm(c, tile, false, w); },
+                   {.gpu_priority = gpu_priority});
     r.add_variants(std::string("conv.transpose_implicit_gemm") + name, {"ConvTranspose"}, priority + 20,
                    {kF32, kF16, kF16Acc32},
                    [tile](const LayerContext& c, std::string& w) { return plan_implicit_gemm(c, tile, true, w); });

@@ -808,28 +808,20 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
   return plan;
 }
 
-// `gpu_priority`: Tactic::gpu_priority (-1: `priority` on GPUs too).
-void add_float(TacticRegistry& r, const std::string& base, int priority, FloatTactic tactic, int gpu_priority = -1) {
-  for (Arith arith : {Arith::F32, Arith::F16, Arith::F16Acc32}) {
-    Tactic t{base + "." + arith_name(arith),
-             {"MatMul", "Gemm"},
-             arith,
-             priority,
-             [tactic](const LayerContext& ctx, std::string& why_not) { return plan_float(tactic, ctx, why_not); }};
-    t.gpu_priority = gpu_priority;
-    r.add(std::move(t));
-  }
+// The f32, f16 and f16acc32 variants of a float GEMM tactic.
+void add_float(TacticRegistry& r, const std::string& base, int priority, FloatTactic tactic,
+               const TacticRegistry::Traits& traits = {}) {
+  r.add_variants(
+      base, {"MatMul", "Gemm"}, priority, {Arith::F32, Arith::F16, Arith::F16Acc32},
+      [tactic](const LayerContext& ctx, std::string& why_not) { return plan_float(tactic, ctx, why_not); }, traits);
 }
 
 // The tensor-core tactics: fp16 inputs, fp16 or fp32 accumulators, on devices with cooperative matrices.
 void add_coopmat(TacticRegistry& r, const std::string& base, int priority, CoopTile tile) {
   const FloatTactic tactic{.algorithm = Algorithm::CoopMat, .coop = tile};
-  for (Arith arith : {Arith::F16, Arith::F16Acc32}) {
-    Tactic t{base + "." + arith_name(arith), {"MatMul", "Gemm"}, arith, priority,
-             [tactic](const LayerContext& ctx, std::string& why_not) { return plan_float(tactic, ctx, why_not); }};
-    t.device_feature = "cooperative-matrix";
-    r.add(std::move(t));
-  }
+  r.add_variants(base, {"MatMul", "Gemm"}, priority, {Arith::F16, Arith::F16Acc32},
+                 [tactic](const LayerContext& ctx, std::string& why_not) { return plan_float(tactic, ctx, why_not); },
+                 {.device_feature = "cooperative-matrix"});
 }
 
 }  // namespace
@@ -844,13 +836,9 @@ void register_gemm_tactics(TacticRegistry& r) {
   // The same reading A eight floats per load: fewer loads on lavapipe (fp32 only, 64-bit integers).
   {
     const FloatTactic wide{.algorithm = Algorithm::Block, .block = 16, .col_vecs = 4, .wide_a = true};
-    Tactic t{"gemm.block16x16_wide_a.f32",
-             {"MatMul", "Gemm"},
-             Arith::F32,
-             6,
-             [wide](const LayerContext& ctx, std::string& why_not) { return plan_float(wide, ctx, why_not); }};
-    t.device_feature = "int64";
-    r.add(std::move(t));
+    r.add_variants("gemm.block16x16_wide_a", {"MatMul", "Gemm"}, 6, {Arith::F32},
+                   [wide](const LayerContext& ctx, std::string& why_not) { return plan_float(wide, ctx, why_not); },
+                   {.device_feature = "int64"});
   }
   add_float(r, "gemm.block16x16", 6, {.algorithm = Algorithm::Block, .block = 16, .col_vecs = 4});
   add_float(r, "gemm.block8x16", 7, {.algorithm = Algorithm::Block, .block = 8, .col_vecs = 4});
@@ -869,11 +857,16 @@ void register_gemm_tactics(TacticRegistry& r) {
   add_float(r, "gemm.smem32x32", 17, {.algorithm = Algorithm::Smem, .smem = {32, 32, 32, 4, 4}});
   // The same in the form GPU SGEMMs take: vec4 shared memory, double-buffered slices (gemm/smem_vec.comp);
   // among the first candidates on GPUs, where level 3 times six per precision.
-  add_float(r, "gemm.smemv128x128", 14, {.algorithm = Algorithm::Smem, .smem = {128, 128, 8, 8, 8, true}}, 2);
-  add_float(r, "gemm.smemv128x64", 15, {.algorithm = Algorithm::Smem, .smem = {128, 64, 8, 8, 4, true}}, 3);
-  add_float(r, "gemm.smemv64x64", 16, {.algorithm = Algorithm::Smem, .smem = {64, 64, 16, 4, 4, true}}, 4);
-  add_float(r, "gemm.smemv128x128_k16", 16, {.algorithm = Algorithm::Smem, .smem = {128, 128, 16, 8, 8, true}}, 3);
-  add_float(r, "gemm.smemv128x128_g8", 16, {.algorithm = Algorithm::Smem, .smem = {128, 128, 8, 8, 8, true, 8}}, 3);
+  add_float(r, "gemm.smemv128x128", 14, {.algorithm = Algorithm::Smem, .smem = {128, 128, 8, 8, 8, true}},
+            {.gpu_priority = 2});
+  add_float(r, "gemm.smemv128x64", 15, {.algorithm = Algorithm::Smem, .smem = {128, 64, 8, 8, 4, true}},
+            {.gpu_priority = 3});
+  add_float(r, "gemm.smemv64x64", 16, {.algorithm = Algorithm::Smem, .smem = {64, 64, 16, 4, 4, true}},
+            {.gpu_priority = 4});
+  add_float(r, "gemm.smemv128x128_k16", 16, {.algorithm = Algorithm::Smem, .smem = {128, 128, 16, 8, 8, true}},
+            {.gpu_priority = 3});
+  add_float(r, "gemm.smemv128x128_g8", 16, {.algorithm = Algorithm::Smem, .smem = {128, 128, 8, 8, 8, true, 8}},
+            {.gpu_priority = 3});
   add_float(r, "gemm.smem32x32_splitk", 18, {.algorithm = Algorithm::Smem, .smem = {32, 32, 32, 4, 4}, .split_k = true});
   add_coopmat(r, "gemm.coopmat64x64", 3, {.warps_m = 2, .warps_n = 2, .k_steps = 2});
   add_coopmat(r, "gemm.coopmat128x64", 4, {.warps_m = 4, .warps_n = 2, .k_steps = 2});

@@ -599,15 +599,10 @@ void register_pool_tactics(TacticRegistry& r) {
        {std::tuple{"global_pool.gate", GateForm::Fused, 5, -1},
         std::tuple{"global_pool.gate_split", GateForm::SplitRows, 6, -1},
         std::tuple{"global_pool.gate_wg", GateForm::SplitWorkgroups, 7, 0}}) {
-    for (Arith arith : {Arith::F32, Arith::F16Acc32}) {
-      Tactic t{std::string(base) + "." + arith_name(arith),
-               {"GlobalAveragePool"},
-               arith,
-               priority,
-               [form](const LayerContext& ctx, std::string& why_not) { return plan_squeeze_gate(ctx, why_not, form); }};
-      t.gpu_priority = gpu_priority;
-      r.add(std::move(t));
-    }
+    r.add_variants(
+        base, {"GlobalAveragePool"}, priority, {Arith::F32, Arith::F16Acc32},
+        [form](const LayerContext& ctx, std::string& why_not) { return plan_squeeze_gate(ctx, why_not, form); },
+        {.gpu_priority = gpu_priority});
   }
   r.add_variants("unpool.scatter", {"MaxUnpool"}, 0, {Arith::F32, Arith::F16}, plan_unpool);
   r.add_variants("roi_align.direct", {"RoiAlign"}, 0, {Arith::F32, Arith::F16Acc32}, plan_roi_align);
