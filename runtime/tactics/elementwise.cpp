@@ -187,6 +187,7 @@ uint32_t binary_layout(const Shape& input, const Broadcast& b, size_t i) {
 }
 
 constexpr uint32_t kLayoutUpsample = 5;  // binary.comp's LAYOUT_UPSAMPLE
+constexpr uint32_t kLayoutAsA = 6;       // binary.comp's LAYOUT_AS_A (a chained operand only; B: + 1)
 
 // Whether `small` upsampled by the factors of its last two axes is `out`.
 bool upsamples_to(const Shape& small, const Shape& out, const UpsampledOperand& up) {
@@ -728,7 +729,11 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
     for (size_t k = 0; k < chain.size(); ++k) {
       const LayerTensor& operand = ctx.input(2 + k);
       const bool upsampled = up && up->input == 2 + k;
-      const uint32_t layout = upsampled ? kLayoutUpsample : input_layout(operand.shape, b->n);
+      uint32_t layout = upsampled ? kLayoutUpsample : input_layout(operand.shape, b->n);
+      // The operand A or B is again (x * g + x, a gate's residual): their element, read once.
+      for (uint32_t ab = 0; ab < 2 && layout == 1; ++ab) {
+        if (operand.name == ctx.input(ab).name && (ab == 0 ? a_layout : b_layout) == 1) layout = kLayoutAsA + ab;
+      }
       if (out_int || int_math || is_int(operand) || layout == 0) {
         why_not = "a chained op needs float operands of the output's shape or one element (or an upsampled one)";
         return std::nullopt;

@@ -32,7 +32,8 @@
 //   10 kChain    an elementwise chain (float arithmetic only): 0 none; 1 the
 //                result v becomes chain_op(v, D); 2 it becomes chain_op(D, v)
 //   11 kChainOp  OP_ADD, OP_SUB, OP_MUL or OP_DIV
-//   12 kDLayout  LAYOUT_IDENTITY, LAYOUT_SINGLE or LAYOUT_UPSAMPLE: how D is indexed
+//   12 kDLayout  LAYOUT_IDENTITY, LAYOUT_SINGLE, LAYOUT_UPSAMPLE, LAYOUT_AS_A or LAYOUT_AS_B:
+//                how D is indexed (the last two: D is A, or B, and is not read again)
 //   13 kRank     params.rank as a constant (the index loop unrolled)
 //   14 kUpH, 15 kUpW  with LAYOUT_UPSAMPLE: the factors by which that operand's last two
 //                axes are upsampled (nearest, input o / factor for output o); one operand
@@ -90,6 +91,8 @@
 #define LAYOUT_ROWS 3      // strided, with contiguous rows (last merged stride 1): vec4 loads
 #define LAYOUT_ROW_CONST 4 // strided, one value per row (last merged stride 0): one load per vec4
 #define LAYOUT_UPSAMPLE 5  // dims [outer, H, W] of the output read at [outer, h / kUpH, w / kUpW]
+#define LAYOUT_AS_A 6      // a chained operand that is A, of layout LAYOUT_IDENTITY: its element, not read again
+#define LAYOUT_AS_B 7      // the same for B
                            // (the strides are the operand's own): a fused nearest Resize
 
 layout(local_size_x_id = 0) in;
@@ -317,8 +320,17 @@ uint chained_offset(uint l, uint e) {
   return l == LAYOUT_SINGLE ? 0 : l == LAYOUT_UPSAMPLE ? upsampled_offset(e) : e;
 }
 
-afp d_float(uint e) { return kChain == 0 ? afp(0) : d_at(chained_offset(kDLayout, e)); }
-afp e_float(uint e) { return kChain2 == 0 ? afp(0) : e_at(chained_offset(kELayout, e)); }
+// Chained operand D or E of output element e (mode `chain`, layout l, af and bf: A's and B's element).
+afp d_float(uint e, afp af, afp bf) {
+  if (kChain == 0) return afp(0);
+  if (kDLayout == LAYOUT_AS_A || kDLayout == LAYOUT_AS_B) return kDLayout == LAYOUT_AS_A ? af : bf;
+  return d_at(chained_offset(kDLayout, e));
+}
+afp e_float(uint e, afp af, afp bf) {
+  if (kChain2 == 0) return afp(0);
+  if (kELayout == LAYOUT_AS_A || kELayout == LAYOUT_AS_B) return kELayout == LAYOUT_AS_A ? af : bf;
+  return e_at(chained_offset(kELayout, e));
+}
 
 // The output element of one pair of operands, as an int (int output) or afp.
 int result_int(afp xf, afp yf, int xi, int yi) {
@@ -339,7 +351,8 @@ void element(uint e) {
     ci[e] = result_int(kIntMath != 0 ? afp(0) : a_float(oa), kIntMath != 0 ? afp(0) : b_float(ob), a_int(oa),
                        b_int(ob));
   } else {
-    c_put(e, vkg_epilogue(chained(float_op(a_float(oa), b_float(ob)), d_float(e), e_float(e))));
+    const afp af = a_float(oa), bf = b_float(ob);
+    c_put(e, vkg_epilogue(chained(float_op(af, bf), d_float(e, af, bf), e_float(e, af, bf))));
   }
 }
 
@@ -363,15 +376,18 @@ VKG_UPSAMPLED4(b_up4, b_at, b4_at)
 VKG_UPSAMPLED4(d_up4, d_at, d4_at)
 VKG_UPSAMPLED4(e_up4, e_at, e4_at)
 
-// The chained operands of output elements e .. e + 3 (e % 4 == 0, all in one row).
-afp4 d_float4(uint e) {
+// The chained operands of output elements e .. e + 3 (e % 4 == 0, all in one row); xf and yf: A's
+// and B's.
+afp4 d_float4(uint e, afp4 xf, afp4 yf) {
   if (kChain == 0) return afp4(0);
+  if (kDLayout == LAYOUT_AS_A || kDLayout == LAYOUT_AS_B) return kDLayout == LAYOUT_AS_A ? xf : yf;
   if (kDLayout == LAYOUT_SINGLE) return afp4(d_at(0));
   if (kDLayout == LAYOUT_UPSAMPLE) return d_up4(upsampled_offset(e), e);
   return d4_at(e / 4);
 }
-afp4 e_float4(uint e) {
+afp4 e_float4(uint e, afp4 xf, afp4 yf) {
   if (kChain2 == 0) return afp4(0);
+  if (kELayout == LAYOUT_AS_A || kELayout == LAYOUT_AS_B) return kELayout == LAYOUT_AS_A ? xf : yf;
   if (kELayout == LAYOUT_SINGLE) return afp4(e_at(0));
   if (kELayout == LAYOUT_UPSAMPLE) return e_up4(upsampled_offset(e), e);
   return e4_at(e / 4);
@@ -414,7 +430,7 @@ afp4 float4(uint e) {
   ivec4 xi, yi;
   afp4 xf, yf;
   operands4(e, xi, yi, xf, yf);
-  const afp4 dv = d_float4(e), ev = e_float4(e);
+  const afp4 dv = d_float4(e, xf, yf), ev = e_float4(e, xf, yf);
   afp4 r;
   for (int k = 0; k < 4; ++k) r[k] = vkg_epilogue(chained(float_op(xf[k], yf[k]), dv[k], ev[k]));
   return r;

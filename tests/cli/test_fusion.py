@@ -193,6 +193,17 @@ class TestFusion(CliTestCase):
         out = self.run_vk(make_model(nodes, [const("s", [1, 4, 1, 1])], [1, 4, 6, 6], "y", path=self.path("no.onnx")))
         self.assertIn("Fused 3 nodes into layer 'scale+late+mul' (Mul)", out)
         self.assertIn("3 layers (", out)
+        # Chained operands that are the first op's own operands (A again, then B again: read once each),
+        # along rows of 8 (eight wide) and of 75 elements (four wide, then one at a time).
+        for shape in ([1, 4, 6, 6], [1, 3, 5, 5]):
+            with self.subTest(shape=shape):
+                nodes = [helper.make_node("Mul", ["x", "r"], ["m"], name="prod"),
+                         helper.make_node("Sub", ["m", "x"], ["d"], name="minus_x"),
+                         helper.make_node("Div", ["r", "d"], ["y"], name="r_over")]
+                path = make_model(nodes, [const("r", shape, 0.5, 3.0)], shape, "y", path=self.path("again.onnx"))
+                out = self.run_vk(path, "--val-range", "x:[0.5,1]")
+                self.assertIn("Fused 3 nodes into layer 'prod+minus_x+r_over' (Mul)", out)
+                self.assertIn("1 layers (", out)
         # An affine chain, then HardSwish written out (x * Clip(x + 3, 0, 6) / 6, as paddle2onnx exports it): one layer.
         nodes = [helper.make_node("Mul", ["x", "s"], ["m"], name="scale"),
                  helper.make_node("Add", ["m", "b"], ["a"], name="shift"),
