@@ -61,6 +61,9 @@ std::vector<VkCase> matmul_cases() {
   cases.push_back(matmul("MatMul 24x1024 * 1024x20 const B (deep K)", {24, 1024}, {1024, 20}, true, 45));
   cases.push_back(matmul("MatMul [2,8,520] * [2,520,12] deep K batched", {2, 8, 520}, {2, 520, 12}, false, 47));
   cases.push_back(matmul("MatMul 130x36 * 36x136 runtime B (tiles past 128)", {130, 36}, {36, 136}, false, 49));
+  // Nine row tiles of 128 by three column tiles: the _g8 forms' bands of eight row tiles (gemm_tile),
+  // a whole band and a band of one.
+  cases.push_back(matmul("MatMul 1152x16 * 16x264 runtime B (row tiles in bands)", {1152, 16}, {16, 264}, false, 51));
   {
     VkCase c = matmul("MatMul float16 tensors 20x24 * 24x16", {20, 24}, {24, 16}, false, 43);
     for (auto& [name, t] : c.inputs) t = t.cast(DType::Float16);
