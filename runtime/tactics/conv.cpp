@@ -878,6 +878,12 @@ std::optional<LayerPlan> plan_implicit_gemm(const LayerContext& ctx, SmemTile ti
   const ConvShape s = transpose ? conv_transpose_shape(ctx) : conv_shape(ctx, 0, 1);
   check_output(ctx, s);
   if (!within_3d(s, why_not)) return std::nullopt;
+  if (!transpose && s.mg() < 4) {
+    // A depthwise Conv as 64-row tiles of one row each: 2 s for a 3x3 48-channel 80x80 one on
+    // lavapipe against 1 ms on conv.depthwise_tile, and a GPU build's first candidates.
+    why_not = "serves 4 or more output channels per group (the depthwise and narrow-group forms serve the rest)";
+    return std::nullopt;
+  }
   if (!fits_invocations(uint64_t(s.batch * s.out_channels) * uint64_t(s.out_size()), why_not)) return std::nullopt;
   const int64_t kdim = s.cg() * s.kernel_size();
   LayerPlan plan;
