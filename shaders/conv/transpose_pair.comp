@@ -79,7 +79,22 @@ void main() {
   [[unroll]] for (uint m1 = 0; m1 < kC1; ++m1) hv[m1] = afp4(0);
   const uint plane = p.h * quads;
   uint xi = n * p.c * plane + y * quads + q;
-  for (uint ci = 0; ci < p.c; ++ci, xi += plane) {
+  uint ci = 0;
+  // Four input channels a step: each accumulator takes four products per update (lavapipe keeps
+  // these in memory, and merges every update with the lanes' mask: 1.93 -> 1.45 ms on PP-OCRv4 det's head).
+  if (kC1 % 4 == 0) {
+    for (; ci + 4 <= p.c; ci += 4, xi += 4 * plane) {
+      afp4 xv[4];
+      [[unroll]] for (uint j = 0; j < 4; ++j) xv[j] = x4_at(xi + j * plane);
+      [[unroll]] for (uint m1 = 0; m1 < kC1; m1 += 4) {
+        afp4 wv[4];
+        [[unroll]] for (uint j = 0; j < 4; ++j) wv[j] = w1_4_at((((ci + j) * kTaps1 + tap) * kC1 + m1) / 4);
+        [[unroll]] for (uint l = 0; l < 4; ++l)
+          hv[m1 + l] += wv[0][l] * xv[0] + wv[1][l] * xv[1] + wv[2][l] * xv[2] + wv[3][l] * xv[3];
+      }
+    }
+  }
+  for (; ci < p.c; ++ci, xi += plane) {
     const afp4 xv = x4_at(xi);
     const uint wbase = (ci * kTaps1 + tap) * kC1;
     if (kC1 % 4 == 0) {
@@ -91,8 +106,17 @@ void main() {
       [[unroll]] for (uint m1 = 0; m1 < kC1; ++m1) hv[m1] += w1_at(wbase + m1) * xv;
     }
   }
+  afp bias1[kC1];  // read four at a time where kC1 % 4 == 0
+  if (kC1 % 4 == 0) {
+    [[unroll]] for (uint m1 = 0; m1 < kC1; m1 += 4) {
+      const afp4 b = b1_4_at(m1 / 4);
+      [[unroll]] for (uint l = 0; l < 4; ++l) bias1[m1 + l] = b[l];
+    }
+  } else {
+    [[unroll]] for (uint m1 = 0; m1 < kC1; ++m1) bias1[m1] = b1_at(m1);
+  }
   [[unroll]] for (uint m1 = 0; m1 < kC1; ++m1) {
-    afp4 v = hv[m1] + b1_at(m1);
+    afp4 v = hv[m1] + bias1[m1];
     [[unroll]] for (uint l = 0; l < 4; ++l)
       v[l] = vkg_activation(kInner, afp(kInnerAlpha), afp(kInnerBeta), v[l]) * afp(kInnerScale) + afp(kInnerShift);
     hv[m1] = v;
@@ -106,8 +130,10 @@ void main() {
     afp o[kKh2 * 4 * kKw2];  // [b][px][d]
     [[unroll]] for (uint i = 0; i < kKh2 * 4 * kKw2; ++i) o[i] = bias;
     [[unroll]] for (uint m1 = 0; m1 < kC1; ++m1) {
+      // A 2x2 kernel's four taps are one vec4 (lavapipe fetches a texel per lane as dearly as a float).
+      const afp4 w4 = kKh2 * kKw2 == 4 ? w2_4_at(m1 * p.c2 + m2) : afp4(0);
       [[unroll]] for (uint t = 0; t < kKh2 * kKw2; ++t) {
-        const afp wv = w2_at((m1 * p.c2 + m2) * kKh2 * kKw2 + t);
+        const afp wv = kKh2 * kKw2 == 4 ? w4[t % 4] : w2_at((m1 * p.c2 + m2) * kKh2 * kKw2 + t);
         const uint b = t / kKw2, d = t % kKw2;
         [[unroll]] for (uint px = 0; px < 4; ++px) o[(b * 4 + px) * kKw2 + d] += wv * hv[m1][px];
       }

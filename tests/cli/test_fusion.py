@@ -410,20 +410,21 @@ class TestFusion(CliTestCase):
         # A text detector's head: ConvTranspose (kernel == strides) + BatchNormalization + Relu, then
         # another ConvTranspose + Sigmoid: one layer, the larger tensor between them never written.
         # 2x2 then 2x2 (the second's pairs stored together) and 2x1 then 1x3 (single stores), two
-        # output channels, batch 2; every precision against the reference.
-        def head(k1, k2, c, c2, path):
+        # output channels, batch 2, 8 channels between them (four at a time) and 6 (one at a time);
+        # every precision against the reference.
+        def head(k1, k2, c, c2, path, c1=8):
             nodes = [helper.make_node("ConvTranspose", ["x", "w1", "b1"], ["t"], name="up1", kernel_shape=k1,
                                       strides=k1),
                      bn_node("bn", "t", "n"), helper.make_node("Relu", ["n"], ["r"], name="relu"),
                      helper.make_node("ConvTranspose", ["r", "w2", "b2"], ["u"], name="up2", kernel_shape=k2,
                                       strides=k2),
                      helper.make_node("Sigmoid", ["u"], ["y"], name="sig")]
-            inits = [const("w1", [c, 8, *k1]), const("b1", [8]), *bn_params("bn", 8), const("w2", [8, c2, *k2]),
+            inits = [const("w1", [c, c1, *k1]), const("b1", [c1]), *bn_params("bn", c1), const("w2", [c1, c2, *k2]),
                      const("b2", [c2])]
             return make_model(nodes, inits, [2, c, 3, 8], "y", path=self.path(path)), nodes, inits
 
-        for k1, k2, c2 in (([2, 2], [2, 2], 1), ([2, 1], [1, 3], 2)):
-            path, nodes, inits = head(k1, k2, 6, c2, f"head{k1[1]}{k2[1]}.onnx")
+        for k1, k2, c2, c1 in (([2, 2], [2, 2], 1, 6), ([2, 2], [2, 2], 1, 8), ([2, 1], [1, 3], 2, 8)):
+            path, nodes, inits = head(k1, k2, 6, c2, f"head{k1[1]}{k2[1]}{c1}.onnx", c1)
             out = self.run_vk(path)
             self.assertIn("Fused 5 nodes into layer 'up1+bn+relu+up2+sig' (ConvTranspose)", out)
             self.assertIn("Layer 'up1+bn+relu+up2+sig' (ConvTranspose): conv.transpose_pair.f32", out)
