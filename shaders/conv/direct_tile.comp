@@ -43,6 +43,42 @@ VKG_INPUT(w_at, w4_at, 1, w, w4)
 layout(binding = 2) readonly buffer B { sfp bias[]; };
 
 const uint kInRows = (kRows - 1) * kStrideH + kKh;
+// Input channels a step: a 1x1 kernel takes four, a kernel of up to 4 taps two, so that each
+// accumulator update sums at least four products. lavapipe keeps the accumulators in memory and
+// merges every update with the lanes' mask: one update per input channel and tap cost 1x1 Convs
+// half their time.
+const uint kCiStep = kKh * kKw == 1 ? 4 : kKh * kKw <= 4 ? 2 : 1;
+
+afp4 acc[32];  // [(row * 8 + pixel) * 2 + channel vec4]
+
+// Adds input channels ci .. ci + count - 1 (count: kCiStep or 1, a constant) of image n, group g
+// and channel block gb to the accumulators: every product of one accumulator summed first.
+void accumulate(uint n, uint g, uint gb, uint cg, uint ci, uint count, int x0, int y0) {
+  afp4 wv[4][50];  // [channel][tap][channel vec4]
+  afp span[4][kInRows][24];  // [channel][input row][column]
+  [[unroll]] for (uint c = 0; c < count; ++c) {
+    const uint wbase = (gb * cg + ci + c) * kKh * kKw * 2;
+    [[unroll]] for (uint i = 0; i < kKh * kKw * 2; ++i) wv[c][i] = w4_at(wbase + i);
+    const uint plane = n * p.c + g * cg + ci + c;
+    [[unroll]] for (uint ir = 0; ir < kInRows; ++ir) load_span(plane * p.ih * p.iw, y0 + int(ir), x0, span[c][ir]);
+  }
+  [[unroll]] for (uint r = 0; r < kRows; ++r) {
+    [[unroll]] for (uint q = 0; q < kPixels; ++q) {
+      afp4 s0 = afp4(0), s1 = afp4(0);
+      [[unroll]] for (uint c = 0; c < count; ++c) {
+        [[unroll]] for (uint b = 0; b < kKh; ++b) {
+          [[unroll]] for (uint e = 0; e < kKw; ++e) {
+            const afp xv = span[c][r * kStrideH + b][kOffset + q * kStrideW + e];
+            s0 += xv * wv[c][(b * kKw + e) * 2];
+            s1 += xv * wv[c][(b * kKw + e) * 2 + 1];
+          }
+        }
+      }
+      acc[(r * kPixels + q) * 2] += s0;
+      acc[(r * kPixels + q) * 2 + 1] += s1;
+    }
+  }
+}
 
 void main() {
   const uint cg = p.c / p.group, mg = p.m / p.group;
@@ -62,31 +98,11 @@ void main() {
   const int x0 = int(ox0 * kStrideW) - int(kAlignW);  // a multiple of 4
   const int y0 = int(oy0 * kStrideH) - int(kPadH);
 
-  afp4 acc[32];  // [(row * 8 + pixel) * 2 + channel vec4]
   [[unroll]] for (uint i = 0; i < kRows * kPixels * 2; ++i) acc[i] = afp4(0);
-
-  for (uint ci = 0; ci < cg; ++ci) {
-    const uint plane = n * p.c + g * cg + ci;
-    afp4 wv[50];  // [tap][channel vec4]
-    const uint wbase = (gb * cg + ci) * kKh * kKw * 2;
-    [[unroll]] for (uint i = 0; i < kKh * kKw * 2; ++i) wv[i] = w4_at(wbase + i);
-    [[unroll]] for (uint ir = 0; ir < kInRows; ++ir) {
-      afp span[24];
-      load_span(plane * p.ih * p.iw, y0 + int(ir), x0, span);
-      // Input row ir is tap row ir - r * kStrideH of output row r (compile-time after unrolling).
-      [[unroll]] for (uint r = 0; r < kRows; ++r) {
-        if (ir >= r * kStrideH && ir - r * kStrideH < kKh) {
-          const uint b = ir - r * kStrideH;
-          [[unroll]] for (uint e = 0; e < kKw; ++e) {
-            [[unroll]] for (uint q = 0; q < kPixels; ++q) {
-              const afp xv = span[kOffset + q * kStrideW + e];
-              acc[(r * kPixels + q) * 2] += xv * wv[(b * kKw + e) * 2];
-              acc[(r * kPixels + q) * 2 + 1] += xv * wv[(b * kKw + e) * 2 + 1];
-            }
-          }
-        }
-      }
-    }
+  uint ci = 0;
+  for (; ci + kCiStep <= cg; ci += kCiStep) accumulate(n, g, gb, cg, ci, kCiStep, x0, y0);
+  if (kCiStep > 1) {
+    for (; ci < cg; ++ci) accumulate(n, g, gb, cg, ci, 1, x0, y0);
   }
 
   [[unroll]] for (uint v = 0; v < 2; ++v) {
