@@ -730,7 +730,7 @@ std::optional<LayerPlan> plan_binary(const LayerContext& ctx, std::string& why_n
       const LayerTensor& operand = ctx.input(2 + k);
       const bool upsampled = up && up->input == 2 + k;
       uint32_t layout = upsampled ? kLayoutUpsample : input_layout(operand.shape, b->n);
-      // The operand A or B is again (x * g + x, a gate's residual): their element, read once.
+      // An operand that is A or B again (the x of x * g + x, a gate's residual): read once.
       for (uint32_t ab = 0; ab < 2 && layout == 1; ++ab) {
         if (operand.name == ctx.input(ab).name && (ab == 0 ? a_layout : b_layout) == 1) layout = kLayoutAsA + ab;
       }

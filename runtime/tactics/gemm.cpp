@@ -717,6 +717,10 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
   d.bindings = {a, b, c, BindingRef::output(0), batch_table(p, plan, zero)};
   d.push = gemm_float_push(p, c_sm, c_sn, flags, alpha, beta);
   const uint64_t outputs = uint64_t(p.batches * p.M * p.N);
+  // Reg and Block: a workgroup owns one row block (uniform A addresses) and up to kLocalSize of its
+  // column blocks.
+  const int64_t columns = ceil_div(ceil_div(p.N, 4), tactic.col_vecs);
+  const uint32_t column_local = column_local_size(columns, kLocalSize, ctx.device);
   switch (tactic.algorithm) {
     case Algorithm::Naive:
       d.shader = ctx.shader("gemm/naive");
@@ -765,7 +769,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
       }
       if (tactic.wide_a && !block_wide_a_fits(p, ctx.device, why_not)) return std::nullopt;
       d.shader = block_shader(ctx, p, tactic.wide_a);
-      d.spec = {{0, column_local_size(ceil_div(ceil_div(p.N, 4), tactic.col_vecs), kLocalSize, ctx.device)},
+      d.spec = {{0, column_local},
                 {1, tactic.block},
                 {2, tactic.col_vecs},
                 {3, p.N % 4 == 0 ? 1u : 0u},
@@ -779,20 +783,14 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
       // A as vec4 runs along k: untransposed with K % 4 == 0 (so every row and batch base is aligned).
       const bool a_vec4 = p.a_sk == 1 && p.a_sm % 4 == 0 && p.a_bs % 4 == 0;
       d.shader = ctx.shader("gemm/reg");
-      d.spec = {{0, column_local_size(ceil_div(ceil_div(p.N, 4), tactic.col_vecs), kLocalSize, ctx.device)},
-                {1, tactic.block},
-                {2, a_vec4 ? 1u : 0u},
-                {3, p.N % 4 == 0 ? 1u : 0u},
-                {4, tactic.col_vecs},
-                {5, tactic.share_a ? 1u : 0u}};
+      d.spec = {{0, column_local},           {1, tactic.block},    {2, a_vec4 ? 1u : 0u},
+                {3, p.N % 4 == 0 ? 1u : 0u}, {4, tactic.col_vecs}, {5, tactic.share_a ? 1u : 0u}};
       if (tactic.share_a && ctx.device.subgroup_size_control) d.subgroup_size = ctx.device.subgroup_size;
       break;
     }
   }
   if (tactic.algorithm == Algorithm::Reg || tactic.algorithm == Algorithm::Block) {
-    // A workgroup owns one row block (uniform A addresses) and up to kLocalSize column blocks.
-    const int64_t columns = ceil_div(ceil_div(p.N, 4), tactic.col_vecs);
-    const auto groups = gemm_grid_groups(columns, d.spec[0].value, ceil_div(p.M, tactic.block), p.batches, ctx.device);
+    const auto groups = gemm_grid_groups(columns, column_local, ceil_div(p.M, tactic.block), p.batches, ctx.device);
     if (!groups) {
       why_not = std::to_string(p.N) + " columns need more workgroups than the device allows";
       return std::nullopt;

@@ -71,9 +71,8 @@ uint32_t block_store8(const std::string& shader, int64_t N, uint32_t col_vecs, u
 // The workgroup size of a thread-per-column-block GEMM (gemm/reg.comp, gemm/block.comp): `local`,
 // or fewer invocations, whole subgroups, where there are fewer column blocks than that. lavapipe
 // runs every subgroup of a workgroup, busy or not: a 1x1 Conv 384->384 at 10x10 (seven column
-// blocks) took 0.99 ms in workgroups of 64 invocations and 0.79 in workgroups of 8. (The lanes of
-// a subgroup all read the same A, as they do here, are what lavapipe's loads make cheap: workgroups
-// enumerating (row block, column block) pairs, every lane busy, ran no faster.)
+// blocks) took 0.99 ms in workgroups of 64 invocations and 0.79 in workgroups of 8. (Workgroups
+// enumerating (row block, column block) pairs instead, every lane busy, ran no faster.)
 uint32_t column_local_size(int64_t columns, uint32_t local, const vk::DeviceInfo& device);
 
 // Group counts {x: ceil(columns / local), y: rows, z: batches}, y and z capped

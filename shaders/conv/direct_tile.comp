@@ -54,8 +54,8 @@ afp4 acc[32];  // [(row * 8 + pixel) * 2 + channel vec4]
 // Adds input channels ci .. ci + count - 1 (count: kCiStep or 1, a constant) of image n, group g
 // and channel block gb to the accumulators: every product of one accumulator summed first.
 void accumulate(uint n, uint g, uint gb, uint cg, uint ci, uint count, int x0, int y0) {
-  afp4 wv[4][50];  // [channel][tap][channel vec4]
-  afp span[4][kInRows][24];  // [channel][input row][column]
+  afp4 wv[kCiStep][50];  // [channel][tap][channel vec4]
+  afp span[kCiStep][kInRows][24];  // [channel][input row][column]
   [[unroll]] for (uint c = 0; c < count; ++c) {
     const uint wbase = (gb * cg + ci + c) * kKh * kKw * 2;
     [[unroll]] for (uint i = 0; i < kKh * kKw * 2; ++i) wv[c][i] = w4_at(wbase + i);

@@ -320,7 +320,7 @@ uint chained_offset(uint l, uint e) {
   return l == LAYOUT_SINGLE ? 0 : l == LAYOUT_UPSAMPLE ? upsampled_offset(e) : e;
 }
 
-// Chained operand D or E of output element e (mode `chain`, layout l, af and bf: A's and B's element).
+// Chained operand D or E of output element e (af and bf: A's and B's element there).
 afp d_float(uint e, afp af, afp bf) {
   if (kChain == 0) return afp(0);
   if (kDLayout == LAYOUT_AS_A || kDLayout == LAYOUT_AS_B) return kDLayout == LAYOUT_AS_A ? af : bf;
