@@ -4,11 +4,13 @@
 // samples), beside the CPU reference backend measured in the same run.
 //
 //   build/bench/vkgraphy_tactic_bench [--device SELECTOR] [--samples N] [--filter GLOB] [--case GLOB] [--per-dispatch]
-//                                     [--matmul N|MxKxN]... [--no-reference]
+//                                     [--matmul N|MxKxN]... [--conv CIN,COUT,K,SIZE[,GROUPS[,STRIDE]]]...
+//                                     [--no-reference]
 //
 // --matmul adds a MatMul case (N^3, or [M x K] @ [K x N]) to the built-in ones (a GPU run adds
-// 4096^3, bench/gpu.sh); --no-reference skips the CPU reference backend's timing (single-threaded,
-// minutes at 4096^3), where another baseline runs beside the bench.
+// 4096^3, bench/gpu.sh); --conv a Conv of one image, "same" padding (a layer of a model:
+// 16,32,1,160 is PP-OCRv4 det's 1x1 of 16 into 32 channels at 160x160); --no-reference skips the CPU reference
+// backend's timing (single-threaded, minutes at 4096^3), where another baseline runs beside the bench.
 //
 // Results and the commands that made them are recorded in docs/bench.md.
 #include <algorithm>
@@ -150,6 +152,25 @@ std::optional<BenchCase> matmul_spec(const std::string& spec) {
   return std::nullopt;
 }
 
+// "CIN,COUT,K,SIZE[,GROUPS[,STRIDE]]": conv() of those; nullopt for anything else.
+std::optional<BenchCase> conv_spec(const std::string& spec) {
+  std::vector<int64_t> v;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    const size_t end = std::min(spec.find(',', start), spec.size());
+    const std::string part = spec.substr(start, end - start);
+    if (part.empty() || part.size() > 5 || part.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    v.push_back(std::stoll(part));
+    if (v.back() <= 0) return std::nullopt;
+    start = end + 1;
+  }
+  if (v.size() < 4 || v.size() > 6) return std::nullopt;
+  const int64_t groups = v.size() > 4 ? v[4] : 1, stride = v.size() > 5 ? v[5] : 1;
+  if (v[0] % groups != 0 || v[1] % groups != 0) return std::nullopt;
+  return conv(v[0], v[1], v[2], v[3], groups, stride);
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -187,10 +208,19 @@ int main(int argc, char** argv) {
         return 2;
       }
       cases.push_back(std::move(*c));
+    } else if (a == "--conv" && i + 1 < argc) {
+      std::optional<BenchCase> c = conv_spec(argv[++i]);
+      if (!c) {
+        std::cerr << "error: --conv takes CIN,COUT,K,SIZE[,GROUPS[,STRIDE]] (positive integers, groups dividing "
+                     "both channel counts), not '"
+                  << argv[i] << "'\n";
+        return 2;
+      }
+      cases.push_back(std::move(*c));
     } else {
       std::cerr << "usage: " << argv[0]
                 << " [--device SELECTOR] [--samples N] [--filter GLOB] [--case GLOB] [--per-dispatch]"
-                   " [--matmul N|MxKxN]... [--no-reference]\n";
+                   " [--matmul N|MxKxN]... [--conv CIN,COUT,K,SIZE[,GROUPS[,STRIDE]]]... [--no-reference]\n";
       return 2;
     }
   }

@@ -15,7 +15,7 @@
 // Specialization constants: 0 (local_size_x_id) workgroup size; 1 kRows (1..4);
 //   2 kHasBias; 3 kKh, 4 kKw (1..7); 5 kStrideH, 6 kStrideW (1 or 2); 7 kPadH,
 //   8 kPadW (leading pads); 9 kVecLoad (1: IW % 4 == 0, X read as vec4);
-//   10 kVecStore (1: OW % 4 == 0, Y written as vec4). The tactic checks that the
+//   10 kVecStore (1: OW % 4 == 0, Y written as vec4; 2: also eight wide, conv/tile_row.glsl). The tactic checks that the
 //   row span, (kPadW rounded up to 4) - kPadW + 7 * kStrideW + kKw, is at most 24;
 //   40 kF32Bindings (f16 variants: bit b, binding b holds fp32, a fused reformat;
 //   common/f32_bindings.glsl).
@@ -84,14 +84,10 @@ void main() {
     const uint oy = oy0 + r;
     if (oy >= p.oh) continue;
     const uint yrow = (plane * p.oh + oy) * p.ow;
-    if (kVecStore == 1) {
-      [[unroll]] for (uint v = 0; v < kPixels / 4; ++v) {
-        const uint ox = ox0 + 4 * v;
-        if (ox < p.ow) {
-          const uint a = r * kPixels + 4 * v;
-          y4_put((yrow + ox) / 4, vkg_epilogue4(afp4(acc[a], acc[a + 1], acc[a + 2], acc[a + 3]) + bv));
-        }
-      }
+    if (kVecStore != 0) {
+      const uint a = r * kPixels;
+      put_tile_row(yrow, ox0, vkg_epilogue4(afp4(acc[a], acc[a + 1], acc[a + 2], acc[a + 3]) + bv),
+                   vkg_epilogue4(afp4(acc[a + 4], acc[a + 5], acc[a + 6], acc[a + 7]) + bv));
     } else {
       [[unroll]] for (uint q = 0; q < kPixels; ++q) {
         if (ox0 + q < p.ow) y_put(yrow + ox0 + q, vkg_epilogue(acc[r * kPixels + q] + bv));

@@ -15,7 +15,8 @@
 // Push constants: n, c, m, group, ih, iw, oh, ow.
 // Specialization constants: 0 (local_size_x_id) workgroup size; 1 kRows (1..2);
 //   2 kHasBias; 3 kKh, 4 kKw (1..5); 5 kStrideH, 6 kStrideW (1 or 2); 7 kPadH,
-//   8 kPadW (leading pads); 9 kVecLoad (1: IW % 4 == 0); 10 kVecStore (1: OW % 4 == 0);
+//   8 kPadW (leading pads); 9 kVecLoad (1: IW % 4 == 0); 10 kVecStore (1: OW % 4 == 0;
+//   2: also eight wide, conv/tile_row.glsl);
 //   40 kF32Bindings (f16 variants: bit b, binding b holds fp32, a fused reformat; common/f32_bindings.glsl).
 //   The tactic checks that the row span, (kPadW rounded up to 4) - kPadW + 7 * kStrideW
 //   + kKw, is at most 24.
@@ -115,14 +116,10 @@ void main() {
         const uint oy = oy0 + r;
         if (oy >= p.oh) continue;
         const uint yrow = ((n * p.m + om) * p.oh + oy) * p.ow;
-        if (kVecStore == 1) {
-          [[unroll]] for (uint h = 0; h < kPixels / 4; ++h) {
-            const uint ox = ox0 + 4 * h;
-            if (ox < p.ow) {
-              const uint a = (r * kPixels + 4 * h) * 2 + v;
-              y4_put((yrow + ox) / 4, vkg_epilogue4(afp4(acc[a][j], acc[a + 2][j], acc[a + 4][j], acc[a + 6][j]) + bv));
-            }
-          }
+        if (kVecStore != 0) {
+          const uint a = r * kPixels * 2 + v;  // pixel q's accumulator: a + 2 * q
+          put_tile_row(yrow, ox0, vkg_epilogue4(afp4(acc[a][j], acc[a + 2][j], acc[a + 4][j], acc[a + 6][j]) + bv),
+                       vkg_epilogue4(afp4(acc[a + 8][j], acc[a + 10][j], acc[a + 12][j], acc[a + 14][j]) + bv));
         } else {
           [[unroll]] for (uint q = 0; q < kPixels; ++q) {
             if (ox0 + q < p.ow) y_put(yrow + ox0 + q, vkg_epilogue(acc[(r * kPixels + q) * 2 + v][j] + bv));

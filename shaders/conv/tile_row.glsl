@@ -14,7 +14,10 @@ layout(constant_id = 6) const uint kStrideW = 1;
 layout(constant_id = 7) const uint kPadH = 1;
 layout(constant_id = 8) const uint kPadW = 1;
 layout(constant_id = 9) const uint kVecLoad = 1;   // IW % 4 == 0: X rows read as vec4
-layout(constant_id = 10) const uint kVecStore = 1;  // OW % 4 == 0: Y rows written as vec4
+// 1: OW % 4 == 0, Y rows written as vec4s; 2: OW % 8 == 0 as well, and "_texel" builds write a tile
+// row's 8 outputs with one eight-wide store (VKG_OUTPUT8; storage-buffer builds as 1). lavapipe
+// stores each component of each lane on its own, so a u64vec4 costs what a vec4 does.
+layout(constant_id = 10) const uint kVecStore = 1;
 
 VKG_FLOAT_INPUT(x_at, x4_at, 0, x, x4, x32, x32_4)
 layout(binding = 3) writeonly buffer Y { sfp y[]; };
@@ -24,6 +27,24 @@ layout(binding = 3) writeonly buffer Y32 { float y32[]; };
 layout(binding = 3) writeonly buffer Y32_4 { vec4 y32_4[]; };
 
 VKG_F32_WRITERS(y_put, y4_put, 3, y, y4, y32, y32_4)
+#ifdef VKG_TEXEL_READS
+VKG_OUTPUT8(y8_put, 3, y8)
+const bool kStore8 = kVecStore == 2;
+#else
+const bool kStore8 = false;
+void y8_put(uint i, afp4 lo, afp4 hi) {}
+#endif
+
+// Writes 8 outputs of row `yrow` (an element index) starting at ox0 (a multiple of 8): through
+// y8_put with kStore8, else as two vec4s (kVecStore != 0; OW % 4 == 0).
+void put_tile_row(uint yrow, uint ox0, afp4 lo, afp4 hi) {
+  if (kStore8) {
+    if (ox0 < p.ow) y8_put((yrow + ox0) / 8, lo, hi);
+  } else {
+    if (ox0 < p.ow) y4_put((yrow + ox0) / 4, lo);
+    if (ox0 + 4 < p.ow) y4_put((yrow + ox0 + 4) / 4, hi);
+  }
+}
 
 const uint kPixels = 8;
 // The row span starts at a multiple of 4 at or left of the first input column the tile reads.
