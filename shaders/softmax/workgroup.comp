@@ -31,22 +31,7 @@ layout(binding = 1) writeonly buffer Y { sfp y[]; };
 shared float sh_f[kWorkgroupSize];
 shared uint sh_index[kWorkgroupSize];
 
-// barrier() also makes shared memory writes visible (WorkgroupMemory semantics).
-void sync() { barrier(); }
-
-// kMax: the maximum of every invocation's v, else their sum.
-float workgroup_combine(bool max_op, float v) {
-  const uint lid = gl_LocalInvocationID.x;
-  sh_f[lid] = v;
-  sync();
-  for (uint s = kWorkgroupSize / 2; s > 0; s >>= 1) {
-    if (lid < s) sh_f[lid] = max_op ? max(sh_f[lid], sh_f[lid + s]) : sh_f[lid] + sh_f[lid + s];
-    sync();
-  }
-  const float result = sh_f[0];
-  sync();
-  return result;
-}
+#include "softmax/combine.glsl"
 
 // The index of the row's first maximum.
 uint first_max_index(uint base, uint stride) {

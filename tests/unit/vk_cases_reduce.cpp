@@ -214,6 +214,10 @@ std::vector<VkCase> softmax_cases() {
   cases.push_back(softmax("Softmax opset 13 long rows with large values, 4x3000", "Softmax",
                           random_floats({4, 3000}, 54, -60.0f, 60.0f), -1, 13));
   cases.push_back(softmax("Softmax opset 13 many short rows, 500x9", "Softmax", random_floats({500, 9}, 55), -1, 13));
+  cases.push_back(softmax("Softmax opset 13 long rows at unaligned offsets, 5x1001", "Softmax",
+                          random_floats({5, 1001}, 64, -20.0f, 20.0f), -1, 13));
+  cases.push_back(softmax("LogSoftmax opset 13 rows of 3 at unaligned offsets, 6x3", "LogSoftmax",
+                          random_floats({6, 3}, 65), -1, 13));
   cases.push_back(softmax("Softmax rank 1, 17", "Softmax", random_floats({17}, 56), 0, 13));
   cases.push_back(softmax("LogSoftmax opset 13 axis 0 large values, 40x6", "LogSoftmax",
                           random_floats({40, 6}, 57, -50.0f, 50.0f), 0, 13));

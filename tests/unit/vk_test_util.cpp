@@ -414,6 +414,15 @@ std::set<std::string> case_classes(const VkCase& c) {
       if (runs > 4) out.insert("axis-runs>4");
     }
   }
+  if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && c.opset >= 13) {
+    // Rows along a single axis (opset 13): strided unless every axis after it has size 1.
+    const Tensor* x = case_input(c, 0);
+    if (x != nullptr && !x->shape().empty()) {
+      const int64_t rank = int64_t(x->shape().size()), axis = c.node.attr_int("axis", -1);
+      for (int64_t d = (axis + rank) % rank + 1; d < rank; ++d)
+        if (x->shape()[size_t(d)] != 1) out.insert("strided-rows");
+    }
+  }
   if ((op == "Resize" || op == "Upsample") && case_input(c, 0) != nullptr)
     add_resize_classes(c, *case_input(c, 0), y, out);
   return out;
