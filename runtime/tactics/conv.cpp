@@ -577,7 +577,7 @@ std::optional<Dispatch> block_dispatch(const LayerContext& ctx, LayerPlan& plan,
             {4, depth_to_space ? 1u : 0u},
             // Taps kx = 0, 1 side by side: two vec4 stores per column vector (map: in d, h, w, kernel d, h, w).
             {5, depth_to_space && map[5] == 2 && map[2] % 4 == 0 && block.rows % 2 == 0 ? 1u : 0u},
-            {6, block_c_mode(bias.second, /*c_sn=*/0)},
+            {6, block_c_mode(bias.second, /*c_sm=*/1, /*c_sn=*/0)},
             {14, p.K % 4 != 0 ? 1u : 0u}};
   d.spec.push_back({7, block_store8(d.shader, p.N, block.col_vecs, d.spec[6].value, depth_to_space, d.spec[5].value)});
   d.bindings = {a, b, bias.first, y, add_weight(plan, int_weight({0}))};

@@ -773,7 +773,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
                 {1, tactic.block},
                 {2, tactic.col_vecs},
                 {3, p.N % 4 == 0 ? 1u : 0u},
-                {6, block_c_mode((flags & kGemmFlagHasC) != 0, c_sn)},
+                {6, block_c_mode((flags & kGemmFlagHasC) != 0, c_sm, c_sn)},
                 {14, p.K % 4 != 0 ? 1u : 0u}};
       d.spec.push_back({7, block_store8(d.shader, p.N, tactic.col_vecs, d.spec[4].value, false, false)});
       d.push = gemm_float_push(p, c_sm, c_sn, flags, alpha, beta);

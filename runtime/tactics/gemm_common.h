@@ -48,8 +48,11 @@ std::vector<uint32_t> gemm_float_push(const Product& p, int64_t c_sm, int64_t c_
                                       float beta);
 
 // gemm/block.comp's specialization constant 6 (kCMode): 0 without C, 1 for a C along M only
-// (c_sn == 0, a bias per row), 2 for any other C.
-inline uint32_t block_c_mode(bool has_c, int64_t c_sn) { return !has_c ? 0u : c_sn == 0 ? 1u : 2u; }
+// (c_sn == 0, a bias per row), 3 for a C along N only (c_sm == 0, c_sn == 1, a bias per column),
+// 2 for any other C.
+inline uint32_t block_c_mode(bool has_c, int64_t c_sm, int64_t c_sn) {
+  return !has_c ? 0u : c_sn == 0 ? 1u : c_sm == 0 && c_sn == 1 ? 3u : 2u;
+}
 
 // Whether gemm/block_wide_a.comp can read `p`'s A eight floats per load: the device has 64-bit
 // integers and A runs along k with rows and batches starting at multiples of 8 elements (no

@@ -21,7 +21,8 @@
 // (with kDepthToSpace, kw == 2, iw % 4 == 0 and kRows even: taps kx = 0, 1
 // written together as two vec4s); 7 kStore8 ("_texel" builds: column-vector
 // pairs stored eight wide, see gemm/block_main.glsl); 6 kCMode (0: no C, 1: C along M only,
-// c_sn == 0, read once per row, 2: any C strides; it replaces the flags
+// c_sn == 0, read once per row, 2: any C strides, 3: C along N only, c_sm == 0 and c_sn == 1,
+// read once per column; it replaces the flags
 // word's kGemmHasC, which this shader does not read); 14 kKTail (0: K % 4 == 0, no scalar tail
 // loop); 40 kF32Bindings (f16
 // variants: bit b, binding b holds fp32, a fused reformat; common/f32_bindings.glsl).

@@ -21,7 +21,8 @@ layout(constant_id = 4) const uint kDepthToSpace = 0;
 // written as two vec4s instead of eight floats.
 layout(constant_id = 5) const uint kD2SPairs = 0;
 // C: 0 none, 1 along M only (c_sn == 0: a bias per row, read once per row of the block), 2 any
-// strides. A constant, not the flags word: lavapipe runs both sides of every branch, so a C
+// strides, 3 along N only (c_sm == 0, c_sn == 1: a bias per column, read once per column of the
+// block: a Linear layer's; rec's classifier, [40 x 120] x [120 x 6625] + bias, 3.8 -> ? ms). A constant, not the flags word: lavapipe runs both sides of every branch, so a C
 // behind a runtime test costs its loads even when absent (MatMul 48x48 @ 48x6400: 2.7 -> 1.6 ms).
 layout(constant_id = 6) const uint kCMode = 0;
 // "_texel" builds: 1 when N % 8 == 0, kColVecs is even, kCMode != 2 and there is no
@@ -96,10 +97,18 @@ afp c_row(uint m) {
   return kCMode == 1 ? afp(uintBitsToFloat(p.beta_bits)) * c_at(min(m, p.M - 1) * p.c_sm) : afp(0);
 }
 
-// Stores row m, columns n0..n0+3 of the block; `crow` is c_row(m).
-void store(uint batch, uint m, uint n0, afp4 acc, afp crow) {
+// beta * C(0, n0 .. n0 + 3) (columns clamped to N - 1) when kCMode == 3; 0 otherwise.
+afp4 c_cols(uint n0) {
+  if (kCMode != 3) return afp4(0);
+  afp4 v;
+  [[unroll]] for (uint j = 0; j < 4; ++j) v[j] = c_at(min(n0 + j, p.N - 1));
+  return afp(uintBitsToFloat(p.beta_bits)) * v;
+}
+
+// Stores row m, columns n0..n0+3 of the block; `c` is c_row(m) + c_cols(n0).
+void store(uint batch, uint m, uint n0, afp4 acc, afp4 c) {
   if (m >= p.M || n0 >= p.N) return;
-  afp4 result = afp(uintBitsToFloat(p.alpha_bits)) * acc + crow;
+  afp4 result = afp(uintBitsToFloat(p.alpha_bits)) * acc + c;
   if (kCMode == 2) {
     const afp beta = afp(uintBitsToFloat(p.beta_bits));
     [[unroll]] for (uint j = 0; j < 4; ++j) {
@@ -117,9 +126,9 @@ void store(uint batch, uint m, uint n0, afp4 acc, afp crow) {
 }
 
 // The same through the depth-to-space map: `row` = d2s_row(batch, m), `cols` = d2s_col of n0..n0+3.
-void store_d2s(uint m, uint n0, uint row, uvec4 cols, afp4 acc, afp crow) {
+void store_d2s(uint m, uint n0, uint row, uvec4 cols, afp4 acc, afp4 c) {
   if (m >= p.M || n0 >= p.N) return;
-  const afp4 result = afp(uintBitsToFloat(p.alpha_bits)) * acc + crow;
+  const afp4 result = afp(uintBitsToFloat(p.alpha_bits)) * acc + c;
   [[unroll]] for (uint j = 0; j < 4; ++j) {
     if (n0 + j < p.N) y_put(row + cols[j], vkg_epilogue(result[j]));
   }
@@ -131,6 +140,8 @@ void main() {
   if (blocks_n == 0 || cb >= blocks_n) return;
   uint cv[kColVecs];  // column vectors past N read the last one and are not stored
   [[unroll]] for (uint j = 0; j < kColVecs; ++j) cv[j] = min(cb + j, blocks_n - 1);
+  afp4 ccol[kColVecs];  // c_cols of each column vector
+  [[unroll]] for (uint j = 0; j < kColVecs; ++j) ccol[j] = c_cols((cb + j) * 4);
   const uint blocks_m = (p.M + kRows - 1) / kRows;
   const uint b_sk4 = p.b_sk / 4;
   for (uint batch = gl_WorkGroupID.z; batch < p.batches; batch += gl_NumWorkGroups.z) {
@@ -199,15 +210,15 @@ void main() {
           [[unroll]] for (uint j = 0; j < kColVecs; j += 2) {
             const uint n0 = (cb + j) * 4;  // a multiple of 8, as N is: n0 < N holds all eight
             if (n0 >= p.N) continue;
-            y8_put(((batch * p.M + m) * p.N + n0) / 8, vkg_epilogue4(alpha * acc[i * kColVecs + j] + crow),
-                   vkg_epilogue4(alpha * acc[i * kColVecs + j + 1] + crow));
+            y8_put(((batch * p.M + m) * p.N + n0) / 8, vkg_epilogue4(alpha * acc[i * kColVecs + j] + crow + ccol[j]),
+                   vkg_epilogue4(alpha * acc[i * kColVecs + j + 1] + crow + ccol[j + 1]));
           }
         }
       } else if (kDepthToSpace == 0) {
         [[unroll]] for (uint i = 0; i < kRows; ++i) {
           const afp crow = c_row(m0 + i);
           [[unroll]] for (uint j = 0; j < kColVecs; ++j) {
-            store(batch, m0 + i, (cb + j) * 4, acc[i * kColVecs + j], crow);
+            store(batch, m0 + i, (cb + j) * 4, acc[i * kColVecs + j], crow + ccol[j]);
           }
         }
       } else if (kD2SPairs == 1) {
@@ -220,7 +231,8 @@ void main() {
           [[unroll]] for (uint j = 0; j < kColVecs; ++j) {
             const uint n0 = (cb + j) * 4;
             if (n0 >= p.N) continue;
-            const afp4 r0 = alpha * acc[i * kColVecs + j] + c0, r1 = alpha * acc[(i + 1) * kColVecs + j] + c1;
+            const afp4 r0 = alpha * acc[i * kColVecs + j] + c0 + ccol[j];
+            const afp4 r1 = alpha * acc[(i + 1) * kColVecs + j] + c1 + ccol[j];
             const uint o = (row + d2s_col(n0)) / 4;  // a multiple of 8 elements
             if (kWide) {
               y8_put(o / 2, vkg_epilogue4(afp4(r0.x, r1.x, r0.y, r1.y)), vkg_epilogue4(afp4(r0.z, r1.z, r0.w, r1.w)));
@@ -239,7 +251,7 @@ void main() {
           const uint row = d2s_row(batch, min(m0 + i, p.M - 1));
           const afp crow = c_row(m0 + i);
           [[unroll]] for (uint j = 0; j < kColVecs; ++j) {
-            store_d2s(m0 + i, (cb + j) * 4, row, cols[j], acc[i * kColVecs + j], crow);
+            store_d2s(m0 + i, (cb + j) * 4, row, cols[j], acc[i * kColVecs + j], crow + ccol[j]);
           }
         }
       }

@@ -102,6 +102,8 @@ std::vector<VkCase> gemm_cases() {
   cases.push_back(
       gemm("Gemm M=1 Linear transB const B, C[N] (GEMV)", 1, 64, 50, false, true, 1, 1, Shape{50}, {1, 2}, 115));
   cases.push_back(gemm("Gemm transA deep K beta C[M,N]", 9, 600, 11, true, false, 1, 0.5f, Shape{9, 11}, {}, 119));
+  cases.push_back(gemm("Gemm alpha beta C[N] const B and C, N % 4 == 3 (a bias per column)", 20, 24, 23, false, false,
+                       1.5f, 0.5f, Shape{23}, {1, 2}, 121));
   cases.push_back(
       gemm("Gemm 64x72 * 72x100 alpha const B", 64, 72, 100, false, false, 2.0f, 1, Shape{100}, {1, 2}, 117));
   return cases;
