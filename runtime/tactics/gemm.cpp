@@ -723,7 +723,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
   const uint32_t column_local = column_local_size(columns, kLocalSize, ctx.device);
   switch (tactic.algorithm) {
     case Algorithm::Naive:
-      d.shader = ctx.shader("gemm/naive");
+      d.shader = ctx.texel_shader("gemm/naive", uint64_t(std::max(ctx.input(0).size(), ctx.input(1).size())));
       d.spec = {{0, kLocalSize}};
       d.groups = linear_groups(outputs, kLocalSize, ctx.device);
       break;

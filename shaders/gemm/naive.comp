@@ -1,4 +1,5 @@
 // vkgraphy-variants: f32 f16 f16acc32
+// vkgraphy-texel-reads: A and B (float products only; rec's attention, [8 x 40 x 40] x [8 x 40 x 15], 1.46 -> ? ms)
 // GEMM, one output element per invocation, any strides (transposes, broadcast
 // batch dims): the interface of gemm/common.glsl.
 // Dispatch: batches * M * N invocations through linear_groups().
@@ -7,12 +8,13 @@
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
 #include "common/precision.glsl"
+#include "common/texel_reads.glsl"
 #include "common/epilogue.glsl"
 #include "common/index.glsl"
 #include "gemm/common.glsl"
 
-layout(binding = 0) readonly buffer A { sfp a[]; };
-layout(binding = 1) readonly buffer B { sfp b[]; };
+VKG_INPUT(a_at, a4_at, 0, a, a4)
+VKG_INPUT(b_at, b4_at, 1, b, b4)
 layout(binding = 2) readonly buffer C { sfp c[]; };
 layout(binding = 3) writeonly buffer Y { sfp y[]; };
 
@@ -28,7 +30,7 @@ void main() {
   uint bi = gemm_b_base(batch) + n * p.b_sn;
   afp acc = afp(0);
   for (uint k = 0; k < p.K; ++k) {
-    acc += sfp2afp(a[ai]) * sfp2afp(b[bi]);
+    acc += a_at(ai) * b_at(bi);
     ai += p.a_sk;
     bi += p.b_sk;
   }

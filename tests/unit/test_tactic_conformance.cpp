@@ -242,7 +242,7 @@ TEST(TacticConformance, StorageBufferBuildsOfTexelShaders) {
   if (!test_vk_context()->device().info().texel_buffers) GTEST_SKIP() << "the device has no texel buffers";
   for (const char* name : {"gemm.block8x16.f16", "binary.vec4.f32", "conv.depthwise_tile4x8.f16",
                            "conv.direct_tile2x8.f16acc32", "conv.winograd_f43_block24x16.f32", "conv.winograd_f23.f16",
-                           "global_pool.row.f32", "softmax.vec4_sg.f16acc32"}) {
+                           "global_pool.row.f32", "softmax.vec4_sg.f16acc32", "gemm.naive.f16"}) {
     const Tactic* tactic = TacticRegistry::builtin().find(name);
     ASSERT_NE(tactic, nullptr) << name;
     if (const char* filter = std::getenv("VKGRAPHY_CONFORMANCE_FILTER"); filter && !glob_match(filter, name)) continue;
