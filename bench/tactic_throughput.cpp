@@ -9,11 +9,13 @@
 //
 // --matmul adds a MatMul case (N^3, or [M x K] @ [K x N]) to the built-in ones (a GPU run adds
 // 4096^3, bench/gpu.sh); --conv a Conv of one image, "same" padding (a layer of a model:
-// 16,32,1,160 is PP-OCRv4 det's 1x1 of 16 into 32 channels at 160x160); --no-reference skips the CPU reference
+// 16,32,1,160 is PP-OCRv4 det's 1x1 of 16 into 32 channels at 160x160, 960,60,1x3,1x40 one of
+// rec's; K and SIZE square or HxW); --no-reference skips the CPU reference
 // backend's timing (single-threaded, minutes at 4096^3), where another baseline runs beside the bench.
 //
 // Results and the commands that made them are recorded in docs/bench.md.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -74,18 +76,20 @@ BenchCase matmul(int64_t m, int64_t n, int64_t k) {
   return c;
 }
 
-// A square convolution (k x k, "same" padding) of `cin` channels into `cout` at size x size
-// with `stride`; groups == cin == cout makes it depthwise.
-BenchCase conv(int64_t cin, int64_t cout, int64_t k, int64_t size, int64_t groups = 1, int64_t stride = 1) {
+// A convolution (kh x kw, "same" padding) of `cin` channels into `cout` at h x w with `stride`;
+// groups == cin == cout makes it depthwise.
+BenchCase conv(int64_t cin, int64_t cout, std::array<int64_t, 2> kernel, std::array<int64_t, 2> size,
+               int64_t groups = 1, int64_t stride = 1) {
+  const auto extent = [](std::array<int64_t, 2> e) { return std::to_string(e[0]) + "x" + std::to_string(e[1]); };
+  const auto [kh, kw] = kernel;
   BenchCase c;
-  c.label = std::string(groups > 1 ? "DWConv " : "Conv ") + std::to_string(k) + "x" + std::to_string(k) + " " +
-            std::to_string(cin) + "->" + std::to_string(cout) + " " + std::to_string(size) + "x" +
-            std::to_string(size) + (stride > 1 ? " s" + std::to_string(stride) : "");
+  c.label = std::string(groups > 1 ? "DWConv " : "Conv ") + extent(kernel) + " " + std::to_string(cin) + "->" +
+            std::to_string(cout) + " " + extent(size) + (stride > 1 ? " s" + std::to_string(stride) : "");
   c.node.name = "conv";
   c.node.op_type = "Conv";
   c.node.inputs = {"x", "w", "b"};
   c.node.outputs = {"y"};
-  set_ints(c.node, "pads", {k / 2, k / 2, k / 2, k / 2});
+  set_ints(c.node, "pads", {kh / 2, kw / 2, kh / 2, kw / 2});
   if (stride > 1) set_ints(c.node, "strides", {stride, stride});
   if (groups > 1) {
     Attribute group;
@@ -93,12 +97,17 @@ BenchCase conv(int64_t cin, int64_t cout, int64_t k, int64_t size, int64_t group
     group.i = groups;
     c.node.attrs["group"] = group;
   }
-  c.inputs = {random_tensor({1, cin, size, size}, 3), random_tensor({cout, cin / groups, k, k}, 4),
+  c.inputs = {random_tensor({1, cin, size[0], size[1]}, 3), random_tensor({cout, cin / groups, kh, kw}, 4),
               random_tensor({cout}, 5)};
   c.constant = {false, true, true};
-  const double out = double((size + stride - 1) / stride);
-  c.flops = 2.0 * double(cout) * double(cin / groups) * double(k * k) * out * out;
+  const double out = double((size[0] + stride - 1) / stride) * double((size[1] + stride - 1) / stride);
+  c.flops = 2.0 * double(cout) * double(cin / groups) * double(kh * kw) * out;
   return c;
+}
+
+// The same, square: k x k at size x size.
+BenchCase conv(int64_t cin, int64_t cout, int64_t k, int64_t size, int64_t groups = 1, int64_t stride = 1) {
+  return conv(cin, cout, {k, k}, {size, size}, groups, stride);
 }
 
 // ConvTranspose with kernel == strides == k (an upsampling layer: PP-OCRv4 det's head) of `cin`
@@ -152,23 +161,31 @@ std::optional<BenchCase> matmul_spec(const std::string& spec) {
   return std::nullopt;
 }
 
-// "CIN,COUT,K,SIZE[,GROUPS[,STRIDE]]": conv() of those; nullopt for anything else.
+// "CIN,COUT,K,SIZE[,GROUPS[,STRIDE]]", K and SIZE each N or HxW: conv() of those; nullopt for
+// anything else.
 std::optional<BenchCase> conv_spec(const std::string& spec) {
-  std::vector<int64_t> v;
+  std::vector<std::array<int64_t, 2>> v;
   size_t start = 0;
   while (start <= spec.size()) {
     const size_t end = std::min(spec.find(',', start), spec.size());
-    const std::string part = spec.substr(start, end - start);
-    if (part.empty() || part.size() > 5 || part.find_first_not_of("0123456789") != std::string::npos)
-      return std::nullopt;
-    v.push_back(std::stoll(part));
-    if (v.back() <= 0) return std::nullopt;
+    const std::string field = spec.substr(start, end - start);
+    const size_t x = field.find('x');
+    std::array<int64_t, 2> pair{};
+    for (int i = 0; i < 2; ++i) {
+      const std::string part = x == std::string::npos ? field : i == 0 ? field.substr(0, x) : field.substr(x + 1);
+      if (part.empty() || part.size() > 5 || part.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt;
+      pair[size_t(i)] = std::stoll(part);
+      if (pair[size_t(i)] <= 0) return std::nullopt;
+    }
+    if (x != std::string::npos && v.size() != 2 && v.size() != 3) return std::nullopt;  // HxW: K and SIZE only
+    v.push_back(pair);
     start = end + 1;
   }
   if (v.size() < 4 || v.size() > 6) return std::nullopt;
-  const int64_t groups = v.size() > 4 ? v[4] : 1, stride = v.size() > 5 ? v[5] : 1;
-  if (v[0] % groups != 0 || v[1] % groups != 0) return std::nullopt;
-  return conv(v[0], v[1], v[2], v[3], groups, stride);
+  const int64_t groups = v.size() > 4 ? v[4][0] : 1, stride = v.size() > 5 ? v[5][0] : 1;
+  if (v[0][0] % groups != 0 || v[1][0] % groups != 0) return std::nullopt;
+  return conv(v[0][0], v[1][0], v[2], v[3], groups, stride);
 }
 
 double median(std::vector<double> v) {
@@ -211,8 +228,8 @@ int main(int argc, char** argv) {
     } else if (a == "--conv" && i + 1 < argc) {
       std::optional<BenchCase> c = conv_spec(argv[++i]);
       if (!c) {
-        std::cerr << "error: --conv takes CIN,COUT,K,SIZE[,GROUPS[,STRIDE]] (positive integers, groups dividing "
-                     "both channel counts), not '"
+        std::cerr << "error: --conv takes CIN,COUT,K,SIZE[,GROUPS[,STRIDE]] (positive integers, K and SIZE "
+                     "also as HxW, groups dividing both channel counts), not '"
                   << argv[i] << "'\n";
         return 2;
       }

@@ -481,31 +481,45 @@ std::optional<Dispatch> conv_gemm_dispatch(const LayerContext& ctx, LayerPlan& p
   return gemm_dispatch(ctx, shape, blocking, a, b, bias, has_bias, BindingRef::output(0), why_not);
 }
 
+// The im2col columns of a Conv into scratch 0, [batch][C * kernel][positions rounded up to 4]
+// (rows of a group consecutive; the dispatch added to `plan`): the row stride of B for the GEMM
+// after it, or nullopt (why_not filled).
+std::optional<int64_t> add_im2col(const LayerContext& ctx, LayerPlan& plan, const ConvShape& s, StorageType st,
+                                  std::string& why_not) {
+  if (!within_3d(s, why_not)) return std::nullopt;
+  const int64_t p4 = round_up(s.out_size(), 4);
+  const int64_t col_rows = s.in_channels * s.kernel_size();
+  const uint64_t col_elements = uint64_t(s.batch) * uint64_t(col_rows) * uint64_t(p4);
+  if (!fits_scratch(ctx, col_elements * storage_element_bytes(st), "the im2col buffer", why_not)) return std::nullopt;
+  if (!fits_invocations(col_elements / 4, why_not)) return std::nullopt;
+  plan.scratch_bytes.push_back(std::max<uint64_t>(16, col_elements * storage_element_bytes(st)));
+  const Window3 win = window3(s.window);
+  std::vector<uint32_t> push{uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(s.group)};
+  push_window(push, win);
+  // im2col moves bits: the fp16 variant serves both fp16 arithmetics.
+  const bool texel = ctx.texel_reads(uint64_t(ctx.input(0).size()));
+  const std::string im2col =
+      std::string(texel ? "conv/im2col_texel" : "conv/im2col") + (st == StorageType::F16 ? ".f16" : ".f32");
+  plan.dispatches.push_back(dispatch(
+      ctx, im2col,
+      {{1, win.out[0]}, {2, win.out[1]}, {3, win.out[2]}, {4, win.kernel[0]}, {5, win.kernel[1]}, {6, win.kernel[2]}},
+      {BindingRef::input(0), BindingRef::scratch(0)}, push, col_elements / 4));
+  return p4;
+}
+
 std::optional<LayerPlan> plan_im2col_gemm(const LayerContext& ctx, GemmBlocking blocking, std::string& why_not) {
   const std::optional<StorageType> st = float_storage(ctx, why_not);
   if (!st) return std::nullopt;
   const ConvShape s = conv_shape(ctx, 0, 1);
   check_output(ctx, s);
-  if (!within_3d(s, why_not)) return std::nullopt;
-  const int64_t p4 = round_up(s.out_size(), 4);
-  const int64_t col_rows = s.in_channels * s.kernel_size();  // over all groups
-  const uint64_t col_elements = uint64_t(s.batch) * uint64_t(col_rows) * uint64_t(p4);
-  if (!fits_scratch(ctx, col_elements * storage_element_bytes(*st), "the im2col buffer", why_not)) return std::nullopt;
-  if (!fits_invocations(col_elements / 4, why_not)) return std::nullopt;
-
   LayerPlan plan;
-  plan.scratch_bytes.push_back(std::max<uint64_t>(16, col_elements * storage_element_bytes(*st)));
-  const Window3 win = window3(s.window);
-  std::vector<uint32_t> push{uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(s.group)};
-  push_window(push, win);
-  // im2col moves bits: the fp16 variant serves both fp16 arithmetics.
-  const std::string im2col = *st == StorageType::F16 ? "conv/im2col.f16" : "conv/im2col.f32";
-  plan.dispatches.push_back(
-      dispatch(ctx, im2col, {}, {BindingRef::input(0), BindingRef::scratch(0)}, push, col_elements / 4));
+  const std::optional<int64_t> p4 = add_im2col(ctx, plan, s, *st, why_not);
+  if (!p4) return std::nullopt;
+  const int64_t col_rows = s.in_channels * s.kernel_size();  // over all groups
   GemmShape shape;
-  shape.ldb = p4;
-  shape.b_group = s.cg() * s.kernel_size() * p4;
-  shape.b_batch = col_rows * p4;
+  shape.ldb = *p4;
+  shape.b_group = s.cg() * s.kernel_size() * *p4;
+  shape.b_batch = col_rows * *p4;
   shape.aligned_b = true;
   std::optional<Dispatch> gemm = conv_gemm_dispatch(ctx, plan, s, blocking, BindingRef::scratch(0), shape, why_not);
   if (!gemm) return std::nullopt;
@@ -669,30 +683,6 @@ std::optional<LayerPlan> plan_pointwise_gpu(const LayerContext& ctx, const SmemT
   return plan;
 }
 
-// The im2col columns of a one-group Conv into scratch 0, [batch][C * kernel][positions rounded
-// up to 4] (the dispatch added to `plan`): the row stride of B for the GEMM after it, or nullopt
-// (why_not filled).
-std::optional<int64_t> add_im2col(const LayerContext& ctx, LayerPlan& plan, const ConvShape& s, StorageType st,
-                                  std::string& why_not) {
-  if (!within_3d(s, why_not)) return std::nullopt;
-  if (s.group != 1) {
-    why_not = "needs one group";
-    return std::nullopt;
-  }
-  const int64_t p4 = round_up(s.out_size(), 4);
-  const int64_t col_rows = s.in_channels * s.kernel_size();
-  const uint64_t col_elements = uint64_t(s.batch) * uint64_t(col_rows) * uint64_t(p4);
-  if (!fits_scratch(ctx, col_elements * storage_element_bytes(st), "the im2col buffer", why_not)) return std::nullopt;
-  if (!fits_invocations(col_elements / 4, why_not)) return std::nullopt;
-  plan.scratch_bytes.push_back(std::max<uint64_t>(16, col_elements * storage_element_bytes(st)));
-  std::vector<uint32_t> push{uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(s.group)};
-  push_window(push, window3(s.window));
-  const std::string im2col = st == StorageType::F16 ? "conv/im2col.f16" : "conv/im2col.f32";
-  plan.dispatches.push_back(
-      dispatch(ctx, im2col, {}, {BindingRef::input(0), BindingRef::scratch(0)}, push, col_elements / 4));
-  return p4;
-}
-
 std::optional<LayerPlan> plan_im2col_block(const LayerContext& ctx, BlockShape block, std::string& why_not) {
   const std::optional<StorageType> st = float_storage(ctx, why_not);
   if (!st) return std::nullopt;
@@ -717,8 +707,8 @@ std::optional<LayerPlan> plan_im2col_splitk(const LayerContext& ctx, std::string
   if (!st) return std::nullopt;
   const ConvShape s = conv_shape(ctx, 0, 1);
   check_output(ctx, s);
-  if (!ctx.input(1).is_constant()) {
-    why_not = "needs constant weights";
+  if (!ctx.input(1).is_constant() || s.group != 1) {
+    why_not = "needs constant weights and one group";
     return std::nullopt;
   }
   LayerPlan plan;
