@@ -580,24 +580,12 @@ std::optional<Dispatch> block_dispatch(const LayerContext& ctx, LayerPlan& plan,
     why_not = "too many positions for one dispatch";
     return std::nullopt;
   }
-  const bool depth_to_space = map[3] != 0;
   if (block.wide_a && !block_wide_a_fits(p, ctx.device, why_not)) return std::nullopt;
   Dispatch d;
   d.shader = block_shader(ctx, p, block.wide_a);
-  d.spec = {{0, local},
-            {1, block.rows},
-            {2, block.col_vecs},
-            {3, p.N % 4 == 0 && !depth_to_space ? 1u : 0u},
-            {4, depth_to_space ? 1u : 0u},
-            // Taps kx = 0, 1 side by side: two vec4 stores per column vector (map: in d, h, w, kernel d, h, w).
-            {5, depth_to_space && map[5] == 2 && map[2] % 4 == 0 && block.rows % 2 == 0 ? 1u : 0u},
-            {6, block_c_mode(bias.second, /*c_sm=*/1, /*c_sn=*/0)},
-            {14, p.K % 4 != 0 ? 1u : 0u}};
-  d.spec.push_back({7, block_store8(d.shader, p.N, block.col_vecs, d.spec[6].value, depth_to_space, d.spec[5].value)});
+  d.spec = block_spec(d.shader, local, block.rows, block.col_vecs, p, block_c_mode(bias.second, /*c_sm=*/1, /*c_sn=*/0),
+                      map);
   d.bindings = {a, b, bias.first, y, add_weight(plan, int_weight({0}))};
-  if (depth_to_space) {
-    for (uint32_t i = 0; i < map.size(); ++i) d.spec.push_back({8 + i, map[i]});
-  }
   d.push = gemm_float_push(p, /*c_sm=*/1, /*c_sn=*/0, bias.second ? kGemmFlagHasC : 0u, 1.0f, 1.0f);
   d.groups = *groups;
   return d;

@@ -104,10 +104,26 @@ std::string block_shader(const LayerContext& ctx, const Product& p, bool wide_a)
   return ctx.texel_shader("gemm/block", std::max(a_extent, b_extent), /*wide_stores=*/true);
 }
 
-uint32_t block_store8(const std::string& shader, int64_t N, uint32_t col_vecs, uint32_t c_mode, bool depth_to_space,
-                      bool d2s_pairs) {
-  if (!is_texel_build(shader)) return 0;
-  return (depth_to_space ? d2s_pairs : col_vecs % 2 == 0 && N % 8 == 0 && c_mode != 2) ? 1u : 0u;
+std::vector<SpecValue> block_spec(const std::string& shader, uint32_t local, uint32_t rows, uint32_t col_vecs,
+                                  const Product& p, uint32_t c_mode, const std::array<uint32_t, 6>& d2s_map) {
+  const bool depth_to_space = d2s_map[3] != 0;
+  // Taps kx = 0, 1 side by side: two vec4 stores per column vector (map: in d, h, w, kernel d, h, w).
+  const bool d2s_pairs = depth_to_space && d2s_map[5] == 2 && d2s_map[2] % 4 == 0 && rows % 2 == 0;
+  const bool store8 =
+      is_texel_build(shader) && (depth_to_space ? d2s_pairs : col_vecs % 2 == 0 && p.N % 8 == 0 && c_mode != 2);
+  std::vector<SpecValue> spec = {{0, local},
+                                 {1, rows},
+                                 {2, col_vecs},
+                                 {3, p.N % 4 == 0 && !depth_to_space ? 1u : 0u},
+                                 {4, depth_to_space ? 1u : 0u},
+                                 {5, d2s_pairs ? 1u : 0u},
+                                 {6, c_mode},
+                                 {7, store8 ? 1u : 0u},
+                                 {14, p.K % 4 != 0 ? 1u : 0u}};
+  if (depth_to_space) {
+    for (uint32_t i = 0; i < d2s_map.size(); ++i) spec.push_back({8 + i, d2s_map[i]});
+  }
+  return spec;
 }
 
 bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const vk::DeviceInfo& device, std::string& why_not) {
@@ -769,13 +785,8 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
       }
       if (tactic.wide_a && !block_wide_a_fits(p, ctx.device, why_not)) return std::nullopt;
       d.shader = block_shader(ctx, p, tactic.wide_a);
-      d.spec = {{0, column_local},
-                {1, tactic.block},
-                {2, tactic.col_vecs},
-                {3, p.N % 4 == 0 ? 1u : 0u},
-                {6, block_c_mode((flags & kGemmFlagHasC) != 0, c_sm, c_sn)},
-                {14, p.K % 4 != 0 ? 1u : 0u}};
-      d.spec.push_back({7, block_store8(d.shader, p.N, tactic.col_vecs, d.spec[4].value, false, false)});
+      d.spec = block_spec(d.shader, column_local, tactic.block, tactic.col_vecs, p,
+                          block_c_mode((flags & kGemmFlagHasC) != 0, c_sm, c_sn));
       d.push = gemm_float_push(p, c_sm, c_sn, flags, alpha, beta);
       break;
     }

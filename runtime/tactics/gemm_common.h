@@ -65,11 +65,14 @@ bool block_wide_a_fits(const Product& p, const vk::DeviceInfo& device, std::stri
 // else "gemm/block".
 std::string block_shader(const LayerContext& ctx, const Product& p, bool wide_a);
 
-// gemm/block.comp's specialization constant 7 (kStore8) for a dispatch of `shader`: 1 in the
-// "_texel" builds where the block can be stored eight wide: column-vector pairs (col_vecs even,
-// N % 8 == 0, a C along M at most), or the depth-to-space pairs (kD2SPairs).
-uint32_t block_store8(const std::string& shader, int64_t N, uint32_t col_vecs, uint32_t c_mode, bool depth_to_space,
-                      bool d2s_pairs);
+// The specialization constants of a gemm/block.comp dispatch of `shader` (block_shader): workgroup
+// size `local`, blocks of `rows` x 4 * `col_vecs`, C mode `c_mode` (block_c_mode), the
+// depth-to-space map of a ConvTranspose (input d, h, w, kernel d, h, w; all zero: none), and the
+// stores that follow: vec4 rows where N % 4 == 0, eight wide (kStore8) in the "_texel" builds where
+// column-vector pairs (col_vecs even, N % 8 == 0, no C of any strides) or the depth-to-space taps
+// kx = 0, 1 (kD2SPairs) allow.
+std::vector<SpecValue> block_spec(const std::string& shader, uint32_t local, uint32_t rows, uint32_t col_vecs,
+                                  const Product& p, uint32_t c_mode, const std::array<uint32_t, 6>& d2s_map = {});
 
 // The workgroup size of a thread-per-column-block GEMM (gemm/reg.comp, gemm/block.comp): `local`,
 // or fewer invocations, whole subgroups, where there are fewer column blocks than that. lavapipe
