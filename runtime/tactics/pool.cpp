@@ -370,7 +370,11 @@ constexpr int64_t kGateMaxChannels = 2048, kGateMaxHidden = 1024;  // its shared
 // global_pool.gate_wg: the same averaging each plane with a workgroup (pool/global_workgroup), the
 // GPU form: an invocation summing a plane of 6400 serially took a third of a millisecond on an
 // H200, a fifth of PP-OCRv4 det there.
-enum class GateForm { Fused, SplitRows, SplitWorkgroups };
+// global_pool.gate_fc: the means as gate_split's, then each pointwise Conv as its own dispatch
+// (pool/gate_fc), an invocation per output: lavapipe runs pool/squeeze_gate's one workgroup per
+// image on one core and loads its shared vectors one invocation at a time (PP-OCRv4 det's gate
+// over 384 channels of 10x10: ? ms -> ? ms).
+enum class GateForm { Fused, SplitRows, SplitWorkgroups, SplitFC };
 
 std::optional<LayerPlan> plan_squeeze_gate(const LayerContext& ctx, std::string& why_not, GateForm form) {
   const bool split = form != GateForm::Fused;
@@ -418,6 +422,30 @@ std::optional<LayerPlan> plan_squeeze_gate(const LayerContext& ctx, std::string&
     pool.groups = linear_groups(uint64_t(n * c) * (workgroups ? local_size : 1), local_size, ctx.device);
     plan.dispatches.push_back(std::move(pool));
     gate_plane = 1;
+  }
+  if (form == GateForm::SplitFC) {
+    // The first Conv's outputs, in whole vec4s, then the second Conv.
+    plan.scratch_bytes.push_back(uint64_t((n * w1[0] + 3) / 4 * 4) * storage_element_bytes(*want));
+    const int64_t largest = std::max({n * c, n * w1[0], ctx.input(1).size(), ctx.input(3).size()});
+    const std::string shader = ctx.texel_shader("pool/gate_fc", uint64_t(largest));
+    const auto fc = [&](BindingRef v, size_t w, BindingRef y, int64_t k, int64_t rows) {
+      Dispatch d;
+      d.shader = shader;
+      d.spec = {{0, kLocalSize}, {1, k % 4 == 0 ? 1u : 0u}};
+      d.bindings = {v, bind_input(ctx, plan, w), bind_input(ctx, plan, w + 1), y};
+      d.push = {uint32_t(n), uint32_t(k), uint32_t(rows)};
+      d.groups = linear_groups(uint64_t(n * rows), kLocalSize, ctx.device);
+      return d;
+    };
+    Dispatch first = fc(BindingRef::scratch(0), 1, BindingRef::scratch(1), c, w1[0]);
+    first.spec.insert(first.spec.end(), {{20, uint32_t(hidden->kind)},
+                                         {21, std::bit_cast<uint32_t>(hidden->alpha)},
+                                         {22, std::bit_cast<uint32_t>(hidden->beta)},
+                                         {23, std::bit_cast<uint32_t>(hidden->post_scale)},
+                                         {24, std::bit_cast<uint32_t>(hidden->post_shift)}});
+    plan.dispatches.push_back(std::move(first));
+    plan.dispatches.push_back(fc(BindingRef::scratch(1), 3, BindingRef::output(0), w1[0], w2[0]));
+    return plan;
   }
   Dispatch d;
   const int64_t read = std::max({split ? n * c : x.size(), ctx.input(1).size(), ctx.input(3).size()});
@@ -598,7 +626,8 @@ void register_pool_tactics(TacticRegistry& r) {
   for (const auto& [base, form, priority, gpu_priority] :
        {std::tuple{"global_pool.gate", GateForm::Fused, 5, -1},
         std::tuple{"global_pool.gate_split", GateForm::SplitRows, 6, -1},
-        std::tuple{"global_pool.gate_wg", GateForm::SplitWorkgroups, 7, 0}}) {
+        std::tuple{"global_pool.gate_wg", GateForm::SplitWorkgroups, 7, 0},
+        std::tuple{"global_pool.gate_fc", GateForm::SplitFC, 8, -1}}) {
     r.add_variants(
         base, {"GlobalAveragePool"}, priority, {Arith::F32, Arith::F16Acc32},
         [form](const LayerContext& ctx, std::string& why_not) { return plan_squeeze_gate(ctx, why_not, form); },

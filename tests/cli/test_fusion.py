@@ -325,8 +325,9 @@ class TestFusion(CliTestCase):
         self.assertIn("2 layers (", out)
         self.assertIn("6 layers (", self.run_vk(path, "--no-fusion"))
         # Each form in fp32 and fp16: one dispatch per image (gate), or the planes averaged first by
-        # many invocations (gate_split) or a workgroup each (gate_wg, the GPU form), then the gate.
-        for form in ("gate", "gate_split", "gate_wg"):
+        # many invocations (gate_split) or a workgroup each (gate_wg, the GPU form), then the gate,
+        # or the averages, then each pointwise Conv as a dispatch of its own (gate_fc).
+        for form in ("gate", "gate_split", "gate_wg", "gate_fc"):
             self.assertIn(f"(GlobalAveragePool): global_pool.{form}.f32",
                           self.run_vk(path, "--tactics-allow", f"global_pool.{form}.f32", "binary.*"))
             fp16 = self.vkgraphy("run", path, "--vk", "--ref", "-v", "--fp16", "--atol", "2e-2", "--rtol", "2e-2",
@@ -341,7 +342,7 @@ class TestFusion(CliTestCase):
         out = self.run_vk(se2)
         self.assertIn("Fused 7 nodes into layer 'gap+reduce+bn+clip+expand+hsig+plus1' (GlobalAveragePool)", out)
         self.assertIn("2 layers (", out)
-        for tactic in ("global_pool.gate_split.f32", "global_pool.gate_wg.f32"):  # planes read as vec4
+        for tactic in ("global_pool.gate_split.f32", "global_pool.gate_wg.f32", "global_pool.gate_fc.f32"):  # vec4s
             self.assertIn(f"(GlobalAveragePool): {tactic}", self.run_vk(se2, "--tactics-allow", tactic, "binary.*"))
         # Not a gate: the pooled tensor read twice or by the user, a 3x3 Conv, a single Conv.
         nodes, inits = relu_hsig
