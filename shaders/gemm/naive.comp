@@ -1,5 +1,5 @@
 // vkgraphy-variants: f32 f16 f16acc32
-// vkgraphy-texel-reads: A and B (float products only; rec's attention, [8 x 40 x 40] x [8 x 40 x 15], 1.46 -> ? ms)
+// vkgraphy-texel-reads: A and B (float products only; rec's attention, [8 x 40 x 40] x [8 x 40 x 15], 1.46 -> 0.41 ms on lavapipe)
 // GEMM, one output element per invocation, any strides (transposes, broadcast
 // batch dims): the interface of gemm/common.glsl.
 // Dispatch: batches * M * N invocations through linear_groups().
