@@ -28,6 +28,23 @@ bool is_noop(const Node& n, const std::function<const Tensor*(const std::string&
   return true;
 }
 
+// The input that a Mul by ones (on either side) or a Div by ones passes through unchanged (x * 1
+// and x / 1 are x, bit for bit), where the ones do not broadcast the output past x's shape
+// (PP-OCRv4 rec's Swish, x * Sigmoid(x * 1)); nullopt for any other node.
+std::optional<size_t> identity_operand(const Node& n, const std::function<const Tensor*(const std::string&)>& constant,
+                                       const std::function<std::optional<Shape>(const std::string&)>& shape_of) {
+  if ((n.op_type != "Mul" && n.op_type != "Div") || n.inputs.size() != 2 || n.outputs.size() != 1) return std::nullopt;
+  for (size_t i = 0; i < (n.op_type == "Mul" ? 2u : 1u); ++i) {
+    const Tensor* ones = constant(n.inputs[1 - i]);
+    if (ones == nullptr || ones->size() == 0 || constant(n.inputs[i]) != nullptr) continue;
+    bool all_ones = true;
+    for (int64_t k = 0; k < ones->size() && all_ones; ++k) all_ones = ones->get_as_double(k) == 1.0;
+    const std::optional<Shape> x = shape_of(n.inputs[i]), y = shape_of(n.outputs[0]);
+    if (all_ones && x && y && *x == *y) return i;
+  }
+  return std::nullopt;
+}
+
 bool is_binary(const Node& n, const std::string& op) { return n.op_type == op && n.inputs.size() == 2; }
 // The other input of a binary node that reads `x` once.
 std::string other_input(const Node& n, const std::string& x) {
@@ -471,9 +488,12 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
   };
   std::vector<const Node*> kept;
   for (const Node* n : nodes) {
-    if (options.fusion && is_noop(*n, constant) && !options.keep_tensors.count(n->outputs[0]) &&
-        constant(n->inputs[0]) == nullptr) {
-      out.aliases[n->outputs[0]] = resolve(n->inputs[0]);
+    // The input the node passes through unchanged, if it is a no-op.
+    std::optional<size_t> through;
+    if (options.fusion && is_noop(*n, constant) && constant(n->inputs[0]) == nullptr) through = 0;
+    if (options.fusion && !through && options.shape_of) through = identity_operand(*n, constant, options.shape_of);
+    if (through && !options.keep_tensors.count(n->outputs[0])) {
+      out.aliases[n->outputs[0]] = resolve(n->inputs[*through]);
       out.removed.push_back(n->name);
       continue;
     }

@@ -1,8 +1,9 @@
 // The builder's graph rewrite (DESIGN.md, "Graph optimization"), between
 // constant folding and tactic selection. It works on the nodes left to run:
 // - no-ops disappear: Identity, inference-mode Dropout, and Reshape, Flatten,
-//   Squeeze and Unsqueeze (contiguous data) make their output an alias of
-//   their input, sharing its device buffer;
+//   Squeeze and Unsqueeze (contiguous data), and a Mul or Div by constant ones
+//   that leave the shape alone (x * 1, x / 1: bit for bit x) make their output
+//   an alias of their input, sharing its device buffer;
 // - a Conv, ConvTranspose, Gemm or MatMul with constant weights absorbs a
 //   following BatchNormalization, and Add, Sub, Mul or Div by a per-channel or
 //   single-element constant (bias, learnable scale), into new weights;

@@ -262,7 +262,16 @@ PlanResult plan_strided(const LayerContext& ctx, std::string& why_not, const Str
   const BindingRef src = bind_input(ctx, plan, 0);
   const BindingRef m = add_weight(plan, meta_tensor(std::move(meta)));
   const uint32_t width = vec4 ? 4 : 1;
-  plan.dispatches.push_back(make_dispatch(ctx, "strided", {{1, width}}, {src, BindingRef::output(0), m},
+  // Up to 8 dims, the geometry as constants (shaders/movement/strided.comp: kRank, dims, strides).
+  std::vector<SpecValue> spec = {{1, width}};
+  if (!v.dims.empty() && v.dims.size() <= 8) {
+    spec.push_back({2, uint32_t(v.dims.size())});
+    for (size_t d = 0; d < v.dims.size(); ++d) {
+      spec.push_back({uint32_t(10 + d), uint32_t(v.dims[d])});
+      spec.push_back({uint32_t(20 + d), word(v.strides[d])});
+    }
+  }
+  plan.dispatches.push_back(make_dispatch(ctx, "strided", std::move(spec), {src, BindingRef::output(0), m},
                                           {uint32_t(n), uint32_t(v.dims.size()), word(v.offset)}, uint64_t(n) / width));
   return plan;
 }

@@ -570,6 +570,36 @@ class TestFusion(CliTestCase):
         out = self.run_vk(make_model(nodes, [], [4, 6], "y", path=self.path("mask.onnx")))
         self.assertIn("0 no-ops removed", out)
 
+    def test_multiplications_by_ones_are_no_ops(self):
+        # Swish as PP-OCRv4 rec writes it, x * Sigmoid(x * 1): the Mul by ones goes, and the Conv absorbs
+        # x * Sigmoid(x). So does a Div by a ones tensor that does not broadcast the output.
+        nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+                 helper.make_node("Mul", ["c", "one"], ["m"], name="times1"),
+                 helper.make_node("Sigmoid", ["m"], ["s"], name="sig"),
+                 helper.make_node("Mul", ["c", "s"], ["sw"], name="swish"),
+                 helper.make_node("Div", ["sw", "ones"], ["d"], name="by1"),
+                 helper.make_node("Neg", ["d"], ["y"], name="neg")]
+        inits = [const("w", [6, 4, 1, 1]), numpy_helper.from_array(np.array([1.0], np.float32), "one"),
+                 numpy_helper.from_array(np.ones([6, 1, 1], np.float32), "ones")]
+        path = make_model(nodes, inits, [1, 4, 5, 8], "y", path=self.path("ones.onnx"))
+        out = self.run_vk(path)
+        self.assertIn("Removed no-op node 'times1'", out)
+        self.assertIn("Removed no-op node 'by1'", out)
+        self.assertIn("Fused 3 nodes into layer 'conv+sig+swish' (Conv)", out)
+        self.assertIn("2 layers (0 nodes folded, 2 no-ops removed", out)
+        # Kept: a Mul by 2, ones on the left of a Div (1 / x), ones that broadcast the output to a
+        # larger shape, and the Mul by ones with --no-fusion.
+        for other, shape in (("two", [1]), ("ones_left", None), ("wide", [2, 1, 1, 1, 1])):
+            first = ["ones1", "c"] if other == "ones_left" else ["c", other]
+            kept = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+                    helper.make_node("Div" if other == "ones_left" else "Mul", first, ["m"], name="op"),
+                    helper.make_node("Neg", ["m"], ["y"], name="neg")]
+            value = np.full(shape or [1], 2.0 if other == "two" else 1.0, np.float32)
+            consts = [const("w", [6, 4, 1, 1]), numpy_helper.from_array(value, "ones1" if other == "ones_left" else other)]
+            out = self.run_vk(make_model(kept, consts, [1, 4, 5, 8], "y", path=self.path(f"kept_{other}.onnx")))
+            self.assertIn("0 no-ops removed", out, other)
+        self.assertIn("0 no-ops removed", self.run_vk(path, "--no-fusion"))
+
     def test_concats_are_written_in_place(self):
         # Three producers write their slices of the Concat's output; its layer goes.
         def concat_model(axis, name, extra_inputs=()):
