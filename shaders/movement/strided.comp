@@ -18,7 +18,7 @@
 //                        unread): the index arithmetic divides by constants, which
 //                        lavapipe does with vector multiplies (by a loaded value, one SIMD
 //                        lane at a time; PP-OCRv4 rec's [1, 40, 360] -> [3, 1, 8, 40, 15],
-//                        0.52 -> ? ms).
+//                        0.52 -> 0.18 ms).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
