@@ -507,24 +507,38 @@ std::optional<int64_t> add_im2col(const LayerContext& ctx, LayerPlan& plan, cons
   return p4;
 }
 
-std::optional<LayerPlan> plan_im2col_gemm(const LayerContext& ctx, GemmBlocking blocking, std::string& why_not) {
+// The start of every im2col tactic: the layer's shape and a plan holding the im2col dispatch (the
+// columns in scratch 0, rows of p4 positions); nullopt (why_not filled) where it cannot be made.
+struct Im2colStart {
+  ConvShape s;
+  LayerPlan plan;
+  int64_t p4 = 0;
+};
+std::optional<Im2colStart> start_im2col(const LayerContext& ctx, std::string& why_not) {
   const std::optional<StorageType> st = float_storage(ctx, why_not);
   if (!st) return std::nullopt;
-  const ConvShape s = conv_shape(ctx, 0, 1);
-  check_output(ctx, s);
-  LayerPlan plan;
-  const std::optional<int64_t> p4 = add_im2col(ctx, plan, s, *st, why_not);
+  Im2colStart start{conv_shape(ctx, 0, 1), {}, 0};
+  check_output(ctx, start.s);
+  const std::optional<int64_t> p4 = add_im2col(ctx, start.plan, start.s, *st, why_not);
   if (!p4) return std::nullopt;
+  start.p4 = *p4;
+  return start;
+}
+
+std::optional<LayerPlan> plan_im2col_gemm(const LayerContext& ctx, GemmBlocking blocking, std::string& why_not) {
+  std::optional<Im2colStart> start = start_im2col(ctx, why_not);
+  if (!start) return std::nullopt;
+  auto& [s, plan, p4] = *start;
   const int64_t col_rows = s.in_channels * s.kernel_size();  // over all groups
   GemmShape shape;
-  shape.ldb = *p4;
-  shape.b_group = s.cg() * s.kernel_size() * *p4;
-  shape.b_batch = col_rows * *p4;
+  shape.ldb = p4;
+  shape.b_group = s.cg() * s.kernel_size() * p4;
+  shape.b_batch = col_rows * p4;
   shape.aligned_b = true;
   std::optional<Dispatch> gemm = conv_gemm_dispatch(ctx, plan, s, blocking, BindingRef::scratch(0), shape, why_not);
   if (!gemm) return std::nullopt;
   plan.dispatches.push_back(std::move(*gemm));
-  return plan;
+  return std::move(plan);
 }
 
 bool is_pointwise(const linalg::WindowGeometry& g) {
@@ -672,18 +686,14 @@ std::optional<LayerPlan> plan_pointwise_gpu(const LayerContext& ctx, const SmemT
 }
 
 std::optional<LayerPlan> plan_im2col_block(const LayerContext& ctx, BlockShape block, std::string& why_not) {
-  const std::optional<StorageType> st = float_storage(ctx, why_not);
-  if (!st) return std::nullopt;
-  const ConvShape s = conv_shape(ctx, 0, 1);
-  check_output(ctx, s);
-  LayerPlan plan;
-  const std::optional<int64_t> p4 = add_im2col(ctx, plan, s, *st, why_not);
-  if (!p4) return std::nullopt;
-  std::optional<Dispatch> gemm = block_gemm_dispatch(ctx, plan, s, block, BindingRef::scratch(0), *p4,
-                                                     s.in_channels * s.kernel_size() * *p4, why_not);
+  std::optional<Im2colStart> start = start_im2col(ctx, why_not);
+  if (!start) return std::nullopt;
+  auto& [s, plan, p4] = *start;
+  std::optional<Dispatch> gemm = block_gemm_dispatch(ctx, plan, s, block, BindingRef::scratch(0), p4,
+                                                     s.in_channels * s.kernel_size() * p4, why_not);
   if (!gemm) return std::nullopt;
   plan.dispatches.push_back(std::move(*gemm));
-  return plan;
+  return std::move(plan);
 }
 
 // conv.im2col_splitk32x32: the im2col columns, then the shared-memory core with K split over
@@ -691,25 +701,21 @@ std::optional<LayerPlan> plan_im2col_block(const LayerContext& ctx, BlockShape b
 // PP-OCRv4 rec's 1x3 Convs over 480 channels at 40 positions: the register-block forms give such
 // a product a few dozen invocations, each summing the whole depth (0.35 ms on an H200).
 std::optional<LayerPlan> plan_im2col_splitk(const LayerContext& ctx, std::string& why_not) {
-  const std::optional<StorageType> st = float_storage(ctx, why_not);
-  if (!st) return std::nullopt;
-  const ConvShape s = conv_shape(ctx, 0, 1);
-  check_output(ctx, s);
+  std::optional<Im2colStart> start = start_im2col(ctx, why_not);
+  if (!start) return std::nullopt;
+  auto& [s, plan, p4] = *start;
   if (!ctx.input(1).is_constant() || s.group != 1) {
     why_not = "needs constant weights and one group";
     return std::nullopt;
   }
-  LayerPlan plan;
-  const std::optional<int64_t> p4 = add_im2col(ctx, plan, s, *st, why_not);
-  if (!p4) return std::nullopt;
-  const auto product = weights_product(ctx, plan, s, *p4, s.in_channels * s.kernel_size() * *p4, why_not);
+  const auto product = weights_product(ctx, plan, s, p4, s.in_channels * s.kernel_size() * p4, why_not);
   if (!product) return std::nullopt;
   const auto& [a, p] = *product;
   Dispatch d;
   bind_weights_gemm(ctx, plan, a, BindingRef::scratch(0), p, d);
   if (!smem_core_dispatches(ctx, p, SmemTile{32, 32, 32, 4, 4}, /*split_k=*/true, std::move(d), plan, why_not))
     return std::nullopt;
-  return plan;
+  return std::move(plan);
 }
 
 // conv.transpose_block<RxC>: ConvTranspose whose kernel equals its strides,
