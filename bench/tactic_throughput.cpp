@@ -143,21 +143,29 @@ BenchCase scale_channels(int64_t c_count, int64_t size) {
   return c;
 }
 
-// "N" (N^3) or "MxKxN"; nullopt for anything else.
-std::optional<BenchCase> matmul_spec(const std::string& spec) {
-  std::vector<int64_t> dims;
+// `spec` split at `sep` into positive integers of at most `digits` digits; nullopt for anything
+// else.
+std::optional<std::vector<int64_t>> positive_ints(const std::string& spec, char sep, size_t digits) {
+  std::vector<int64_t> values;
   size_t start = 0;
   while (start <= spec.size()) {
-    const size_t end = std::min(spec.find('x', start), spec.size());
+    const size_t end = std::min(spec.find(sep, start), spec.size());
     const std::string part = spec.substr(start, end - start);
-    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos)
+    if (part.empty() || part.size() > digits || part.find_first_not_of("0123456789") != std::string::npos)
       return std::nullopt;
-    dims.push_back(std::stoll(part));
-    if (dims.back() <= 0) return std::nullopt;
+    values.push_back(std::stoll(part));
+    if (values.back() <= 0) return std::nullopt;
     start = end + 1;
   }
-  if (dims.size() == 1) return matmul(dims[0], dims[0], dims[0]);
-  if (dims.size() == 3) return matmul(dims[0], dims[2], dims[1]);
+  return values;
+}
+
+// "N" (N^3) or "MxKxN"; nullopt for anything else.
+std::optional<BenchCase> matmul_spec(const std::string& spec) {
+  const std::optional<std::vector<int64_t>> dims = positive_ints(spec, 'x', 6);
+  if (!dims) return std::nullopt;
+  if (dims->size() == 1) return matmul((*dims)[0], (*dims)[0], (*dims)[0]);
+  if (dims->size() == 3) return matmul((*dims)[0], (*dims)[2], (*dims)[1]);
   return std::nullopt;
 }
 
@@ -168,18 +176,10 @@ std::optional<BenchCase> conv_spec(const std::string& spec) {
   size_t start = 0;
   while (start <= spec.size()) {
     const size_t end = std::min(spec.find(',', start), spec.size());
-    const std::string field = spec.substr(start, end - start);
-    const size_t x = field.find('x');
-    std::array<int64_t, 2> pair{};
-    for (int i = 0; i < 2; ++i) {
-      const std::string part = x == std::string::npos ? field : i == 0 ? field.substr(0, x) : field.substr(x + 1);
-      if (part.empty() || part.size() > 5 || part.find_first_not_of("0123456789") != std::string::npos)
-        return std::nullopt;
-      pair[size_t(i)] = std::stoll(part);
-      if (pair[size_t(i)] <= 0) return std::nullopt;
-    }
-    if (x != std::string::npos && v.size() != 2 && v.size() != 3) return std::nullopt;  // HxW: K and SIZE only
-    v.push_back(pair);
+    const std::optional<std::vector<int64_t>> field = positive_ints(spec.substr(start, end - start), 'x', 5);
+    // HxW for K and SIZE only.
+    if (!field || field->size() > 2 || (field->size() == 2 && v.size() != 2 && v.size() != 3)) return std::nullopt;
+    v.push_back({field->front(), field->back()});
     start = end + 1;
   }
   if (v.size() < 4 || v.size() > 6) return std::nullopt;

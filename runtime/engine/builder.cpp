@@ -412,13 +412,8 @@ bool apply_activation(const FusedActivation& activation, LayerPlan& plan, std::s
   for (auto d = plan.dispatches.rbegin(); d != plan.dispatches.rend(); ++d) {
     if (std::find(d->bindings.begin(), d->bindings.end(), BindingRef::output(0)) == d->bindings.end()) continue;
     if (!vk::declares_spec_constant(vk::builtin_shader(d->shader), 20)) break;
-    d->spec.push_back({20, uint32_t(activation.kind)});
-    d->spec.push_back({21, std::bit_cast<uint32_t>(activation.alpha)});
-    d->spec.push_back({22, std::bit_cast<uint32_t>(activation.beta)});
-    if (activation.post_scale != 1.0f || activation.post_shift != 0.0f) {
-      d->spec.push_back({23, std::bit_cast<uint32_t>(activation.post_scale)});
-      d->spec.push_back({24, std::bit_cast<uint32_t>(activation.post_shift)});
-    }
+    const std::vector<SpecValue> epilogue = epilogue_spec(activation);
+    d->spec.insert(d->spec.end(), epilogue.begin(), epilogue.end());
     return true;
   }
   why_not = "its shader cannot apply the fused activation";

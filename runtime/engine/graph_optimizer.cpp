@@ -1,6 +1,7 @@
 #include "runtime/engine/graph_optimizer.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -441,6 +442,16 @@ std::optional<std::pair<FusedActivation, std::vector<size_t>>> match_activation(
 }
 
 }  // namespace
+
+std::vector<SpecValue> epilogue_spec(const FusedActivation& a) {
+  std::vector<SpecValue> spec = {
+      {20, uint32_t(a.kind)}, {21, std::bit_cast<uint32_t>(a.alpha)}, {22, std::bit_cast<uint32_t>(a.beta)}};
+  if (a.post_scale != 1.0f || a.post_shift != 0.0f) {
+    spec.push_back({23, std::bit_cast<uint32_t>(a.post_scale)});
+    spec.push_back({24, std::bit_cast<uint32_t>(a.post_shift)});
+  }
+  return spec;
+}
 
 std::vector<ChainedOp> chained_ops(const Node& node) {
   std::vector<ChainedOp> ops;

@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "runtime/core/graph.h"
+#include "runtime/engine/tactic.h"
 
 namespace vkg {
 
@@ -76,6 +77,10 @@ struct FusedActivation {
   // Applied after the activation: v * post_scale + post_shift (specialization constants 23, 24).
   float post_scale = 1, post_shift = 0;
 };
+// The specialization constants 20-24 that make a shader's epilogue (shaders/common/epilogue.glsl)
+// apply `a`; the scale and shift only where they are not 1 and 0.
+std::vector<SpecValue> epilogue_spec(const FusedActivation& a);
+
 // A chained elementwise op (the second or third op of an elementwise chain): the
 // fused node's third (fourth) input is its other operand; operand_first when that
 // operand is the op's first input (v = op(D, v)), else v = op(v, D). Carried as the

@@ -957,9 +957,9 @@ bool tile_geometry(const ConvShape& s, int64_t max_kernel, std::string& why_not)
   return true;
 }
 
-// The tile shaders' geometry specialization constants 3..10. `store8`: their texel build is used and
-// stores eight wide (kVecStore 2 where OW % 8 == 0).
-std::vector<SpecValue> tile_spec(const ConvShape& s, uint32_t rows, bool has_bias, bool store8) {
+// The tile shaders' geometry specialization constants 3..10 for a dispatch of `shader`: its texel
+// build (picked with wide stores) stores eight wide (kVecStore 2 where OW % 8 == 0).
+std::vector<SpecValue> tile_spec(const ConvShape& s, uint32_t rows, bool has_bias, const std::string& shader) {
   const linalg::WindowGeometry& g = s.window;
   const auto u = [](int64_t v) { return uint32_t(v); };
   return {{1, rows},
@@ -971,9 +971,9 @@ std::vector<SpecValue> tile_spec(const ConvShape& s, uint32_t rows, bool has_bia
           {7, u(g.pads_begin[0])},
           {8, u(g.pads_begin[1])},
           {9, g.in[1] % 4 == 0 ? 1u : 0u},
-          {10, store8 && g.out[1] % 8 == 0 ? 2u
-               : g.out[1] % 4 == 0         ? 1u
-                                           : 0u}};
+          {10, is_texel_build(shader) && g.out[1] % 8 == 0 ? 2u
+               : g.out[1] % 4 == 0                         ? 1u
+                                                           : 0u}};
 }
 
 // conv.depthwise_tile<R>x8: 2-D depthwise on conv/depthwise_tile.comp, R output rows x 8
@@ -996,8 +996,8 @@ std::optional<LayerPlan> plan_depthwise_tile(const LayerContext& ctx, uint32_t r
   const uint64_t invocations = uint64_t(planes) * uint64_t((g.out[0] + rows - 1) / rows) * uint64_t((g.out[1] + 7) / 8);
   if (!fits_invocations(invocations, why_not)) return std::nullopt;
   const uint64_t largest = uint64_t(std::max(ctx.input(0).size(), ctx.input(1).size()));  // X, W
-  plan.dispatches.push_back(dispatch(ctx, ctx.texel_shader("conv/depthwise_tile", largest, /*wide_stores=*/true),
-                                     tile_spec(s, rows, has_bias, ctx.texel_reads(largest, /*wide_stores=*/true)),
+  const std::string shader = ctx.texel_shader("conv/depthwise_tile", largest, /*wide_stores=*/true);
+  plan.dispatches.push_back(dispatch(ctx, shader, tile_spec(s, rows, has_bias, shader),
                                      {BindingRef::input(0), w, bias, BindingRef::output(0)},
                                      {uint32_t(planes), uint32_t(s.in_channels), uint32_t(g.in[0]), uint32_t(g.in[1]),
                                       uint32_t(g.out[0]), uint32_t(g.out[1])},
@@ -1031,10 +1031,9 @@ std::optional<LayerPlan> plan_direct_tile(const LayerContext& ctx, uint32_t rows
   if (!fits_invocations(invocations, why_not)) return std::nullopt;
   const auto u = [](int64_t v) { return uint32_t(v); };
   const uint64_t largest = std::max(uint64_t(ctx.input(0).size()), uint64_t(plan.weights.front().size()));
+  const std::string shader = ctx.texel_shader("conv/direct_tile", largest, /*wide_stores=*/true);
   plan.dispatches.push_back(dispatch(
-      ctx, ctx.texel_shader("conv/direct_tile", largest, /*wide_stores=*/true),
-      tile_spec(s, rows, has_bias, ctx.texel_reads(largest, /*wide_stores=*/true)),
-      {BindingRef::input(0), w, bias, BindingRef::output(0)},
+      ctx, shader, tile_spec(s, rows, has_bias, shader), {BindingRef::input(0), w, bias, BindingRef::output(0)},
       {u(s.batch), u(s.in_channels), u(s.out_channels), u(s.group), u(g.in[0]), u(g.in[1]), u(g.out[0]), u(g.out[1])},
       invocations));
   return plan;

@@ -438,11 +438,8 @@ std::optional<LayerPlan> plan_squeeze_gate(const LayerContext& ctx, std::string&
       return d;
     };
     Dispatch first = fc(BindingRef::scratch(0), 1, BindingRef::scratch(1), c, w1[0]);
-    first.spec.insert(first.spec.end(), {{20, uint32_t(hidden->kind)},
-                                         {21, std::bit_cast<uint32_t>(hidden->alpha)},
-                                         {22, std::bit_cast<uint32_t>(hidden->beta)},
-                                         {23, std::bit_cast<uint32_t>(hidden->post_scale)},
-                                         {24, std::bit_cast<uint32_t>(hidden->post_shift)}});
+    const std::vector<SpecValue> epilogue = epilogue_spec(*hidden);
+    first.spec.insert(first.spec.end(), epilogue.begin(), epilogue.end());
     plan.dispatches.push_back(std::move(first));
     plan.dispatches.push_back(fc(BindingRef::scratch(1), 3, BindingRef::output(0), w1[0], w2[0]));
     return plan;
