@@ -6,17 +6,21 @@
 #
 #   bash .gpu/gpu-run.sh 'bench/gpu.sh PART [STEP...]'
 #
-#   bench   device, gemm4096 (every MatMul tactic and precision at 4096^3, timestamps), cublas
+#   bench   device, gemm4096 (every MatMul tactic and precision at 4096^3, timestamps; GEMM_FILTER:
+#           globs of the tactics to run, comma-separated), cublas
 #           (torch_baseline.py matmul: fp32 with TF32 off, and fp16), peers-resnet50 (vkgraphy fp32
 #           and fp16, ncnn's Vulkan backend converted there by pnnx, ONNX Runtime), torch-resnet50
 #           (onnx2torch), tactics (the tactic bench's built-in GEMM and Conv cases)
 #   tests   device, unit (the unit tests, validation layer on), node (ONNX 1.12's node tests on
 #           Vulkan), node23 (the opset 18-23 node tests of tests/requirements.txt's onnx, carried),
-#           cli (the model, engine-file and measurement CLI tests, then again forcing staging)
+#           cli (the model, engine-file and measurement CLI tests, then again forcing staging);
+#           named only: conformance (the tactic conformance tests of the tactics CONFORMANCE_FILTER
+#           names, default gemm, validation layer on: new variants without the whole unit run)
 #   models  device, peers-ocr (PP-OCRv4 det and rec and the transformer: vkgraphy, ncnn from the
-#           carried conversions, ONNX Runtime), profile-ocr (the per-layer device times and tactics
-#           of the det and rec engines peers-ocr built, fp32 and fp16: the first run had det fp32
-#           at 3.6x its fp16 engine), torch-ocr (the same models through onnx2torch)
+#           carried conversions, ONNX Runtime; PEERS_MODELS and PEERS_RUNTIMES: subsets), profile-ocr
+#           (the per-layer device times and tactics of the det and rec engines peers-ocr built, fp32
+#           and fp16: the first run had det fp32 at 3.6x its fp16 engine), torch-ocr (the same models
+#           through onnx2torch)
 #   iree    device, peers-iree (PP-OCRv4 det and rec and the transformer on IREE's Vulkan HAL, from
 #           the modules gpu_prepare.sh compiled for Ampere, beside vkgraphy fp32 and ONNX Runtime)
 #
@@ -35,16 +39,18 @@ cd "$(dirname "$0")/.." || exit 1
 
 part=${1:-}
 shift || true
+extra=()
 case "$part" in
   bench) all=(device gemm4096 cublas peers-resnet50 torch-resnet50 tactics) ;;
-  tests) all=(device unit node node23 cli) ;;
+  tests) all=(device unit node node23 cli) extra=(conformance) ;;
   models) all=(device peers-ocr profile-ocr torch-ocr) ;;
   iree) all=(device peers-iree) ;;
   *) echo "usage: bench/gpu.sh bench|tests|models|iree [STEP...]" >&2; exit 2 ;;
 esac
 steps=("${@:-${all[@]}}")
 for s in "${steps[@]}"; do
-  [[ " ${all[*]} " == *" $s "* ]] || { echo "error: part $part has no step '$s' (${all[*]})" >&2; exit 2; }
+  [[ " ${all[*]} ${extra[*]} " == *" $s "* ]] ||
+    { echo "error: part $part has no step '$s' (${all[*]} ${extra[*]})" >&2; exit 2; }
 done
 
 OUT=${OUT:-build/gpu}
@@ -164,7 +170,9 @@ make_resnet50() {
 for step in "${steps[@]}"; do
   case "$step" in
     device) SUMMARY_ALL=1 run_step device 60 vkgraphy inspect device ;;
-    gemm4096) run_step gemm4096 200 vkgraphy_tactic_bench --no-reference --matmul 4096 --case 'MatMul 4096^3' --samples 10 ;;
+    gemm4096)
+      run_step gemm4096 200 vkgraphy_tactic_bench --no-reference --matmul 4096 --case 'MatMul 4096^3' --samples 10 \
+        --filter "${GEMM_FILTER:-*}" ;;
     cublas) run_step cublas 90 "$py" bench/torch_baseline.py matmul --size 4096 ;;
     peers-resnet50)
       make_resnet50
@@ -174,6 +182,9 @@ for step in "${steps[@]}"; do
       run_step torch-resnet50 120 "$py" bench/torch_baseline.py model resnet50 "$resnet50" ;;
     tactics) run_step tactics 180 vkgraphy_tactic_bench --no-reference --samples 10 ;;
     unit) unit_shards 8 300 ;;
+    conformance)
+      run_step conformance 150 env VKGRAPHY_VK_VALIDATION=1 vkgraphy_unit_tests --gtest_brief=1 \
+        --gtest_filter="*TacticConformance*${CONFORMANCE_FILTER:-gemm}*" ;;
     node)
       run_step node 150 vkgraphy_node_tests --backend vk --dir "$VKG_NODE_TESTS" \
         --exceptions tests/node/known_exceptions_vk.txt ;;
@@ -195,7 +206,9 @@ for step in "${steps[@]}"; do
            VKGRAPHY_MODELS="$PWD/tests/models" VKGRAPHY_VENV=/tmp/vkg-venv)
       run_step cli 150 "${cli[@]}" "$py" -m unittest "${classes[@]}"
       run_step cli-staging 150 "${cli[@]}" VKGRAPHY_VK_FORCE_STAGING=1 "$py" -m unittest "${classes[@]}" ;;
-    peers-ocr) run_step peers-ocr 360 "${peers[@]}" --models ppocrv4-det,ppocrv4-rec,transformer ;;
+    peers-ocr)
+      run_step peers-ocr 360 "${peers[@]}" --models "${PEERS_MODELS:-ppocrv4-det,ppocrv4-rec,transformer}" \
+        ${PEERS_RUNTIMES:+--runtimes "$PEERS_RUNTIMES"} ;;
     peers-iree)
       # The flags gpu_prepare.sh compiled the carried modules with: peers.py then finds them made.
       run_step peers-iree 300 env PEERS_IREE_COMPILE_FLAGS="$(cat "$carry/iree-flags" 2>/dev/null)" "${peers[@]}" \

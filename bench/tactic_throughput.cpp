@@ -3,15 +3,19 @@
 // Vulkan device with the builder's own timer (timestamp queries, median of the
 // samples), beside the CPU reference backend measured in the same run.
 //
-//   build/bench/vkgraphy_tactic_bench [--device SELECTOR] [--samples N] [--filter GLOB] [--case GLOB] [--per-dispatch]
+//   build/bench/vkgraphy_tactic_bench [--device SELECTOR] [--samples N] [--filter GLOB[,GLOB...]] [--case GLOB]
+//   [--per-dispatch]
 //                                     [--matmul N|MxKxN]... [--conv CIN,COUT,K,SIZE[,GROUPS[,STRIDE]]]...
-//                                     [--no-reference]
+//                                     [--no-reference] [--warm-up-ms MS]
 //
-// --matmul adds a MatMul case (N^3, or [M x K] @ [K x N]) to the built-in ones (a GPU run adds
-// 4096^3, bench/gpu.sh); --conv a Conv of one image, "same" padding (a layer of a model:
-// 16,32,1,160 is PP-OCRv4 det's 1x1 of 16 into 32 channels at 160x160, 960,60,1x3,1x40 one of
+// --filter takes globs separated by commas (a tactic runs when one matches); --matmul adds a MatMul case (N^3, or [M x
+// K] @ [K x N]) to the built-in ones (a GPU run adds 4096^3, bench/gpu.sh); --conv a Conv of one image, "same" padding
+// (a layer of a model: 16,32,1,160 is PP-OCRv4 det's 1x1 of 16 into 32 channels at 160x160, 960,60,1x3,1x40 one of
 // rec's; K and SIZE square or HxW); --no-reference skips the CPU reference
-// backend's timing (single-threaded, minutes at 4096^3), where another baseline runs beside the bench.
+// backend's timing (single-threaded, minutes at 4096^3), where another baseline runs beside the bench;
+// --warm-up-ms sets the least device time of the untimed runs before each tactic's samples (the
+// builder's default: 100 ms on GPUs, whose clocks drop while the host prepares the next tactic, 0
+// on CPU devices).
 //
 // Results and the commands that made them are recorded in docs/bench.md.
 #include <algorithm>
@@ -143,19 +147,27 @@ BenchCase scale_channels(int64_t c_count, int64_t size) {
   return c;
 }
 
+// The parts of `text` between the separators `sep` (empty parts included).
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(sep, start), text.size());
+    parts.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
 // `spec` split at `sep` into positive integers of at most `digits` digits; nullopt for anything
 // else.
 std::optional<std::vector<int64_t>> positive_ints(const std::string& spec, char sep, size_t digits) {
   std::vector<int64_t> values;
-  size_t start = 0;
-  while (start <= spec.size()) {
-    const size_t end = std::min(spec.find(sep, start), spec.size());
-    const std::string part = spec.substr(start, end - start);
+  for (const std::string& part : split(spec, sep)) {
     if (part.empty() || part.size() > digits || part.find_first_not_of("0123456789") != std::string::npos)
       return std::nullopt;
     values.push_back(std::stoll(part));
     if (values.back() <= 0) return std::nullopt;
-    start = end + 1;
   }
   return values;
 }
@@ -198,6 +210,7 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   std::string device_selector, filter = "*", case_filter = "*";
   int samples = 10;
+  std::optional<double> warmup_ms;
   bool per_dispatch = false, reference = true;
   std::vector<BenchCase> cases = {
       matmul(512, 512, 512),   matmul(1024, 1024, 1024),   matmul(48, 6400, 48),          matmul(384, 100, 384),
@@ -218,6 +231,8 @@ int main(int argc, char** argv) {
       per_dispatch = true;
     else if (a == "--no-reference")
       reference = false;
+    else if (a == "--warm-up-ms" && i + 1 < argc)
+      warmup_ms = std::max(0.0, std::atof(argv[++i]));
     else if (a == "--matmul" && i + 1 < argc) {
       std::optional<BenchCase> c = matmul_spec(argv[++i]);
       if (!c) {
@@ -237,7 +252,8 @@ int main(int argc, char** argv) {
     } else {
       std::cerr << "usage: " << argv[0]
                 << " [--device SELECTOR] [--samples N] [--filter GLOB] [--case GLOB] [--per-dispatch]"
-                   " [--matmul N|MxKxN]... [--conv CIN,COUT,K,SIZE[,GROUPS[,STRIDE]]]... [--no-reference]\n";
+                   " [--matmul N|MxKxN]... [--conv CIN,COUT,K,SIZE[,GROUPS[,STRIDE]]]... [--no-reference]"
+                   " [--warm-up-ms MS]\n";
       return 2;
     }
   }
@@ -246,9 +262,10 @@ int main(int argc, char** argv) {
     options.device = device_selector;
     vk::Context ctx(options);
     const vk::DeviceInfo& info = ctx.device().info();
-    vk::VulkanPlanTimer timer(ctx.device());
-    std::printf("device: %s (%s), fp16: %s\n\n", info.name.c_str(), info.driver_info.c_str(),
-                info.fp16() ? "yes" : "no");
+    const std::vector<std::string> filters = split(filter, ',');
+    vk::VulkanPlanTimer timer(ctx.device(), warmup_ms);
+    std::printf("device: %s (%s), fp16: %s, warm-up: %g ms\n\n", info.name.c_str(), info.driver_info.c_str(),
+                info.fp16() ? "yes" : "no", warmup_ms.value_or(vk::VulkanPlanTimer::default_warmup_ms(info)));
     std::printf("%-28s %-36s %12s %10s\n", "case", "tactic", "median ms", "GFLOP/s");
 
     // The convolutions besides the first 3x3 are shapes of PP-OCRv4 det (1x1, depthwise, 3x3 96->24 at
@@ -271,7 +288,7 @@ int main(int argc, char** argv) {
       const Shape out_shape = !c.out.empty() ? c.out : run_reference_node(c.node, 17, in)[0].shape();
 
       for (const Tactic* t : TacticRegistry::builtin().for_op(c.node.op_type)) {
-        if (!glob_match(filter, t->name)) continue;
+        if (!std::ranges::any_of(filters, [&](const std::string& g) { return glob_match(g, t->name); })) continue;
         if (t->precision() == Precision::FP16 && !info.fp16()) continue;
         std::vector<LayerTensor> inputs, outputs;
         std::vector<PlanTimer::Buffer> in_bufs, out_bufs;

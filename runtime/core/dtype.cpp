@@ -6,52 +6,6 @@
 
 namespace vkg {
 
-float half_to_float(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu;
-  const uint32_t mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal half -> normal float
-      float f = std::ldexp(float(mant), -24);
-      bits = std::bit_cast<uint32_t>(f) | sign;
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 112) << 23) | (mant << 13);
-  }
-  return std::bit_cast<float>(bits);
-}
-
-uint16_t float_to_half(float f) {
-  const uint32_t x = std::bit_cast<uint32_t>(f);
-  const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
-  const uint32_t abs = x & 0x7fffffffu;
-  if (abs >= 0x7f800000u) {  // inf or nan
-    return uint16_t(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
-  }
-  if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds to inf
-  if (abs < 0x38800000u) {                                  // subnormal or zero in half
-    // Round to nearest even at 2^-24 granularity.
-    float a = std::bit_cast<float>(abs);
-    float scaled = a * 16777216.0f;  // 2^24
-    float r = std::nearbyint(scaled);
-    return uint16_t(sign | uint16_t(r));
-  }
-  uint32_t mant = abs & 0x7fffffu;
-  uint32_t exp = (abs >> 23) - 112;
-  uint32_t h = (exp << 10) | (mant >> 13);
-  const uint32_t rest = mant & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h += 1;
-  return uint16_t(sign | h);
-}
-
-Half::Half(float f) : bits(float_to_half(f)) {}
-Half::operator float() const { return half_to_float(bits); }
-
 BFloat16::BFloat16(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) {

@@ -136,6 +136,18 @@ Tensor Tensor::cast(DType to) const {
   // through here on every run (fp32 to fp16 storage and back).
   visit_dtype(dtype_, [&]<typename S>() {
     visit_dtype(to, [&]<typename D>() {
+      // fp16 storage to float32 and back, the engines' conversions, without the trip through double.
+      if constexpr (std::is_same_v<S, Half> && std::is_same_v<D, float>) {
+        const Half* s = data<Half>();
+        float* d = out.data<float>();
+        for (int64_t i = 0; i < size_; ++i) d[i] = half_to_float(s[i].bits);
+        return;
+      } else if constexpr (std::is_same_v<S, float> && std::is_same_v<D, Half>) {
+        const float* s = data<float>();
+        Half* d = out.data<Half>();
+        for (int64_t i = 0; i < size_; ++i) d[i].bits = float_to_half(s[i]);
+        return;
+      }
       for (int64_t i = 0; i < size_; ++i) {
         if constexpr (std::is_integral_v<S> && std::is_integral_v<D>) {
           // Exact for 64-bit integers, which a double cannot hold.

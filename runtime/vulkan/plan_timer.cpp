@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <sstream>
 
@@ -16,6 +17,15 @@ namespace vkg::vk {
 namespace {
 
 constexpr double kSlowRunNs = 20e6;
+constexpr int kMaxWarmupRuns = 4096;  // a minimum warm-up time of microsecond dispatches
+// A device idle for less than this since the last timed submission is taken to have kept its
+// clocks up and warms up for a tenth of the minimum: the builder times one small layer after
+// another, and the full warm-up on each of its candidates made GPU builds several times longer
+// (H200, 2026-11-27: PP-OCRv4 det's fp32 and fp16 builds with their runs took over 84 s, where
+// six builds of three models and every peer's runs had taken 123 s). The tactic bench's large
+// products idle the device longer than this between tactics (their data is generated and
+// uploaded), and warm up in full.
+constexpr auto kShortIdle = std::chrono::milliseconds(50);
 constexpr std::chrono::milliseconds kProbeTimeout{120000};
 
 // Deterministic, harmless contents for timing: small floats, zero integers.
@@ -42,7 +52,12 @@ std::vector<std::byte> fill_pattern(StorageType s, uint64_t elements) {
 
 }  // namespace
 
-VulkanPlanTimer::VulkanPlanTimer(Device& device) : device_(device) {
+double VulkanPlanTimer::default_warmup_ms(const DeviceInfo& info) {
+  return info.type == DeviceType::Cpu ? 0 : kGpuWarmupMs;
+}
+
+VulkanPlanTimer::VulkanPlanTimer(Device& device, std::optional<double> min_warmup_ms)
+    : device_(device), min_warmup_ns_(min_warmup_ms.value_or(default_warmup_ms(device.info())) * 1e6) {
   VKG_CHECK(device.info().timestamps(), "device '" << device.info().name
                                                    << "' has no timestamps on its compute queue: the builder cannot "
                                                       "time tactics (use --builder-optimization-level 0)");
@@ -201,11 +216,17 @@ std::vector<double> VulkanPlanTimer::time(const LayerPlan& plan, const std::vect
     ComputeCommands probe(device_, 2);
     probe.begin();
     record_runs(probe, 1, true, marks);
+    const bool kept_busy = last_end_ && std::chrono::steady_clock::now() - *last_end_ < kShortIdle;
     probe.submit_and_wait(kProbeTimeout);
     probe_ns = probe.elapsed_ns(marks[0].first, marks[0].second);
     if (probe_ns > kSlowRunNs) {
       samples = std::clamp(int(4 * kSlowRunNs / probe_ns), 1, samples);
       warmup = 0;
+    }
+    // Counted from the probe, which ran at whatever clock the idle gap before it left.
+    if (min_warmup_ns_ > 0) {
+      const double runs = std::ceil((kept_busy ? min_warmup_ns_ / 10 : min_warmup_ns_) / std::max(probe_ns, 1.0));
+      warmup = std::max(warmup, int(std::min(runs, double(kMaxWarmupRuns))));
     }
   }
   marks.clear();
@@ -215,6 +236,7 @@ std::vector<double> VulkanPlanTimer::time(const LayerPlan& plan, const std::vect
   record_runs(cmd, samples, true, marks);
   const auto expected = std::chrono::milliseconds(int64_t(4 * probe_ns * (warmup + samples) / 1e6));
   cmd.submit_and_wait(std::max(ComputeCommands::kDefaultTimeout, expected));
+  last_end_ = std::chrono::steady_clock::now();
   std::vector<double> out;
   for (const auto& [a, b] : marks) out.push_back(cmd.elapsed_ns(a, b));
   return out;

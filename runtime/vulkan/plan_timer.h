@@ -4,8 +4,10 @@
 // and kept for the rest of the build.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "runtime/engine/builder.h"
@@ -16,13 +18,29 @@ namespace vkg::vk {
 
 class VulkanPlanTimer : public PlanTimer {
  public:
+  // GPUs lower their clocks while they idle (the host compiling the next pipeline or
+  // uploading the next candidate's data) and raise them again only after tens of
+  // milliseconds of work: samples taken right after such a gap measure the clock, not
+  // the shader. On an H200 (2026-11-27), 4096^3 GEMMs timed after two warm-up runs
+  // came out up to 4x slow and in no stable order; 25 ms of warm-up left some 1.4x
+  // slow; after 100 ms two runs agreed within 1% (3.469 and 3.453 ms). The untimed runs
+  // before the samples therefore last this long on GPUs (counted from the probe run,
+  // which ran at the idle clock: at full clock they take less), and none on CPU devices
+  // (lavapipe), whose clocks the build's own host work keeps up. After an idle gap of
+  // less than 50 ms (the builder, timing one layer after another) a tenth of it.
+  static constexpr double kGpuWarmupMs = 100;
+  static double default_warmup_ms(const DeviceInfo& info);
+
   // Throws Error when the device has no timestamps on its compute queue.
-  explicit VulkanPlanTimer(Device& device);
+  // `min_warmup_ms`: the least device time of untimed runs before the samples
+  // (default: default_warmup_ms).
+  explicit VulkanPlanTimer(Device& device, std::optional<double> min_warmup_ms = std::nullopt);
   ~VulkanPlanTimer() override;
 
   // Each timed run is recorded between two timestamps in one submission after
-  // `warmup` untimed runs. When one run takes longer than about 20 ms, fewer
-  // samples are taken (at least 1) so that slow candidates do not stall the build.
+  // `warmup` untimed runs, more where they take less than the minimum warm-up
+  // time. When one run takes longer than about 20 ms, fewer samples are taken (at
+  // least 1) so that slow candidates do not stall the build.
   std::vector<double> time(const LayerPlan& plan, const std::vector<Buffer>& inputs, const std::vector<Buffer>& outputs,
                            int warmup, int samples) override;
 
@@ -41,6 +59,8 @@ class VulkanPlanTimer : public PlanTimer {
   const ComputePipeline& pipeline(const Dispatch& d);
 
   Device& device_;
+  double min_warmup_ns_;
+  std::optional<std::chrono::steady_clock::time_point> last_end_;  // of the last timed submission
   std::map<std::string, std::unique_ptr<ComputePipeline>> pipelines_;
 };
 
