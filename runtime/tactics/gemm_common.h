@@ -107,6 +107,9 @@ struct CoopTile {
   bool vec = false;
   uint32_t stages = 1;  // gemm/coopmat_vec.comp's shared buffers: 2 double-buffers the slices
   uint32_t group_m = 0;  // gemm/coopmat_vec.comp: tiles rasterized in bands of this many row tiles (0: none)
+  // gemm/coopmat_vec.comp: K and the row strides compiled in, and no bounds checks where the
+  // product is a whole number of tiles.
+  bool fixed = false;
   uint32_t bm() const { return warps_m * frags_m * 16; }
   uint32_t bn() const { return warps_n * frags_n * 16; }
   uint32_t bk() const { return k_steps * 16; }

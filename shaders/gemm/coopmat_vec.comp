@@ -17,7 +17,10 @@
 // subgroups.
 // Specialization constants: 0 (local_size_x_id) workgroup size, kWarpsM * kWarpsN * 32;
 // 1 kWarpsM; 2 kWarpsN; 3 kFragsM; 4 kFragsN; 5 kKSteps (kBK = 16 * kKSteps); 6 kStages (1 or 2);
-// 7 kGroupM (gemm_tile's bands of row tiles, 0: none); the epilogue's.
+// 7 kGroupM (gemm_tile's bands of row tiles, 0: none); 8 kWhole (1: M, N and K are whole
+// multiples of the tile, so no load or store checks its bounds); 9 kConstK, 10 kConstASm,
+// 11 kConstBSk (K, A's and B's row strides compiled in, as NVIDIA's cooperative-matrix samples
+// compile every size and stride; 0: read from the push constants); the epilogue's.
 // Dispatch: x = ceil(N / kBN), y = row tiles, z = batches (y and z past their counts are
 // looped over).
 #version 450
@@ -44,6 +47,10 @@ layout(constant_id = 4) const uint kFragsN = 2;
 layout(constant_id = 5) const uint kKSteps = 2;
 layout(constant_id = 6) const uint kStages = 1;
 layout(constant_id = 7) const uint kGroupM = 0;
+layout(constant_id = 8) const uint kWhole = 0;
+layout(constant_id = 9) const uint kConstK = 0;
+layout(constant_id = 10) const uint kConstASm = 0;
+layout(constant_id = 11) const uint kConstBSk = 0;
 
 const uint kFrag = 16;
 const uint kLanes = 32;
@@ -73,20 +80,24 @@ shared afp scratch[kWarpsM * kWarpsN * kFrag * kFrag];
 uvec4 staged_a[kLoadsA];
 uvec4 staged_b[kLoadsB];
 
+uint dim_k() { return kConstK != 0u ? kConstK : p.K; }
+uint a_row_stride() { return kConstASm != 0u ? kConstASm : p.a_sm; }
+uint b_row_stride() { return kConstBSk != 0u ? kConstBSk : p.b_sk; }
+
 void load_slice(uint a_base, uint b_base, uint m0, uint n0, uint k0) {
   const uint lid = gl_LocalInvocationID.x;
   [[unroll]] for (uint i = 0; i < kLoadsA; ++i) {
     const uint v = lid + i * kThreads;
     const uint m = m0 + v / (kBK / 8), k = k0 + v % (kBK / 8) * 8;
     uvec4 value = uvec4(0);
-    if (v < kVecsA && m < p.M && k < p.K) value = a8[(a_base + m * p.a_sm + k) / 8];
+    if (v < kVecsA && (kWhole != 0u || (m < p.M && k < dim_k()))) value = a8[(a_base + m * a_row_stride() + k) / 8];
     staged_a[i] = value;
   }
   [[unroll]] for (uint i = 0; i < kLoadsB; ++i) {
     const uint v = lid + i * kThreads;
     const uint k = k0 + v / (kBN / 8), n = n0 + v % (kBN / 8) * 8;
     uvec4 value = uvec4(0);
-    if (v < kVecsB && k < p.K && n < p.N) value = b8[(b_base + k * p.b_sk + n) / 8];
+    if (v < kVecsB && (kWhole != 0u || (k < dim_k() && n < p.N))) value = b8[(b_base + k * b_row_stride() + n) / 8];
     staged_b[i] = value;
   }
 }
@@ -124,8 +135,8 @@ void main() {
       store_slice(0);
       barrier();
       uint buf = 0;
-      for (uint k0 = 0; k0 < p.K; k0 += kBK) {
-        const bool more = k0 + kBK < p.K;
+      for (uint k0 = 0; k0 < dim_k(); k0 += kBK) {
+        const bool more = k0 + kBK < dim_k();
         if (more) load_slice(a_base, b_base, m0, n0, k0 + kBK);  // in flight during the math
         const uint a_off = buf * kStageA, b_off = buf * kStageB;
         [[unroll]] for (uint ks = 0; ks < kKSteps; ++ks) {
@@ -162,7 +173,7 @@ void main() {
           const uint fm = m0 + (wm * kFragsM + i) * kFrag, fn = n0 + (wn * kFragsN + j) * kFrag;
           [[unroll]] for (uint e = lane; e < kFrag * kFrag; e += kLanes) {
             const uint m = fm + e / kFrag, n = fn + e % kFrag;
-            if (m < p.M && n < p.N) {
+            if (kWhole != 0u || (m < p.M && n < p.N)) {
               afp result = alpha * scratch[base + e];
               if ((p.flags & kGemmHasC) != 0u) result += beta * sfp2afp(c[m * p.c_sm + n * p.c_sn]);
               y[(batch * p.M + m) * p.N + n] = afp2sfp(vkg_epilogue(result));
