@@ -17,6 +17,7 @@
 #include "runtime/vulkan/compute_commands.h"
 #include "runtime/vulkan/compute_pipeline.h"
 #include "runtime/vulkan/context.h"
+#include "runtime/vulkan/plan_timer.h"
 #include "runtime/vulkan/shader_table.h"
 #include "runtime/vulkan/spirv_disassembly.h"
 #include "tests/unit/vk_test_util.h"
@@ -138,6 +139,14 @@ TEST(VulkanDeviceMemory, PathFollowsTheMemoryTypesAndTheSwitch) {
   EXPECT_EQ(d.memory_path(), MemoryPath::Staging);
   EXPECT_NE(format_device_info(d).find("memory path: staging (forced by --vk-force-staging"), std::string::npos);
   EXPECT_STREQ(memory_path_name(MemoryPath::Rebar), "resizable-bar");
+}
+
+// GPUs warm up before a candidate's samples (their clocks drop while the host prepares it);
+// CPU drivers such as lavapipe do not, so CI builds pay nothing for it.
+TEST(VulkanPlanTimerWarmup, GpusWarmUpAndCpuDriversDoNot) {
+  EXPECT_EQ(VulkanPlanTimer::default_warmup_ms(fake_device(0, "cpu", DeviceType::Cpu)), 0);
+  for (DeviceType t : {DeviceType::Discrete, DeviceType::Integrated, DeviceType::Virtual, DeviceType::Other})
+    EXPECT_EQ(VulkanPlanTimer::default_warmup_ms(fake_device(0, "gpu", t)), VulkanPlanTimer::kGpuWarmupMs);
 }
 
 TEST(VulkanDeviceFeatures, NamedPropertiesAndTheirSwitches) {
