@@ -250,6 +250,7 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
                      ? std::to_string(s.inputs_converted_on_upload) + " input(s) converted on upload, "
                      : "")
              << (s.reformats_fused ? std::to_string(s.reformats_fused) + " reformats fused into layers, " : "")
+             << (s.outputs_written_f32 ? std::to_string(s.outputs_written_f32) + " output(s) written in fp32, " : "")
              << (s.concats_eliminated ? std::to_string(s.concats_eliminated) + " concats eliminated, " : "")
              << s.reformats << " reformats) | " << s.candidates_timed << " tactic(s) timed in " << s.layers_timed
              << " layer(s), " << s.layers_reused << " layer(s) with an identical layer's timings, " << s.layers_cached

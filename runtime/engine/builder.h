@@ -93,6 +93,7 @@ struct BuildStats {
   size_t reformats = 0;         // precision conversions inserted (and kept)
   size_t inputs_converted_on_upload = 0;  // model inputs the host converts while uploading, replacing a reformat
   size_t reformats_fused = 0;             // reformats a neighbouring layer's reads or writes replaced
+  size_t outputs_written_f32 = 0;         // fp32 model outputs an fp16 layer writes in fp32 (no host conversion)
   size_t folded = 0;            // nodes computed at build time
   size_t removed = 0;           // no-op nodes removed (their outputs alias their inputs)
   size_t fused = 0;             // nodes fused into the layer of another node

@@ -504,7 +504,8 @@ class TestFusion(CliTestCase):
 
     def test_reformats_fuse_into_neighbouring_layers_and_input_uploads(self):
         # An fp32 island (neg) between fp16 layers: the fp16 Add writes 'a' in fp32 for it, the
-        # fp16 Mul reads its fp32 'b', and the model input is uploaded in fp16: no reformat layer is
+        # fp16 Mul reads its fp32 'b', the model input is uploaded in fp16 and the fp16 Abs writes
+        # the fp32 model output 'y' in fp32 (the host reads it unconverted): no reformat layer is
         # left, and the engine computes bit for bit what the one with its three reformats computes.
         nodes = [helper.make_node("Add", ["x", "w"], ["a"], name="add"),
                  helper.make_node("Neg", ["a"], ["b"], name="neg"),
@@ -515,13 +516,17 @@ class TestFusion(CliTestCase):
         pins = ["--fp16", "--layer-precisions", "add:fp16", "neg:fp32", "mul:fp16", "abs:fp16",
                 "--precision-constraints", "obey", "--tactics-allow", "binary.vec4.f16", "unary.vec4.f16", "*.f32"]
         out = self.vkgraphy("convert", path, *pins, "-o", "fused.engine")
-        self.assertIn("1 input(s) converted on upload, 2 reformats fused into layers, 0 reformats)", out)
+        self.assertIn("1 input(s) converted on upload, 2 reformats fused into layers, 1 output(s) written in fp32, "
+                      "0 reformats)", out)
         out = self.vkgraphy("convert", path, *pins, "--no-fusion", "-o", "unfused.engine")
         self.assertIn("3 reformats)", out)
         layers = self.vkgraphy("inspect", "model", "fused.engine", "--show", "layers")
         self.assertNotIn("Reformat", layers)
         self.assertIn("{x [dtype=float32, shape=(2, 3, 8, 8), storage=f16]}", layers)
         self.assertIn("-> {a [dtype=float32, shape=(2, 3, 8, 8), storage=f32]}", layers)
+        self.assertIn("-> {y [dtype=float32, shape=(2, 3, 8, 8), storage=f32]}", layers)
+        unfused = self.vkgraphy("inspect", "model", "unfused.engine", "--show", "layers")
+        self.assertIn("-> {y [dtype=float32, shape=(2, 3, 8, 8), storage=f16]}", unfused)
         self.assertIn("40: 4}", layers)  # add writes binding 2 (its output) in fp32
         self.vkgraphy("run", "unfused.engine", "--vk", "--save-outputs", "unfused.json")
         out = self.vkgraphy("run", "fused.engine", "--vk", "--load-outputs", "unfused.json", "--atol", "0", "--rtol",
@@ -531,6 +536,7 @@ class TestFusion(CliTestCase):
         self.assertIn("Fused reformat 'a reformat f16->f32' into layer 'add': it stores 'a' in fp32", out)
         self.assertIn("Fused reformat 'b reformat f32->f16' into layer 'mul': it reads 'b' in fp32", out)
         self.assertIn("Fused reformat 'x reformat f32->f16' into the upload of input 'x'", out)
+        self.assertIn("Layer 'abs' writes output 'y' in fp32: the host reads it without converting it", out)
         # An fp16 convolution between fp32 layers reads and writes fp32: on the block GEMM and on the row tiles.
         nodes = [helper.make_node("Neg", ["x"], ["n"], name="neg"),
                  helper.make_node("Conv", ["n", "w", "b"], ["c"], name="conv"),
