@@ -3,19 +3,19 @@
 // Vulkan device with the builder's own timer (timestamp queries, median of the
 // samples), beside the CPU reference backend measured in the same run.
 //
-//   build/bench/vkgraphy_tactic_bench [--device SELECTOR] [--samples N] [--filter GLOB[,GLOB...]] [--case GLOB]
-//   [--per-dispatch]
-//                                     [--matmul N|MxKxN]... [--conv CIN,COUT,K,SIZE[,GROUPS[,STRIDE]]]...
-//                                     [--no-reference] [--warm-up-ms MS]
+//   build/bench/vkgraphy_tactic_bench [--device SELECTOR] [--samples N] [--filter GLOB[,GLOB...]]
+//                                     [--case GLOB] [--per-dispatch] [--matmul N|MxKxN]...
+//                                     [--conv CIN,COUT,K,SIZE[,GROUPS[,STRIDE]]]... [--no-reference]
+//                                     [--warm-up-ms MS]
 //
-// --filter takes globs separated by commas (a tactic runs when one matches); --matmul adds a MatMul case (N^3, or [M x
-// K] @ [K x N]) to the built-in ones (a GPU run adds 4096^3, bench/gpu.sh); --conv a Conv of one image, "same" padding
-// (a layer of a model: 16,32,1,160 is PP-OCRv4 det's 1x1 of 16 into 32 channels at 160x160, 960,60,1x3,1x40 one of
-// rec's; K and SIZE square or HxW); --no-reference skips the CPU reference
-// backend's timing (single-threaded, minutes at 4096^3), where another baseline runs beside the bench;
-// --warm-up-ms sets the least device time of the untimed runs before each tactic's samples (the
-// builder's default: 100 ms on GPUs, whose clocks drop while the host prepares the next tactic, 0
-// on CPU devices).
+// --filter takes globs separated by commas (a tactic runs when one matches); --matmul adds a
+// MatMul case (N^3, or [M x K] @ [K x N]) to the built-in ones (a GPU run adds 4096^3,
+// bench/gpu.sh); --conv a Conv of one image, "same" padding (a layer of a model: 16,32,1,160 is
+// PP-OCRv4 det's 1x1 of 16 into 32 channels at 160x160, 960,60,1x3,1x40 one of rec's; K and SIZE
+// square or HxW); --no-reference skips the CPU reference backend's timing (single-threaded,
+// minutes at 4096^3), where another baseline runs beside the bench; --warm-up-ms sets the least
+// device time of the untimed runs before each tactic's samples (the builder's default: 100 ms on
+// GPUs, whose clocks drop while the host prepares the next tactic, 0 on CPU devices).
 //
 // Results and the commands that made them are recorded in docs/bench.md.
 #include <algorithm>
@@ -251,7 +251,7 @@ int main(int argc, char** argv) {
       cases.push_back(std::move(*c));
     } else {
       std::cerr << "usage: " << argv[0]
-                << " [--device SELECTOR] [--samples N] [--filter GLOB] [--case GLOB] [--per-dispatch]"
+                << " [--device SELECTOR] [--samples N] [--filter GLOB[,GLOB...]] [--case GLOB] [--per-dispatch]"
                    " [--matmul N|MxKxN]... [--conv CIN,COUT,K,SIZE[,GROUPS[,STRIDE]]]... [--no-reference]"
                    " [--warm-up-ms MS]\n";
       return 2;
