@@ -75,6 +75,27 @@ class GpuRun(unittest.TestCase):
         self.assertRegex(self.summary("tests"), r"STEP unit rc=124 seconds=2[01] \(over its 2[01] s limit\)")
         self.assertIn("started", self.summary("tests", ".log"))
 
+    def fake(self, name):
+        # A stand-in for a bundled binary that prints the arguments it was given.
+        path = os.path.join(self.bin, name)
+        with open(path, "w") as f:
+            f.write('#!/bin/sh\necho "args: $*"\n')
+        os.chmod(path, 0o755)
+
+    def test_the_conformance_step_runs_only_when_named_and_the_filters_pass_through(self):
+        self.fake("vkgraphy_unit_tests")
+        self.fake("vkgraphy_tactic_bench")
+        r = self.gpu_sh("tests", "conformance", CONFORMANCE_FILTER="coopmatv")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("args: --gtest_brief=1 --gtest_filter=*TacticConformance*coopmatv*", self.summary("tests", ".log"))
+        self.assertIn("STEP conformance rc=0", self.summary("tests"))
+        r = self.gpu_sh("tests", GPU_DEADLINE="0")  # every default step, reported skipped
+        self.assertIn("STEP unit skipped=out of time", self.summary("tests"))
+        self.assertNotIn("conformance", self.summary("tests"))
+        r = self.gpu_sh("bench", "gemm4096", GEMM_FILTER="gemm.coopmatv*,gemm.smemv*")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("--filter gemm.coopmatv*,gemm.smemv*", self.summary("bench", ".log"))
+
 
 class TacticBenchCases(unittest.TestCase):
     def bench(self, *args):
@@ -93,6 +114,19 @@ class TacticBenchCases(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertRegex(r.stdout, r"MatMul 12\^3 +cpu reference backend")
         self.assertRegex(r.stdout, r"MatMul 12\^3 +gemm\.naive\.f32")
+
+    def test_comma_separated_filters_and_the_warm_up(self):
+        r = self.bench("--matmul", "8x16x4", "--case", "MatMul 8x16x4", "--filter", "gemm.naive.f32,gemm.reg4x4.f32",
+                       "--samples", "1", "--no-reference")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"MatMul 8x16x4 +gemm\.naive\.f32 ")
+        self.assertRegex(r.stdout, r"MatMul 8x16x4 +gemm\.reg4x4\.f32 ")
+        self.assertNotIn("gemm.block", r.stdout)
+        self.assertIn("warm-up: 0 ms", r.stdout)  # lavapipe, a CPU device: none by default
+        r = self.bench("--matmul", "8x16x4", "--case", "MatMul 8x16x4", "--filter", "gemm.naive.f32", "--samples", "1",
+                       "--no-reference", "--warm-up-ms", "2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("warm-up: 2 ms", r.stdout)
 
     def test_malformed_matmul_specs(self):
         for spec in ("4x", "1x2", "0", "-3", "axbxc", "1x2x3x4", "9999999"):
