@@ -248,6 +248,13 @@ ReformatFusions fuse_reformats(Engine& engine) {
   auto contains = [](const std::vector<int32_t>& ids, int32_t t) {
     return std::find(ids.begin(), ids.end(), t) != ids.end();
   };
+  // The positions at which a layer's inputs or outputs `ids` hold `t`.
+  auto refs = [](const std::vector<int32_t>& ids, int32_t t, BindingRef (*make)(uint32_t)) {
+    std::vector<BindingRef> out;
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] == t) out.push_back(make(uint32_t(i)));
+    return out;
+  };
   // Which layers stand outside If/Loop bodies, kept in step as reformat layers go.
   std::vector<bool> top_level(engine.layers.size(), false);
   for (const LayerBlock::Item& item : layer_blocks(engine, "the built engine").items) top_level[item.layer] = true;
@@ -273,13 +280,6 @@ ReformatFusions fuse_reformats(Engine& engine) {
       if (contains(engine.layers[l].outputs, src)) producer = l;
     }
     const bool src_alone = src_readers.empty() && !contains(engine.outputs, src);
-    // The positions at which `layer` uses `t`.
-    auto refs = [](const std::vector<int32_t>& ids, int32_t t, BindingRef (*make)(uint32_t)) {
-      std::vector<BindingRef> out;
-      for (size_t i = 0; i < ids.size(); ++i)
-        if (ids[i] == t) out.push_back(make(uint32_t(i)));
-      return out;
-    };
     const std::string name = engine.tensors[size_t(src)].name, reformat_name = reformat.name;
     if (contains(engine.inputs, src) && src_alone) {
       VKG_VERBOSE("Fused reformat '" << reformat_name << "' into the upload of input '" << name << "'");
@@ -328,9 +328,7 @@ ReformatFusions fuse_reformats(Engine& engine) {
     }
     if (read || producer == engine.layers.size() || !top_level[producer]) continue;
     EngineLayer& layer = engine.layers[producer];
-    std::vector<BindingRef> uses;
-    for (size_t i = 0; i < layer.outputs.size(); ++i)
-      if (layer.outputs[i] == t) uses.push_back(BindingRef::output(uint32_t(i)));
+    const std::vector<BindingRef> uses = refs(layer.outputs, t, &BindingRef::output);
     if (!std::all_of(uses.begin(), uses.end(), [&](BindingRef u) { return can_hold_f32(layer, u); })) continue;
     for (BindingRef u : uses) hold_f32(layer, u);
     tensor.storage = StorageType::F32;
