@@ -22,8 +22,9 @@ class VulkanPlanTimer : public PlanTimer {
   // uploading the next candidate's data) and raise them again only after tens of
   // milliseconds of work: samples taken right after such a gap measure the clock, not
   // the shader. On an H200 (2026-11-27), 4096^3 GEMMs timed after two warm-up runs
-  // came out up to 4x slow and in no stable order; 25 ms of warm-up left some 1.4x
-  // slow; after 100 ms two runs agreed within 1% (3.469 and 3.453 ms). The untimed runs
+  // came out up to 5x slow (3.4 against 0.65 ms) and in no stable order; 25 ms of
+  // warm-up left some 1.4x slow; after 100 ms three calls agreed within 0.5% (3.469,
+  // 3.453, 3.461 ms), though another tactic still varied once. The untimed runs
   // before the samples therefore last this long on GPUs (counted from the probe run,
   // which ran at the idle clock: at full clock they take less), and none on CPU devices
   // (lavapipe), whose clocks the build's own host work keeps up. After an idle gap of
