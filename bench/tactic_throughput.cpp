@@ -18,11 +18,11 @@
 // GPUs, whose clocks drop while the host prepares the next tactic, 0 on CPU devices).
 //
 // Results and the commands that made them are recorded in docs/bench.md.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <optional>
 #include <random>
@@ -210,53 +210,57 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   std::string device_selector, filter = "*", case_filter = "*";
   int samples = 10;
-  std::optional<double> warmup_ms;
-  bool per_dispatch = false, reference = true;
+  double warmup_arg = 0;
+  bool per_dispatch = false, no_reference = false;
+  std::vector<std::string> matmul_specs, conv_specs;
+  CLI::App app{
+      "Every tactic of the built-in GEMM and Conv cases (and those added with --matmul and --conv), timed "
+      "on a Vulkan device with the builder's own timer; docs/bench.md"};
+  app.add_option("--device", device_selector, "The Vulkan device: an index or part of its name");
+  app.add_option("--samples", samples, "Timed runs per tactic (the median is printed)")->check(CLI::Range(1, 100000));
+  app.add_option("--filter", filter, "Tactics to time: globs separated by commas (one must match)");
+  app.add_option("--case", case_filter, "Cases to run: a glob over their labels ('MatMul 4096^3')");
+  app.add_flag("--per-dispatch", per_dispatch, "Also time each dispatch of a multi-dispatch plan alone");
+  app.add_flag("--no-reference", no_reference, "Skip the CPU reference backend's timing");
+  CLI::Option* warmup_option =
+      app.add_option("--warm-up-ms", warmup_arg,
+                     "Least device time of the untimed runs before each tactic's samples (default: the builder's, "
+                     "100 ms on GPUs, 0 on CPU devices)")
+          ->check(CLI::Range(0.0, 60000.0));
+  app.add_option("--matmul", matmul_specs, "Adds a MatMul case: N (N^3) or MxKxN")
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            return matmul_spec(s) ? std::string() : "takes N or MxKxN (positive integers), not '" + s + "'";
+          },
+          "N|MxKxN"))
+      ->allow_extra_args(false);
+  app.add_option("--conv", conv_specs,
+                 "Adds a Conv case of one image, 'same' padding: CIN,COUT,K,SIZE[,GROUPS[,STRIDE]], K and SIZE "
+                 "also as HxW")
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            return conv_spec(s) ? std::string()
+                                : "takes CIN,COUT,K,SIZE[,GROUPS[,STRIDE]] (positive integers, K and SIZE also as "
+                                  "HxW, groups dividing both channel counts), not '" +
+                                      s + "'";
+          },
+          "CIN,COUT,K,SIZE[,GROUPS[,STRIDE]]"))
+      ->allow_extra_args(false);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  const bool reference = !no_reference;
+  const std::optional<double> warmup_ms = warmup_option->count() ? std::optional<double>(warmup_arg) : std::nullopt;
   std::vector<BenchCase> cases = {
       matmul(512, 512, 512),   matmul(1024, 1024, 1024),   matmul(48, 6400, 48),          matmul(384, 100, 384),
       conv(64, 64, 3, 56),     conv(384, 384, 1, 10),      conv(48, 48, 1, 80),           conv(96, 24, 3, 80),
       conv(96, 24, 3, 40),     conv(96, 24, 3, 20),        conv(96, 24, 3, 10),           conv(3, 16, 3, 320, 1, 2),
       conv(48, 48, 3, 80, 48), conv(192, 192, 5, 20, 192), conv_transpose(24, 24, 2, 80), scale_channels(96, 80)};
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--device" && i + 1 < argc)
-      device_selector = argv[++i];
-    else if (a == "--samples" && i + 1 < argc)
-      samples = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--filter" && i + 1 < argc)
-      filter = argv[++i];
-    else if (a == "--case" && i + 1 < argc)
-      case_filter = argv[++i];
-    else if (a == "--per-dispatch")
-      per_dispatch = true;
-    else if (a == "--no-reference")
-      reference = false;
-    else if (a == "--warm-up-ms" && i + 1 < argc)
-      warmup_ms = std::max(0.0, std::atof(argv[++i]));
-    else if (a == "--matmul" && i + 1 < argc) {
-      std::optional<BenchCase> c = matmul_spec(argv[++i]);
-      if (!c) {
-        std::cerr << "error: --matmul takes N or MxKxN (positive integers), not '" << argv[i] << "'\n";
-        return 2;
-      }
-      cases.push_back(std::move(*c));
-    } else if (a == "--conv" && i + 1 < argc) {
-      std::optional<BenchCase> c = conv_spec(argv[++i]);
-      if (!c) {
-        std::cerr << "error: --conv takes CIN,COUT,K,SIZE[,GROUPS[,STRIDE]] (positive integers, K and SIZE "
-                     "also as HxW, groups dividing both channel counts), not '"
-                  << argv[i] << "'\n";
-        return 2;
-      }
-      cases.push_back(std::move(*c));
-    } else {
-      std::cerr << "usage: " << argv[0]
-                << " [--device SELECTOR] [--samples N] [--filter GLOB[,GLOB...]] [--case GLOB] [--per-dispatch]"
-                   " [--matmul N|MxKxN]... [--conv CIN,COUT,K,SIZE[,GROUPS[,STRIDE]]]... [--no-reference]"
-                   " [--warm-up-ms MS]\n";
-      return 2;
-    }
-  }
+  for (const std::string& spec : matmul_specs) cases.push_back(*matmul_spec(spec));
+  for (const std::string& spec : conv_specs) cases.push_back(*conv_spec(spec));
   try {
     vk::DeviceOptions options;
     options.device = device_selector;

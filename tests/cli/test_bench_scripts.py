@@ -132,7 +132,16 @@ class TacticBenchCases(unittest.TestCase):
         for spec in ("4x", "1x2", "0", "-3", "axbxc", "1x2x3x4", "9999999"):
             r = self.bench("--matmul", spec)
             self.assertEqual(r.returncode, 2, spec)
-            self.assertIn(f"--matmul takes N or MxKxN (positive integers), not '{spec}'", r.stderr)
+            self.assertIn(f"--matmul: takes N or MxKxN (positive integers), not '{spec}'", r.stderr)
+
+    def test_malformed_numbers_are_usage_errors(self):
+        # Parsed by CLI11: "abc" or "-1" is an error, never 0 or the default.
+        for args, message in ((["--samples", "abc"], "--samples"), (["--samples", "0"], "--samples"),
+                              (["--warm-up-ms", "-1"], "--warm-up-ms"), (["--warm-up-ms", "1ms"], "--warm-up-ms"),
+                              (["--conv", "16,32,1"], "--conv: takes CIN,COUT,K,SIZE"), (["--frobnicate"], "--frobnicate")):
+            r = self.bench(*args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn(message, r.stderr, args)
 
 
 class AlternateEngines(unittest.TestCase):
