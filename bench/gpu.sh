@@ -159,6 +159,9 @@ fi
 work=/tmp/vkg-peers
 mkdir -p "$work"
 [ ! -d "$carry/peers" ] || cp -r "$carry/peers/." "$work/"
+# Every runtime warms up for PEERS_WARMUP_MS before it is timed: a GPU raises its clock only after
+# tens of milliseconds of work, and the 2 warm-up inferences of a 1 ms model are not that.
+export PEERS_WARMUP_MS=${PEERS_WARMUP_MS:-500}
 peers=("$py" bench/peers.py run --vkgraphy "$(command -v vkgraphy)" --work "$work"
        --transformer tests/models/vk/transformer.onnx)
 resnet50=$work/resnet50.onnx
@@ -179,7 +182,7 @@ for step in "${steps[@]}"; do
       run_step peers-resnet50 300 "${peers[@]}" --models resnet50 --resnet50 "$resnet50" ;;
     torch-resnet50)
       make_resnet50
-      run_step torch-resnet50 120 "$py" bench/torch_baseline.py model resnet50 "$resnet50" ;;
+      run_step torch-resnet50 120 "$py" bench/torch_baseline.py model resnet50 "$resnet50" --warmup-ms "$PEERS_WARMUP_MS" ;;
     tactics) run_step tactics 180 vkgraphy_tactic_bench --no-reference --samples 10 ;;
     unit) unit_shards 8 300 ;;
     conformance)
@@ -225,7 +228,8 @@ for step in "${steps[@]}"; do
               tee -a "$log" >>"$summary"
             inputs=(--iterations 10)
             [ ! -f "$work/artifacts/$m/inputs.json" ] || inputs=(--load-inputs "$work/artifacts/$m/inputs.json")
-            SUMMARY_ALL=1 run_step "profile-$m-$tag" 60 vkgraphy run "$engine" --vk --profile --warm-up 2 "${inputs[@]}"
+            SUMMARY_ALL=1 run_step "profile-$m-$tag" 60 vkgraphy run "$engine" --vk --profile --warm-up 2 \
+              --warm-up-ms "$PEERS_WARMUP_MS" "${inputs[@]}"
           else
             note "STEP profile-$m-$tag skipped=no $engine (peers-ocr builds it)"
           fi
@@ -235,7 +239,7 @@ for step in "${steps[@]}"; do
       for m in ppocrv4-det ppocrv4-rec transformer; do
         f=$work/models/$m.onnx
         [ "$m" = transformer ] && f=tests/models/vk/transformer.onnx
-        run_step "torch-$m" 60 "$py" bench/torch_baseline.py model "$m" "$f"
+        run_step "torch-$m" 60 "$py" bench/torch_baseline.py model "$m" "$f" --warmup-ms "$PEERS_WARMUP_MS"
       done ;;
   esac
 done

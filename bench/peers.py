@@ -18,7 +18,9 @@ and picks the Vulkan driver; this file is the part that needs the peers' Python 
 Timing, the same for every runtime: one inference is the wall-clock time from a host (numpy)
 input to a host output, as a user of the runtime sees it (for vkgraphy: the per-iteration host
 wall time that `vkgraphy run` records, upload and download included); the first WARMUP
-inferences are dropped and the median of the next ITERATIONS is reported. Every runtime is fed
+inferences, and as many more as WARMUP_MS milliseconds take (--warmup-ms, PEERS_WARMUP_MS: a GPU
+raises its clock only after tens of milliseconds of work), are dropped and the median of the next
+ITERATIONS is reported. Every runtime is fed
 the same input, drawn once from numpy's RandomState(SEED) in [0, 1).
 """
 import argparse
@@ -283,14 +285,17 @@ def run_step(cmd, what, timeout, cwd=None, env=None):
 # Per-runtime measurement (each in a child process: `peers.py measure ...`)
 
 
-def timed(infer, warmup, iterations):
+def timed(infer, warmup, iterations, warmup_ms=0.0):
+    """`warmup` untimed inferences, more until `warmup_ms` have passed, then `iterations` timed."""
+    start, runs = time.perf_counter(), 0
+    while runs < warmup or (time.perf_counter() - start) * 1e3 < warmup_ms:
+        infer()
+        runs += 1
     times, out = [], None
-    for i in range(warmup + iterations):
+    for _ in range(iterations):
         t0 = time.perf_counter()
         out = infer()
-        t = (time.perf_counter() - t0) * 1e3
-        if i >= warmup:
-            times.append(t)
+        times.append((time.perf_counter() - t0) * 1e3)
     return times, out
 
 
@@ -303,7 +308,7 @@ def measure_onnxruntime(a, x):
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     sess = ort.InferenceSession(a.onnx, so, providers=["CPUExecutionProvider"])
     feed = {a.input_name: x}
-    times, out = timed(lambda: sess.run(None, feed)[0], a.warmup, a.iterations)
+    times, out = timed(lambda: sess.run(None, feed)[0], a.warmup, a.iterations, a.warmup_ms)
     return times, out, f"CPU, {a.threads} threads"
 
 
@@ -396,7 +401,7 @@ def measure_ncnn(a, x):
             raise RuntimeError(f"ncnn extract returned {ret}")
         return np.array(out)
 
-    times, out = timed(infer, a.warmup, a.iterations)
+    times, out = timed(infer, a.warmup, a.iterations, a.warmup_ms)
     # (ncnn applies its fp16 options only where the device supports fp16, as lavapipe does; its
     # Python API does not say whether it did)
     o = net.opt
@@ -488,7 +493,7 @@ def measure_iree(a, x):
             out = out[0]
         return to_host(out) if hasattr(out, "_buffer_view") else np.asarray(out)
 
-    times, out = timed(infer, a.warmup, a.iterations)
+    times, out = timed(infer, a.warmup, a.iterations, a.warmup_ms)
     return times, out, names[index]
 
 
@@ -557,19 +562,19 @@ def measure_vkgraphy(a, model, fp16, x, art):
         f.write(build_log)
     inputs = os.path.join(art, "inputs.json")
     with open(inputs, "w") as f:
-        json.dump([{in_name: encode_array(x)}] * (a.warmup + a.iterations), f)
+        json.dump([{in_name: encode_array(x)}] * a.iterations, f)
     outputs = os.path.join(art, f"{tag}.outputs.json")
-    log(f"  vkgraphy run --vk ({a.warmup} + {a.iterations} iterations)")
-    run_log = run_step([a.vkgraphy, "run", engine, "--vk", "--load-inputs", inputs, "--save-outputs", outputs],
-                       "vkgraphy run", a.run_budget)
+    log(f"  vkgraphy run --vk ({warmup_text(a)} + {a.iterations} iterations)")
+    run_log = run_step([a.vkgraphy, "run", engine, "--vk", "--warm-up", str(a.warmup), "--warm-up-ms", str(a.warmup_ms),
+                        "--load-inputs", inputs, "--save-outputs", outputs], "vkgraphy run", a.run_budget)
     with open(os.path.join(art, f"{tag}.run.log"), "w") as f:
         f.write(run_log)
     with open(outputs) as f:
         doc = json.load(f)
     results = doc["lst"][0][1]
-    if len(results) != a.warmup + a.iterations:
-        raise StepFailed(f"vkgraphy run recorded {len(results)} iterations, expected {a.warmup + a.iterations}")
-    times = [r["runtime"] * 1e3 for r in results[a.warmup:]]
+    if len(results) != a.iterations:
+        raise StepFailed(f"vkgraphy run recorded {len(results)} iterations, expected {a.iterations}")
+    times = [r["runtime"] * 1e3 for r in results]
     first = next(iter(results[-1]["outputs"].values()))
     out = decode_array(first["values"])
     return times, out, vkgraphy_device_name(build_log), build_s
@@ -577,6 +582,10 @@ def measure_vkgraphy(a, model, fp16, x, art):
 
 # ---------------------------------------------------------------------------------------------
 # The benchmark
+
+
+def warmup_text(a):
+    return f"{a.warmup} warm-up" + (f" (at least {a.warmup_ms:g} ms)" if a.warmup_ms > 0 else "")
 
 
 def fmt_ms(v):
@@ -590,6 +599,8 @@ def cmd_run(a):
         a.warmup = 1 if a.quick else 2
     if a.iterations is None:
         a.iterations = 3 if a.quick else 10
+    if a.warmup_ms is None:
+        a.warmup_ms = float(os.environ.get("PEERS_WARMUP_MS", 0))
     selected = select(a)
     if selected is None:
         return 2
@@ -603,7 +614,7 @@ def cmd_run(a):
             versions[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
             versions[pkg] = "not installed"
-    print(f"# {a.warmup} warm-up + {a.iterations} timed inferences per runtime, median wall time per inference "
+    print(f"# {warmup_text(a)} + {a.iterations} timed inferences per runtime, median wall time per inference "
           f"(host input to host output); input seed {SEED}, values in [0, 1)")
     print(f"# VK_DRIVER_FILES={os.environ.get('VK_DRIVER_FILES', '(unset)')} "
           f"LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS', '(unset)')}; CPU threads for peers: {a.threads}")
@@ -638,12 +649,12 @@ def cmd_run(a):
                     cmd = peer_command(a, rt, model, art, input_npy, result, device_name)
                     if rt in CONVERT:
                         convert_peer(a, rt, cmd, art)
-                    log(f"  {rt}: {a.warmup} + {a.iterations} inferences (budget {a.run_budget} s)")
+                    log(f"  {rt}: {warmup_text(a)} + {a.iterations} inferences (budget {a.run_budget} s)")
                     try:
                         child_log = run_step(cmd, rt, a.run_budget)
                     except StepFailed as e:
                         if "timed out" in str(e):
-                            raise StepFailed(f"{rt}: {a.warmup} + {a.iterations} inferences took longer than the "
+                            raise StepFailed(f"{rt}: {warmup_text(a)} + {a.iterations} inferences took longer than the "
                                              f"{a.run_budget} s budget{' of --quick' if a.quick else ''} "
                                              f"(PEERS_RUN_BUDGET); not timed")
                         raise
@@ -749,7 +760,7 @@ def peer_command(a, rt, model, art, input_npy, result, device_name):
     return [sys.executable, os.path.abspath(__file__), "measure", rt, "--onnx", onnx_path,
             "--input-name", in_name, "--shape", ",".join(map(str, shape)), "--input", input_npy,
             "--artifacts", os.path.join(art, sub), "--result", result,
-            "--warmup", str(a.warmup), "--iterations", str(a.iterations),
+            "--warmup", str(a.warmup), "--warmup-ms", str(a.warmup_ms), "--iterations", str(a.iterations),
             "--threads", str(a.threads), "--timeout", str(a.timeout),
             "--device-name", device_name or ""]
 
@@ -785,7 +796,7 @@ def cmd_prepare(a):
     if selected is None:
         return 2
     runtimes, names = selected
-    a.warmup, a.iterations, a.threads = 0, 1, 1
+    a.warmup, a.warmup_ms, a.iterations, a.threads = 0, 0.0, 1, 1
     failed = 0
     for model in prepare_models(a.work, a.resnet50, a.transformer, names):
         art = model_artifacts(a.work, model)
@@ -830,6 +841,7 @@ def main():
     r.add_argument("--transformer", default="tests/models/vk/transformer.onnx")
     r.add_argument("--quick", action="store_true")
     r.add_argument("--warmup", type=int)
+    r.add_argument("--warmup-ms", type=float, help="warm up for at least this long (default PEERS_WARMUP_MS or 0)")
     r.add_argument("--iterations", type=int)
     q = sub.add_parser("prepare")
     q.add_argument("--work", required=True)
@@ -848,6 +860,7 @@ def main():
     m.add_argument("--artifacts", required=True)
     m.add_argument("--result", required=True)
     m.add_argument("--warmup", type=int, required=True)
+    m.add_argument("--warmup-ms", type=float, default=0.0)
     m.add_argument("--iterations", type=int, required=True)
     m.add_argument("--threads", type=int, required=True)
     m.add_argument("--timeout", type=int, required=True)

@@ -27,7 +27,9 @@
 # for one runtime's warm-up and timed inferences on one model, default 3600, 300 with --quick: a
 # runtime over it is reported skipped, saying so), PEERS_NCNN_FP16=0 (ncnn in fp32 instead of its
 # default fp16 storage and arithmetic), PEERS_IREE_COMPILE_FLAGS (extra iree-compile flags, e.g.
-# --iree-vulkan-target=... for a GPU), VKGRAPHY (the binary).
+# --iree-vulkan-target=... for a GPU), PEERS_WARMUP_MS (or --warmup-ms: each runtime keeps warming
+# up until this many milliseconds have passed, default 0; a GPU needs a few hundred to raise its
+# clock, bench/gpu.sh gives 500), VKGRAPHY (the binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,7 +38,7 @@ args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) args+=(--quick) ;;
-    --models|--runtimes|--warmup|--iterations)
+    --models|--runtimes|--warmup|--warmup-ms|--iterations)
       [ $# -ge 2 ] || { echo "error: $1 needs a value" >&2; exit 2; }
       args+=("$1" "$2"); shift ;;
     -h|--help) usage; exit 0 ;;

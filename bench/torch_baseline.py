@@ -1,9 +1,9 @@
 """The cuBLAS / cuDNN baseline of a GPU run (bench/gpu.sh), from the PyTorch of that machine.
 
-    torch_baseline.py matmul [--size N] [--iterations N]
+    torch_baseline.py matmul [--size N] [--iterations N] [--warmup-ms MS]
         torch.matmul N^3 (default 4096) on the GPU in fp32 with TF32 off, and in fp16; prints
         TORCH case="MatMul N^3" dtype=fp32|fp16 median_ms=X tflops=Y
-    torch_baseline.py model NAME ONNX [--iterations N] [--warmup N]
+    torch_baseline.py model NAME ONNX [--iterations N] [--warmup N] [--warmup-ms MS]
         the ONNX model through onnx2torch on the GPU, batch 1, in fp32 (TF32 off) and fp16; prints
         TORCH model=NAME runtime=torch-cuda-fp32|torch-cuda-fp16 median_ms=X device_ms=Y
         or, where a step fails, TORCH model=NAME runtime=... skipped=REASON
@@ -11,7 +11,9 @@
 Timing, as bench/peers.py times the runtimes it compares: median_ms is the wall time from a host
 (numpy) input to a host output, the same input (numpy RandomState(1), values in [0, 1)); device_ms
 is the median of CUDA events around the module call alone. The matmul medians are CUDA-event
-times of the product alone (warm-up first), from which tflops = 2 N^3 / time. --device cpu runs
+times of the product alone, from which tflops = 2 N^3 / time. Both warm up first for at least
+--warmup-ms (matmul: 100 ms by default, as vkgraphy_tactic_bench warms up each tactic on a GPU,
+whose clock rises only under load; model: 0, bench/gpu.sh gives the peers' 500). --device cpu runs
 the same code on the CPU (a smoke test on a machine without a GPU; no figure to record).
 """
 import argparse
@@ -24,6 +26,10 @@ import numpy as np
 
 def one_line(text):
     return " ".join(str(text).split())[:300]
+
+
+def sync_of(torch, device):
+    return torch.cuda.synchronize if device == "cuda" else (lambda: None)
 
 
 def cuda_timer(torch, device):
@@ -44,6 +50,15 @@ def cuda_timer(torch, device):
     return t
 
 
+def warm_up(fn, sync, runs, ms):
+    """`runs` calls of `fn`, and more until `ms` milliseconds have passed (synchronized)."""
+    start, done = time.perf_counter(), 0
+    while done < runs or (time.perf_counter() - start) * 1e3 < ms:
+        fn()
+        sync()
+        done += 1
+
+
 def precise_fp32(torch):
     """fp32 as fp32: no TF32 in cuBLAS or cuDNN (the issue's baseline for fp32 GEMM)."""
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -61,8 +76,7 @@ def cmd_matmul(a, torch):
         try:
             x = (torch.rand(n, n, generator=gen) * 2 - 1).to(a.device, dtype)
             y = (torch.rand(n, n, generator=gen) * 2 - 1).to(a.device, dtype)
-            for _ in range(3):
-                torch.matmul(x, y)
+            warm_up(lambda: torch.matmul(x, y), sync_of(torch, a.device), 3, a.warmup_ms)
             times = [timer(lambda: torch.matmul(x, y)) for _ in range(a.iterations)]
             ms = statistics.median(times)
             print(f'TORCH case="MatMul {n}^3" dtype={name} median_ms={ms:.3f} tflops={2 * n**3 / ms / 1e9:.2f}',
@@ -98,7 +112,7 @@ def cmd_model(a, torch):
             print(f"TORCH model={a.name} runtime=torch-{a.device}-{rt} skipped=onnx2torch: {one_line(e)}", flush=True)
         return 0
     timer = cuda_timer(torch, a.device)
-    sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)
+    sync = sync_of(torch, a.device)
     for rt, dtype in (("fp32", torch.float32), ("fp16", torch.float16)):
         label = f"TORCH model={a.name} runtime=torch-{a.device}-{rt}"
         try:
@@ -111,15 +125,14 @@ def cmd_model(a, torch):
 
                 wall, dev = [], []
                 dx = torch.from_numpy(x).to(a.device, dtype)
-                for i in range(a.warmup + a.iterations):
+                warm_up(host_to_host, sync, a.warmup, a.warmup_ms)
+                for _ in range(a.iterations):
                     sync()
                     t0 = time.perf_counter()
                     host_to_host()
                     t1 = time.perf_counter()
-                    d = timer(lambda: mod(dx))
-                    if i >= a.warmup:
-                        wall.append((t1 - t0) * 1e3)
-                        dev.append(d)
+                    dev.append(timer(lambda: mod(dx)))
+                    wall.append((t1 - t0) * 1e3)
             print(f"{label} median_ms={statistics.median(wall):.3f} device_ms={statistics.median(dev):.3f}",
                   flush=True)
         except Exception as e:  # noqa: BLE001
@@ -133,11 +146,13 @@ def main():
     m = sub.add_parser("matmul")
     m.add_argument("--size", type=int, default=4096)
     m.add_argument("--iterations", type=int, default=20)
+    m.add_argument("--warmup-ms", type=float, default=100.0)
     m.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     o = sub.add_parser("model")
     o.add_argument("name")
     o.add_argument("onnx")
     o.add_argument("--warmup", type=int, default=3)
+    o.add_argument("--warmup-ms", type=float, default=0.0)
     o.add_argument("--iterations", type=int, default=20)
     o.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     a = p.parse_args()

@@ -39,6 +39,7 @@ struct RunArgs {
   bool vk = false;
   bool profile = false;
   int warm_up = 0;                        // untimed inferences before the timed ones
+  double warm_up_ms = 0;                  // ... and at least this long (GPU clocks ramp up under load)
   std::vector<std::string> onnx_outputs;  // names, or "mark all"
   std::vector<std::string> onnx_exclude_outputs;
   std::vector<std::string> vk_outputs;  // names, "mark all", or "mark layers"
@@ -187,11 +188,17 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
   VKG_START("RUNNING | Runner: " << name);
   VKG_VERBOSE(name << " | memory path: " << vk::memory_path_name(ctx->device().info().memory_path()));
   vk::EngineExecutor executor(ctx->device(), *engine, options);
-  if (args.warm_up > 0 && !feeds.empty()) {
+  if ((args.warm_up > 0 || args.warm_up_ms > 0) && !feeds.empty()) {
     const auto t0 = std::chrono::steady_clock::now();
-    for (int w = 0; w < args.warm_up; ++w) executor.run(feeds.front());
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    VKG_INFO(name << " | " << args.warm_up << " warm-up run(s) took " << ms << " ms");
+    const auto elapsed_ms = [&] {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    int runs = 0;
+    while (runs < args.warm_up || elapsed_ms() < args.warm_up_ms) {
+      executor.run(feeds.front());
+      ++runs;
+    }
+    VKG_INFO(name << " | " << runs << " warm-up run(s) took " << elapsed_ms() << " ms");
   }
   std::vector<IterationResult> results;
   std::vector<double> device_ms, wall_ms;
@@ -520,6 +527,11 @@ void add_run_tool(CLI::App& app) {
                   "Untimed Vulkan inferences on the first input before the timed iterations (a driver that compiles "
                   "shaders on their first dispatch, as lavapipe does for texel-buffer reads, pays it there)")
       ->check(CLI::Range(0, 1000000));
+  run->add_option("--warm-up-ms", args->warm_up_ms,
+                  "Keep warming up until this many milliseconds have passed (as trtexec's --warmUp): a GPU runs at a "
+                  "low clock until it has been busy for a while, so a few inferences of a fast model time the clock, "
+                  "not the engine; with --warm-up N, at least N runs")
+      ->check(CLI::Range(0.0, 3600000.0));
   run->add_option("--onnx-outputs", args->onnx_outputs,
                   "Tensors the reference backend returns: names, or 'mark all' for every tensor")
       ->take_all();

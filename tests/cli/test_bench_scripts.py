@@ -199,6 +199,22 @@ class PeersSelection(unittest.TestCase):
             self.assertEqual(os.listdir(os.path.join(work, "models")), ["transformer.onnx"])
             self.assertTrue(os.path.isfile(os.path.join(work, "artifacts", "transformer", "model.sha256")))
 
+    def test_the_warm_up_lasts_its_time_before_the_timed_inferences(self):
+        # timed(): 2 warm-up inferences and as many more as 60 ms take, then 3 timed ones.
+        script = ("import sys, time; sys.path.insert(0, sys.argv[1]); import peers\n"
+                  "calls = []\n"
+                  "def infer():\n    calls.append(time.perf_counter()); time.sleep(0.005); return len(calls)\n"
+                  "t0 = time.perf_counter(); times, out = peers.timed(infer, 2, 3, 60.0)\n"
+                  "print(len(calls), len(times), out, round((calls[-3] - t0) * 1e3))\n")
+        r = subprocess.run([VENV_PYTHON, "-c", script, os.path.join(SOURCE_DIR, "bench")], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        calls, timed, out, first_timed_ms = map(int, r.stdout.split())
+        self.assertEqual(timed, 3)
+        self.assertEqual(out, calls)  # the last timed inference's output
+        self.assertGreaterEqual(calls, 2 + 3 + 1)  # 60 ms of 5 ms inferences: more than the 2
+        self.assertGreaterEqual(first_timed_ms, 60)
+
 
 if __name__ == "__main__":
     sys.exit(unittest.main())

@@ -1,6 +1,7 @@
 """`vkgraphy run`: reference runs, saving/loading/comparing outputs, marking, errors, global options."""
 import json
 import os
+import re
 
 import numpy as np
 import onnx
@@ -139,6 +140,17 @@ class RunReference(CliTestCase):
         self.assertEqual(len(iterations), 3)
         out = self.vkgraphy("run", model("identity.onnx"), "--vk", "--warm-up", "-1", expect=2)
         self.assertIn("--warm-up: Value -1 not in range 0 to 1000000", out)
+        # --warm-up-ms: as many runs as the time takes (at least --warm-up's), none of them saved.
+        out = self.vkgraphy("run", model("identity.onnx"), "--vk", "--warm-up", "2", "--warm-up-ms", "30",
+                            "--iterations", "3", "--save-outputs", self.path("warm_ms.json"))
+        m = re.search(r"\| (\d+) warm-up run\(s\) took ([0-9.]+) ms", out)
+        self.assertIsNotNone(m, out)
+        self.assertGreaterEqual(int(m.group(1)), 2)
+        self.assertGreaterEqual(float(m.group(2)), 30.0)
+        (iterations,) = load_outputs(self.path("warm_ms.json")).values()
+        self.assertEqual(len(iterations), 3)
+        out = self.vkgraphy("run", model("identity.onnx"), "--vk", "--warm-up-ms", "soon", expect=2)
+        self.assertIn("--warm-up-ms", out)
 
     def test_dynamic_shapes_need_input_shapes(self):
         out = self.vkgraphy("run", model("dynamic_identity.onnx"), "--ref", "--input-shapes", "X:[1,2,5,5]",
