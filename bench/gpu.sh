@@ -6,11 +6,13 @@
 #
 #   bash .gpu/gpu-run.sh 'bench/gpu.sh PART [STEP...]'
 #
-#   bench   device, gemm4096 (every MatMul tactic and precision at 4096^3, timestamps; GEMM_FILTER:
-#           globs of the tactics to run, comma-separated), cublas
-#           (torch_baseline.py matmul: fp32 with TF32 off, and fp16), peers-resnet50 (vkgraphy fp32
-#           and fp16, ncnn's Vulkan backend converted there by pnnx, ONNX Runtime), torch-resnet50
-#           (onnx2torch), tactics (the tactic bench's built-in GEMM and Conv cases)
+#   bench   device, peak (the device's arithmetic ceilings: fp32 and fp16 multiply-adds, cooperative
+#           matrices from registers and from shared memory), gemm4096 (every MatMul tactic and
+#           precision at 4096^3, timestamps; GEMM_FILTER: globs of the tactics to run,
+#           comma-separated), cublas (torch_baseline.py matmul: fp32 with TF32 off, and fp16),
+#           peers-resnet50 (vkgraphy fp32 and fp16, ncnn's Vulkan backend converted there by pnnx,
+#           ONNX Runtime), torch-resnet50 (onnx2torch), tactics (the tactic bench's built-in GEMM
+#           and Conv cases)
 #   tests   device, unit (the unit tests, validation layer on), node (ONNX 1.12's node tests on
 #           Vulkan), node23 (the opset 18-23 node tests of tests/requirements.txt's onnx, carried),
 #           cli (the model, engine-file and measurement CLI tests, then again forcing staging);
@@ -41,7 +43,7 @@ part=${1:-}
 shift || true
 extra=()
 case "$part" in
-  bench) all=(device gemm4096 cublas peers-resnet50 torch-resnet50 tactics) ;;
+  bench) all=(device peak gemm4096 cublas peers-resnet50 torch-resnet50 tactics) ;;
   tests) all=(device unit node node23 cli) extra=(conformance) ;;
   models) all=(device peers-ocr profile-ocr torch-ocr) ;;
   iree) all=(device peers-iree) ;;
@@ -91,7 +93,7 @@ note "GPU RUN part=$part date=$(date -u +%Y-%m-%dT%H:%M:%SZ) gpu=${gpu:-unknown}
 # run_step NAME LIMIT_S CMD...: CMD's output into the log, its figures into the summary (all of
 # it with SUMMARY_ALL=1).
 run_step() {
-  local name=$1 limit=$2 pattern='^(PEER|TORCH) |^\| |^# (devices|Speed)|^(MatMul|Conv|DWConv|ConvT|Mul) |^device:|ONNX node tests|PASSED|FAILED|^Ran |^OK'
+  local name=$1 limit=$2 pattern='^(PEER|TORCH) |^\| |^# (devices|Speed)|^(MatMul|Conv|DWConv|ConvT|Mul|Peak) |^device:|ONNX node tests|PASSED|FAILED|^Ran |^OK'
   [ -z "${SUMMARY_ALL:-}" ] || pattern=.
   shift 2
   local left=$((deadline - SECONDS))
@@ -173,6 +175,7 @@ make_resnet50() {
 for step in "${steps[@]}"; do
   case "$step" in
     device) SUMMARY_ALL=1 run_step device 60 vkgraphy inspect device ;;
+    peak) run_step peak 60 vkgraphy_tactic_bench --no-reference --peak --case Peak --samples 10 ;;
     gemm4096)
       run_step gemm4096 200 vkgraphy_tactic_bench --no-reference --matmul 4096 --case 'MatMul 4096^3' --samples 10 \
         --filter "${GEMM_FILTER:-*}" ;;

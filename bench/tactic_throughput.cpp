@@ -6,7 +6,7 @@
 //   build/bench/vkgraphy_tactic_bench [--device SELECTOR] [--samples N] [--filter GLOB[,GLOB...]]
 //                                     [--case GLOB] [--per-dispatch] [--matmul N|MxKxN]...
 //                                     [--conv CIN,COUT,K,SIZE[,GROUPS[,STRIDE]]]... [--no-reference]
-//                                     [--warm-up-ms MS]
+//                                     [--warm-up-ms MS] [--peak]
 //
 // --filter takes globs separated by commas (a tactic runs when one matches); --matmul adds a
 // MatMul case (N^3, or [M x K] @ [K x N]) to the built-in ones (a GPU run adds 4096^3,
@@ -15,7 +15,10 @@
 // square or HxW); --no-reference skips the CPU reference backend's timing (single-threaded,
 // minutes at 4096^3), where another baseline runs beside the bench; --warm-up-ms sets the least
 // device time of the untimed runs before each tactic's samples (the builder's default: 100 ms on
-// GPUs, whose clocks drop while the host prepares the next tactic, 0 on CPU devices).
+// GPUs, whose clocks drop while the host prepares the next tactic, 0 on CPU devices); --peak adds
+// the case "Peak", the device's arithmetic ceilings: four-wide fp32 and fp16 multiply-adds and
+// cooperative-matrix multiply-adds from registers alone and with shared-memory fragment loads
+// (`--peak --case Peak` runs only those).
 //
 // Results and the commands that made them are recorded in docs/bench.md.
 #include <CLI/CLI.hpp>
@@ -200,6 +203,68 @@ std::optional<BenchCase> conv_spec(const std::string& spec) {
   return conv(v[0][0], v[1][0], v[2], v[3], groups, stride);
 }
 
+// One arithmetic peak (--peak): a plan of one dispatch of gemm/peak_fma or gemm/coopmat_peak.
+struct PeakCase {
+  std::string label;
+  LayerPlan plan;
+  PlanTimer::Buffer in, out;
+  double flops = 0;
+  std::string why_not;  // non-empty: not run on this device
+};
+
+// The device's arithmetic peaks, the ceilings the GEMM tactics are measured against: four-wide
+// fp32 and fp16 multiply-adds (gemm/peak_fma.comp) and, where the device has them, 16x16x16
+// cooperative-matrix multiply-adds (gemm/coopmat_peak.comp) from registers alone and with the
+// fragment loads from shared memory of gemm/coopmat_vec.comp. Sized for milliseconds on a GPU
+// and tens of milliseconds on lavapipe.
+std::vector<PeakCase> peak_cases(const vk::DeviceInfo& info) {
+  const bool cpu = info.type == vk::DeviceType::Cpu;
+  std::vector<PeakCase> peaks;
+  const uint32_t fma_groups = cpu ? 16 : 4096, fma_iters = 4096, fma_size = 256;
+  for (const Arith arith : {Arith::F32, Arith::F16}) {
+    PeakCase c;
+    c.label = std::string("fma.") + arith_name(arith) + " (vec4)";
+    const StorageType storage = arith == Arith::F32 ? StorageType::F32 : StorageType::F16;
+    Dispatch d{std::string("gemm/peak_fma.") + arith_name(arith),
+               {{0, fma_size}, {1, fma_iters}},
+               {BindingRef::input(0), BindingRef::output(0)},
+               {},
+               {fma_groups, 1, 1}};
+    c.plan.dispatches = {d};
+    c.in = {storage, 2};
+    c.out = {storage, uint64_t(fma_groups) * fma_size};
+    c.flops = double(fma_groups) * fma_size * fma_iters * 64;
+    if (arith == Arith::F16 && !info.fp16()) c.why_not = "the device has no fp16 arithmetic and storage";
+    peaks.push_back(std::move(c));
+  }
+  const uint32_t cm_groups = 4096, cm_subgroups = 4, cm_iters = 512;
+  for (const Arith arith : {Arith::F16, Arith::F16Acc32}) {
+    const bool acc32 = arith == Arith::F16Acc32;
+    for (const auto& [frags_m, frags_n, shared] : {std::tuple{4u, 4u, 0u}, {4u, 4u, 1u}, {2u, 2u, 0u}, {2u, 2u, 1u}}) {
+      PeakCase c;
+      c.label = std::string("coopmat.") + arith_name(arith) + " " + std::to_string(frags_m) + "x" +
+                std::to_string(frags_n) + (shared ? " shared" : " registers");
+      Dispatch d{std::string("gemm/coopmat_peak.") + arith_name(arith),
+                 {{0, cm_subgroups * 32}, {1, frags_m}, {2, frags_n}, {3, cm_iters}, {4, shared}},
+                 {BindingRef::input(0), BindingRef::output(0)},
+                 {},
+                 {cm_groups, 1, 1},
+                 32};
+      c.plan.dispatches = {d};
+      c.in = {StorageType::F16, 2ull * 16 * (frags_m + frags_n) * 16};
+      c.out = {acc32 ? StorageType::F32 : StorageType::F16, uint64_t(cm_groups) * cm_subgroups * 256};
+      c.flops = double(cm_groups) * cm_subgroups * cm_iters * frags_m * frags_n * 16 * 16 * 16 * 2;
+      if (!info.cooperative_matrix_shape(16, 16, 16, acc32))
+        c.why_not = std::string("the device offers no 16x16x16 fp16 cooperative matrices with ") +
+                    (acc32 ? "fp32" : "fp16") + " accumulators (device feature cooperative-matrix)";
+      else if (!info.subgroup_size_control || info.min_subgroup_size > 32 || info.max_subgroup_size < 32)
+        c.why_not = "needs subgroup size control with subgroups of 32";
+      peaks.push_back(std::move(c));
+    }
+  }
+  return peaks;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -211,7 +276,7 @@ int main(int argc, char** argv) {
   std::string device_selector, filter = "*", case_filter = "*";
   int samples = 10;
   double warmup_arg = 0;
-  bool per_dispatch = false, no_reference = false;
+  bool per_dispatch = false, no_reference = false, peak = false;
   std::vector<std::string> matmul_specs, conv_specs;
   CLI::App app{
       "Every tactic of the built-in GEMM and Conv cases (and those added with --matmul and --conv), timed "
@@ -222,6 +287,9 @@ int main(int argc, char** argv) {
   app.add_option("--case", case_filter, "Cases to run: a glob over their labels ('MatMul 4096^3')");
   app.add_flag("--per-dispatch", per_dispatch, "Also time each dispatch of a multi-dispatch plan alone");
   app.add_flag("--no-reference", no_reference, "Skip the CPU reference backend's timing");
+  app.add_flag("--peak", peak,
+               "Adds the case 'Peak': the device's arithmetic peaks (fp32 and fp16 multiply-adds, cooperative "
+               "matrices from registers and from shared memory), the ceilings of the GEMM tactics");
   CLI::Option* warmup_option =
       app.add_option("--warm-up-ms", warmup_arg,
                      "Least device time of the untimed runs before each tactic's samples (default: the builder's, "
@@ -274,6 +342,23 @@ int main(int argc, char** argv) {
 
     // The convolutions besides the first 3x3 are shapes of PP-OCRv4 det (1x1, depthwise, 3x3 96->24 at
     // the FPN's four scales and the head's ConvTranspose).
+    if (peak && glob_match(case_filter, "Peak")) {
+      for (const PeakCase& c : peak_cases(info)) {
+        if (!std::ranges::any_of(filters, [&](const std::string& g) { return glob_match(g, c.label); })) continue;
+        if (!c.why_not.empty()) {
+          std::printf("%-28s %-36s %12s %10s   (%s)\n", "Peak", c.label.c_str(), "-", "-", c.why_not.c_str());
+          continue;
+        }
+        try {
+          const double ns = median(timer.time(c.plan, {c.in}, {c.out}, 2, samples));
+          std::printf("%-28s %-36s %12.3f %10.1f\n", "Peak", c.label.c_str(), ns / 1e6, c.flops / ns);
+        } catch (const Error& e) {
+          std::printf("%-28s %-36s failed: %s\n", "Peak", c.label.c_str(), e.what());
+        }
+        std::fflush(stdout);
+      }
+      std::printf("\n");
+    }
     for (const BenchCase& c : cases) {
       if (!glob_match(case_filter, c.label)) continue;
       // CPU reference baseline, same process.

@@ -2,6 +2,7 @@
 limits and summary (bench/gpu.sh), the tactic bench's extra cases, bench/peers.py's model
 selection and bench/alternate.sh's rounds, on lavapipe and without the peers' packages."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -92,6 +93,9 @@ class GpuRun(unittest.TestCase):
         r = self.gpu_sh("tests", GPU_DEADLINE="0")  # every default step, reported skipped
         self.assertIn("STEP unit skipped=out of time", self.summary("tests"))
         self.assertNotIn("conformance", self.summary("tests"))
+        r = self.gpu_sh("bench", "peak")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("args: --no-reference --peak --case Peak", self.summary("bench", ".log"))
         r = self.gpu_sh("bench", "gemm4096", GEMM_FILTER="gemm.coopmatv*,gemm.smemv*")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("--filter gemm.coopmatv*,gemm.smemv*", self.summary("bench", ".log"))
@@ -133,6 +137,21 @@ class TacticBenchCases(unittest.TestCase):
             r = self.bench("--matmul", spec)
             self.assertEqual(r.returncode, 2, spec)
             self.assertIn(f"--matmul: takes N or MxKxN (positive integers), not '{spec}'", r.stderr)
+
+    def test_the_peaks(self):
+        # lavapipe runs the multiply-add peaks and declines the cooperative matrices, saying why.
+        r = self.bench("--peak", "--case", "Peak", "--samples", "1", "--no-reference")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"Peak +fma\.f32 \(vec4\) +\d+\.\d+ +\d+\.\d+")
+        self.assertRegex(r.stdout, r"Peak +fma\.f16 \(vec4\) +\d+\.\d+ +\d+\.\d+")
+        for label in ("coopmat.f16 4x4 registers", "coopmat.f16 4x4 shared", "coopmat.f16acc32 2x2 shared"):
+            self.assertRegex(r.stdout, re.escape(label) + r" +- +- +\(the device offers no 16x16x16 fp16 cooperative "
+                                                          r"matrices with fp(16|32) accumulators")
+        self.assertNotIn("MatMul", r.stdout)
+        # Without --peak there is no Peak case.
+        r = self.bench("--case", "Peak", "--samples", "1", "--no-reference")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("fma.f32", r.stdout)
 
     def test_malformed_numbers_are_usage_errors(self):
         # Parsed by CLI11: "abc" or "-1" is an error, never 0 or the default.
