@@ -4,7 +4,56 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define VKG_HAVE_F16C_PATH 1
+#endif
+
 namespace vkg {
+
+#ifdef VKG_HAVE_F16C_PATH
+namespace {
+
+bool cpu_has_f16c() {
+  static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  return has;
+}
+
+__attribute__((target("avx,f16c"))) size_t floats_to_halves_f16c(const float* src, uint16_t* dst, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
+  }
+  return i;
+}
+
+__attribute__((target("avx,f16c"))) size_t halves_to_floats_f16c(const uint16_t* src, float* dst, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+  }
+  return i;
+}
+
+}  // namespace
+#endif
+
+void floats_to_halves(const float* src, uint16_t* dst, size_t n) {
+  size_t i = 0;
+#ifdef VKG_HAVE_F16C_PATH
+  if (cpu_has_f16c()) i = floats_to_halves_f16c(src, dst, n);
+#endif
+  for (; i < n; ++i) dst[i] = float_to_half(src[i]);
+}
+
+void halves_to_floats(const uint16_t* src, float* dst, size_t n) {
+  size_t i = 0;
+#ifdef VKG_HAVE_F16C_PATH
+  if (cpu_has_f16c()) i = halves_to_floats_f16c(src, dst, n);
+#endif
+  for (; i < n; ++i) dst[i] = half_to_float(src[i]);
+}
 
 BFloat16::BFloat16(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);

@@ -138,14 +138,11 @@ Tensor Tensor::cast(DType to) const {
     visit_dtype(to, [&]<typename D>() {
       // fp16 storage to float32 and back, the engines' conversions, without the trip through double.
       if constexpr (std::is_same_v<S, Half> && std::is_same_v<D, float>) {
-        const Half* s = data<Half>();
-        float* d = out.data<float>();
-        for (int64_t i = 0; i < size_; ++i) d[i] = half_to_float(s[i].bits);
+        static_assert(sizeof(Half) == sizeof(uint16_t));
+        halves_to_floats(reinterpret_cast<const uint16_t*>(data<Half>()), out.data<float>(), size_t(size_));
         return;
       } else if constexpr (std::is_same_v<S, float> && std::is_same_v<D, Half>) {
-        const float* s = data<float>();
-        Half* d = out.data<Half>();
-        for (int64_t i = 0; i < size_; ++i) d[i].bits = float_to_half(s[i]);
+        floats_to_halves(data<float>(), reinterpret_cast<uint16_t*>(out.data<Half>()), size_t(size_));
         return;
       }
       for (int64_t i = 0; i < size_; ++i) {

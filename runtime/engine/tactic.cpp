@@ -79,7 +79,19 @@ Tensor to_storage(const Tensor& t, StorageType s, const std::string& what) {
   return t;
 }
 
-Tensor from_storage(const Tensor& stored, DType dtype) {
+DType storage_dtype(StorageType s) {
+  switch (s) {
+    case StorageType::F32:
+      return DType::Float32;
+    case StorageType::F16:
+      return DType::Float16;
+    case StorageType::I32:
+      return DType::Int32;
+  }
+  return DType::Float32;
+}
+
+Tensor from_storage(Tensor stored, DType dtype) {
   if (stored.dtype() == dtype) return stored;
   if (dtype == DType::Bool) {
     Tensor out(DType::Bool, stored.shape());

@@ -43,9 +43,11 @@ std::optional<StorageType> storage_for(DType dtype, Precision precision);
 
 // Host conversions between a tensor and its device storage form (a float32,
 // float16 or int32 tensor of the same shape). to_storage throws Error naming
-// `what` when an integer does not fit in int32.
+// `what` when an integer does not fit in int32. from_storage moves a tensor
+// already of `dtype` instead of copying it.
+DType storage_dtype(StorageType s);  // the dtype of that form: float32, float16 or int32
 Tensor to_storage(const Tensor& t, StorageType s, const std::string& what);
-Tensor from_storage(const Tensor& stored, DType dtype);
+Tensor from_storage(Tensor stored, DType dtype);
 
 // The arithmetic of a tactic: its shader variant (shaders/common/precision.glsl).
 enum class Arith : uint8_t { F32, F16, F16Acc32 };

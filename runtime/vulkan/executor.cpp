@@ -299,13 +299,10 @@ void EngineExecutor::write_tensor(int32_t tensor, const Tensor& value) {
 
 Tensor EngineExecutor::read_tensor(int32_t tensor) const {
   const EngineTensor& t = engine_.tensors.at(size_t(tensor));
-  const DType stored_dtype = t.storage == StorageType::F32   ? DType::Float32
-                             : t.storage == StorageType::F16 ? DType::Float16
-                                                             : DType::Int32;
-  Tensor stored(stored_dtype, t.shape);
+  Tensor stored(storage_dtype(t.storage), t.shape);
   if (stored.nbytes() > 0)
     slots_.at(size_t(t.slot)).download(stored.raw(), stored.nbytes(), size_t(engine_.slot_offset(tensor)));
-  return from_storage(stored, t.dtype);
+  return from_storage(std::move(stored), t.dtype);
 }
 
 void EngineExecutor::run_layer(size_t layer) {
@@ -337,10 +334,13 @@ TensorMap EngineExecutor::run(const TensorMap& inputs) {
                                                   << " but the engine was built for " << shape_to_string(t.shape));
     VKG_CHECK(value.dtype() == t.dtype, "input '" << t.name << "' is " << dtype_name(value.dtype())
                                                   << " but the engine expects " << dtype_name(t.dtype));
-    const Tensor stored = to_storage(value, t.storage, "input '" + t.name + "'");
-    if (stored.nbytes() == 0) continue;
+    // Uploaded as given where it is in its storage form already (no host copy), else converted.
+    const bool as_is = value.dtype() == storage_dtype(t.storage);
+    const Tensor stored = as_is ? Tensor() : to_storage(value, t.storage, "input '" + t.name + "'");
+    const Tensor& source = as_is ? value : stored;
+    if (source.nbytes() == 0) continue;
     Buffer& target = input_staging_[i] ? *input_staging_[i] : slots_[size_t(t.slot)];
-    target.upload(stored.raw(), stored.nbytes());
+    target.upload(source.raw(), source.nbytes());
   }
 
   const bool timestamps = device_.info().timestamps();
@@ -402,13 +402,10 @@ TensorMap EngineExecutor::run(const TensorMap& inputs) {
   TensorMap outputs;
   for (size_t i = 0; i < engine_.outputs.size(); ++i) {
     const EngineTensor& t = engine_.tensors[size_t(engine_.outputs[i])];
-    const DType stored_dtype = t.storage == StorageType::F32   ? DType::Float32
-                               : t.storage == StorageType::F16 ? DType::Float16
-                                                               : DType::Int32;
-    Tensor stored(stored_dtype, t.shape);
+    Tensor stored(storage_dtype(t.storage), t.shape);
     const Buffer& source = output_staging_[i] ? *output_staging_[i] : slots_[size_t(t.slot)];
     if (stored.nbytes() > 0) source.download(stored.raw(), stored.nbytes());
-    outputs[t.name] = from_storage(stored, t.dtype);
+    outputs[t.name] = from_storage(std::move(stored), t.dtype);
   }
   return outputs;
 }

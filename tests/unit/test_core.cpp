@@ -1,8 +1,10 @@
 // Tensor, dtype and graph-IR basics.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "runtime/core/graph.h"
 #include "runtime/core/tensor.h"
@@ -17,6 +19,35 @@ TEST(DType, HalfRoundTripsExactValues) {
   EXPECT_TRUE(std::isnan(float(Half(std::numeric_limits<float>::quiet_NaN()))));
   // Round to nearest even: 1 + 2^-11 is halfway between 1 and 1 + 2^-10.
   EXPECT_EQ(float(Half(1.0f + 0.00048828125f)), 1.0f);
+}
+
+// The whole-array conversions (F16C where the CPU has it) give the bits the one-at-a-time ones give:
+// every half, and floats across their range with the edges (rounding ties, subnormals, overflow,
+// NaNs), in arrays whose length is no multiple of eight.
+TEST(DType, ArrayConversionsMatchTheScalarOnes) {
+  std::vector<uint16_t> halves(65536 + 3);
+  for (size_t i = 0; i < halves.size(); ++i) halves[i] = uint16_t(i);
+  std::vector<float> floats(halves.size());
+  halves_to_floats(halves.data(), floats.data(), halves.size());
+  for (size_t i = 0; i < halves.size(); ++i)
+    ASSERT_EQ(std::bit_cast<uint32_t>(floats[i]), std::bit_cast<uint32_t>(half_to_float(halves[i]))) << i;
+
+  std::vector<float> values;
+  for (uint64_t b = 0; b <= 0xffffffffull; b += 40009) values.push_back(std::bit_cast<float>(uint32_t(b)));
+  for (float f : {1.0f + 0.00048828125f, 1.0f + 3 * 0.00048828125f, 65504.0f, 65519.99f, 65520.0f, 6.0e-8f, 2.98e-8f,
+                  2.9802322e-08f, 6.1035156e-05f, 6.1035149e-05f, -0.0f, std::numeric_limits<float>::infinity(),
+                  std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::signaling_NaN()})
+    values.push_back(f);
+  std::vector<uint16_t> out(values.size());
+  floats_to_halves(values.data(), out.data(), values.size());
+  for (size_t i = 0; i < values.size(); ++i)
+    ASSERT_EQ(out[i], float_to_half(values[i])) << std::hex << std::bit_cast<uint32_t>(values[i]);
+
+  // NaNs stay NaNs, quiet, with the top of their payload (as F16C converts them).
+  EXPECT_EQ(float_to_half(std::bit_cast<float>(0x7f800001u)), 0x7e00u);
+  EXPECT_EQ(float_to_half(std::bit_cast<float>(0xffa02000u)), 0xff01u);
+  EXPECT_EQ(std::bit_cast<uint32_t>(half_to_float(0x7c01u)), 0x7fc02000u);
+  EXPECT_EQ(std::bit_cast<uint32_t>(half_to_float(0xfe00u)), 0xffc00000u);
 }
 
 TEST(DType, OnnxCodesRoundTrip) {
