@@ -528,9 +528,9 @@ void add_run_tool(CLI::App& app) {
                   "shaders on their first dispatch, as lavapipe does for texel-buffer reads, pays it there)")
       ->check(CLI::Range(0, 1000000));
   run->add_option("--warm-up-ms", args->warm_up_ms,
-                  "Keep warming up until this many milliseconds have passed (as trtexec's --warmUp): a GPU runs at a "
-                  "low clock until it has been busy for a while, so a few inferences of a fast model time the clock, "
-                  "not the engine; with --warm-up N, at least N runs")
+                  "Untimed Vulkan inferences on the first input until this many milliseconds have passed (as "
+                  "trtexec's --warmUp; with --warm-up N, at least N of them): a GPU runs at a low clock until it has "
+                  "been busy for a while, so a few inferences of a fast model time the clock, not the engine")
       ->check(CLI::Range(0.0, 3600000.0));
   run->add_option("--onnx-outputs", args->onnx_outputs,
                   "Tensors the reference backend returns: names, or 'mark all' for every tensor")
