@@ -21,8 +21,10 @@
 #   models  device, peers-ocr (PP-OCRv4 det and rec and the transformer: vkgraphy, ncnn from the
 #           carried conversions, ONNX Runtime; PEERS_MODELS and PEERS_RUNTIMES: subsets), profile-ocr
 #           (the per-layer device times and tactics of the det and rec engines peers-ocr built, fp32
-#           and fp16: the first run had det fp32 at 3.6x its fp16 engine), torch-ocr (the same models
-#           through onnx2torch)
+#           and fp16: the first run had det fp32 at 3.6x its fp16 engine), paths-ocr (the fp32
+#           engines' latency and host overhead with the device's memory path, resizable BAR on the
+#           H200, and with staging forced: which way the inputs and outputs should travel),
+#           torch-ocr (the same models through onnx2torch)
 #   iree    device, peers-iree (PP-OCRv4 det and rec and the transformer on IREE's Vulkan HAL, from
 #           the modules gpu_prepare.sh compiled for Ampere, beside vkgraphy fp32 and ONNX Runtime)
 #
@@ -45,7 +47,7 @@ extra=()
 case "$part" in
   bench) all=(device peak gemm4096 cublas peers-resnet50 torch-resnet50 tactics) ;;
   tests) all=(device unit node node23 cli) extra=(conformance) ;;
-  models) all=(device peers-ocr profile-ocr torch-ocr) ;;
+  models) all=(device peers-ocr profile-ocr paths-ocr torch-ocr) ;;
   iree) all=(device peers-iree) ;;
   *) echo "usage: bench/gpu.sh bench|tests|models|iree [STEP...]" >&2; exit 2 ;;
 esac
@@ -93,7 +95,7 @@ note "GPU RUN part=$part date=$(date -u +%Y-%m-%dT%H:%M:%SZ) gpu=${gpu:-unknown}
 # run_step NAME LIMIT_S CMD...: CMD's output into the log, its figures into the summary (all of
 # it with SUMMARY_ALL=1).
 run_step() {
-  local name=$1 limit=$2 pattern='^(PEER|TORCH) |^\| |^# (devices|Speed)|^(MatMul|Conv|DWConv|ConvT|Mul|Peak) |^device:|ONNX node tests|PASSED|FAILED|^Ran |^OK'
+  local name=$1 limit=$2 pattern='^(PEER|TORCH) |^\| |^# (devices|Speed)|^(MatMul|Conv|DWConv|ConvT|Mul|Peak) |Latency \(|Host overhead|memory path|^device:|ONNX node tests|PASSED|FAILED|^Ran |^OK'
   [ -z "${SUMMARY_ALL:-}" ] || pattern=.
   shift 2
   local left=$((deadline - SECONDS))
@@ -157,8 +159,9 @@ if [ -d "$carry/wheels" ] && ls "$carry"/wheels/*.whl >/dev/null 2>&1; then
 fi
 
 # bench/peers.py on the GPU, every runtime, in a work folder outside the checkout that starts from
-# the carried one (models and conversions): what it makes there never travels back.
-work=/tmp/vkg-peers
+# the carried one (models and conversions): what it makes there never travels back
+# (GPU_PEERS_WORK: another folder, for the tests).
+work=${GPU_PEERS_WORK:-/tmp/vkg-peers}
 mkdir -p "$work"
 [ ! -d "$carry/peers" ] || cp -r "$carry/peers/." "$work/"
 # Every runtime warms up for PEERS_WARMUP_MS before it is timed: a GPU raises its clock only after
@@ -236,6 +239,22 @@ for step in "${steps[@]}"; do
           else
             note "STEP profile-$m-$tag skipped=no $engine (peers-ocr builds it)"
           fi
+        done
+      done ;;
+    paths-ocr)
+      for m in ppocrv4-det ppocrv4-rec; do
+        engine=$work/artifacts/$m/fp32.engine
+        if [ ! -f "$engine" ]; then
+          note "STEP paths-$m skipped=no $engine (peers-ocr builds it)"
+          continue
+        fi
+        inputs=(--iterations 20)
+        [ ! -f "$work/artifacts/$m/inputs.json" ] || inputs=(--load-inputs "$work/artifacts/$m/inputs.json")
+        for path in default staging; do
+          flags=()
+          [ "$path" = default ] || flags=(--vk-force-staging)
+          run_step "paths-$m-$path" 60 vkgraphy run "$engine" --vk ${flags[@]+"${flags[@]}"} --warm-up 2 \
+            --warm-up-ms "$PEERS_WARMUP_MS" "${inputs[@]}" -v
         done
       done ;;
     torch-ocr)

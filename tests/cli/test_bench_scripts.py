@@ -76,6 +76,24 @@ class GpuRun(unittest.TestCase):
         self.assertRegex(self.summary("tests"), r"STEP unit rc=124 seconds=2[01] \(over its 2[01] s limit\)")
         self.assertIn("started", self.summary("tests", ".log"))
 
+    def test_the_memory_paths_of_the_engines_peers_built(self):
+        # An engine where peers-ocr leaves det's fp32 engine: run with the device's memory path and with
+        # staging forced, the latency and host overhead in the summary; rec's, not built, said so.
+        work = os.path.join(self.tmp.name, "peers")
+        art = os.path.join(work, "artifacts", "ppocrv4-det")
+        os.makedirs(art)
+        r = subprocess.run([BIN, "convert", os.path.join(SOURCE_DIR, "tests", "models", "vk", "example.onnx"), "-o",
+                            os.path.join(art, "fp32.engine")], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.gpu_sh("models", "paths-ocr", GPU_PEERS_WORK=work, PEERS_WARMUP_MS="5")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        summary = self.summary("models")
+        self.assertIn("STEP paths-ppocrv4-det-default rc=0", summary)
+        self.assertIn("STEP paths-ppocrv4-det-staging rc=0", summary)
+        self.assertIn("memory path: staging", summary)
+        self.assertRegex(summary, r"Host overhead .*median [0-9.]+ ms")
+        self.assertIn("STEP paths-ppocrv4-rec skipped=no ", summary)
+
     def fake(self, name):
         # A stand-in for a bundled binary that prints the arguments it was given.
         path = os.path.join(self.bin, name)
