@@ -181,6 +181,20 @@ class TacticBenchCases(unittest.TestCase):
             self.assertIn(message, r.stderr, args)
 
 
+class HostBench(unittest.TestCase):
+    def test_conversions_and_usage_errors(self):
+        bench = os.path.join(os.path.dirname(TACTIC_BENCH), "vkgraphy_host_bench")
+        r = subprocess.run([bench, "--elements", "1001", "--repeats", "2"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("1001 values, best of 2", r.stdout)
+        for label in ("fp32 -> fp16 Tensor::cast", "fp32 -> fp16 one at a time", "fp16 -> fp32 Tensor::cast",
+                      "fp16 -> fp32 one at a time"):
+            self.assertRegex(r.stdout, re.escape(label) + r" +\d+\.\d+ +\d+\.\d+")
+        r = subprocess.run([bench, "--elements", "many"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--elements", r.stderr)
+
+
 class AlternateEngines(unittest.TestCase):
     def alternate(self, *args):
         env = dict(os.environ, VKGRAPHY_BIN=os.path.abspath(BIN))
