@@ -35,6 +35,7 @@
 #include "runtime/core/error.h"
 #include "runtime/engine/builder.h"
 #include "runtime/reference/reference_backend.h"
+#include "runtime/tactics/gemm_common.h"
 #include "runtime/vulkan/context.h"
 #include "runtime/vulkan/plan_timer.h"
 
@@ -254,15 +255,24 @@ std::vector<PeakCase> peak_cases(const vk::DeviceInfo& info) {
       c.in = {StorageType::F16, 2ull * 16 * (frags_m + frags_n) * 16};
       c.out = {acc32 ? StorageType::F32 : StorageType::F16, uint64_t(cm_groups) * cm_subgroups * 256};
       c.flops = double(cm_groups) * cm_subgroups * cm_iters * frags_m * frags_n * 16 * 16 * 16 * 2;
-      if (!info.cooperative_matrix_shape(16, 16, 16, acc32))
-        c.why_not = std::string("the device offers no 16x16x16 fp16 cooperative matrices with ") +
-                    (acc32 ? "fp32" : "fp16") + " accumulators (device feature cooperative-matrix)";
-      else if (!info.subgroup_size_control || info.min_subgroup_size > 32 || info.max_subgroup_size < 32)
-        c.why_not = "needs subgroup size control with subgroups of 32";
+      // As the gemm.coopmatv* tactics decline (gemm/coopmat_vec.comp's subgroups of 32 included).
+      if (coopmat_usable(info, arith, c.why_not) && (info.min_subgroup_size > 32 || info.max_subgroup_size < 32))
+        c.why_not = "needs subgroups of 32 invocations";
       peaks.push_back(std::move(c));
     }
   }
   return peaks;
+}
+
+// The table's rows: a time (median ns) with its rate, a tactic that declined and why, one that failed.
+void print_timed(const std::string& label, const std::string& what, double ns, double flops) {
+  std::printf("%-28s %-36s %12.3f %10.1f\n", label.c_str(), what.c_str(), ns / 1e6, flops / ns);
+}
+void print_declined(const std::string& label, const std::string& what, const std::string& why) {
+  std::printf("%-28s %-36s %12s %10s   (%s)\n", label.c_str(), what.c_str(), "-", "-", why.c_str());
+}
+void print_failed(const std::string& label, const std::string& what, const Error& e) {
+  std::printf("%-28s %-36s failed: %s\n", label.c_str(), what.c_str(), e.what());
 }
 
 double median(std::vector<double> v) {
@@ -335,30 +345,32 @@ int main(int argc, char** argv) {
     vk::Context ctx(options);
     const vk::DeviceInfo& info = ctx.device().info();
     const std::vector<std::string> filters = split(filter, ',');
+    auto selected = [&](const std::string& name) {
+      return std::ranges::any_of(filters, [&](const std::string& g) { return glob_match(g, name); });
+    };
     vk::VulkanPlanTimer timer(ctx.device(), warmup_ms);
     std::printf("device: %s (%s), fp16: %s, warm-up: %g ms\n\n", info.name.c_str(), info.driver_info.c_str(),
                 info.fp16() ? "yes" : "no", warmup_ms.value_or(vk::VulkanPlanTimer::default_warmup_ms(info)));
     std::printf("%-28s %-36s %12s %10s\n", "case", "tactic", "median ms", "GFLOP/s");
 
-    // The convolutions besides the first 3x3 are shapes of PP-OCRv4 det (1x1, depthwise, 3x3 96->24 at
-    // the FPN's four scales and the head's ConvTranspose).
     if (peak && glob_match(case_filter, "Peak")) {
       for (const PeakCase& c : peak_cases(info)) {
-        if (!std::ranges::any_of(filters, [&](const std::string& g) { return glob_match(g, c.label); })) continue;
+        if (!selected(c.label)) continue;
         if (!c.why_not.empty()) {
-          std::printf("%-28s %-36s %12s %10s   (%s)\n", "Peak", c.label.c_str(), "-", "-", c.why_not.c_str());
+          print_declined("Peak", c.label, c.why_not);
           continue;
         }
         try {
-          const double ns = median(timer.time(c.plan, {c.in}, {c.out}, 2, samples));
-          std::printf("%-28s %-36s %12.3f %10.1f\n", "Peak", c.label.c_str(), ns / 1e6, c.flops / ns);
+          print_timed("Peak", c.label, median(timer.time(c.plan, {c.in}, {c.out}, 2, samples)), c.flops);
         } catch (const Error& e) {
-          std::printf("%-28s %-36s failed: %s\n", "Peak", c.label.c_str(), e.what());
+          print_failed("Peak", c.label, e);
         }
         std::fflush(stdout);
       }
       std::printf("\n");
     }
+    // The convolutions besides the first 3x3 are shapes of PP-OCRv4 det (1x1, depthwise, 3x3 96->24 at
+    // the FPN's four scales and the head's ConvTranspose).
     for (const BenchCase& c : cases) {
       if (!glob_match(case_filter, c.label)) continue;
       // CPU reference baseline, same process.
@@ -371,13 +383,12 @@ int main(int argc, char** argv) {
           (void)run_reference_node(c.node, 17, in);
           cpu.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e9);
         }
-        std::printf("%-28s %-36s %12.3f %10.1f\n", c.label.c_str(), "cpu reference backend", median(cpu) / 1e6,
-                    c.flops / median(cpu));
+        print_timed(c.label, "cpu reference backend", median(cpu), c.flops);
       }
       const Shape out_shape = !c.out.empty() ? c.out : run_reference_node(c.node, 17, in)[0].shape();
 
       for (const Tactic* t : TacticRegistry::builtin().for_op(c.node.op_type)) {
-        if (!std::ranges::any_of(filters, [&](const std::string& g) { return glob_match(g, t->name); })) continue;
+        if (!selected(t->name)) continue;
         if (t->precision() == Precision::FP16 && !info.fp16()) continue;
         std::vector<LayerTensor> inputs, outputs;
         std::vector<PlanTimer::Buffer> in_bufs, out_bufs;
@@ -394,12 +405,11 @@ int main(int argc, char** argv) {
         std::string why;
         std::optional<LayerPlan> plan = t->plan(lc, why);
         if (!plan) {
-          std::printf("%-28s %-36s %12s %10s   (%s)\n", c.label.c_str(), t->name.c_str(), "-", "-", why.c_str());
+          print_declined(c.label, t->name, why);
           continue;
         }
         try {
-          const double ns = median(timer.time(*plan, in_bufs, out_bufs, 2, samples));
-          std::printf("%-28s %-36s %12.3f %10.1f\n", c.label.c_str(), t->name.c_str(), ns / 1e6, c.flops / ns);
+          print_timed(c.label, t->name, median(timer.time(*plan, in_bufs, out_bufs, 2, samples)), c.flops);
           // --per-dispatch: each dispatch of a multi-dispatch plan alone (on whatever its scratch holds).
           for (size_t i = 0; per_dispatch && plan->dispatches.size() > 1 && i < plan->dispatches.size(); ++i) {
             LayerPlan one = *plan;
@@ -409,7 +419,7 @@ int main(int argc, char** argv) {
                         part / 1e6);
           }
         } catch (const Error& e) {
-          std::printf("%-28s %-36s failed: %s\n", c.label.c_str(), t->name.c_str(), e.what());
+          print_failed(c.label, t->name, e);
         }
         std::fflush(stdout);
       }

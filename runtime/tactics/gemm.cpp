@@ -499,14 +499,14 @@ enum class Algorithm { Naive, Tiled, Reg, Block, Smem, CoopMat };
 
 }  // namespace
 
-bool coopmat_usable(const LayerContext& ctx, std::string& why_not) {
-  const bool acc32 = ctx.arith == Arith::F16Acc32;
-  if (!ctx.device.cooperative_matrix_shape(16, 16, 16, acc32)) {
+bool coopmat_usable(const vk::DeviceInfo& device, Arith arith, std::string& why_not) {
+  const bool acc32 = arith == Arith::F16Acc32;
+  if (!device.cooperative_matrix_shape(16, 16, 16, acc32)) {
     why_not = std::string("the device offers no 16x16x16 fp16 cooperative matrices with ") + (acc32 ? "fp32" : "fp16") +
               " accumulators (device feature cooperative-matrix)";
     return false;
   }
-  if (!ctx.device.subgroup_size_control || ctx.device.subgroup_size == 0) {
+  if (!device.subgroup_size_control || device.subgroup_size == 0) {
     why_not = "needs subgroup size control to number the subgroups of a workgroup";
     return false;
   }
@@ -515,7 +515,7 @@ bool coopmat_usable(const LayerContext& ctx, std::string& why_not) {
 
 bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopTile& t, Dispatch& d,
                           std::string& why_not) {
-  if (!coopmat_usable(ctx, why_not)) return false;
+  if (!coopmat_usable(ctx.device, ctx.arith, why_not)) return false;
   if (!a_runs(p, 8) || !b_runs(p, 8)) {
     why_not = "needs A and B as runs of eight fp16 values (untransposed, K and N multiples of 8)";
     return false;
@@ -768,7 +768,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
         if (!coopmat_vec_dispatch(ctx, p, t, d, why_not)) return std::nullopt;
         break;
       }
-      if (!coopmat_usable(ctx, why_not)) return std::nullopt;
+      if (!coopmat_usable(ctx.device, ctx.arith, why_not)) return std::nullopt;
       const bool acc32 = ctx.arith == Arith::F16Acc32;
       const uint32_t invocations = t.warps_m * t.warps_n * ctx.device.subgroup_size;
       const uint64_t shared = uint64_t(t.bm() + t.bn()) * t.bk() * 2 + uint64_t(t.bm()) * t.bn() * (acc32 ? 4 : 2);

@@ -131,7 +131,7 @@ bool smem_core_dispatches(const LayerContext& ctx, const Product& p, const SmemT
                           LayerPlan& plan, std::string& why_not);
 // True when the device multiplies 16x16x16 fp16 cooperative matrices with accumulators of
 // `arith` and pins subgroup sizes; else false with why_not.
-bool coopmat_usable(const LayerContext& ctx, std::string& why_not);
+bool coopmat_usable(const vk::DeviceInfo& device, Arith arith, std::string& why_not);
 
 // False (why_not filled) when the device cannot run workgroups of
 // `invocations` (1-D) with `shared_bytes` of shared memory.
