@@ -11,9 +11,11 @@
 
 namespace vkg {
 
-#ifdef VKG_HAVE_F16C_PATH
 namespace {
 
+// The F16C kernels convert whole groups of eight and return how many values they did; without
+// the instructions (another architecture, an older CPU) none.
+#ifdef VKG_HAVE_F16C_PATH
 bool cpu_has_f16c() {
   static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
   return has;
@@ -35,24 +37,26 @@ __attribute__((target("avx,f16c"))) size_t halves_to_floats_f16c(const uint16_t*
   }
   return i;
 }
+#else
+bool cpu_has_f16c() { return false; }
+size_t floats_to_halves_f16c(const float*, uint16_t*, size_t) { return 0; }
+size_t halves_to_floats_f16c(const uint16_t*, float*, size_t) { return 0; }
+#endif
+
+// `n` values: the F16C kernel Fast where the CPU has it, One value at a time for the rest (template
+// arguments, so that One is called directly and inlined).
+template <auto Fast, auto One, class S, class D> void convert_array(const S* src, D* dst, size_t n) {
+  for (size_t i = cpu_has_f16c() ? Fast(src, dst, n) : 0; i < n; ++i) dst[i] = One(src[i]);
+}
 
 }  // namespace
-#endif
 
 void floats_to_halves(const float* src, uint16_t* dst, size_t n) {
-  size_t i = 0;
-#ifdef VKG_HAVE_F16C_PATH
-  if (cpu_has_f16c()) i = floats_to_halves_f16c(src, dst, n);
-#endif
-  for (; i < n; ++i) dst[i] = float_to_half(src[i]);
+  convert_array<floats_to_halves_f16c, float_to_half>(src, dst, n);
 }
 
 void halves_to_floats(const uint16_t* src, float* dst, size_t n) {
-  size_t i = 0;
-#ifdef VKG_HAVE_F16C_PATH
-  if (cpu_has_f16c()) i = halves_to_floats_f16c(src, dst, n);
-#endif
-  for (; i < n; ++i) dst[i] = half_to_float(src[i]);
+  convert_array<halves_to_floats_f16c, half_to_float>(src, dst, n);
 }
 
 BFloat16::BFloat16(float f) {
