@@ -255,6 +255,29 @@ ReformatFusions fuse_reformats(Engine& engine) {
       if (ids[i] == t) out.push_back(make(uint32_t(i)));
     return out;
   };
+  // The layers other than `skip` that read `t`, and the one that writes it (layers.size(): none).
+  struct TensorUses {
+    std::vector<size_t> readers;
+    size_t producer;
+  };
+  auto uses_of = [&](int32_t t, size_t skip) {
+    TensorUses u{{}, engine.layers.size()};
+    for (size_t l = 0; l < engine.layers.size(); ++l) {
+      if (l == skip) continue;
+      if (contains(engine.layers[l].inputs, t)) u.readers.push_back(l);
+      if (contains(engine.layers[l].outputs, t)) u.producer = l;
+    }
+    return u;
+  };
+  // Makes `layer` store its output `t` in fp32, where every dispatch binding it can; false, and
+  // nothing changed, where one cannot.
+  auto store_f32 = [&](EngineLayer& layer, int32_t t) {
+    const std::vector<BindingRef> uses = refs(layer.outputs, t, &BindingRef::output);
+    if (!std::all_of(uses.begin(), uses.end(), [&](BindingRef u) { return can_hold_f32(layer, u); })) return false;
+    for (BindingRef u : uses) hold_f32(layer, u);
+    engine.tensors[size_t(t)].storage = StorageType::F32;
+    return true;
+  };
   // Which layers stand outside If/Loop bodies, kept in step as reformat layers go.
   std::vector<bool> top_level(engine.layers.size(), false);
   for (const LayerBlock::Item& item : layer_blocks(engine, "the built engine").items) top_level[item.layer] = true;
@@ -271,15 +294,10 @@ ReformatFusions fuse_reformats(Engine& engine) {
     };
     const int32_t src = reformat.inputs.at(0), dst = reformat.outputs.at(0);
     const StorageType from = engine.tensors[size_t(src)].storage, to = engine.tensors[size_t(dst)].storage;
-    std::vector<size_t> src_readers, dst_readers;
-    size_t producer = engine.layers.size();
-    for (size_t l = 0; l < engine.layers.size(); ++l) {
-      if (l == r) continue;
-      if (contains(engine.layers[l].inputs, src)) src_readers.push_back(l);
-      if (contains(engine.layers[l].inputs, dst)) dst_readers.push_back(l);
-      if (contains(engine.layers[l].outputs, src)) producer = l;
-    }
-    const bool src_alone = src_readers.empty() && !contains(engine.outputs, src);
+    const TensorUses src_uses = uses_of(src, r);
+    const std::vector<size_t> dst_readers = uses_of(dst, r).readers;
+    const size_t producer = src_uses.producer;
+    const bool src_alone = src_uses.readers.empty() && !contains(engine.outputs, src);
     const std::string name = engine.tensors[size_t(src)].name, reformat_name = reformat.name;
     if (contains(engine.inputs, src) && src_alone) {
       VKG_VERBOSE("Fused reformat '" << reformat_name << "' into the upload of input '" << name << "'");
@@ -302,36 +320,23 @@ ReformatFusions fuse_reformats(Engine& engine) {
       ++fused.into_layers;
       continue;
     }
-    if (from == StorageType::F16 && to == StorageType::F32 && src_alone && producer < engine.layers.size()) {
-      const std::vector<BindingRef> uses = refs(engine.layers[producer].outputs, src, &BindingRef::output);
-      if (std::all_of(uses.begin(), uses.end(),
-                      [&](BindingRef u) { return can_hold_f32(engine.layers[producer], u); })) {
-        for (BindingRef u : uses) hold_f32(engine.layers[producer], u);
-        VKG_VERBOSE("Fused reformat '" << reformat_name << "' into layer '" << engine.layers[producer].name
-                                       << "': it stores '" << name << "' in fp32");
-        engine.tensors[size_t(src)].storage = StorageType::F32;
-        drop(dst, src);
-        ++fused.into_layers;
-        continue;
-      }
+    if (from == StorageType::F16 && to == StorageType::F32 && src_alone && producer < engine.layers.size() &&
+        store_f32(engine.layers[producer], src)) {
+      VKG_VERBOSE("Fused reformat '" << reformat_name << "' into layer '" << engine.layers[producer].name
+                                     << "': it stores '" << name << "' in fp32");
+      drop(dst, src);
+      ++fused.into_layers;
+      continue;
     }
     ++r;
   }
   for (int32_t t : engine.outputs) {
-    EngineTensor& tensor = engine.tensors[size_t(t)];
+    const EngineTensor& tensor = engine.tensors[size_t(t)];
     if (tensor.storage != StorageType::F16 || tensor.dtype != DType::Float32) continue;
-    size_t producer = engine.layers.size();
-    bool read = false;
-    for (size_t l = 0; l < engine.layers.size(); ++l) {
-      read = read || contains(engine.layers[l].inputs, t);
-      if (contains(engine.layers[l].outputs, t)) producer = l;
-    }
-    if (read || producer == engine.layers.size() || !top_level[producer]) continue;
-    EngineLayer& layer = engine.layers[producer];
-    const std::vector<BindingRef> uses = refs(layer.outputs, t, &BindingRef::output);
-    if (!std::all_of(uses.begin(), uses.end(), [&](BindingRef u) { return can_hold_f32(layer, u); })) continue;
-    for (BindingRef u : uses) hold_f32(layer, u);
-    tensor.storage = StorageType::F32;
+    const TensorUses uses = uses_of(t, engine.layers.size());
+    if (!uses.readers.empty() || uses.producer == engine.layers.size() || !top_level[uses.producer]) continue;
+    EngineLayer& layer = engine.layers[uses.producer];
+    if (!store_f32(layer, t)) continue;
     ++fused.outputs_f32;
     VKG_VERBOSE("Layer '" << layer.name << "' writes output '" << tensor.name
                           << "' in fp32: the host reads it without converting it");
