@@ -170,6 +170,12 @@ export PEERS_WARMUP_MS=${PEERS_WARMUP_MS:-500}
 peers=("$py" bench/peers.py run --vkgraphy "$(command -v vkgraphy)" --work "$work"
        --transformer tests/models/vk/transformer.onnx)
 resnet50=$work/resnet50.onnx
+# peers_inputs MODEL N: into the array `inputs`, the input peers-ocr ran MODEL on (the same data every
+# iteration), else N iterations of random data.
+peers_inputs() {
+  inputs=(--iterations "$2")
+  [ ! -f "$work/artifacts/$1/inputs.json" ] || inputs=(--load-inputs "$work/artifacts/$1/inputs.json")
+}
 make_resnet50() {
   [ -f "$resnet50" ] || "$py" bench/models/make_resnet50.py "$resnet50" >>"$log" 2>&1 ||
     note "error: bench/models/make_resnet50.py failed (see $part.log)"
@@ -232,8 +238,7 @@ for step in "${steps[@]}"; do
             # peers' input.
             grep -h "Latency\|Host overhead" "$work/artifacts/$m/$tag.run.log" 2>/dev/null | sed "s/^/peers $m $tag: /" |
               tee -a "$log" >>"$summary"
-            inputs=(--iterations 10)
-            [ ! -f "$work/artifacts/$m/inputs.json" ] || inputs=(--load-inputs "$work/artifacts/$m/inputs.json")
+            peers_inputs "$m" 10
             SUMMARY_ALL=1 run_step "profile-$m-$tag" 60 vkgraphy run "$engine" --vk --profile --warm-up 2 \
               --warm-up-ms "$PEERS_WARMUP_MS" "${inputs[@]}"
           else
@@ -248,8 +253,7 @@ for step in "${steps[@]}"; do
           note "STEP paths-$m skipped=no $engine (peers-ocr builds it)"
           continue
         fi
-        inputs=(--iterations 20)
-        [ ! -f "$work/artifacts/$m/inputs.json" ] || inputs=(--load-inputs "$work/artifacts/$m/inputs.json")
+        peers_inputs "$m" 20
         for path in default staging; do
           flags=()
           [ "$path" = default ] || flags=(--vk-force-staging)
