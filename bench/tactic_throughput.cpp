@@ -241,7 +241,8 @@ std::vector<PeakCase> peak_cases(const vk::DeviceInfo& info) {
   const uint32_t cm_groups = 4096, cm_subgroups = 4, cm_iters = 512;
   for (const Arith arith : {Arith::F16, Arith::F16Acc32}) {
     const bool acc32 = arith == Arith::F16Acc32;
-    for (const auto& [frags_m, frags_n, shared] : {std::tuple{4u, 4u, 0u}, {4u, 4u, 1u}, {2u, 2u, 0u}, {2u, 2u, 1u}}) {
+    for (const auto& [frags_m, frags_n, shared] :
+         {std::tuple{4u, 4u, 0u}, {4u, 4u, 1u}, {4u, 8u, 0u}, {4u, 8u, 1u}, {2u, 2u, 0u}, {2u, 2u, 1u}}) {
       PeakCase c;
       c.label = std::string("coopmat.") + arith_name(arith) + " " + std::to_string(frags_m) + "x" +
                 std::to_string(frags_n) + (shared ? " shared" : " registers");

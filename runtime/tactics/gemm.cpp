@@ -906,8 +906,10 @@ void register_gemm_tactics(TacticRegistry& r) {
       {.warps_m = 2, .warps_n = 4, .k_steps = 2, .frags_m = 4, .frags_n = 2, .vec = true, .stages = 2, .group_m = 8});
   add_coopmat(r, "gemm.coopmatv128x128_w4", 2,
               {.warps_m = 2, .warps_n = 2, .k_steps = 2, .frags_m = 4, .frags_n = 4, .vec = true, .stages = 2});
-  // The two fastest shapes on an H200 (0.650 and 0.674 ms at 4096^3, 2026-11-27) with K and the
-  // strides compiled in and, on whole tiles, no bounds checks: not yet run on a GPU.
+  // The two fastest shapes on an H200 with K and the strides compiled in and, on whole tiles, no
+  // bounds checks: 0.613 and 0.631 ms at 4096^3 (0.672 and 0.670 without), 2026-11-27. Four
+  // subgroups of 64 x 128 (fragments 4 x 8: 12 loads per 32 multiply-adds) ran 4.3x slower, out of
+  // registers (docs/bench.md, fourth GPU run).
   add_coopmat(r, "gemm.coopmatv128x256_fixed", 2,
               {.warps_m = 2, .warps_n = 4, .k_steps = 2, .frags_m = 4, .frags_n = 4, .vec = true, .fixed = true});
   add_coopmat(r, "gemm.coopmatv128x128_fixed", 2,
