@@ -252,8 +252,9 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
              << (s.reformats_fused ? std::to_string(s.reformats_fused) + " reformats fused into layers, " : "")
              << (s.outputs_written_f32 ? std::to_string(s.outputs_written_f32) + " output(s) written in fp32, " : "")
              << (s.concats_eliminated ? std::to_string(s.concats_eliminated) + " concats eliminated, " : "")
-             << s.reformats << " reformats) | " << s.candidates_timed << " tactic(s) timed in " << s.layers_timed
-             << " layer(s), " << s.layers_reused << " layer(s) with an identical layer's timings, " << s.layers_cached
+             << (s.copies_eliminated ? std::to_string(s.copies_eliminated) + " copies made views, " : "") << s.reformats
+             << " reformats) | " << s.candidates_timed << " tactic(s) timed in " << s.layers_timed << " layer(s), "
+             << s.layers_reused << " layer(s) with an identical layer's timings, " << s.layers_cached
              << " layer(s) from the timing cache"
              << (c.validation_values ? " | " + std::to_string(s.candidates_validated) + " candidate(s) validated in " +
                                            std::to_string(s.layers_validated) + " layer(s), " +

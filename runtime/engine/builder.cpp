@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
@@ -344,6 +345,47 @@ ReformatFusions fuse_reformats(Engine& engine) {
   return fused;
 }
 
+// What the eliminations of copies below need to know of a built engine: which layers run at the top
+// level (outside If and Loop bodies), which tensors the user reads (inputs and outputs), which a
+// branching or loop layer reads, each tensor's producers, and the byte alignment a view's start
+// needs (binding offsets; 32 so that no shader's vector accesses at a view's edge reach past it).
+struct ViewRules {
+  std::vector<bool> top_level;
+  std::set<int32_t> user_read, tested;
+  std::vector<int> producers;
+  std::vector<int32_t> producer;
+  uint64_t alignment = 32;
+
+  ViewRules(const Engine& engine, const vk::DeviceInfo& device)
+      : top_level(engine.layers.size(), false),
+        user_read(engine.inputs.begin(), engine.inputs.end()),
+        producers(engine.tensors.size(), 0),
+        producer(engine.tensors.size(), -1),
+        alignment(std::max<uint64_t>(
+            {32, device.min_storage_buffer_offset_alignment, device.min_texel_buffer_offset_alignment})) {
+    for (const LayerBlock::Item& item : layer_blocks(engine, "the built engine").items) top_level[item.layer] = true;
+    user_read.insert(engine.outputs.begin(), engine.outputs.end());
+    for (size_t li = 0; li < engine.layers.size(); ++li) {
+      const EngineLayer& l = engine.layers[li];
+      for (int32_t t : l.outputs) {
+        if (t < 0) continue;
+        ++producers[size_t(t)];
+        producer[size_t(t)] = int32_t(li);
+      }
+      if (l.is_branch())
+        for (int32_t t : l.inputs)
+          if (t >= 0) tested.insert(t);
+    }
+  }
+  // Layer `c` goes: the indices after it move down.
+  void erase_layer(std::vector<EngineLayer>& layers, size_t c) {
+    layers.erase(layers.begin() + std::ptrdiff_t(c));
+    top_level.erase(top_level.begin() + std::ptrdiff_t(c));
+    for (int32_t& p : producer)
+      if (p > int32_t(c)) --p;
+  }
+};
+
 // Concat layers eliminated once the engine is built (TensorRT's concatenation elimination):
 // where the output's slices along the axis are contiguous (every dimension before the axis is
 // 1), each input becomes a view of its slice (EngineTensor::view_of) that its producer writes in
@@ -354,26 +396,11 @@ ReformatFusions fuse_reformats(Engine& engine) {
 // so that no producer's vector stores reach past it. Returns the names of the Concat nodes gone.
 std::vector<std::string> eliminate_concats(Engine& engine, const vk::DeviceInfo& device) {
   std::vector<std::string> gone;
-  std::vector<bool> top_level(engine.layers.size(), false);
-  for (const LayerBlock::Item& item : layer_blocks(engine, "the built engine").items) top_level[item.layer] = true;
-  std::set<int32_t> user_read(engine.inputs.begin(), engine.inputs.end());
-  user_read.insert(engine.outputs.begin(), engine.outputs.end());
-  std::vector<int> producers(engine.tensors.size(), 0);
-  std::vector<int32_t> producer(engine.tensors.size(), -1);
-  std::set<int32_t> tested;  // read by a branching or loop layer
-  for (size_t li = 0; li < engine.layers.size(); ++li) {
-    const EngineLayer& l = engine.layers[li];
-    for (int32_t t : l.outputs) {
-      if (t < 0) continue;
-      ++producers[size_t(t)];
-      producer[size_t(t)] = int32_t(li);
-    }
-    if (l.is_branch())
-      for (int32_t t : l.inputs)
-        if (t >= 0) tested.insert(t);
-  }
-  const uint64_t alignment =
-      std::max<uint64_t>({32, device.min_storage_buffer_offset_alignment, device.min_texel_buffer_offset_alignment});
+  ViewRules rules(engine, device);
+  std::vector<bool>& top_level = rules.top_level;
+  std::vector<int>& producers = rules.producers;
+  std::vector<int32_t>& producer = rules.producer;
+  const uint64_t alignment = rules.alignment;
   for (size_t c = 0; c < engine.layers.size();) {
     const EngineLayer& concat = engine.layers[c];
     const bool candidate = concat.op == "Concat" && top_level[c] && concat.outputs.size() == 1 &&
@@ -400,9 +427,9 @@ std::vector<std::string> eliminate_concats(Engine& engine, const vk::DeviceInfo&
       int64_t extent = 0;
       for (int32_t t : concat.inputs) {
         const EngineTensor* in = t >= 0 ? &engine.tensors[size_t(t)] : nullptr;
-        ok = in != nullptr && seen.insert(t).second && !user_read.count(t) && !tested.count(t) && in->view_of < 0 &&
-             in->storage == out->storage && in->shape.size() == out->shape.size() && producers[size_t(t)] == 1 &&
-             producer[size_t(t)] < int32_t(c) && top_level[size_t(producer[size_t(t)])] &&
+        ok = in != nullptr && seen.insert(t).second && !rules.user_read.count(t) && !rules.tested.count(t) &&
+             in->view_of < 0 && in->storage == out->storage && in->shape.size() == out->shape.size() &&
+             producers[size_t(t)] == 1 && producer[size_t(t)] < int32_t(c) && top_level[size_t(producer[size_t(t)])] &&
              !engine.layers[size_t(producer[size_t(t)])].is_branch() && in->bytes() > 0 && in->bytes() % 32 == 0 &&
              offset % alignment == 0;
         for (size_t d = 0; ok && d < out->shape.size(); ++d) ok = d == *axis || in->shape[d] == out->shape[d];
@@ -428,10 +455,52 @@ std::vector<std::string> eliminate_concats(Engine& engine, const vk::DeviceInfo&
     // Its output has no producer now: a Concat reading it keeps its layer.
     producers[size_t(concat.outputs[0])] = 0;
     producer[size_t(concat.outputs[0])] = -1;
-    engine.layers.erase(engine.layers.begin() + std::ptrdiff_t(c));
-    top_level.erase(top_level.begin() + std::ptrdiff_t(c));
-    for (int32_t& p : producer)
-      if (p > int32_t(c)) --p;
+    rules.erase_layer(engine.layers, c);
+  }
+  return gone;
+}
+
+// Layers that copy a contiguous range of their input (LayerPlan::input_range: a Slice of whole
+// rows, such as the query, key and value of an attention layer taken from one tensor; a Transpose
+// that moves only axes of extent 1) eliminated once the engine is built: the output becomes a
+// view of the input from the range's start (EngineTensor::view_of), and the layer goes. The
+// output must be none of the tensors the user reads, be produced by this layer alone, at the top
+// level, be stored as the input is and not be a view already; the range must start where the
+// device can bind it and hold whole 32-byte runs. The input and every reader of the output are
+// untouched: the memory plan keeps the input's memory until the last of its views is read.
+// Clears input_range in every layer. Returns the names of the layers gone.
+std::vector<std::string> eliminate_range_copies(Engine& engine, const vk::DeviceInfo& device) {
+  std::vector<std::string> gone;
+  ViewRules rules(engine, device);
+  for (size_t c = 0; c < engine.layers.size();) {
+    EngineLayer& layer = engine.layers[c];
+    const int64_t first = std::exchange(layer.plan.input_range, -1);
+    const int32_t in = layer.inputs.empty() ? -1 : layer.inputs[0];
+    const int32_t out = layer.outputs.size() == 1 ? layer.outputs[0] : -1;
+    bool ok = first >= 0 && in >= 0 && out >= 0 && rules.top_level[c] && !layer.is_branch() &&
+              rules.producers[size_t(out)] == 1 && !rules.user_read.count(out) && !rules.tested.count(out);
+    if (ok) {
+      const EngineTensor& src = engine.tensors[size_t(in)];
+      const EngineTensor& dst = engine.tensors[size_t(out)];
+      const uint64_t offset = uint64_t(first) * storage_element_bytes(src.storage);
+      ok = dst.view_of < 0 && dst.storage == src.storage && dst.bytes() > 0 && dst.bytes() % 32 == 0 &&
+           offset % rules.alignment == 0 && offset + dst.bytes() <= src.bytes();
+      if (ok) {
+        engine.tensors[size_t(out)].view_of = in;
+        engine.tensors[size_t(out)].offset = offset;
+      }
+    }
+    if (!ok) {
+      ++c;
+      continue;
+    }
+    VKG_VERBOSE("Eliminated layer '" << layer.name << "' (" << layer.op << "): '" << engine.tensors[size_t(out)].name
+                                     << "' is a view of '" << engine.tensors[size_t(in)].name << "' from byte "
+                                     << engine.tensors[size_t(out)].offset);
+    gone.push_back(layer.name);
+    rules.producers[size_t(out)] = 0;
+    rules.producer[size_t(out)] = -1;
+    rules.erase_layer(engine.layers, c);
   }
   return gone;
 }
@@ -1773,6 +1842,9 @@ BuildResult Builder::build() {
     result_.stats.outputs_written_f32 = fused.outputs_f32;
     result_.stats.reformats -= fused.on_upload + fused.into_layers;
     result_.stats.concats_eliminated = eliminate_concats(engine, device_).size();
+    result_.stats.copies_eliminated = eliminate_range_copies(engine, device_).size();
+  } else {
+    for (EngineLayer& l : engine.layers) l.plan.input_range = -1;
   }
   plan_memory(engine);
   for (const EngineLayer& l : engine.layers) {

@@ -98,6 +98,7 @@ struct BuildStats {
   size_t removed = 0;           // no-op nodes removed (their outputs alias their inputs)
   size_t fused = 0;             // nodes fused into the layer of another node
   size_t concats_eliminated = 0;  // Concat layers whose inputs write their slices of its output in place
+  size_t copies_eliminated = 0;   // copies of a range of a tensor (Slice, Transpose) made views of it
   size_t candidates_timed = 0;  // (layer, tactic) pairs run on the device
   size_t layers_timed = 0;      // layers that ran at least one candidate
   // Layers that ran none, classified by where their timings came from; each

@@ -22,7 +22,8 @@ struct EngineTensor {
   StorageType storage = StorageType::F32;  // how the device holds it
   int32_t slot = -1;                        // memory plan: index into Engine::slots
   // A part of another tensor's memory (an eliminated Concat: its producers write their slices of
-  // its output in place): tensor `view_of`, from byte `offset` of it on; -1 for memory of its own.
+  // its output in place; an eliminated copy of a range of a tensor: its readers read the range in
+  // place): tensor `view_of`, from byte `offset` of it on; -1 for memory of its own.
   // Its slot is view_of's; slot_offset() resolves views of views.
   int32_t view_of = -1;
   uint64_t offset = 0;

@@ -131,7 +131,9 @@ const char* binding_kind_name(BindingRef::Kind k) {
 }
 
 bool LayerPlan::operator==(const LayerPlan& o) const {
-  if (dispatches != o.dispatches || scratch_bytes != o.scratch_bytes || weights.size() != o.weights.size()) return false;
+  if (dispatches != o.dispatches || scratch_bytes != o.scratch_bytes || input_range != o.input_range ||
+      weights.size() != o.weights.size())
+    return false;
   for (size_t i = 0; i < weights.size(); ++i) {
     if (weights[i].shape() != o.weights[i].shape() || !weights[i].bit_equal(o.weights[i])) return false;
   }

@@ -602,12 +602,21 @@ std::optional<StridedView> tile_view(const LayerContext& ctx, std::string& why_n
 using ViewFn = std::optional<StridedView> (*)(const LayerContext&, std::string&);
 
 // The planner of a strided gather tactic: `view` describes the op, vec4 picks the shader's vector width.
+// `plan` (a copy through view `v`) marked as a copy of a range of the input where every output
+// element is the input element after the previous one (LayerPlan::input_range).
+PlanResult with_input_range(PlanResult plan, const StridedView& v) {
+  const StridedView c = coalesce(v);
+  if (plan && num_elements(v.dims) > 0 && (c.dims.empty() || (c.dims.size() == 1 && c.strides[0] == 1)))
+    plan->input_range = c.offset;
+  return plan;
+}
+
 std::function<PlanResult(const LayerContext&, std::string&)> strided_tactic(ViewFn view, bool vec4) {
   return [view, vec4](const LayerContext& ctx, std::string& why_not) -> PlanResult {
     if (!check_data(ctx, {&ctx.input(0), &ctx.output(0)}, why_not)) return std::nullopt;
     const auto v = view(ctx, why_not);
     if (!v) return std::nullopt;
-    return plan_strided(ctx, why_not, *v, vec4);
+    return with_input_range(plan_strided(ctx, why_not, *v, vec4), *v);
   };
 }
 
@@ -623,7 +632,7 @@ std::function<PlanResult(const LayerContext&, std::string&)> permute_vec4_tactic
       why_not = "empty tensor";
       return std::nullopt;
     }
-    if (!c.strides.empty() && c.strides.back() == 1) return plan_strided(ctx, why_not, c, true);
+    if (!c.strides.empty() && c.strides.back() == 1) return with_input_range(plan_strided(ctx, why_not, c, true), c);
     return plan_transpose_blocks(ctx, why_not, c);
   };
 }

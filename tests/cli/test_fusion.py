@@ -639,6 +639,49 @@ class TestFusion(CliTestCase):
             self.assertNotIn("Eliminated concat", out)
             self.assertNotIn("concats eliminated", out)
 
+    def test_copies_of_ranges_become_views(self):
+        # An attention layer's query, key and value sliced from one tensor (whole rows: each slice is
+        # a range of it), and a Transpose that moves only axes of extent 1: their outputs become views
+        # of the sliced tensor, read in place; the layers go. The relu's output is read only through
+        # the views, by layers after others that need memory: the plan keeps it until the last.
+        def ints(name, values):
+            return numpy_helper.from_array(np.array(values, np.int64), name)
+
+        def sliced_model(name, x_shape, axis=0, extra=()):
+            nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                     *[helper.make_node("Slice", ["r", f"s{i}", f"e{i}", "axes"], [n], name=n)
+                       for i, n in enumerate(("q", "k", "v"))],
+                     helper.make_node("Transpose", ["v"], ["t"], name="t", perm=[1, 0, 2, 3, 4]),
+                     helper.make_node("Neg", ["k"], ["nk"], name="neg"),
+                     helper.make_node("Sigmoid", ["nk"], ["sk"], name="sigmoid"),
+                     helper.make_node("Add", ["q", "sk"], ["a"], name="add"),
+                     helper.make_node("Mul", ["a", "t"], ["y"], name="mul")]
+            inits = [ints("axes", [axis]), *[ints(f"s{i}", [i]) for i in range(3)],
+                     *[ints(f"e{i}", [i + 1]) for i in range(3)]]
+            return make_model(nodes, inits, x_shape, "y", path=self.path(name))
+
+        path = sliced_model("sliced.onnx", [3, 1, 4, 6, 8])
+        out = self.run_vk(path)
+        for name, first in (("q", 0), ("k", 768), ("v", 1536)):
+            self.assertIn(f"Eliminated layer '{name}' (Slice): '{name}' is a view of 'r' from byte {first}", out)
+        self.assertIn("Eliminated layer 't' (Transpose): 't' is a view of 'v' from byte 0", out)
+        self.assertRegex(out, r"\| 4 layers \(.* 4 copies made views, ")
+        self.vkgraphy("convert", path, "-o", "sliced.engine")
+        layers = self.vkgraphy("inspect", "model", "sliced.engine", "--show", "layers")
+        self.assertNotIn("[Op: Slice]", layers)
+        self.assertNotIn("[Op: Transpose]", layers)
+        self.assertIn("k [dtype=float32, shape=(1, 1, 4, 6, 8), storage=f32, in=r[192:384]]", layers)
+        # Kept: with --no-fusion; a slice the user reads (the others still go); slices of 16 bytes
+        # (not whole 32-byte runs); slices along an axis with a larger dimension before it.
+        out = self.run_vk(path, "--no-fusion")
+        self.assertNotIn("Eliminated layer", out)
+        out = self.run_vk(path, "--vk-outputs", "y", "k", "--onnx-outputs", "y", "k")
+        self.assertNotIn("Eliminated layer 'k'", out)
+        self.assertIn("Eliminated layer 'q'", out)
+        for model_path in (sliced_model("small.onnx", [3, 1, 1, 1, 4]), sliced_model("inner.onnx", [2, 3, 4, 6, 8], 1)):
+            out = self.run_vk(model_path)
+            self.assertNotIn("Eliminated layer '", out.replace("Eliminated layer 't'", ""))
+
     def test_replays_and_pins_speak_in_node_names(self):
         path = self.conv_bn_bias_relu()
         self.run_vk(path, "--save-tactics", "fused.json")
