@@ -633,17 +633,20 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       absorb(chain->node);
     }
     const auto activation = match_activation(t.output, users, constant);
-    if (!activation) return t;
-    t.activation = activation->first;
-    for (size_t a : activation->second) absorb(a);
+    if (activation) {
+      t.activation = activation->first;
+      for (size_t a : activation->second) absorb(a);
+    }
     // Then Add, Sub, Mul or Div by single-element constants (a learnable scale and shift after
-    // the activation, as PP-LCNet's blocks have): v * post_scale + post_shift as the layer stores.
+    // the activation, as PP-LCNet's blocks have; attention scores scaled after their MatMul, with
+    // no activation): v * post_scale + post_shift as the layer stores.
     const int rank = rank_of(t.output);
     while (rank >= 0) {
       const std::vector<size_t> c = users.of(t.output);
       if (c.size() != 1 || kept[c[0]]->outputs.empty() || kept[c[0]]->outputs[0].empty()) break;
       const std::optional<ChannelAffine> post = channel_affine(*kept[c[0]], t.output, 1, 0, size_t(rank), constant);
       if (!post || !is_float(kept[c[0]]->outputs[0])) break;
+      if (!t.activation) t.activation = FusedActivation{};
       t.activation->post_scale *= post->scale[0];
       t.activation->post_shift = t.activation->post_shift * post->scale[0] + post->shift[0];
       absorb(c[0]);

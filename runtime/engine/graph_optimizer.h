@@ -17,7 +17,8 @@
 //   (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish or its pattern
 //   x*Clip(x+3,0,6)/6, Tanh, GELU as Gelu or its Erf pattern, x*HardSigmoid(x),
 //   x*Sigmoid(x)), which its shader
-//   applies as it stores (shaders/common/epilogue.glsl), and after it any Add,
+//   applies as it stores (shaders/common/epilogue.glsl), and after it (or
+//   with no activation: attention scores scaled after their MatMul) any Add,
 //   Sub, Mul or Div by single-element constants (a scale and shift the
 //   epilogue applies after the activation).
 // - a float Add, Sub, Mul or Div absorbs a Resize (or Upsample) that it alone reads, where the

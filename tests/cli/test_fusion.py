@@ -639,6 +639,19 @@ class TestFusion(CliTestCase):
             self.assertNotIn("Eliminated concat", out)
             self.assertNotIn("concats eliminated", out)
 
+    def test_scores_scaled_after_their_matmul_are_one_layer(self):
+        # No activation, no constant weights to fold into: the scale and shift are the epilogue's.
+        nodes = [helper.make_node("Transpose", ["x"], ["kT"], name="kT", perm=[0, 1, 3, 2]),
+                 helper.make_node("MatMul", ["x", "kT"], ["s"], name="scores"),
+                 helper.make_node("Div", ["s", "root_d"], ["d"], name="scaled"),
+                 helper.make_node("Add", ["d", "shift"], ["y"], name="shifted")]
+        inits = [numpy_helper.from_array(np.array(4.0, np.float32), "root_d"),
+                 numpy_helper.from_array(np.array([0.25], np.float32), "shift")]
+        path = make_model(nodes, inits, [1, 2, 8, 16], "y", path=self.path("scores.onnx"))
+        out = self.run_vk(path)
+        self.assertIn("Fused 3 nodes into layer 'scores+scaled+shifted' (MatMul)", out)
+        self.assertIn("0 fused", self.run_vk(path, "--no-fusion"))
+
     def test_copies_of_ranges_become_views(self):
         # An attention layer's query, key and value sliced from one tensor (whole rows: each slice is
         # a range of it), and a Transpose that moves only axes of extent 1: their outputs become views
