@@ -377,6 +377,13 @@ struct ViewRules {
           if (t >= 0) tested.insert(t);
     }
   }
+  // Whether tensor `t` can become a view of `whole` from byte `offset` on: not read by the user or a
+  // branch or loop, not a view already, stored as `whole` is, whole 32-byte runs from an aligned start.
+  bool can_view(const Engine& engine, int32_t t, const EngineTensor& whole, uint64_t offset) const {
+    const EngineTensor& v = engine.tensors[size_t(t)];
+    return !user_read.count(t) && !tested.count(t) && v.view_of < 0 && v.storage == whole.storage && v.bytes() > 0 &&
+           v.bytes() % 32 == 0 && offset % alignment == 0;
+  }
   // Layer `c` goes: the indices after it move down.
   void erase_layer(std::vector<EngineLayer>& layers, size_t c) {
     layers.erase(layers.begin() + std::ptrdiff_t(c));
@@ -400,7 +407,6 @@ std::vector<std::string> eliminate_concats(Engine& engine, const vk::DeviceInfo&
   std::vector<bool>& top_level = rules.top_level;
   std::vector<int>& producers = rules.producers;
   std::vector<int32_t>& producer = rules.producer;
-  const uint64_t alignment = rules.alignment;
   for (size_t c = 0; c < engine.layers.size();) {
     const EngineLayer& concat = engine.layers[c];
     const bool candidate = concat.op == "Concat" && top_level[c] && concat.outputs.size() == 1 &&
@@ -427,11 +433,9 @@ std::vector<std::string> eliminate_concats(Engine& engine, const vk::DeviceInfo&
       int64_t extent = 0;
       for (int32_t t : concat.inputs) {
         const EngineTensor* in = t >= 0 ? &engine.tensors[size_t(t)] : nullptr;
-        ok = in != nullptr && seen.insert(t).second && !rules.user_read.count(t) && !rules.tested.count(t) &&
-             in->view_of < 0 && in->storage == out->storage && in->shape.size() == out->shape.size() &&
-             producers[size_t(t)] == 1 && producer[size_t(t)] < int32_t(c) && top_level[size_t(producer[size_t(t)])] &&
-             !engine.layers[size_t(producer[size_t(t)])].is_branch() && in->bytes() > 0 && in->bytes() % 32 == 0 &&
-             offset % alignment == 0;
+        ok = in != nullptr && seen.insert(t).second && rules.can_view(engine, t, *out, offset) &&
+             in->shape.size() == out->shape.size() && producers[size_t(t)] == 1 && producer[size_t(t)] < int32_t(c) &&
+             top_level[size_t(producer[size_t(t)])] && !engine.layers[size_t(producer[size_t(t)])].is_branch();
         for (size_t d = 0; ok && d < out->shape.size(); ++d) ok = d == *axis || in->shape[d] == out->shape[d];
         if (!ok) break;
         offsets.push_back(offset);
@@ -477,29 +481,21 @@ std::vector<std::string> eliminate_range_copies(Engine& engine, const vk::Device
     const int64_t first = std::exchange(layer.plan.input_range, -1);
     const int32_t in = layer.inputs.empty() ? -1 : layer.inputs[0];
     const int32_t out = layer.outputs.size() == 1 ? layer.outputs[0] : -1;
-    bool ok = first >= 0 && in >= 0 && out >= 0 && rules.top_level[c] && !layer.is_branch() &&
-              rules.producers[size_t(out)] == 1 && !rules.user_read.count(out) && !rules.tested.count(out);
-    if (ok) {
-      const EngineTensor& src = engine.tensors[size_t(in)];
-      const EngineTensor& dst = engine.tensors[size_t(out)];
-      const uint64_t offset = uint64_t(first) * storage_element_bytes(src.storage);
-      ok = dst.view_of < 0 && dst.storage == src.storage && dst.bytes() > 0 && dst.bytes() % 32 == 0 &&
-           offset % rules.alignment == 0 && offset + dst.bytes() <= src.bytes();
-      if (ok) {
-        engine.tensors[size_t(out)].view_of = in;
-        engine.tensors[size_t(out)].offset = offset;
-      }
-    }
-    if (!ok) {
+    const bool candidate = first >= 0 && in >= 0 && out >= 0 && rules.top_level[c] && !layer.is_branch() &&
+                           rules.producers[size_t(out)] == 1;
+    const EngineTensor* src = candidate ? &engine.tensors[size_t(in)] : nullptr;
+    const uint64_t offset = candidate ? uint64_t(first) * storage_element_bytes(src->storage) : 0;
+    if (!candidate || !rules.can_view(engine, out, *src, offset) ||
+        offset + engine.tensors[size_t(out)].bytes() > src->bytes()) {
       ++c;
       continue;
     }
-    VKG_VERBOSE("Eliminated layer '" << layer.name << "' (" << layer.op << "): '" << engine.tensors[size_t(out)].name
-                                     << "' is a view of '" << engine.tensors[size_t(in)].name << "' from byte "
-                                     << engine.tensors[size_t(out)].offset);
+    EngineTensor& view = engine.tensors[size_t(out)];
+    view.view_of = in;
+    view.offset = offset;
+    VKG_VERBOSE("Eliminated layer '" << layer.name << "' (" << layer.op << "): '" << view.name << "' is a view of '"
+                                     << src->name << "' from byte " << offset);
     gone.push_back(layer.name);
-    rules.producers[size_t(out)] = 0;
-    rules.producer[size_t(out)] = -1;
     rules.erase_layer(engine.layers, c);
   }
   return gone;

@@ -601,7 +601,6 @@ std::optional<StridedView> tile_view(const LayerContext& ctx, std::string& why_n
 
 using ViewFn = std::optional<StridedView> (*)(const LayerContext&, std::string&);
 
-// The planner of a strided gather tactic: `view` describes the op, vec4 picks the shader's vector width.
 // `plan` (a copy through view `v`) marked as a copy of a range of the input where every output
 // element is the input element after the previous one (LayerPlan::input_range).
 PlanResult with_input_range(PlanResult plan, const StridedView& v) {
@@ -611,6 +610,7 @@ PlanResult with_input_range(PlanResult plan, const StridedView& v) {
   return plan;
 }
 
+// The planner of a strided gather tactic: `view` describes the op, vec4 picks the shader's vector width.
 std::function<PlanResult(const LayerContext&, std::string&)> strided_tactic(ViewFn view, bool vec4) {
   return [view, vec4](const LayerContext& ctx, std::string& why_not) -> PlanResult {
     if (!check_data(ctx, {&ctx.input(0), &ctx.output(0)}, why_not)) return std::nullopt;
