@@ -660,7 +660,7 @@ class TestFusion(CliTestCase):
         def ints(name, values):
             return numpy_helper.from_array(np.array(values, np.int64), name)
 
-        def sliced_model(name, x_shape, axis=0, extra=()):
+        def sliced_model(name, x_shape, axis=0):
             nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
                      *[helper.make_node("Slice", ["r", f"s{i}", f"e{i}", "axes"], [n], name=n)
                        for i, n in enumerate(("q", "k", "v"))],
