@@ -1752,7 +1752,9 @@ BuildResult Builder::build() {
   const std::vector<const Node*> nodes = named_nodes(graph_, "");
   for (const auto& [name, pin] : config_.layer_precisions) {
     if (!is_layer_pattern(name)) {
-      VKG_CHECK(names_.count(name), "--layer-precisions names layer '" << name << "', which the model does not have");
+      VKG_CHECK(names_.count(name), "--layer-precisions names layer '" << name
+                                << "', which the model does not have (or which import computed: Constant nodes and "
+                                   "nodes of constants are folded)");
     } else if (std::none_of(names_.begin(), names_.end(),
                             [&](const std::string& n) { return layer_precision_matches(name, n); })) {
       VKG_WARNING("--layer-precisions pattern '" << name << "' matches no layer, so it has no effect");

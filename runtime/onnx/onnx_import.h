@@ -71,7 +71,9 @@ std::string vkgraphy_shape_rules_used(const OnnxModel& model);
 
 // Reads and parses a model file. External data is loaded from `external_data_dir`
 // ("" = the model's folder). Throws Error for a missing, unreadable, truncated or
-// non-ONNX file, or missing external data.
+// non-ONNX file, or missing external data. Nodes that share a name with an earlier node
+// of their graph (ONNX's checker allows it) are renamed "<name>_2", "<name>_3", ... in
+// graph order, with one warning, so that every node can be addressed by name.
 OnnxModel load_onnx_model(const std::string& path, bool load_external_data = true,
                           const std::string& external_data_dir = "");
 

@@ -75,6 +75,36 @@ void load_external_data(onnx::ModelProto& m, const std::string& base_dir, const 
         load_external_tensor(*attr.mutable_t(), base_dir, model_path, cache);
 }
 
+// Gives the nodes of `g` (and, graph by graph, of its subgraphs) that share a name with an
+// earlier node of the same graph the name "<name>_<k>", k counting that name's uses in graph
+// order (2 for the second), plus "_" while that is taken: unique and stable, so that layer
+// names, --layer-precisions, replays and debug results can address every node. Appends
+// "'old' (k nodes)" per shared name to `renamed`.
+void make_node_names_unique(onnx::GraphProto& g, std::vector<std::string>& renamed) {
+  std::map<std::string, int> uses;
+  std::set<std::string> taken;
+  for (const auto& node : g.node()) {
+    if (!node.name().empty()) ++uses[node.name()];
+    taken.insert(node.name());
+  }
+  std::map<std::string, int> seen;
+  for (auto& node : *g.mutable_node()) {
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_g()) make_node_names_unique(*attr.mutable_g(), renamed);
+      for (auto& sub : *attr.mutable_graphs()) make_node_names_unique(sub, renamed);
+    }
+    if (node.name().empty() || uses[node.name()] < 2) continue;
+    const int k = ++seen[node.name()];
+    if (k == 1) {
+      renamed.push_back("'" + node.name() + "' (" + std::to_string(uses[node.name()]) + " nodes)");
+      continue;
+    }
+    std::string name = node.name() + "_" + std::to_string(k);
+    while (!taken.insert(name).second) name += "_";
+    node.set_name(name);
+  }
+}
+
 }  // namespace
 
 OnnxModel load_onnx_model(const std::string& path, bool load_external, const std::string& external_data_dir) {
@@ -99,6 +129,14 @@ OnnxModel load_onnx_model(const std::string& path, bool load_external, const std
   if (proto->ir_version() > kMaxIrVersion)
     VKG_WARNING("model '" << path << "' has IR version " << proto->ir_version() << ", newer than " << kMaxIrVersion
                           << "; trying anyway");
+  std::vector<std::string> renamed;
+  make_node_names_unique(*proto->mutable_graph(), renamed);
+  if (!renamed.empty()) {
+    std::string list;
+    for (const auto& r : renamed) list += (list.empty() ? "" : ", ") + r;
+    VKG_WARNING("model '" << path << "': several nodes share a name: " << list
+                          << "; the second and later of each are called '<name>_2', '<name>_3', ... in graph order");
+  }
   OnnxModel model{proto, path};
   if (load_external) {
     const std::string dir = external_data_dir.empty() ? fs::path(path).parent_path().string() : external_data_dir;

@@ -136,6 +136,13 @@ std::string format_device_info(const DeviceInfo& d) {
   if (d.nan_preserve)
     os << " (SignedZeroInfNanPreserve in every pipeline, fp32" << (d.nan_preserve_fp16 ? " and fp16)" : ")");
   os << "\n";
+  os << "    loop iteration limit: ";
+  if (d.loop_iteration_limit)
+    os << d.loop_iteration_limit << " per shader invocation (tactics that loop longer decline)\n";
+  else
+    os << "none\n";
+  os << "    fp16 slower than fp32: " << yes_no(d.fp16_slower)
+     << (d.fp16_slower ? " (--fp16 makes every layer that can be fp16 fp16: --fp16-policy auto)\n" : "\n");
   os << "    subgroup size control: ";
   if (d.subgroup_size_control) {
     os << "yes (" << d.min_subgroup_size << " to " << d.max_subgroup_size << ", full subgroups)\n";

@@ -93,6 +93,16 @@ struct DeviceInfo {
   // largest device-local heap (so it can hold the whole model), and whether it is host-cached too.
   bool device_local_host_visible = false;
   bool device_local_host_cached = false;
+  // What the driver gets wrong or does slowly (ncnn's bug_* properties), which tactics and the
+  // builder take into account:
+  // - loop_iteration_limit: llvmpipe (lavapipe) ends every loop of a shader invocation once all
+  //   its loops together ran about 65535 iterations (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS; seen
+  //   failing from about 8,000 in shaders with barriers): a longer-running invocation silently
+  //   computes a wrong result, so tactics whose invocations loop longer decline. 0: no limit.
+  // - fp16_slower: fp16 arithmetic is slower than fp32 (CPU devices), so a timed --fp16 build
+  //   would keep nearly every layer in fp32 (BuilderConfig::fp16_policy).
+  uint32_t loop_iteration_limit = 0;
+  bool fp16_slower = false;
   // Memory path switch (--vk-force-staging): device memory is never mapped, as on a discrete GPU.
   bool force_staging = false;
   // The features the device has that a switch turned off (has_feature names, in that order):

@@ -60,27 +60,9 @@ shared float rh[kMaxHidden];  // GRU: r * h
 
 bool flag(uint bit) { return (p.flags & (1u << bit)) != 0; }
 
-// Activation `slot` (0 f, 1 g, 2 h) of direction d: the codes of RecurrentFn.
-float activate(uint d, uint slot, float v) {
-  const uint base = (d * 3 + slot) * 3;
-  const uint code = uint(act[base]);
-  const float alpha = act[base + 1], beta = act[base + 2];
-  switch (code) {
-    case 0: return 1.0 / (1.0 + exp(-v));
-    case 1: return vkg_tanh(v);
-    case 2: return max(v, 0.0);
-    case 3: return alpha * v + beta;
-    case 4: return v >= 0.0 ? v : alpha * v;
-    case 5: return v > alpha ? v : 0.0;
-    case 6: return alpha * vkg_tanh(beta * v);
-    case 7: return clamp(alpha * v + beta, 0.0, 1.0);
-    case 8: return v >= 0.0 ? v : alpha * (exp(v) - 1.0);
-    case 9: return v / (1.0 + abs(v));
-    default: return v > 0.0 ? v + vkg_log1p(exp(-v)) : vkg_log1p(exp(v));
-  }
-}
+#include "recurrent/activations.glsl"
 
-float clipped(float v) { return p.clip > 0.0 ? clamp(v, -p.clip, p.clip) : v; }
+float clipped(float v) { return clipped(p.clip, v); }
 
 uint state_at(uint d, uint n) { return (p.batch_first != 0 ? n * p.directions + d : d * p.batch + n) * p.hidden; }
 

@@ -2,7 +2,7 @@
 // and LSTM forward, reverse and bidirectional; with and without biases, initial states,
 // peepholes and sequence lengths (runtime and constant); clip; named activations with
 // alpha and beta; GRU's linear_before_reset, LSTM's input_forget; layout 1 (opset 14);
-// omitted optional outputs; hidden sizes below, at and above a workgroup.
+// omitted optional outputs; hidden sizes below, at and above a workgroup, up to a CRNN's 512.
 #include "tests/unit/vk_test_util.h"
 
 namespace vkg::test {
@@ -87,6 +87,12 @@ VKG_VK_CASES(recurrent) {
                              {"activations", strings_attr({"Sigmoid", "Softsign", "Elu"})},
                              {"activation_alpha", floats_attr({0.7f})}},
                             true, true, std::nullopt, false, 1));
+  // A CRNN's (ddddocr): long enough that one invocation looping over the whole sequence runs
+  // past lavapipe's loop iteration limit (the workgroup tactics decline there).
+  cases.push_back(recurrent("LSTM bidirectional, initial states, 12x1x512 hidden 512", "LSTM", {12, 1, 512, 512, 2},
+                            500, {}, true, true));
+  cases.push_back(recurrent("GRU reverse, initial_h, sequence_lens, 9x2x40 hidden 256", "GRU", {9, 2, 40, 256, 1},
+                            510, {{"direction", string_attr("reverse")}}, true, true, std::vector<int32_t>{9, 4}));
   // Only Y_h (Y and Y_c omitted), Silero VAD's use.
   VkCase only_h = recurrent("LSTM Y_h only, 1x1x64 hidden 64", "LSTM", {1, 1, 64, 64, 1}, 490, {}, true, true);
   only_h.node.outputs[0] = "";

@@ -357,6 +357,15 @@ std::set<std::string> case_classes(const VkCase& c) {
   if (op == "RNN" || op == "GRU" || op == "LSTM") {
     const int64_t hidden = c.node.attr_int("hidden_size", 0);
     if (hidden <= 64) out.insert("small-hidden");  // at most half a workgroup of 128 units
+    // One invocation of a 32-wide workgroup loops over every step past an eighth of lavapipe's
+    // loop iteration limit (runtime/tactics/recurrent.cpp, plan_workgroup).
+    const Tensor* x = case_input(c, 0);
+    const Tensor* w = case_input(c, 1);
+    if (x != nullptr && w != nullptr && x->shape().size() == 3 && hidden > 0) {
+      const int64_t steps = x->shape()[0] * x->shape()[1];  // seq * batch: layout-independent bound
+      const int64_t units = (hidden + 31) / 32;
+      if (steps * units * (w->shape()[1] / hidden) * (x->shape()[2] + hidden) > 65535 / 8) out.insert("long-loop");
+    }
   }
   if (op == "Einsum") {
     std::vector<Shape> shapes;
