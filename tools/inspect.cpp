@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <memory>
 
+#include <onnx/onnx_pb.h>
+
 #include "debug/fp16_risk.h"
 #include "runtime/core/file_io.h"
 #include "runtime/core/logger.h"
@@ -51,6 +53,44 @@ ModelKind model_kind(const InspectModelArgs& args) {
   return looks_like_engine(args.model.path) ? ModelKind::Engine : ModelKind::Onnx;
 }
 
+// Fills in the shapes that inference alone leaves open but import finds by folding constants
+// (Shape -> Gather -> Concat -> Reshape chains, as exporters write dynamic reshapes), so that
+// outputs show the shapes `run` infers. Where import fails, the shapes stay as they are.
+void take_folded_shapes(OnnxModel& model, const ImportOptions& import) {
+  // Only for static inputs: a dimension the user left open stays open in what is shown.
+  for (const auto& in : model.proto->graph().input()) {
+    if (!in.type().has_tensor_type()) return;
+    const auto& t = in.type().tensor_type();
+    if (!t.has_shape()) return;
+    for (const auto& d : t.shape().dim())
+      if (!d.has_dim_value()) return;
+  }
+  OnnxModel folded = copy_onnx_model(model);
+  Graph graph;
+  try {
+    graph = import_onnx(folded, import);
+  } catch (const Error& e) {
+    VKG_VERBOSE("shapes past constant folding are not shown: " << e.what());
+    return;
+  }
+  auto fill = [&](onnx::ValueInfoProto& vi) {
+    auto it = graph.value_info.find(vi.name());
+    if (it == graph.value_info.end() || !it->second.static_shape() || !vi.type().has_tensor_type()) return;
+    const auto& declared = vi.type().tensor_type();
+    if (declared.has_shape()) {
+      bool complete = true;
+      for (const auto& d : declared.shape().dim()) complete = complete && d.has_dim_value();
+      if (complete) return;
+    }
+    auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : it->second.concrete_shape()) shape->add_dim()->set_dim_value(d);
+  };
+  auto* g = model.proto->mutable_graph();
+  for (auto& vi : *g->mutable_output()) fill(vi);
+  for (auto& vi : *g->mutable_value_info()) fill(vi);
+}
+
 void inspect_onnx_model(const InspectModelArgs& args) {
   const ImportOptions import = args.model.import_options();
   OnnxModel model = load_onnx_model(args.model.path, true, import.external_data_dir);
@@ -67,6 +107,7 @@ void inspect_onnx_model(const InspectModelArgs& args) {
   }
   // Shape inference cannot be strict about ops it does not know.
   if (import.shape_inference) infer_shapes(model, /*strict=*/unknown.empty());
+  if (import.shape_inference && import.fold_constants) take_folded_shapes(model, import);
 
   SummaryOptions options;
   for (const auto& s : args.show) {

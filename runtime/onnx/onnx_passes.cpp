@@ -422,6 +422,62 @@ bool pin_if_outputs(const onnx::GraphProto& g, std::map<std::string, Shape>& pin
   return added;
 }
 
+void collect_node_inputs(const onnx::GraphProto& g, std::set<std::string>& used);
+
+// Constants of the enclosing graphs that subgraphs (If branches, Loop and Scan bodies) read,
+// copied into them as initializers for inference only: ONNX's inference sees the outer
+// graph's types in a subgraph but not its values, so a Pad, Reshape or Slice inside a branch
+// whose pads, shape or starts come from outside would stay unshaped (Silero VAD's op-18
+// model pads its input in both branches). Small tensors only (shape data).
+constexpr int64_t kSharedConstantElements = 4096;
+
+std::vector<onnx::GraphProto*> subgraphs_of(onnx::NodeProto& node) {
+  std::vector<onnx::GraphProto*> subs;
+  for (auto& a : *node.mutable_attribute()) {
+    if (a.has_g()) subs.push_back(a.mutable_g());
+    for (auto& sub : *a.mutable_graphs()) subs.push_back(&sub);
+  }
+  return subs;
+}
+
+void share_outer_constants(onnx::GraphProto& g, std::map<std::string, const onnx::TensorProto*> outer) {
+  for (const auto& init : g.initializer()) {
+    int64_t n = 1;
+    for (int64_t d : init.dims()) n *= d;
+    if (n <= kSharedConstantElements) outer[init.name()] = &init;
+  }
+  for (auto& node : *g.mutable_node()) {
+    for (onnx::GraphProto* sub : subgraphs_of(node)) {
+      std::set<std::string> defined, read;
+      for (const auto& i : sub->initializer()) defined.insert(i.name());
+      for (const auto& i : sub->input()) defined.insert(i.name());
+      for (const auto& n : sub->node())
+        for (const auto& o : n.output()) defined.insert(o);
+      collect_node_inputs(*sub, read);
+      for (const std::string& name : read) {
+        auto it = outer.find(name);
+        if (!name.empty() && !defined.count(name) && it != outer.end()) *sub->add_initializer() = *it->second;
+      }
+      share_outer_constants(*sub, outer);
+    }
+  }
+}
+
+// Removes from the subgraphs of `g` the initializers that an enclosing graph defines (ONNX
+// names are unique across scopes, so these are share_outer_constants' copies).
+void strip_outer_constants(onnx::GraphProto& g, std::set<std::string> outer) {
+  for (const auto& init : g.initializer()) outer.insert(init.name());
+  for (auto& node : *g.mutable_node()) {
+    for (onnx::GraphProto* sub : subgraphs_of(node)) {
+      google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
+      for (auto& init : *sub->mutable_initializer())
+        if (!outer.count(init.name())) *kept.Add() = std::move(init);
+      sub->mutable_initializer()->Swap(&kept);
+      strip_outer_constants(*sub, outer);
+    }
+  }
+}
+
 void set_shape(onnx::ValueInfoProto& vi, const Shape& shape) {
   auto* s = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
   s->clear_dim();
@@ -459,6 +515,7 @@ void infer_shapes(OnnxModel& model, bool strict) {
       set_shape(*vi, Shape(init.dims().begin(), init.dims().end()));
       initializer_entries.insert(init.name());
     }
+    share_outer_constants(*cg, {});
     toposort(copy);  // inference reads the nodes in order
     try {
       run_shape_inference(copy, strict);
@@ -496,6 +553,7 @@ void infer_shapes(OnnxModel& model, bool strict) {
       if (n.attribute(a).has_g() && n.attribute(a).name() == it->second->attribute(a).name())
         *n.mutable_attribute(a)->mutable_g() = it->second->attribute(a).g();
   }
+  strip_outer_constants(*g, {});
   for (int i = 0; i < g->output_size(); ++i) {
     auto* declared = g->mutable_output(i);
     const onnx::TypeProto& inferred = copy.proto->graph().output(i).type();

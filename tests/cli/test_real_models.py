@@ -30,8 +30,22 @@ MODELS = {
     "silero_vad_8k": ("silero_vad-6.2.3", "silero_vad/data/silero_vad.onnx",
                       ["--input-shapes", "input:[1,256]", "state:[2,1,128]", "--val-range", "sr:[8000,8000]",
                        "input:[-0.5,0.5]"], [], "0.1"),
-    "silero_vad_op18_ifless": ("silero_vad-6.2.3", "silero_vad/data/silero_vad_op18_ifless.onnx", SILERO_DATA,
-                               ["--freeze-inputs", "sr"], "0.1"),
+    # Its If on the sample rate too, fed as the package feeds it (sr a run-time input): shapes flow
+    # into both branches, whose pads come from the outer graph, and the device picks one.
+    "silero_vad_op18_ifless": ("silero_vad-6.2.3", "silero_vad/data/silero_vad_op18_ifless.onnx",
+                               ["--input-shapes", "input:[1,576]", "state:[2,1,128]", "sr:[]", "--val-range",
+                                "sr:[16000,16000]", "input:[-0.5,0.5]"], [], "0.1"),
+    "silero_vad_op18_ifless_8k": ("silero_vad-6.2.3", "silero_vad/data/silero_vad_op18_ifless.onnx",
+                                  ["--input-shapes", "input:[1,288]", "state:[2,1,128]", "sr:[]", "--val-range",
+                                   "sr:[8000,8000]", "input:[-0.5,0.5]"], [], "0.1"),
+    # 15 nodes share the name 'F0::anon' (the checker allows it): loaded with one warning.
+    "silero_vad_openvino": ("silero_vad-6.2.3", "silero_vad/data/silero_vad_openvino_16k.onnx",
+                            ["--input-shapes", "input:[1,576]", "state:[2,1,128]", "--val-range",
+                             "input:[-0.5,0.5]"], [], "0.1"),
+    # A CRNN captcha reader: SiLU-gated Convs, a bidirectional LSTM of hidden size 512 with initial
+    # states (recurrent.steps on lavapipe, whose loop limit the one-workgroup tactics would pass).
+    "ddddocr": ("ddddocr-1.6.1", "ddddocr/common.onnx", ["--input-shapes", "input1:[1,1,64,160]", "--val-range",
+                                                        "input1:[0,1]"], [], "0.1"),
     "pp_ocrv4_det": ("rapidocr_onnxruntime-1.4.4", "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
                      ["--input-shapes", "x:[1,3,64,64]"], [], "0.03"),
     "pp_ocrv4_rec": ("rapidocr_onnxruntime-1.4.4", "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
