@@ -55,10 +55,16 @@ void BuilderArgs::add_to(CLI::App& app) {
                 "Pin layers to a precision: NAME:fp32 NAME2:fp16 ...; a NAME with * or ? is a pattern, pinning the "
                 "matching layers that can take the precision (see --precision-constraints)")
       ->take_all();
+  g->add_option("--fp16-policy", fp16_policy_,
+                "With --fp16, which layers run in fp16: fastest (by measured time), all (every layer that has an fp16 "
+                "tactic, with fp16 arithmetic where one has it: a GPU's fp16 numerics on any device), auto (default: "
+                "all on a device whose fp16 arithmetic is slower than fp32, such as lavapipe; fastest elsewhere)")
+      ->check(CLI::IsMember({"auto", "fastest", "all"}));
   g->add_option("--load-layer-precisions", load_layer_precisions_,
-                "Pin the layers a layer-precisions file names (written by debug precision --save-layer-precisions); "
-                "--layer-precisions given as well win, and the file's precision constraints apply unless "
-                "--precision-constraints is given")
+                "Pin the layers a layer-precisions file names (written by debug precision --save-layer-precisions), "
+                "or every layer to the precision and fp16 arithmetic another build chose (its --save-tactics replay "
+                "or its engine file: a GPU's fp16 layers on lavapipe); --layer-precisions given as well win, and "
+                "the file's precision constraints apply unless --precision-constraints is given")
       ->check(CLI::ExistingFile);
   g->add_option("--precision-constraints", precision_constraints_,
                 "How --layer-precisions apply: none (ignored), prefer (default: pinned precision when a tactic has "
@@ -106,6 +112,7 @@ std::vector<std::string> BuilderArgs::given() const {
 BuilderConfig BuilderArgs::config() {
   BuilderConfig c;
   c.fp16 = fp16_;
+  c.fp16_policy = *parse_fp16_policy(fp16_policy_);
   for (const std::string& text : layer_precisions_) {
     const auto [name, precision] = parse_layer_precision(text);
     VKG_CHECK(c.layer_precisions.emplace(name, precision).second,
@@ -114,6 +121,7 @@ BuilderConfig BuilderArgs::config() {
   if (!load_layer_precisions_.empty()) {
     const LayerPrecisions loaded = load_layer_precisions(load_layer_precisions_);
     for (const auto& [name, precision] : loaded.layers) c.layer_precisions.emplace(name, precision);
+    c.layer_arith = loaded.arith;
     if (loaded.constraints) c.constraints = *loaded.constraints;
     VKG_INFO("Loaded " << loaded.layers.size() << " layer precision(s) from " << load_layer_precisions_);
   }

@@ -58,6 +58,7 @@ class BuilderArgs {
   std::vector<std::string> layer_precisions_;
   std::string load_layer_precisions_;
   std::string precision_constraints_;
+  std::string fp16_policy_ = "auto";
   std::string save_tactics_, load_tactics_;
   std::string save_timing_cache_, load_timing_cache_;
   std::string deterministic_cache_;  // --deterministic: the default timing cache this build reads and extends

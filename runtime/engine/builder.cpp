@@ -28,6 +28,21 @@ std::vector<Tensor> PlanTimer::run(const LayerPlan&, const std::vector<Tensor>&,
   VKG_THROW("this device timer cannot run plans on data (needed by --validate-tactics)");
 }
 
+const char* fp16_policy_name(Fp16Policy p) {
+  switch (p) {
+    case Fp16Policy::Auto: return "auto";
+    case Fp16Policy::Fastest: return "fastest";
+    case Fp16Policy::All: return "all";
+  }
+  return "?";
+}
+
+std::optional<Fp16Policy> parse_fp16_policy(const std::string& text) {
+  for (Fp16Policy p : {Fp16Policy::Auto, Fp16Policy::Fastest, Fp16Policy::All})
+    if (text == fp16_policy_name(p)) return p;
+  return std::nullopt;
+}
+
 const char* precision_constraints_name(PrecisionConstraints c) {
   switch (c) {
     case PrecisionConstraints::None:
@@ -107,6 +122,17 @@ struct Candidate {
   LayerPlan plan;
   std::vector<LayerTensor>* inputs;  // the context it was planned in (per precision)
 };
+
+// Drops the fp16 candidates whose arithmetic is not `wanted` where one of that arithmetic is
+// left (BuilderConfig::layer_arith, Fp16Policy::All); nothing without a wish.
+void keep_arith(std::vector<Candidate>& cands, std::optional<Arith> wanted) {
+  if (!wanted) return;
+  auto other = [&](const Candidate& c) { return c.precision == Precision::FP16 && c.tactic->arith != *wanted; };
+  const bool any = std::any_of(cands.begin(), cands.end(), [&](const Candidate& c) {
+    return c.precision == Precision::FP16 && c.tactic->arith == *wanted;
+  });
+  if (any) cands.erase(std::remove_if(cands.begin(), cands.end(), other), cands.end());
+}
 
 std::string format_ns(double ns) {
   std::ostringstream s;
@@ -587,6 +613,9 @@ class Builder {
   }
   // The pin of a layer holding nodes `held`; *by_pattern tells whether a pattern gave it.
   std::optional<Precision> pin_for(const std::vector<std::string>& held, bool* by_pattern = nullptr) const;
+  // The arithmetic an fp16 layer holding `held` should take: its nodes' --load-layer-precisions
+  // entry, else fp16 arithmetic when every layer is fp16 (Fp16Policy::All); nullopt: any.
+  std::optional<Arith> arith_for(const std::vector<std::string>& held) const;
   std::vector<Candidate> candidates(const Node& node, const std::vector<Precision>& precisions,
                                     std::map<Precision, std::vector<LayerTensor>>& inputs,
                                     std::map<Precision, std::vector<LayerTensor>>& outputs,
@@ -629,6 +658,7 @@ class Builder {
   std::map<std::tuple<StorageType, StorageType, uint64_t>, double> reformat_ns_;  // measured once per size
   std::mt19937_64 rng_;
   bool progress_line_ = false;
+  bool fp16_everywhere_ = false;  // --fp16 with Fp16Policy::All (or Auto on a device with slow fp16)
 };
 
 bool Builder::try_fold(const Node& node) {
@@ -773,6 +803,13 @@ std::optional<Precision> Builder::pin_for(const std::vector<std::string>& held, 
   return pin;
 }
 
+std::optional<Arith> Builder::arith_for(const std::vector<std::string>& held) const {
+  for (const std::string& n : held)
+    if (auto it = config_.layer_arith.find(n); it != config_.layer_arith.end()) return it->second;
+  if (fp16_everywhere_) return Arith::F16;
+  return std::nullopt;
+}
+
 std::vector<Precision> Builder::precisions_for(const Node& node, const std::vector<std::string>& held,
                                                bool float_layer) {
   const bool fp16_ok = device_.fp16();
@@ -792,6 +829,7 @@ std::vector<Precision> Builder::precisions_for(const Node& node, const std::vect
         return {produced->second == StorageType::F16 ? Precision::FP16 : Precision::FP32};
       }
     }
+    if (out.size() > 1 && fp16_everywhere_) return {Precision::FP16};  // add_layer falls back when none serves
     return out;
   }
   const Precision p = *pin;
@@ -1056,6 +1094,10 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
       // No allowed tactic moves the data in its input's precision: let the other compete.
       cands = candidates(node, {Precision::FP16, Precision::FP32}, inputs, outputs, declined, false, "");
     }
+    if (cands.empty() && !pin && fp16_everywhere_ && float_layer) {
+      VKG_VERBOSE(node.describe() << ": no fp16 tactic serves it; fp32");
+      cands = candidates(node, {Precision::FP32}, inputs, outputs, declined, false, "");
+    }
     if (cands.empty() && pin && (config_.constraints == PrecisionConstraints::Prefer || by_pattern)) {
       if (by_pattern)
         VKG_VERBOSE(node.describe() << ": no tactic in the precision a --layer-precisions pattern gives; not pinned");
@@ -1065,6 +1107,7 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
       if (config_.fp16 && device_.fp16() && float_layer) all.insert(all.begin(), Precision::FP16);
       cands = candidates(node, all, inputs, outputs, declined, false, "");
     }
+    keep_arith(cands, arith_for(held));
     if (cands.empty()) {
       std::ostringstream msg;
       msg << "no tactic can serve " << node.describe();
@@ -1725,6 +1768,13 @@ BuildResult Builder::build() {
             "--builder-optimization-level must be 0..5, not " << config_.optimization_level);
   if (config_.fp16 && !device_.fp16())
     VKG_WARNING("--fp16: device '" << device_.name << "' lacks fp16 arithmetic or 16-bit storage; building in fp32");
+  fp16_everywhere_ = config_.fp16 && device_.fp16() &&
+                     (config_.fp16_policy == Fp16Policy::All ||
+                      (config_.fp16_policy == Fp16Policy::Auto && device_.fp16_slower));
+  if (fp16_everywhere_ && config_.fp16_policy == Fp16Policy::Auto)
+    VKG_INFO("--fp16: fp16 arithmetic is slower than fp32 on device '"
+             << device_.name << "', so every layer that can be fp16 is fp16 (--fp16-policy auto), with the "
+             << "numerics of an fp16 build on a GPU; --fp16-policy fastest chooses by measured time instead");
   if (!config_.tactics_allow.empty() || !config_.tactics_deny.empty()) {
     const std::vector<const Tactic*> all = registry_.all();
     for (const auto& [flag, globs] : {std::pair{"--tactics-allow", &config_.tactics_allow},

@@ -54,9 +54,24 @@ bool is_layer_pattern(const std::string& key);
 // Whether the --layer-precisions key names or matches `node`.
 bool layer_precision_matches(const std::string& key, const std::string& node);
 
+// How --fp16 chooses between fp16 and fp32 for the layers nothing pins.
+enum class Fp16Policy {
+  Auto,     // All on a device whose fp16 arithmetic is slower than its fp32 (vk::DeviceInfo::fp16_slower:
+            // lavapipe), Fastest elsewhere
+  Fastest,  // by measured time, as TensorRT's --fp16
+  All,      // every layer that has an fp16 tactic runs in fp16, with fp16 arithmetic (.f16 tactics) where
+            // one has it: the numerics an fp16 build on a GPU has, for accuracy work on any device
+};
+const char* fp16_policy_name(Fp16Policy p);  // "auto", "fastest", "all"
+std::optional<Fp16Policy> parse_fp16_policy(const std::string& text);
+
 struct BuilderConfig {
   bool fp16 = false;                                  // let fp16 tactics compete (needs device fp16 support)
+  Fp16Policy fp16_policy = Fp16Policy::Auto;          // --fp16-policy
   std::map<std::string, Precision> layer_precisions;  // --layer-precisions
+  // The arithmetic of fp16 layers by node name (Arith::F16 or F16Acc32), from another build's replay
+  // or engine (--load-layer-precisions): an fp16 layer takes a tactic of that arithmetic where one serves it.
+  std::map<std::string, Arith> layer_arith;
   // How layer_precisions apply: None ignores them (a warning), Prefer uses the
   // pinned precision when a tactic has it (else warns), Obey fails.
   PrecisionConstraints constraints = PrecisionConstraints::Prefer;

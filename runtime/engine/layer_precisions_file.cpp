@@ -4,7 +4,9 @@
 
 #include "runtime/core/error.h"
 #include "runtime/core/file_io.h"
+#include "runtime/engine/engine_file.h"
 #include "runtime/engine/layer_signature.h"
+#include "runtime/engine/tactic_replay.h"
 
 namespace vkg {
 
@@ -31,9 +33,41 @@ LayerPrecisions from_json(const Json& root, const JsonPlace& where) {
   return out;
 }
 
+// The precision and arithmetic of each node of another build's layers (name, nodes, tactic, precision).
+struct BuiltLayer {
+  const std::string& name;
+  const std::vector<std::string>& nodes;
+  const std::string& tactic;
+  Precision precision;
+};
+
+void take_built_layer(const BuiltLayer& l, LayerPrecisions& out) {
+  const Tactic* t = TacticRegistry::builtin().find(l.tactic);
+  const std::vector<std::string> single = {l.name};
+  for (const std::string& node : l.nodes.empty() ? single : l.nodes) {
+    out.layers[node] = l.precision;
+    if (t != nullptr && l.precision == Precision::FP16) out.arith[node] = t->arith;
+  }
+}
+
+LayerPrecisions from_replay(const std::string& path) {
+  LayerPrecisions out;
+  for (const TacticChoice& c : load_tactic_replay(path).layers) take_built_layer({c.name, c.nodes, c.tactic, c.precision}, out);
+  return out;
+}
+
+LayerPrecisions from_engine(const std::string& path) {
+  LayerPrecisions out;
+  for (const EngineLayer& l : load_engine(path).layers)
+    if (!l.nodes.empty()) take_built_layer({l.name, l.nodes, l.tactic, l.precision}, out);
+  return out;
+}
+
 }  // namespace
 
 LayerPrecisions load_layer_precisions(const std::string& path) {
+  if (looks_like_engine(path)) return from_engine(path);
+  if (looks_like_tactic_replay(path)) return from_replay(path);
   const std::string text = read_whole_file(path, kWhat);
   const JsonPlace where{path, ""};
   const Json root = parse_json_text(text, where);

@@ -90,6 +90,9 @@ class ReadmeTest(CliTestCase):
         ("./build/vkgraphy inspect diff-tactics --dir vkgraphy_artifacts", 0,
          lambda t, out: t.assertIn("The failure follows tactic conv.direct.f32 (fp32) in whichever layer runs it",
                                    out)),
+        ("./build/vkgraphy run model.onnx --vk --load-layer-precisions tests/models/vk/example_gpu_fp16_replay.json",
+         1, lambda t, out: (t.assertIn("Loaded 9 layer precision(s)", out),
+                            t.assertIn("FAILED | Mismatched outputs: ['y']", out))),
         ("./build/vkgraphy debug reduce model.onnx -o reduced.onnx --mode linear", 0,
          # Which subgraph is smallest depends on the fp16 tactics timing chose (a rounding error
          # near the tolerance may or may not fail), so the test checks what holds for any choice:
