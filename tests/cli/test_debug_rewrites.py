@@ -1,7 +1,7 @@
 """`--disable-rewrite KIND[:NODE]` and `vkgraphy debug rewrites` (docs/debug.md) on lavapipe, validation
 on: the builder's rewrites switched off one kind or one instance at a time, and the search that names
 the rewrite a fault was injected into (VKGRAPHY_FAULTY_REWRITES, a testing switch) in O(log n)
-builds. The model, made here with onnx.helper, holds eight rewrites of five kinds."""
+builds. The model, made here with onnx.helper, holds eight rewrites of six kinds."""
 import math
 import os
 import re
