@@ -76,6 +76,7 @@ void BuilderArgs::add_to(CLI::App& app) {
                 "involve ONNX node NODE (docs/builder.md, \"Rewrite kinds\"). Kinds: " +
                     rewrite_kind_list())
       ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check([](const std::string& text) {
         try {
           parse_rewrite_switch(text);

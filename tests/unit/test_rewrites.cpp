@@ -78,7 +78,6 @@ struct ConvBnRelu : ::testing::Test {
     for (const Node& n : nodes) in.push_back(&n);
     GraphOptimizerOptions options;
     options.rewrites = std::move(filter);
-    options.keep_tensors = {"y"};
     options.is_float = [](const std::string&) { return true; };
     options.shape_of = [](const std::string&) -> std::optional<Shape> { return Shape{1, 2, 4, 4}; };
     return optimize_graph(
