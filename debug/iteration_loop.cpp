@@ -53,7 +53,10 @@ IterationLoop::IterationLoop(std::string tool, IterationOptions options)
   }
   // A replay may answer every iteration without running the check; otherwise a missing program fails now.
   if (options_.load_replay.empty()) check_.require_runnable();
-  if (check_.interactive()) VKG_START("Starting an interactive debugging session since no --check command was given");
+  if (check_.interactive() && options_.builtin_check)
+    VKG_START("No --check command was given: each iteration is checked by " << options_.builtin_check_what);
+  else if (check_.interactive())
+    VKG_START("Starting an interactive debugging session since no --check command was given");
 }
 
 void IterationLoop::log_running(const std::string& description, std::optional<int> remaining) const {
@@ -114,10 +117,10 @@ bool IterationLoop::run(const std::string& description, const std::function<void
       skip.set(ReplayEntry{index, false, description});
       save_debug_replay(skip_current_path(options_.save_replay), skip);
     }
-    const CheckResult result = check_.run(options_.iter_artifact);
+    passed = check_.interactive() && options_.builtin_check ? options_.builtin_check()
+                                                            : check_.run(options_.iter_artifact).passed;
     // The check ended (it did not take the machine down): the real replay below supersedes the skip file.
     if (!options_.save_replay.empty()) remove_quietly(skip_current_path(options_.save_replay));
-    passed = result.passed;
     sorted = sorter_.sort(passed, index);
     replay_.set(ReplayEntry{index, passed, description});
     save_replay(options_.save_replay);

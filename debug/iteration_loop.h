@@ -27,6 +27,10 @@ struct IterationOptions {
   std::string iter_info;                        // --iter-info ("" for none)
   std::string save_replay = "vkgraphy_debug_replay.json";  // --save-debug-replay ("" for none)
   std::string load_replay;                      // --load-debug-replay
+  // A tool's own check, used instead of asking when no --check command was given: whether the
+  // iteration's artifact passes. `builtin_check_what` says what it does, for the log.
+  std::function<bool()> builtin_check;
+  std::string builtin_check_what;
 };
 
 // What one iteration did (for --report).

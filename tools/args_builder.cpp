@@ -77,6 +77,20 @@ void BuilderArgs::add_to(CLI::App& app) {
   g->add_flag("--no-fusion", no_fusion_,
               "Turn graph optimization off: keep no-op nodes (Identity, Dropout, Reshape...) and fuse no bias or "
               "BatchNormalization into Conv/ConvTranspose/Gemm; every node becomes a layer of its own");
+  g->add_option("--disable-rewrite", disabled_rewrites_,
+                "Turn one kind of graph rewrite off (repeatable): KIND everywhere, or KIND:NODE only where it would "
+                "involve ONNX node NODE (docs/builder.md, \"Rewrite kinds\"). Kinds: " +
+                    rewrite_kind_list())
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check([](const std::string& text) {
+        try {
+          parse_rewrite_switch(text);
+          return std::string();
+        } catch (const Error& e) {
+          return std::string(e.what());
+        }
+      });
   g->add_flag("--deterministic", deterministic_,
               "The same engine every time: choices follow measurements kept in a default timing cache "
               "($VKGRAPHY_CACHE_DIR, $XDG_CACHE_HOME/vkgraphy or ~/.cache/vkgraphy), and near-ties (within 10% of "
@@ -129,6 +143,7 @@ BuilderConfig BuilderArgs::config() {
   c.optimization_level = optimization_level_;
   c.deterministic = deterministic_;
   c.fusion = !no_fusion_;
+  for (const std::string& text : disabled_rewrites_) c.disabled_rewrites.push_back(parse_rewrite_switch(text));
   if (tactic_selection_ == "random" || tactic_selection_.rfind("random:", 0) == 0) {
     uint64_t seed = 1;
     if (tactic_selection_.size() > 7) {
@@ -247,6 +262,7 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
                                                      : ""));
   const auto t0 = std::chrono::steady_clock::now();
   BuildResult r = build_engine(graph, c, info, device_identity(info), timer.get());
+  vk::add_rewrite_faults(r.engine, r.rewrites, vk::faulty_rewrites_from_env(), info);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ctx.check_validation("the engine build");
   const BuildStats& s = r.stats;

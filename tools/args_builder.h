@@ -66,6 +66,7 @@ class BuilderArgs {
   int optimization_level_ = 3;
   bool deterministic_ = false;
   bool no_fusion_ = false;
+  std::vector<std::string> disabled_rewrites_;  // --disable-rewrite KIND[:NODE]
   std::string tactic_selection_ = "fastest";
   std::vector<std::string> allow_, deny_;
   int timing_samples_ = 0;

@@ -239,6 +239,19 @@ void hold_f32(EngineLayer& layer, BindingRef ref) {
   }
 }
 
+// The ONNX nodes of the engine layers `layers` (a layer without a node list, such as a reformat: its name).
+std::vector<std::string> nodes_of_layers(const Engine& engine, const std::vector<size_t>& layers) {
+  std::vector<std::string> out;
+  for (size_t l : layers) {
+    const EngineLayer& layer = engine.layers[l];
+    if (layer.nodes.empty())
+      out.push_back(layer.name);
+    else
+      out.insert(out.end(), layer.nodes.begin(), layer.nodes.end());
+  }
+  return out;
+}
+
 // Removes layer `r` and tensor `gone`, whose uses become uses of `kept`.
 void drop_reformat(Engine& engine, size_t r, int32_t gone, int32_t kept) {
   engine.layers.erase(engine.layers.begin() + std::ptrdiff_t(r));
@@ -270,8 +283,18 @@ void drop_reformat(Engine& engine, size_t r, int32_t gone, int32_t kept) {
 // on every run (with PP-OCRv4 rec's 1 x 40 x 6625 output converted on the host, its fp16 engine's
 // host overhead per run was 2.5 ms on the H200 machine, the fp32 engine's 0.74 ms, for 0.77 ms of
 // device time).
-ReformatFusions fuse_reformats(Engine& engine) {
+// Each fusion is a rewrite kind (rewrites.h) that `filter` may disable, keyed by the tensor
+// converted and involving the nodes of the layers that take the conversion over; each one applied
+// is added to `rewrites`.
+ReformatFusions fuse_reformats(Engine& engine, const RewriteFilter& filter, std::vector<AppliedRewrite>& rewrites) {
   ReformatFusions fused;
+  // Whether a fusion of `kind` for tensor `t` into `layers` may apply; records it (changing `layer`) when so.
+  auto apply = [&](RewriteKind kind, const std::string& t, const std::vector<size_t>& layers, const std::string& layer) {
+    std::vector<std::string> nodes = nodes_of_layers(engine, layers);
+    if (!filter.allows(kind, t, nodes)) return false;
+    rewrites.push_back({kind, t, layer, std::move(nodes)});
+    return true;
+  };
   auto contains = [](const std::vector<int32_t>& ids, int32_t t) {
     return std::find(ids.begin(), ids.end(), t) != ids.end();
   };
@@ -296,14 +319,15 @@ ReformatFusions fuse_reformats(Engine& engine) {
     }
     return u;
   };
-  // Makes `layer` store its output `t` in fp32, where every dispatch binding it can; false, and
-  // nothing changed, where one cannot.
-  auto store_f32 = [&](EngineLayer& layer, int32_t t) {
+  // Whether `layer` can store its output `t` in fp32: every dispatch binding it can.
+  auto can_store_f32 = [&](const EngineLayer& layer, int32_t t) {
     const std::vector<BindingRef> uses = refs(layer.outputs, t, &BindingRef::output);
-    if (!std::all_of(uses.begin(), uses.end(), [&](BindingRef u) { return can_hold_f32(layer, u); })) return false;
-    for (BindingRef u : uses) hold_f32(layer, u);
+    return std::all_of(uses.begin(), uses.end(), [&](BindingRef u) { return can_hold_f32(layer, u); });
+  };
+  // Makes `layer` store its output `t` in fp32 (where can_store_f32).
+  auto store_f32 = [&](EngineLayer& layer, int32_t t) {
+    for (BindingRef u : refs(layer.outputs, t, &BindingRef::output)) hold_f32(layer, u);
     engine.tensors[size_t(t)].storage = StorageType::F32;
-    return true;
   };
   // Which layers stand outside If/Loop bodies, kept in step as reformat layers go.
   std::vector<bool> top_level(engine.layers.size(), false);
@@ -326,7 +350,7 @@ ReformatFusions fuse_reformats(Engine& engine) {
     const size_t producer = src_uses.producer;
     const bool src_alone = src_uses.readers.empty() && !contains(engine.outputs, src);
     const std::string name = engine.tensors[size_t(src)].name, reformat_name = reformat.name;
-    if (contains(engine.inputs, src) && src_alone) {
+    if (contains(engine.inputs, src) && src_alone && apply(RewriteKind::ReformatOnUpload, name, dst_readers, "")) {
       VKG_VERBOSE("Fused reformat '" << reformat_name << "' into the upload of input '" << name << "'");
       engine.tensors[size_t(src)].storage = to;
       drop(dst, src);
@@ -337,7 +361,8 @@ ReformatFusions fuse_reformats(Engine& engine) {
         std::all_of(dst_readers.begin(), dst_readers.end(), [&](size_t l) {
           const std::vector<BindingRef> uses = refs(engine.layers[l].inputs, dst, &BindingRef::input);
           return std::all_of(uses.begin(), uses.end(), [&](BindingRef u) { return can_hold_f32(engine.layers[l], u); });
-        })) {
+        }) &&
+        apply(RewriteKind::ReformatFp32Read, name, dst_readers, engine.layers[dst_readers[0]].name)) {
       for (size_t l : dst_readers) {
         for (BindingRef u : refs(engine.layers[l].inputs, dst, &BindingRef::input)) hold_f32(engine.layers[l], u);
         VKG_VERBOSE("Fused reformat '" << reformat_name << "' into layer '" << engine.layers[l].name << "': it reads '"
@@ -348,7 +373,9 @@ ReformatFusions fuse_reformats(Engine& engine) {
       continue;
     }
     if (from == StorageType::F16 && to == StorageType::F32 && src_alone && producer < engine.layers.size() &&
-        store_f32(engine.layers[producer], src)) {
+        can_store_f32(engine.layers[producer], src) &&
+        apply(RewriteKind::ReformatFp32Write, name, {producer}, engine.layers[producer].name)) {
+      store_f32(engine.layers[producer], src);
       VKG_VERBOSE("Fused reformat '" << reformat_name << "' into layer '" << engine.layers[producer].name
                                      << "': it stores '" << name << "' in fp32");
       drop(dst, src);
@@ -363,7 +390,9 @@ ReformatFusions fuse_reformats(Engine& engine) {
     const TensorUses uses = uses_of(t, engine.layers.size());
     if (!uses.readers.empty() || uses.producer == engine.layers.size() || !top_level[uses.producer]) continue;
     EngineLayer& layer = engine.layers[uses.producer];
-    if (!store_f32(layer, t)) continue;
+    if (!can_store_f32(layer, t) || !apply(RewriteKind::ReformatOutputFp32, tensor.name, {uses.producer}, layer.name))
+      continue;
+    store_f32(layer, t);
     ++fused.outputs_f32;
     VKG_VERBOSE("Layer '" << layer.name << "' writes output '" << tensor.name
                           << "' in fp32: the host reads it without converting it");
@@ -426,8 +455,11 @@ struct ViewRules {
 // If/Loop bodies (not a model input or a constant), be none of the tensors the user reads (engine
 // outputs), be stored as the output is, appear once and not be tested by a branch or loop; each
 // slice must start where the device can bind it (offset alignments) and hold whole 32-byte runs,
-// so that no producer's vector stores reach past it. Returns the names of the Concat nodes gone.
-std::vector<std::string> eliminate_concats(Engine& engine, const vk::DeviceInfo& device) {
+// so that no producer's vector stores reach past it. Returns the names of the Concat nodes gone and
+// adds them to `rewrites` (kind concat-elimination, involving the Concat and the nodes of the layers
+// that write its inputs; `filter` may disable it).
+std::vector<std::string> eliminate_concats(Engine& engine, const vk::DeviceInfo& device, const RewriteFilter& filter,
+                                           std::vector<AppliedRewrite>& rewrites) {
   std::vector<std::string> gone;
   ViewRules rules(engine, device);
   std::vector<bool>& top_level = rules.top_level;
@@ -470,6 +502,10 @@ std::vector<std::string> eliminate_concats(Engine& engine, const vk::DeviceInfo&
       }
       ok = ok && extent == out->shape[*axis] && offset == out->bytes();
     }
+    std::vector<size_t> involved{c};
+    for (size_t i = 0; ok && i < concat.inputs.size(); ++i) involved.push_back(size_t(producer[size_t(concat.inputs[i])]));
+    const std::vector<std::string> nodes = ok ? nodes_of_layers(engine, involved) : std::vector<std::string>{};
+    ok = ok && filter.allows(RewriteKind::ConcatElimination, concat.name, nodes);
     if (!ok) {
       ++c;
       continue;
@@ -482,6 +518,7 @@ std::vector<std::string> eliminate_concats(Engine& engine, const vk::DeviceInfo&
     VKG_VERBOSE("Eliminated concat '" << concat.name << "': its " << concat.inputs.size()
                                       << " inputs are written in place into '" << out->name << "'");
     gone.push_back(concat.name);
+    rewrites.push_back({RewriteKind::ConcatElimination, concat.name, "", nodes});
     // Its output has no producer now: a Concat reading it keeps its layer.
     producers[size_t(concat.outputs[0])] = 0;
     producer[size_t(concat.outputs[0])] = -1;
@@ -498,8 +535,11 @@ std::vector<std::string> eliminate_concats(Engine& engine, const vk::DeviceInfo&
 // level, be stored as the input is and not be a view already; the range must start where the
 // device can bind it and hold whole 32-byte runs. The input and every reader of the output are
 // untouched: the memory plan keeps the input's memory until the last of its views is read.
-// Clears input_range in every layer. Returns the names of the layers gone.
-std::vector<std::string> eliminate_range_copies(Engine& engine, const vk::DeviceInfo& device) {
+// Clears input_range in every layer. Returns the names of the layers gone and adds them to
+// `rewrites` (kind range-copy-view, involving the copy's nodes and those of the layer that writes
+// its input; `filter` may disable it).
+std::vector<std::string> eliminate_range_copies(Engine& engine, const vk::DeviceInfo& device,
+                                                const RewriteFilter& filter, std::vector<AppliedRewrite>& rewrites) {
   std::vector<std::string> gone;
   ViewRules rules(engine, device);
   for (size_t c = 0; c < engine.layers.size();) {
@@ -511,8 +551,12 @@ std::vector<std::string> eliminate_range_copies(Engine& engine, const vk::Device
                            rules.producers[size_t(out)] == 1;
     const EngineTensor* src = candidate ? &engine.tensors[size_t(in)] : nullptr;
     const uint64_t offset = candidate ? uint64_t(first) * storage_element_bytes(src->storage) : 0;
+    std::vector<size_t> involved{c};
+    if (candidate && rules.producer[size_t(in)] >= 0) involved.push_back(size_t(rules.producer[size_t(in)]));
+    const std::vector<std::string> nodes = candidate ? nodes_of_layers(engine, involved) : std::vector<std::string>{};
     if (!candidate || !rules.can_view(engine, out, *src, offset) ||
-        offset + engine.tensors[size_t(out)].bytes() > src->bytes()) {
+        offset + engine.tensors[size_t(out)].bytes() > src->bytes() ||
+        !filter.allows(RewriteKind::RangeCopyView, layer.name, nodes)) {
       ++c;
       continue;
     }
@@ -522,6 +566,7 @@ std::vector<std::string> eliminate_range_copies(Engine& engine, const vk::Device
     VKG_VERBOSE("Eliminated layer '" << layer.name << "' (" << layer.op << "): '" << view.name << "' is a view of '"
                                      << src->name << "' from byte " << offset);
     gone.push_back(layer.name);
+    rewrites.push_back({RewriteKind::RangeCopyView, layer.name, "", nodes});
     rules.erase_layer(engine.layers, c);
   }
   return gone;
@@ -611,6 +656,8 @@ class Builder {
     auto it = aliases_.find(name);
     return it == aliases_.end() ? name : it->second;
   }
+  // The rewrites this build may apply (--no-fusion, --disable-rewrite).
+  RewriteFilter rewrite_filter() const { return {config_.fusion, config_.disabled_rewrites}; }
   // The pin of a layer holding nodes `held`; *by_pattern tells whether a pattern gave it.
   std::optional<Precision> pin_for(const std::vector<std::string>& held, bool* by_pattern = nullptr) const;
   // The arithmetic an fp16 layer holding `held` should take: its nodes' --load-layer-precisions
@@ -1397,7 +1444,7 @@ void Builder::add_layers(const std::vector<const Node*>& remaining, std::vector<
   for (const Node* n : remaining)
     for (const std::string& read : Graph::outer_scope_reads(*n)) keep.push_back(read);
   GraphOptimizerOptions options;
-  options.fusion = config_.fusion;
+  options.rewrites = rewrite_filter();
   options.opset = graph_.opset;
   options.keep_tensors.insert(keep.begin(), keep.end());
   options.shape_of = [&](const std::string& name) -> std::optional<Shape> {
@@ -1415,6 +1462,7 @@ void Builder::add_layers(const std::vector<const Node*>& remaining, std::vector<
       remaining, [&](const std::string& name) { return constant(name); }, options);
   for (auto& [name, target] : optimized.aliases) aliases_[name] = target;
   for (auto& [name, value] : optimized.constants) folded_[name] = std::move(value);
+  result_.rewrites.insert(result_.rewrites.end(), optimized.rewrites.begin(), optimized.rewrites.end());
   result_.stats.removed += optimized.removed.size();
   for (const std::string& removed : optimized.removed) {
     VKG_VERBOSE("Removed no-op node '" << removed << "': its output shares its input's buffer");
@@ -1883,16 +1931,20 @@ BuildResult Builder::build() {
                                                                  "options?"
                                                            : ""));
   }
-  if (config_.fusion) {
-    const ReformatFusions fused = fuse_reformats(engine);
-    result_.stats.inputs_converted_on_upload = fused.on_upload;
-    result_.stats.reformats_fused = fused.into_layers;
-    result_.stats.outputs_written_f32 = fused.outputs_f32;
-    result_.stats.reformats -= fused.on_upload + fused.into_layers;
-    result_.stats.concats_eliminated = eliminate_concats(engine, device_).size();
-    result_.stats.copies_eliminated = eliminate_range_copies(engine, device_).size();
-  } else {
-    for (EngineLayer& l : engine.layers) l.plan.input_range = -1;
+  // The rewrites of the built engine; with fusion off (or them disabled) they leave it as it is.
+  const RewriteFilter filter = rewrite_filter();
+  std::vector<AppliedRewrite>& rewrites = result_.rewrites;
+  const ReformatFusions fused = fuse_reformats(engine, filter, rewrites);
+  result_.stats.inputs_converted_on_upload = fused.on_upload;
+  result_.stats.reformats_fused = fused.into_layers;
+  result_.stats.outputs_written_f32 = fused.outputs_f32;
+  result_.stats.reformats -= fused.on_upload + fused.into_layers;
+  result_.stats.concats_eliminated = eliminate_concats(engine, device_, filter, rewrites).size();
+  result_.stats.copies_eliminated = eliminate_range_copies(engine, device_, filter, rewrites).size();
+  if (Logger::get().enabled(Severity::Verbose, __FILE__)) {
+    std::string list;
+    for (const AppliedRewrite& r : rewrites) list += "\n    " + r.describe();
+    VKG_VERBOSE("Applied " << rewrites.size() << " rewrite(s)" << (rewrites.empty() ? "" : ":") << list);
   }
   plan_memory(engine);
   for (const EngineLayer& l : engine.layers) {

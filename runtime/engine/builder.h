@@ -16,6 +16,7 @@
 
 #include "runtime/core/graph.h"
 #include "runtime/engine/engine.h"
+#include "runtime/engine/rewrites.h"
 #include "runtime/engine/tactic.h"
 #include "runtime/engine/tactic_replay.h"
 #include "runtime/engine/timing_cache.h"
@@ -87,6 +88,9 @@ struct BuilderConfig {
   std::vector<std::string> mark_outputs;  // extra tensors to read back
   bool mark_all = false;                  // every tensor a node produces
   bool fusion = true;                     // graph optimization (graph_optimizer.h); false: --no-fusion
+  // --disable-rewrite: rewrite kinds (rewrites.h) turned off, everywhere or where they involve a node.
+  // With fusion on and every kind disabled, the build is the --no-fusion build.
+  std::vector<RewriteSwitch> disabled_rewrites;
   int warmup_runs = 2;
   int timing_samples = 0;  // 0: by optimization level
   bool progress = false;   // a one-line progress display on stderr
@@ -132,6 +136,7 @@ struct BuildResult {
   Engine engine;
   TacticReplay replay;
   BuildStats stats;
+  std::vector<AppliedRewrite> rewrites;  // every rewrite applied, graph rewrites first, then the engine passes
 };
 
 // Builds `graph` (shapes static and inferred, see import_onnx) for `device`.

@@ -497,15 +497,31 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     auto it = out.aliases.find(name);
     return it == out.aliases.end() ? name : it->second;
   };
+  auto allowed = [&](RewriteKind kind, const std::string& subject, const std::vector<std::string>& involved) {
+    return options.rewrites.allows(kind, subject, involved);
+  };
+  // Records `rewrites`, which made `layer`.
+  auto commit = [&](std::vector<AppliedRewrite> rewrites, const std::string& layer) {
+    for (AppliedRewrite& r : rewrites) {
+      r.layer = layer;
+      out.rewrites.push_back(std::move(r));
+    }
+  };
   std::vector<const Node*> kept;
   for (const Node* n : nodes) {
     // The input the node passes through unchanged, if it is a no-op.
     std::optional<size_t> through;
-    if (options.fusion && is_noop(*n, constant) && constant(n->inputs[0]) == nullptr) through = 0;
-    if (options.fusion && !through && options.shape_of) through = identity_operand(*n, constant, options.shape_of);
-    if (through && !options.keep_tensors.count(n->outputs[0])) {
+    RewriteKind kind = RewriteKind::NoopAlias;
+    if (is_noop(*n, constant) && constant(n->inputs[0]) == nullptr) {
+      through = 0;
+    } else if (options.shape_of) {
+      through = identity_operand(*n, constant, options.shape_of);
+      kind = RewriteKind::IdentityArithmetic;
+    }
+    if (through && !options.keep_tensors.count(n->outputs[0]) && allowed(kind, n->name, {n->name})) {
       out.aliases[n->outputs[0]] = resolve(n->inputs[*through]);
       out.removed.push_back(n->name);
+      out.rewrites.push_back({kind, n->name, "", {n->name}});
       continue;
     }
     kept.push_back(n);
@@ -528,7 +544,7 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
   // Nearest upsamplings that a binary op reads through (the header's Resize fusion): the binary
   // node's index -> the Resize's index and the attribute's value.
   std::map<size_t, std::pair<size_t, std::vector<int64_t>>> upsampled;
-  for (size_t i = 0; options.fusion && options.opset > 0 && i < kept.size(); ++i) {
+  for (size_t i = 0; options.rewrites.fusion && options.opset > 0 && i < kept.size(); ++i) {
     const Node& r = *kept[i];
     if ((r.op_type != "Resize" && r.op_type != "Upsample") || r.inputs.empty() || r.outputs.size() != 1) continue;
     const std::vector<size_t> c = users.of(r.outputs[0]);
@@ -555,6 +571,7 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     }
     const size_t rank = in->size();
     if (!factors || !std::all_of(factors->begin(), factors->end() - 2, [](int64_t f) { return f == 1; })) continue;
+    if (!allowed(RewriteKind::FuseUpsample, r.name, {r.name, op.name})) continue;
     upsampled[c[0]] = {i, {op.inputs[0] == r.outputs[0] ? 0 : 1, (*factors)[rank - 2], (*factors)[rank - 1]}};
     absorbed[i] = true;
   }
@@ -596,6 +613,7 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     std::string output;             // the tensor the layer writes
     std::optional<FoldableProducer> producer;
     bool folded = false;        // the producer's weights absorbed a bias or BatchNormalization
+    std::vector<AppliedRewrite> rewrites;  // what absorbed each node after the head (their layer not yet set)
     std::vector<Chain> chains;  // at most two
     std::optional<FusedActivation> activation;
     // Where the layer runs: where its last node stood (a chained operand may be computed after the head).
@@ -612,6 +630,14 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       t.held.push_back(kept[k]->name);
       t.output = kept[k]->outputs[0];
     };
+    // Whether the head may absorb the nodes `taken` by a rewrite of `kind`; records it when so.
+    auto permit = [&](RewriteKind kind, const std::vector<size_t>& taken) {
+      std::vector<std::string> involved{head.name};
+      for (size_t k : taken) involved.push_back(kept[k]->name);
+      if (!allowed(kind, involved[1], involved)) return false;
+      t.rewrites.push_back({kind, involved[1], "", std::move(involved)});
+      return true;
+    };
     t.producer = binary_op ? std::nullopt : FoldableProducer::make(head, constant, rank_of(head.outputs[0]));
     while (t.producer) {
       const std::vector<size_t> c = users.of(t.output);
@@ -620,6 +646,8 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       const std::optional<ChannelAffine> affine =
           channel_affine(next, t.output, t.producer->channels(), t.producer->axis(), t.producer->rank(), constant);
       if (!affine || next.outputs.empty() || next.outputs[0].empty()) break;
+      if (!permit(next.op_type == "BatchNormalization" ? RewriteKind::FoldBatchNorm : RewriteKind::FoldBias, c))
+        break;
       t.producer->absorb(*affine);
       absorb(c[0]);
       t.folded = true;
@@ -627,13 +655,13 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     bool upsampling = upsampled.count(i) != 0;
     while (binary_op && t.chains.size() < 2) {
       const std::optional<Chain> chain = match_chain(t.output, upsampling);
-      if (!chain) break;
+      if (!chain || !permit(RewriteKind::ElementwiseChain, {chain->node})) break;
       upsampling = upsampling || chain->resize.has_value();
       t.chains.push_back(*chain);
       absorb(chain->node);
     }
     const auto activation = match_activation(t.output, users, constant);
-    if (activation) {
+    if (activation && permit(RewriteKind::FuseActivation, activation->second)) {
       t.activation = activation->first;
       for (size_t a : activation->second) absorb(a);
     }
@@ -645,7 +673,7 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       const std::vector<size_t> c = users.of(t.output);
       if (c.size() != 1 || kept[c[0]]->outputs.empty() || kept[c[0]]->outputs[0].empty()) break;
       const std::optional<ChannelAffine> post = channel_affine(*kept[c[0]], t.output, 1, 0, size_t(rank), constant);
-      if (!post || !is_float(kept[c[0]]->outputs[0])) break;
+      if (!post || !is_float(kept[c[0]]->outputs[0]) || !permit(RewriteKind::PostScale, c)) break;
       if (!t.activation) t.activation = FusedActivation{};
       t.activation->post_scale *= post->scale[0];
       t.activation->post_shift = t.activation->post_shift * post->scale[0] + post->shift[0];
@@ -679,13 +707,16 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       convs.emplace_back(c, std::move(t));
     }
     OptimizedLayer layer{pool, {pool.name}};
+    for (const auto& [c, t] : convs) layer.nodes.insert(layer.nodes.end(), t.held.begin(), t.held.end());
+    if (!allowed(RewriteKind::SqueezeGate, pool.name, layer.nodes)) return std::nullopt;
     for (const auto& [c, t] : convs) {
       absorbed[c] = true;
       for (size_t k : t.absorbs) absorbed[k] = true;
-      layer.nodes.insert(layer.nodes.end(), t.held.begin(), t.held.end());
     }
     Node& gate = layer.node;
     gate.name = layer_name(layer.nodes);
+    for (const auto& [c, t] : convs) commit(t.rewrites, gate.name);
+    commit({{RewriteKind::SqueezeGate, pool.name, "", layer.nodes}}, gate.name);
     gate.outputs = {x};
     gate.inputs = {pool.inputs[0]};
     for (const char* suffix : {"1", "2"}) {
@@ -716,12 +747,16 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     if (!second.producer || !second.producer->upsampling_transpose() ||
         second.producer->weight_shape()[0] != first.producer->channels())
       return std::nullopt;
+    std::vector<std::string> held = first.held;
+    held.insert(held.end(), second.held.begin(), second.held.end());
+    if (!allowed(RewriteKind::TransposePair, head.name, held)) return std::nullopt;
     for (size_t k : first.absorbs) absorbed[k] = true;
     absorbed[c] = true;
     for (size_t k : second.absorbs) absorbed[k] = true;
-    std::vector<std::string> held = first.held;
-    held.insert(held.end(), second.held.begin(), second.held.end());
     const std::string name = layer_name(held);
+    commit(first.rewrites, name);
+    commit(second.rewrites, name);
+    commit({{RewriteKind::TransposePair, head.name, "", held}}, name);
     Node pair = first.producer->finish(name, second.output, out.constants);
     pair.inputs.push_back(name + ":W2");
     pair.inputs.push_back(name + ":B2");
@@ -814,12 +849,15 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     if (scale) held.push_back(scale_node), y = kept[scale_node]->outputs[0];
     const auto [shift_node, shift] = scale ? affine(y, "Add") : std::pair<size_t, const Tensor*>{SIZE_MAX, nullptr};
     if (shift) held.push_back(shift_node), y = kept[shift_node]->outputs[0];
-    for (size_t k = 1; k < held.size(); ++k) absorbed[held[k]] = true;
-    std::sort(held.begin(), held.end());
+    std::vector<size_t> ordered = held;
+    std::sort(ordered.begin(), ordered.end());
     OptimizedLayer layer{Node{}, {}};
-    for (size_t k : held) layer.nodes.push_back(kept[k]->name);
+    for (size_t k : ordered) layer.nodes.push_back(kept[k]->name);
+    if (!allowed(RewriteKind::LayerNormPattern, mean.name, layer.nodes)) return std::nullopt;
+    for (size_t k = 1; k < held.size(); ++k) absorbed[held[k]] = true;
     Node& norm = layer.node;
     norm.name = layer_name(layer.nodes);
+    commit({{RewriteKind::LayerNormPattern, mean.name, "", layer.nodes}}, norm.name);
     norm.op_type = "LayerNormalization";
     norm.domain = mean.domain;
     norm.outputs = {y};
@@ -865,7 +903,7 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
   for (size_t i = 0; i < kept.size(); ++i) {
     if (absorbed[i]) continue;
     const Node& head = *kept[i];
-    if (options.fusion) {
+    if (options.rewrites.fusion) {
       if (std::optional<OptimizedLayer> gate = match_gate(i)) {
         layers.emplace_back(i, std::move(*gate));
         continue;
@@ -882,7 +920,7 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
     const bool binary_op = is_arithmetic(head) && is_float(head.outputs[0]);
     const bool producer_op = head.op_type == "Conv" || head.op_type == "ConvTranspose" || head.op_type == "Gemm" ||
                              head.op_type == "MatMul" || binary_op;
-    if (!options.fusion || !producer_op || head.outputs.size() != 1 || head.outputs[0].empty()) {
+    if (!options.rewrites.fusion || !producer_op || head.outputs.size() != 1 || head.outputs[0].empty()) {
       layers.emplace_back(i, OptimizedLayer{head, {head.name}});
       continue;
     }
@@ -898,6 +936,10 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       continue;
     }
     const std::string name = layer_name(t.held);
+    commit(std::move(t.rewrites), name);
+    if (up != upsampled.end())
+      commit({{RewriteKind::FuseUpsample, kept[up->second.first]->name, "", {kept[up->second.first]->name, head.name}}},
+             name);
     Node fused = t.folded ? t.producer->finish(name, t.output, out.constants) : head;
     fused.name = name;
     fused.outputs = {t.output};
@@ -921,6 +963,8 @@ OptimizedGraph optimize_graph(const std::vector<const Node*>& nodes,
       const std::string& read = chain.resize ? kept[*chain.resize]->outputs[0] : chain.operand;
       first.i = op.inputs[0] == read ? 1 : 0;
       if (chain.resize) {
+        commit({{RewriteKind::FuseUpsample, kept[*chain.resize]->name, "", {kept[*chain.resize]->name, op.name}}},
+               name);
         Attribute& a = fused.attrs[kUpsampleAttr];
         a.kind = Attribute::Kind::Ints;
         a.ints = upsampled.at(chain.node).second;

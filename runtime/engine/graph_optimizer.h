@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "runtime/core/graph.h"
+#include "runtime/engine/rewrites.h"
 #include "runtime/engine/tactic.h"
 
 namespace vkg {
@@ -141,10 +142,12 @@ struct OptimizedGraph {
   std::map<std::string, std::string> aliases;  // tensor -> the tensor whose buffer it shares
   std::map<std::string, Tensor> constants;     // weights made by folding, named "<layer>:<input>"
   std::vector<std::string> removed;            // no-op nodes that became aliases
+  std::vector<AppliedRewrite> rewrites;        // every rewrite applied, in the order the layers come out
 };
 
 struct GraphOptimizerOptions {
-  bool fusion = true;                  // false: every node is a layer of its own (--no-fusion)
+  // The rewrites that may apply (rewrites.h); with fusion off, every node is a layer of its own (--no-fusion).
+  RewriteFilter rewrites;
   std::set<std::string> keep_tensors;  // tensors read by the user: never aliased or fused away
   std::function<std::optional<Shape>(const std::string&)> shape_of;  // a tensor's static shape, nullopt when unknown
   std::function<bool(const std::string&)> is_float;                  // a tensor of a float type (false when unknown)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <sstream>
 
 #include "runtime/core/error.h"
@@ -47,6 +48,43 @@ Dispatch fault_dispatch(StorageType storage, uint64_t elements, const DeviceInfo
   fault.push = {uint32_t(elements)};
   fault.groups = linear_groups(elements, kFaultLocalSize, info);
   return fault;
+}
+
+std::vector<RewriteSwitch> faulty_rewrites_from_env() {
+  std::vector<RewriteSwitch> out;
+  for (const std::string& item : comma_list_from_env("VKGRAPHY_FAULTY_REWRITES")) out.push_back(parse_rewrite_switch(item));
+  return out;
+}
+
+void add_rewrite_faults(Engine& engine, const std::vector<AppliedRewrite>& rewrites,
+                        const std::vector<RewriteSwitch>& faulty, const DeviceInfo& info) {
+  std::set<size_t> faulted;
+  for (const AppliedRewrite& r : rewrites) {
+    if (std::none_of(faulty.begin(), faulty.end(), [&](const RewriteSwitch& s) { return rewrite_matches(s, r); }))
+      continue;
+    bool held = false;
+    for (size_t li = 0; li < engine.layers.size(); ++li) {
+      EngineLayer& layer = engine.layers[li];
+      const bool holds = std::any_of(r.nodes.begin(), r.nodes.end(), [&](const std::string& n) {
+        return std::find(layer.nodes.begin(), layer.nodes.end(), n) != layer.nodes.end();
+      });
+      if (!holds || layer.is_branch()) continue;
+      held = true;
+      if (!faulted.insert(li).second) continue;
+      VKG_WARNING("VKGRAPHY_FAULTY_REWRITES: layer '" << layer.name << "' (rewrite " << r.id()
+                                                      << ") will produce wrong results on purpose");
+      for (size_t o = 0; o < layer.outputs.size(); ++o) {
+        if (layer.outputs[o] < 0) continue;
+        const EngineTensor& tensor = engine.tensors[size_t(layer.outputs[o])];
+        Dispatch fault = fault_dispatch(tensor.storage, uint64_t(num_elements(tensor.shape)), info);
+        fault.bindings = {BindingRef::output(uint32_t(o))};
+        const auto words = builtin_shader(fault.shader);
+        engine.spirv.emplace(fault.shader, std::vector<uint32_t>(words.begin(), words.end()));
+        layer.plan.dispatches.push_back(std::move(fault));
+      }
+    }
+    if (!held) VKG_WARNING("VKGRAPHY_FAULTY_REWRITES: rewrite " << r.describe() << " leaves no layer to make faulty");
+  }
 }
 
 const ComputePipeline& EngineExecutor::pipeline_for(PipelineDesc desc, const std::vector<uint32_t>& words) {

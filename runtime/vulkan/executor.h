@@ -27,6 +27,7 @@
 
 #include "runtime/core/tensor.h"
 #include "runtime/engine/engine.h"
+#include "runtime/engine/rewrites.h"
 #include "runtime/vulkan/buffer.h"
 #include "runtime/vulkan/compute_commands.h"
 #include "runtime/vulkan/compute_pipeline.h"
@@ -55,6 +56,17 @@ std::vector<std::string> faulty_layers_from_env();
 // outputs (`elements` values held as `storage`, bound as output 0):
 // shaders/debug/fault.comp.
 Dispatch fault_dispatch(StorageType storage, uint64_t elements, const DeviceInfo& info);
+
+// The rewrite switches in VKGRAPHY_FAULTY_REWRITES (KIND[:NODE], comma-separated); empty when unset.
+// Throws Error for an unknown kind.
+std::vector<RewriteSwitch> faulty_rewrites_from_env();
+// Testing switch (VKGRAPHY_FAULTY_REWRITES): makes `engine` itself wrong wherever one of `rewrites`
+// (those its build applied) matches one of `faulty` (rewrite_matches): every layer holding a node
+// of such a rewrite gets fault_dispatch after its own for each of its outputs, so the engine,
+// saved and run anywhere, is wrong exactly when that rewrite applied. Warns per layer, and for a
+// matching rewrite that no layer holds (an alias).
+void add_rewrite_faults(Engine& engine, const std::vector<AppliedRewrite>& rewrites,
+                        const std::vector<RewriteSwitch>& faulty, const DeviceInfo& info);
 
 class EngineExecutor {
  public:
