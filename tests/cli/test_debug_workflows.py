@@ -207,9 +207,14 @@ class TestWorkflows(CliTestCase):
         path = vk_model("fp16_two_sites.onnx")
         self.vkgraphy("convert", path, "--save-tactics", "replay.json", "--builder-optimization-level", "0",
                       "-o", "m.engine")
-        out = self.vkgraphy("convert", path, "--fp16", "--load-layer-precisions", "replay.json", "-o", "x.engine",
+        # A replay gives the precisions its build chose (test_fp16_policy.py); a timing cache gives none.
+        out = self.vkgraphy("convert", path, "--fp16", "--load-layer-precisions", "replay.json", "-o", "r.engine")
+        self.assertIn("Loaded 11 layer precision(s) from replay.json", out)
+        self.vkgraphy("convert", path, "--save-timing-cache", "cache.json", "--builder-optimization-level", "1",
+                      "-o", "c.engine")
+        out = self.vkgraphy("convert", path, "--fp16", "--load-layer-precisions", "cache.json", "-o", "x.engine",
                             expect=3)
-        self.assertIn("'replay.json': format: not a layer-precisions file: format is \"vkgraphy-tactic-replay\"", out)
+        self.assertIn("'cache.json': format: not a layer-precisions file", out)
         with open(self.path("other.json"), "w") as f:
             f.write('{"format": "vkgraphy-layer-precisions", "version": 1, "layer_precisions": {"conv9": "fp32"}}')
         out = self.vkgraphy("convert", path, "--fp16", "--load-layer-precisions", "other.json", "-o", "x.engine",

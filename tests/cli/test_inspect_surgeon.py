@@ -163,8 +163,7 @@ class InspectModelTest(ToolTestCase):
 
     def test_all_polygraphy_fixtures(self):
         """Every fixture is shown, or refused with a clear error; nothing crashes."""
-        malformed = {"bad_graph_with_dup_value_info.onnx", "bad_graph_with_duplicate_node_names.onnx",
-                     "bad_graph_with_multi_level_errors.onnx", "bad_graph_with_no_import_domains.onnx",
+        malformed = {"bad_graph_with_dup_value_info.onnx", "bad_graph_with_multi_level_errors.onnx", "bad_graph_with_no_import_domains.onnx",
                      "bad_graph_with_no_name.onnx", "bad_graph_with_parallel_invalid_nodes.onnx", "empty.onnx",
                      "inp_dim_val_not_set.onnx", "ext_weights.onnx"}
         for name in sorted(os.listdir(MODELS)):
@@ -406,8 +405,10 @@ class MalformedModelTest(ToolTestCase):
     """Every malformed model gives exit code 3 and one clear error line, in every tool."""
 
     def malformed_paths(self):
+        # Shared node names are not malformed (ONNX's checker allows them): test_shared_node_names.
         paths = [model_path(n) for n in sorted(os.listdir(MODELS))
-                 if n.startswith("bad_graph_") and n != "bad_graph_conditionally_invalid.onnx"]
+                 if n.startswith("bad_graph_") and n not in ("bad_graph_conditionally_invalid.onnx",
+                                                             "bad_graph_with_duplicate_node_names.onnx")]
         paths.append(model_path("empty.onnx"))
         with open(model_path("residual_block.onnx"), "rb") as f:
             data = f.read()
@@ -429,6 +430,19 @@ class MalformedModelTest(ToolTestCase):
                 with self.subTest(tool=" ".join(args[:2]), model=os.path.basename(path)):
                     self.assert_clear_error(*args)
                     self.assertFalse(os.path.exists(out_path))
+
+    def test_shared_node_names(self):
+        # The second node named 'identical' becomes 'identical_2', with one warning, in every tool;
+        # a model surgeon writes keeps the unique names.
+        path = model_path("bad_graph_with_duplicate_node_names.onnx")
+        out = self.vkgraphy("inspect", "model", path, "--show", "layers")
+        self.assertEqual(out.count("several nodes share a name: 'identical' (2 nodes)"), 1, out)
+        self.assertIn("identical_2", out)
+        out_path = self.path("out.onnx")
+        self.vkgraphy("surgeon", "extract", path, "--outputs", "identity_out_1:auto", "-o", out_path)
+        out = self.vkgraphy("inspect", "model", out_path, "--show", "layers")
+        self.assertNotIn("several nodes share a name", out)
+        self.assertIn("identical_2", out)
 
     def test_unknown_ops_are_refused_by_surgeon(self):
         out_path = self.path("out.onnx")

@@ -160,8 +160,7 @@ class RunReference(CliTestCase):
 
 
 class RunErrors(CliTestCase):
-    BAD_MODELS = ["bad_graph_with_dup_value_info.onnx",
-                  "bad_graph_with_duplicate_node_names.onnx", "bad_graph_with_multi_level_errors.onnx",
+    BAD_MODELS = ["bad_graph_with_dup_value_info.onnx", "bad_graph_with_multi_level_errors.onnx",
                   "bad_graph_with_no_import_domains.onnx", "bad_graph_with_no_name.onnx",
                   "bad_graph_with_parallel_invalid_nodes.onnx", "empty.onnx", "custom_op_node.onnx",
                   "capability.onnx"]
