@@ -188,6 +188,14 @@ BindingRef bind_input(const LayerContext& ctx, LayerPlan& plan, size_t i) {
   return add_weight(plan, to_storage(*t.constant, t.storage, ctx.node.describe() + " input '" + t.name + "'"));
 }
 
+bool loops_fit_device(const LayerContext& ctx, uint64_t iterations, uint32_t margin, std::string& why_not) {
+  const uint32_t limit = ctx.device.loop_iteration_limit;
+  if (limit == 0 || iterations <= limit / std::max<uint32_t>(margin, 1)) return true;
+  why_not = "its invocations would loop about " + std::to_string(iterations) + " times, past what device '" +
+            ctx.device.name + "' runs correctly (loop iteration limit " + std::to_string(limit) + ")";
+  return false;
+}
+
 std::array<uint32_t, 3> linear_groups(uint64_t invocations, uint32_t local_size, const vk::DeviceInfo& device) {
   const uint64_t groups = std::max<uint64_t>(1, (invocations + local_size - 1) / local_size);
   const uint64_t max_x = std::max<uint32_t>(1, device.max_workgroup_count[0]);

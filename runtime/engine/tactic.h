@@ -167,6 +167,11 @@ std::optional<StorageType> float_storage(const LayerContext& ctx, std::string& w
 // device's limits. Shaders read the linear index with vkg_linear_index()
 // (shaders/common/index.glsl). Throws Error when even that does not fit.
 std::array<uint32_t, 3> linear_groups(uint64_t invocations, uint32_t local_size, const vk::DeviceInfo& device);
+// Whether invocations that each loop `iterations` times stay within the device's loop iteration
+// limit (vk::DeviceInfo::loop_iteration_limit, lavapipe's) divided by `margin`: 2 for shaders
+// without barriers, 8 with (the limit then counts in ways the shader cannot see). Fills
+// `why_not` when they do not: past the limit a loop silently stops early.
+bool loops_fit_device(const LayerContext& ctx, uint64_t iterations, uint32_t margin, std::string& why_not);
 
 // Specialization constant 40 (kF32Bindings, shaders/common/f32_bindings.glsl): in an f16 variant,
 // bit b says binding b holds fp32 (a fused reformat).

@@ -111,18 +111,6 @@ std::vector<SpecValue> cell_spec(const Recurrence& r, uint32_t local_size) {
           {4, r.input_forget ? 1u : 0u}};
 }
 
-// Whether `iterations` loop iterations per invocation stay within the device's loop iteration
-// limit divided by `margin`. With barriers the limit counts in ways a shader cannot see
-// (llvmpipe splits invocations there): cell.comp failed from an eighth of it, step.comp (no
-// barriers) ran correctly up to the whole.
-bool within_loop_limit(const LayerContext& ctx, uint64_t iterations, uint32_t margin, std::string& why_not) {
-  const uint32_t limit = ctx.device.loop_iteration_limit;
-  if (limit == 0 || iterations <= limit / margin) return true;
-  why_not = "its invocations would loop about " + std::to_string(iterations) + " times, past what device '" +
-            ctx.device.name + "' runs correctly (loop iteration limit " + std::to_string(limit) + ")";
-  return false;
-}
-
 std::optional<LayerPlan> plan_workgroup(const LayerContext& ctx, std::string& why_not, uint32_t local_size) {
   const std::optional<Recurrence> found = describe(ctx, why_not);
   if (!found) return std::nullopt;
@@ -150,7 +138,7 @@ std::optional<LayerPlan> plan_workgroup(const LayerContext& ctx, std::string& wh
   // Each invocation runs every step for its units: G dot products over I and H per unit.
   const uint64_t units = uint64_t(r.hidden + local_size - 1) / local_size;
   const uint64_t per_step = units * (uint64_t(r.gates + (r.cell == 1 ? 1 : 0)) * uint64_t(r.input + r.hidden) + 3);
-  if (!within_loop_limit(ctx, uint64_t(r.seq) * per_step + units, 8, why_not)) return std::nullopt;
+  if (!loops_fit_device(ctx, uint64_t(r.seq) * per_step + units, 8, why_not)) return std::nullopt;
 
   LayerPlan plan;
   plan.scratch_bytes.push_back(16);
@@ -183,7 +171,7 @@ std::optional<LayerPlan> plan_steps(const LayerContext& ctx, std::string& why_no
     why_not = "more steps, batch elements or hidden units than the device's workgroup counts";
     return std::nullopt;
   }
-  if (!within_loop_limit(ctx, std::max<uint64_t>(uint64_t(r.input), uint64_t(r.gates) * uint64_t(r.hidden)), 2, why_not))
+  if (!loops_fit_device(ctx, std::max<uint64_t>(uint64_t(r.input), uint64_t(r.gates) * uint64_t(r.hidden)), 2, why_not))
     return std::nullopt;
   const uint64_t state_bytes = uint64_t(r.directions * r.batch * r.hidden) * sizeof(float);
   const uint64_t xw_bytes = projections * rows * sizeof(float);

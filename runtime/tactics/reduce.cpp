@@ -212,6 +212,17 @@ Dispatch row_dispatch(const LayerContext& ctx, const std::string& shader, Algo a
   return d;
 }
 
+// Whether each invocation's loops over a row (`passes` times over its share) stay within the
+// device's loop iteration limit (lavapipe's: a softmax over 300,000 elements by one invocation
+// per row came out wrong there). The workgroup and subgroup forms have barriers.
+bool row_loops_fit(const LayerContext& ctx, Algo algo, const RowGeometry& g, uint32_t passes, std::string& why_not) {
+  uint64_t share = g.reduced;
+  if (algo == Algo::Workgroup) share = (g.reduced + cooperative_size(ctx, g.reduced) - 1) / cooperative_size(ctx, g.reduced);
+  if (algo == Algo::Subgroup) share = (g.reduced + std::max<uint32_t>(1, ctx.device.subgroup_size) - 1) /
+                                      std::max<uint32_t>(1, ctx.device.subgroup_size);
+  return loops_fit_device(ctx, share * passes + 16, algo == Algo::Row ? 2 : 8, why_not);
+}
+
 bool subgroups_usable(const LayerContext& ctx, Algo algo, std::string& why_not) {
   if (algo != Algo::Subgroup) return true;
   if (ctx.device.subgroup_size == 0) {
@@ -319,7 +330,7 @@ std::optional<LayerPlan> plan_reduce(const LayerContext& ctx, std::string& why_n
     }
   }
   const std::optional<RowGeometry> g = row_geometry(x.shape, mask, why_not);
-  if (!g) return std::nullopt;
+  if (!g || !row_loops_fit(ctx, algo, *g, 1, why_not)) return std::nullopt;
 
   LayerPlan plan;
   Dispatch d = row_dispatch(ctx, algo_shader("reduce", algo), algo, *g);
@@ -365,7 +376,7 @@ SoftmaxKind softmax_kind(const Node& node) {
 std::optional<LayerPlan> plan_softmax(const LayerContext& ctx, std::string& why_not, Algo algo) {
   if (!layer_supported(ctx, why_not) || !subgroups_usable(ctx, algo, why_not)) return std::nullopt;
   const std::optional<RowGeometry> g = softmax_rows(ctx, why_not);
-  if (!g) return std::nullopt;
+  if (!g || !row_loops_fit(ctx, algo, *g, 3, why_not)) return std::nullopt;
   LayerPlan plan;
   Dispatch d = row_dispatch(ctx, algo_shader("softmax", algo), algo, *g);
   d.spec.push_back({1, uint32_t(softmax_kind(ctx.node))});
@@ -383,7 +394,7 @@ std::optional<LayerPlan> plan_softmax(const LayerContext& ctx, std::string& why_
 std::optional<LayerPlan> plan_softmax_vec4(const LayerContext& ctx, std::string& why_not, Algo algo) {
   if (!layer_supported(ctx, why_not)) return std::nullopt;
   const std::optional<RowGeometry> g = softmax_rows(ctx, why_not);
-  if (!g) return std::nullopt;
+  if (!g || !row_loops_fit(ctx, algo, *g, 3, why_not)) return std::nullopt;
   if (g->red_runs > 1 || (g->red_runs == 1 && g->red_strides[kMaxRuns - 1] != 1)) {
     why_not = "serves rows of contiguous elements only (the softmax axis is not innermost)";
     return std::nullopt;
@@ -611,7 +622,7 @@ std::optional<LayerPlan> plan_norm(const LayerContext& ctx, std::string& why_not
   }
   if (!n) return std::nullopt;
   const std::optional<RowGeometry> g = row_geometry(n->view.empty() ? x.shape : n->view, n->mask, why_not);
-  if (!g) return std::nullopt;
+  if (!g || !row_loops_fit(ctx, algo, *g, 3, why_not)) return std::nullopt;
 
   // Unused bindings point at a small scratch buffer the shader never touches.
   const bool need_dummy = !n->scale || !n->bias || !n->mean || !n->inv_std;

@@ -1,0 +1,70 @@
+"""Long loops on lavapipe (docs/builder.md, "loop iteration limit"): llvmpipe ends a shader
+invocation's loops after 65535 iterations in all, silently. Every tactic that could serve these
+layers either computes them right or declines, naming the limit; none returns a wrong answer.
+Found by hand and by the fuzzer: ddddocr's LSTM (hidden 512, 40 steps), a ReduceSum and a
+Softmax over 300,000 elements."""
+import unittest
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from vkgraphy_cli import CliTestCase
+
+
+def save(path, nodes, x_shape, initializers=()):
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def lstm(path, hidden, steps):
+    rng = np.random.default_rng(5)
+    w = (rng.standard_normal((2, 4 * hidden, 16)) / 4).astype(np.float32)
+    r = (rng.standard_normal((2, 4 * hidden, hidden)) / np.sqrt(hidden)).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "W"), numpy_helper.from_array(r, "R")]
+    save(path, [helper.make_node("LSTM", ["x", "W", "R"], ["y"], hidden_size=hidden, direction="bidirectional")],
+         [steps, 1, 16], inits)
+
+
+class TestLoopLimit(CliTestCase):
+    CASES = {  # model: (maker, every tactic that may serve it)
+        "rsum.onnx": (lambda p: save(p, [helper.make_node("ReduceSum", ["x"], ["y"], keepdims=0)], [1, 300000]),
+                      ["reduce.row", "reduce.subgroup", "reduce.workgroup"]),
+        "softmax.onnx": (lambda p: save(p, [helper.make_node("Softmax", ["x"], ["y"], axis=-1)], [2, 300000]),
+                         ["softmax.row", "softmax.subgroup", "softmax.workgroup", "softmax.vec4_sg",
+                          "softmax.vec4_wg"]),
+        "gap.onnx": (lambda p: save(p, [helper.make_node("GlobalAveragePool", ["x"], ["y"])], [1, 2, 400, 400]),
+                     ["global_pool.row", "global_pool.workgroup"]),
+        "lstm.onnx": (lambda p: lstm(p, 256, 12), ["recurrent.workgroup32", "recurrent.workgroup128",
+                                                    "recurrent.steps"]),
+    }
+
+    def test_every_tactic_is_right_or_declines(self):
+        for name, (make, tactics) in self.CASES.items():
+            path = self.path(name)
+            make(path)
+            served = 0
+            for tactic in tactics:
+                with self.subTest(model=name, tactic=tactic):
+                    out = self.vkgraphy("run", path, "--vk", "--ref", "--tactics-allow", tactic + ".f32",
+                                        "--builder-optimization-level", "0", "--atol", "1e-3", "--rtol", "1e-3",
+                                        "--val-range", "x:[0,1]", expect=None)
+                    if "no tactic can serve" in out:
+                        self.assertIn("loop iteration limit 65535", out)
+                    else:
+                        self.assertIn("PASSED | All outputs matched", out)
+                        served += 1
+            self.assertGreater(served, 0, name)
+
+    def test_declines_name_the_limit(self):
+        path = self.path("softmax.onnx")
+        self.CASES["softmax.onnx"][0](path)
+        out = self.vkgraphy("run", path, "--vk", "--tactics-allow", "softmax.row.f32", expect=3)
+        self.assertIn("loop iteration limit 65535", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
