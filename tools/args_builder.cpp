@@ -50,7 +50,9 @@ std::unique_ptr<vk::Context> open_vulkan() {
 void BuilderArgs::add_to(CLI::App& app) {
   CLI::Option_group* g = app.add_option_group("Builder", "Options of the Vulkan engine builder");
   group_ = g;
-  g->add_flag("--fp16", fp16_, "Let the builder use fp16 tactics (fp16 storage, fp16 or fp32 accumulation)");
+  g->add_flag("--fp16", fp16_,
+              "Let the builder use fp16 tactics (fp16 storage, fp16 or fp32 accumulation); which layers take them: "
+              "--fp16-policy");
   g->add_option("--layer-precisions", layer_precisions_,
                 "Pin layers to a precision: NAME:fp32 NAME2:fp16 ...; a NAME with * or ? is a pattern, pinning the "
                 "matching layers that can take the precision (see --precision-constraints)")

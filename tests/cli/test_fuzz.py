@@ -2,7 +2,7 @@
 graphs from a fixed seed, each run on a Vulkan engine (lavapipe, validation layer on) and on the
 reference backend under one builder configuration in rotation, the reference checked against ONNX
 Runtime on the same inputs. Also: the fuzzer fails when a tactic computes a wrong answer
-(VKGRAPHY_FAULTY_TACTICS), and the models it found bugs with (tests/models/fuzz/, listed in
+(VKGRAPHY_FAULTY_TACTICS) or a graph rewrite is broken (VKGRAPHY_FAULTY_REWRITES), and the models it found bugs with (tests/models/fuzz/, listed in
 cases.json) run as regression tests.
 
 The generator and the driver need onnx 1.18 and onnxruntime: they run in the tests' virtual
@@ -103,6 +103,17 @@ class TestFuzz(CliTestCase):
         env = dict(os.environ, VKGRAPHY_FAULTY_TACTICS="conv.*,gemm.*")
         self.assertEqual(subprocess.run(cmd, capture_output=True, timeout=300, env=env).returncode, 1)
         self.assertEqual(subprocess.run(cmd, capture_output=True, timeout=300).returncode, 0)
+
+    def test_a_broken_rewrite_makes_the_fuzzer_fail(self):
+        """With the activation fusion made faulty (VKGRAPHY_FAULTY_REWRITES) the fused builds fail and
+        the --no-fusion builds of the same graphs pass: the fuzzer catches optimizer bugs, not only
+        tactic bugs."""
+        env = {"VKGRAPHY_FAULTY_REWRITES": "fuse-activation"}
+        rc, out = self.fuzz("--seed", 3, "--count", 6, "--focus", "conv", "--configs", "opt0", "-q", env=env)
+        self.assertEqual(rc, 1, out)
+        self.assertRegex(summary_line(out), r"failed [1-6] \(engine-mismatch [1-6]\)", out)
+        rc, out = self.fuzz("--seed", 3, "--count", 6, "--focus", "conv", "--configs", "no-fusion", "-q", env=env)
+        self.assertEqual(rc, 0, out)
 
     def test_known_failures_say_why(self):
         require_venv()
