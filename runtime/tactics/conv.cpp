@@ -344,8 +344,17 @@ std::optional<LayerPlan> plan_direct_nd(const LayerContext& ctx, const ConvShape
   return plan;
 }
 
+// Whether an invocation looping once per tap (input channel of its group x kernel position)
+// stays within the device's loop iteration limit: conv.direct, conv.transpose_gather and the
+// GEMM of conv/gemm.comp (conv.im2col_gemm, conv.1x1) loop so, and came out wrong on lavapipe
+// at 73,728 and 80,000 taps; the blocked, tiled and Winograd forms were right.
+bool taps_fit(const LayerContext& ctx, const ConvShape& s, std::string& why_not) {
+  return loops_fit_device(ctx, uint64_t(s.cg()) * uint64_t(s.kernel_size()), 2, why_not);
+}
+
 std::optional<LayerPlan> plan_direct(const LayerContext& ctx, const ConvShape& s, bool transpose,
                                      std::string& why_not) {
+  if (!taps_fit(ctx, s, why_not)) return std::nullopt;
   if (s.rank() > 3) return plan_direct_nd(ctx, s, transpose, why_not);
   LayerPlan plan;
   const StorageType st = ctx.input(0).storage;
@@ -461,6 +470,7 @@ std::optional<Dispatch> gemm_dispatch(const LayerContext& ctx, const GemmShape& 
 // and writes the layer output.
 std::optional<Dispatch> conv_gemm_dispatch(const LayerContext& ctx, LayerPlan& plan, const ConvShape& s,
                                            GemmBlocking blocking, BindingRef b, GemmShape shape, std::string& why_not) {
+  if (!taps_fit(ctx, s, why_not)) return std::nullopt;
   const StorageType st = ctx.input(0).storage;
   const LayerTensor& w_in = ctx.input(1);
   if (!w_in.is_constant()) {

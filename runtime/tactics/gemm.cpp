@@ -657,6 +657,22 @@ bool plan_smem(const FloatTactic& tactic, const LayerContext& ctx, const Product
   return smem_core_dispatches(ctx, p, tactic.smem, tactic.split_k, std::move(d), plan, why_not);
 }
 
+// How often an invocation of `tactic` loops along K, and whether its loop has barriers, for the
+// device's loop iteration limit (measured on lavapipe at K = 140,000: the scalar-K forms, naive,
+// reg, sgreg and gemv, came out wrong; block (vec4 along K), tiled and smem were right).
+bool k_loop_fits(const FloatTactic& tactic, const LayerContext& ctx, int64_t k, std::string& why_not) {
+  const uint64_t K = uint64_t(std::max<int64_t>(k, 1));
+  switch (tactic.algorithm) {
+    case Algorithm::Naive:
+    case Algorithm::Reg: return loops_fit_device(ctx, K, 2, why_not);
+    case Algorithm::Block: return loops_fit_device(ctx, K / 4 + 1, 2, why_not);
+    case Algorithm::Tiled: return loops_fit_device(ctx, K / std::max<uint32_t>(tactic.block, 1) + 1, 8, why_not);
+    case Algorithm::Smem: return loops_fit_device(ctx, K / std::max<uint32_t>(tactic.smem.bk, 1) + 1, 8, why_not);
+    case Algorithm::CoopMat: return loops_fit_device(ctx, K / 16 + 1, 8, why_not);
+  }
+  return true;
+}
+
 std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContext& ctx, std::string& why_not) {
   if (!dtypes_supported(ctx, why_not)) return std::nullopt;
   const bool gemm = ctx.node.op_type == "Gemm";
@@ -685,6 +701,7 @@ std::optional<LayerPlan> plan_float(const FloatTactic& tactic, const LayerContex
     why_not = "GEMV needs M == 1, got M = " + std::to_string(p.M);
     return std::nullopt;
   }
+  if (!k_loop_fits(tactic, ctx, p.K, why_not)) return std::nullopt;
 
   LayerPlan plan;
   const BindingRef zero = zero_weight(plan);

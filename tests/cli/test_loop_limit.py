@@ -2,7 +2,7 @@
 invocation's loops after 65535 iterations in all, silently. Every tactic that could serve these
 layers either computes them right or declines, naming the limit; none returns a wrong answer.
 Found by hand and by the fuzzer: ddddocr's LSTM (hidden 512, 40 steps), a ReduceSum and a
-Softmax over 300,000 elements."""
+Softmax over 300,000 elements, a MatMul with K = 140,000, convolutions of 73,728 and 80,000 taps."""
 import unittest
 
 import numpy as np
@@ -29,6 +29,13 @@ def lstm(path, hidden, steps):
          [steps, 1, 16], inits)
 
 
+def weighted(path, op, x_shape, w_shape, **attrs):
+    w = np.random.default_rng(6).standard_normal(w_shape).astype(np.float32)
+    fan_in = {"MatMul": w_shape[0], "ConvTranspose": w_shape[0]}.get(op, np.prod(w_shape) // w_shape[0])
+    w /= np.sqrt(fan_in)
+    save(path, [helper.make_node(op, ["x", "W"], ["y"], **attrs)], x_shape, [numpy_helper.from_array(w, "W")])
+
+
 class TestLoopLimit(CliTestCase):
     CASES = {  # model: (maker, every tactic that may serve it)
         "rsum.onnx": (lambda p: save(p, [helper.make_node("ReduceSum", ["x"], ["y"], keepdims=0)], [1, 300000]),
@@ -40,6 +47,16 @@ class TestLoopLimit(CliTestCase):
                      ["global_pool.row", "global_pool.workgroup"]),
         "lstm.onnx": (lambda p: lstm(p, 256, 12), ["recurrent.workgroup32", "recurrent.workgroup128",
                                                     "recurrent.steps"]),
+        "matmul.onnx": (lambda p: weighted(p, "MatMul", [1, 140000], (140000, 8)),
+                        ["gemm.naive", "gemm.gemv1x4", "gemm.reg4x4", "gemm.sgreg16x4", "gemm.block4x8",
+                         "gemm.tiled8x8", "gemm.smem32x32", "gemm.smem32x32_splitk"]),
+        "conv.onnx": (lambda p: weighted(p, "Conv", [1, 8192, 3, 3], (4, 8192, 3, 3), pads=[1, 1, 1, 1]),
+                      ["conv.direct", "conv.im2col_gemm.4x8", "conv.im2col_block8x8", "conv.winograd_f23",
+                       "conv.implicit_gemm32x32", "conv.im2col_splitk32x32"]),
+        "pointwise.onnx": (lambda p: weighted(p, "Conv", [1, 80000, 2, 2], (8, 80000, 1, 1)),
+                           ["conv.1x1.4x8", "conv.1x1_block8x8", "conv.im2col_gemm.8x8"]),
+        "transpose.onnx": (lambda p: weighted(p, "ConvTranspose", [1, 80000, 2, 2], (80000, 4, 2, 2), strides=[2, 2]),
+                           ["conv.transpose_gather", "conv.transpose_block4x8", "conv.transpose_implicit_gemm32x32"]),
     }
 
     def test_every_tactic_is_right_or_declines(self):
