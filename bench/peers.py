@@ -553,8 +553,11 @@ def measure_vkgraphy(a, model, fp16, x, art):
     tag = "fp16" if fp16 else "fp32"
     engine = os.path.join(art, f"{tag}.engine")
     shapes = f"{in_name}:[{','.join(map(str, shape))}]"
-    cmd = [a.vkgraphy, "convert", onnx_path, "-o", engine, "--input-shapes", shapes] + (["--fp16"] if fp16 else [])
-    log(f"  vkgraphy convert{' --fp16' if fp16 else ''} ({name})")
+    # A speed comparison: fp16 where it is faster, on every device (lavapipe's auto policy would make
+    # every layer fp16 for accuracy work; builder.md, --fp16-policy).
+    fp16_args = ["--fp16", "--fp16-policy", "fastest"] if fp16 else []
+    cmd = [a.vkgraphy, "convert", onnx_path, "-o", engine, "--input-shapes", shapes] + fp16_args
+    log(f"  vkgraphy convert{' --fp16 --fp16-policy fastest' if fp16 else ''} ({name})")
     t0 = time.perf_counter()
     build_log = run_step(cmd, "vkgraphy convert", a.timeout)
     build_s = time.perf_counter() - t0
