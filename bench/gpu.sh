@@ -24,7 +24,9 @@
 #           and fp16: the first run had det fp32 at 3.6x its fp16 engine), paths-ocr (the fp32
 #           engines' latency and host overhead with the device's memory path, resizable BAR on the
 #           H200, and with staging forced: which way the inputs and outputs should travel),
-#           torch-ocr (the same models through onnx2torch)
+#           torch-ocr (the same models through onnx2torch), recurrent (each recurrent tactic alone on
+#           a bidirectional LSTM of ddddocr's shape, bench/models/make_lstm.py: one dispatch per step
+#           against one workgroup per direction)
 #   iree    device, peers-iree (PP-OCRv4 det and rec and the transformer on IREE's Vulkan HAL, from
 #           the modules gpu_prepare.sh compiled for Ampere, beside vkgraphy fp32 and ONNX Runtime)
 #
@@ -47,7 +49,7 @@ extra=()
 case "$part" in
   bench) all=(device peak gemm4096 cublas peers-resnet50 torch-resnet50 tactics) ;;
   tests) all=(device unit node node23 cli) extra=(conformance) ;;
-  models) all=(device peers-ocr profile-ocr paths-ocr torch-ocr) ;;
+  models) all=(device peers-ocr profile-ocr paths-ocr torch-ocr recurrent) ;;
   iree) all=(device peers-iree) ;;
   *) echo "usage: bench/gpu.sh bench|tests|models|iree [STEP...]" >&2; exit 2 ;;
 esac
@@ -259,6 +261,18 @@ for step in "${steps[@]}"; do
           [ "$path" = default ] || flags=(--vk-force-staging)
           run_step "paths-$m-$path" 60 vkgraphy run "$engine" --vk ${flags[@]+"${flags[@]}"} --warm-up 2 \
             --warm-up-ms "$PEERS_WARMUP_MS" "${inputs[@]}" -v
+        done
+      done ;;
+    recurrent)
+      lstm=$work/lstm512.onnx
+      [ -f "$lstm" ] || "$py" bench/models/make_lstm.py "$lstm" >>"$log" 2>&1 ||
+        note "error: bench/models/make_lstm.py failed (see $part.log)"
+      for t in recurrent.steps recurrent.workgroup32 recurrent.workgroup128; do
+        for v in f32 f16acc32; do
+          flags=()
+          [ "$v" = f32 ] || flags=(--fp16)
+          run_step "recurrent-$t.$v" 60 vkgraphy run "$lstm" --vk --ref ${flags[@]+"${flags[@]}"} --tactics-allow "$t.$v" \
+            --atol 2e-3 --rtol 2e-3 --iterations 50 --warm-up-ms "$PEERS_WARMUP_MS"
         done
       done ;;
     torch-ocr)
