@@ -250,6 +250,12 @@ std::vector<BindingRef> window_bindings(const LayerContext& ctx, LayerPlan& plan
   return {bind_input(ctx, plan, 0), BindingRef::output(0), l.indices ? BindingRef::output(1) : BindingRef::output(0)};
 }
 
+// The windowed forms loop over the window per output (pool.direct.w4 over four outputs' spans):
+// an average over a 300 x 300 window came out wrong on lavapipe (its loop iteration limit).
+bool window_fits(const LayerContext& ctx, const PoolLayer& l, std::string& why_not) {
+  return loops_fit_device(ctx, uint64_t(l.kernel[0] * l.kernel[1] * l.kernel[2]) * 4, 2, why_not);
+}
+
 std::optional<PoolLayer> resolve_windowed(const LayerContext& ctx, std::string& why_not) {
   if (is_global_op(ctx.node.op_type)) {
     why_not = "global pooling is served by the global_pool tactics";
@@ -261,7 +267,7 @@ std::optional<PoolLayer> resolve_windowed(const LayerContext& ctx, std::string& 
 // pool.direct: one invocation per output.
 std::optional<LayerPlan> plan_direct(const LayerContext& ctx, std::string& why_not) {
   const std::optional<PoolLayer> l = resolve_windowed(ctx, why_not);
-  if (!l) return std::nullopt;
+  if (!l || !window_fits(ctx, *l, why_not)) return std::nullopt;
   LayerPlan plan;
   Dispatch d;
   d.shader = ctx.shader("pool/window");
@@ -276,7 +282,7 @@ std::optional<LayerPlan> plan_direct(const LayerContext& ctx, std::string& why_n
 // pool.direct.w4: one invocation per 4 outputs along the innermost dim.
 std::optional<LayerPlan> plan_direct_w4(const LayerContext& ctx, std::string& why_not) {
   const std::optional<PoolLayer> l = resolve_windowed(ctx, why_not);
-  if (!l) return std::nullopt;
+  if (!l || !window_fits(ctx, *l, why_not)) return std::nullopt;
   const int64_t segment = 3 * l->strides[2] + (l->kernel[2] - 1) * l->dilations[2] + 1;
   if (segment > kMaxSegment) {
     why_not = "the innermost window span of 4 outputs (" + std::to_string(segment) + " inputs) exceeds " +

@@ -693,8 +693,11 @@ std::optional<LayerPlan> plan_cumsum(const LayerContext& ctx, std::string& why_n
   const std::vector<int64_t> given = axis_t.constant->to_int64s();
   VKG_CHECK(!x.shape.empty() && given.size() == 1,
             node.describe() << ": axis must be one value in [-rank, rank) for an input of rank " << x.shape.size());
+  const AxisRows rows = axis_rows(node, x.shape, given[0]);
+  // An invocation scans a whole row (wrong past lavapipe's loop iteration limit at 300,000).
+  if (!loops_fit_device(ctx, uint64_t(rows.len), 2, why_not)) return std::nullopt;
   LayerPlan plan;
-  Dispatch d = axis_rows_dispatch(ctx, "reduce/cumsum", axis_rows(node, x.shape, given[0]));
+  Dispatch d = axis_rows_dispatch(ctx, "reduce/cumsum", rows);
   d.spec.insert(d.spec.end(), {{1, x.storage == StorageType::I32 ? 1u : 0u},
                                {2, node.attr_int("exclusive", 0) != 0 ? 1u : 0u},
                                {3, node.attr_int("reverse", 0) != 0 ? 1u : 0u}});
@@ -723,6 +726,9 @@ std::optional<LayerPlan> plan_topk(const LayerContext& ctx, std::string& why_not
   const std::vector<int64_t> ks = k_t.constant->to_int64s();
   VKG_CHECK(ks.size() == 1 && ks[0] >= 0 && ks[0] <= rows.len,
             node.describe() << ": K must be one value in [0, " << rows.len << "]");
+  // An invocation selects K times over its row (wrong past lavapipe's loop iteration limit).
+  if (!loops_fit_device(ctx, uint64_t(rows.len) * uint64_t(std::max<int64_t>(ks[0], 1)), 2, why_not))
+    return std::nullopt;
   LayerPlan plan;
   const uint64_t out_elems = uint64_t(rows.rows * ks[0]);
   auto output_or_scratch = [&](size_t i) {

@@ -198,7 +198,8 @@ using LayoutFn = std::optional<DftLayout> (*)(const LayerContext&, std::string&)
 auto direct_tactic(LayoutFn layout) {
   return [layout](const LayerContext& ctx, std::string& why) -> std::optional<LayerPlan> {
     const std::optional<DftLayout> l = layout(ctx, why);
-    if (!l) return std::nullopt;
+    // An invocation sums every term of its bin (wrong past lavapipe's loop iteration limit).
+    if (!l || !loops_fit_device(ctx, uint64_t(std::max<int64_t>(l->terms, l->length)), 2, why)) return std::nullopt;
     return direct_plan(ctx, *l);
   };
 }

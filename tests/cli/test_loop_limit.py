@@ -2,7 +2,8 @@
 invocation's loops after 65535 iterations in all, silently. Every tactic that could serve these
 layers either computes them right or declines, naming the limit; none returns a wrong answer.
 Found by hand and by the fuzzer: ddddocr's LSTM (hidden 512, 40 steps), a ReduceSum and a
-Softmax over 300,000 elements, a MatMul with K = 140,000, convolutions of 73,728 and 80,000 taps."""
+Softmax over 300,000 elements, a MatMul with K = 140,000, convolutions of 73,728 and 80,000 taps, a 300 x 300 average pool, a
+CumSum over 300,000 and a DFT of 70,001 points."""
 import unittest
 
 import numpy as np
@@ -57,6 +58,17 @@ class TestLoopLimit(CliTestCase):
                            ["conv.1x1.4x8", "conv.1x1_block8x8", "conv.im2col_gemm.8x8"]),
         "transpose.onnx": (lambda p: weighted(p, "ConvTranspose", [1, 80000, 2, 2], (80000, 4, 2, 2), strides=[2, 2]),
                            ["conv.transpose_gather", "conv.transpose_block4x8", "conv.transpose_implicit_gemm32x32"]),
+        "avgpool.onnx": (lambda p: save(p, [helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[300, 300])],
+                                        [1, 1, 300, 301]),
+                         ["pool.direct", "pool.direct.w4", "pool.workgroup"]),
+    }
+    # Layers whose only tactic loops over the whole axis: on lavapipe a clear error, never a wrong answer.
+    DECLINED = {
+        "cumsum.onnx": (lambda p: save(p, [helper.make_node("CumSum", ["x", "axis"], ["y"])], [1, 300000],
+                                       [numpy_helper.from_array(np.array(1, np.int64), "axis")]), "cumsum.scalar"),
+        "dft.onnx": (lambda p: save(p, [helper.make_node("DFT", ["x"], ["y"], axis=1)], [1, 70001, 1]), "dft.direct"),
+        "topk.onnx": (lambda p: save(p, [helper.make_node("TopK", ["x", "k"], ["y", "indices"], axis=1)], [1, 300000],
+                                     [numpy_helper.from_array(np.array([5], np.int64), "k")]), "topk.select"),
     }
 
     def test_every_tactic_is_right_or_declines(self):
@@ -75,6 +87,15 @@ class TestLoopLimit(CliTestCase):
                         self.assertIn("PASSED | All outputs matched", out)
                         served += 1
             self.assertGreater(served, 0, name)
+
+    def test_only_tactic_declines_with_a_clear_error(self):
+        for name, (make, tactic) in self.DECLINED.items():
+            with self.subTest(model=name):
+                path = self.path(name)
+                make(path)
+                out = self.vkgraphy("run", path, "--vk", "--tactics-allow", tactic + ".f32", expect=3)
+                self.assertIn("loop iteration limit 65535", out)
+                self.assertNotIn("PASSED", out)
 
     def test_declines_name_the_limit(self):
         path = self.path("softmax.onnx")
