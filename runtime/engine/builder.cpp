@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <deque>
@@ -1819,10 +1820,18 @@ BuildResult Builder::build() {
   fp16_everywhere_ = config_.fp16 && device_.fp16() &&
                      (config_.fp16_policy == Fp16Policy::All ||
                       (config_.fp16_policy == Fp16Policy::Auto && device_.fp16_slower));
-  if (fp16_everywhere_ && config_.fp16_policy == Fp16Policy::Auto)
-    VKG_INFO("--fp16: fp16 arithmetic is slower than fp32 on device '"
-             << device_.name << "', so every layer that can be fp16 is fp16 (--fp16-policy auto), with the "
-             << "numerics of an fp16 build on a GPU; --fp16-policy fastest chooses by measured time instead");
+  if (fp16_everywhere_ && config_.fp16_policy == Fp16Policy::Auto) {
+    // Once per process: the debug tools build many times.
+    static std::atomic<bool> said{false};
+    std::ostringstream msg;
+    msg << "--fp16: fp16 arithmetic is slower than fp32 on device '" << device_.name
+        << "', so every layer that can be fp16 is fp16 (--fp16-policy auto), with the numerics of an fp16 build on "
+        << "a GPU; --fp16-policy fastest chooses by measured time instead";
+    if (said.exchange(true))
+      VKG_VERBOSE(msg.str());
+    else
+      VKG_INFO(msg.str());
+  }
   if (!config_.tactics_allow.empty() || !config_.tactics_deny.empty()) {
     const std::vector<const Tactic*> all = registry_.all();
     for (const auto& [flag, globs] : {std::pair{"--tactics-allow", &config_.tactics_allow},
