@@ -103,12 +103,15 @@ std::vector<BindingRef> state_bindings(const LayerContext& ctx, LayerPlan& plan,
   return b;
 }
 
-std::vector<SpecValue> cell_spec(const Recurrence& r, uint32_t local_size) {
-  return {{0, local_size},
-          {1, r.cell},
-          {2, uint32_t(r.hidden)},
-          {3, r.linear_before_reset ? 1u : 0u},
-          {4, r.input_forget ? 1u : 0u}};
+// The specialization constants cell.comp and step.comp share; cell.comp also sizes its shared
+// arrays by the hidden size (constant 2).
+std::vector<SpecValue> cell_spec(const Recurrence& r, uint32_t local_size, bool shared_arrays) {
+  std::vector<SpecValue> spec = {{0, local_size},
+                                 {1, r.cell},
+                                 {3, r.linear_before_reset ? 1u : 0u},
+                                 {4, r.input_forget ? 1u : 0u}};
+  if (shared_arrays) spec.push_back({2, uint32_t(r.hidden)});
+  return spec;
 }
 
 std::optional<LayerPlan> plan_workgroup(const LayerContext& ctx, std::string& why_not, uint32_t local_size) {
@@ -148,7 +151,7 @@ std::optional<LayerPlan> plan_workgroup(const LayerContext& ctx, std::string& wh
 
   Dispatch d;
   d.shader = ctx.shader("recurrent/cell");
-  d.spec = cell_spec(r, local_size);
+  d.spec = cell_spec(r, local_size, true);
   d.bindings = std::move(bindings);
   d.push = {uint32_t(r.seq),       uint32_t(r.batch),         uint32_t(r.input),
             uint32_t(r.hidden),    uint32_t(r.directions),    r.reverse ? 1u : 0u,
@@ -203,8 +206,7 @@ std::optional<LayerPlan> plan_steps(const LayerContext& ctx, std::string& why_no
     for (uint32_t phase = 0; phase < phases; ++phase) {
       Dispatch d;
       d.shader = ctx.shader("recurrent/step");
-      d.spec = cell_spec(r, kLocal);
-      d.spec.erase(d.spec.begin() + 2);  // step.comp has no shared arrays to size
+      d.spec = cell_spec(r, kLocal, false);
       d.bindings = {xw, rw};
       d.bindings.insert(d.bindings.end(), state.begin(), state.end());
       const bool odd = s % 2 != 0;

@@ -216,10 +216,11 @@ Dispatch row_dispatch(const LayerContext& ctx, const std::string& shader, Algo a
 // device's loop iteration limit (lavapipe's: a softmax over 300,000 elements by one invocation
 // per row came out wrong there). The workgroup and subgroup forms have barriers.
 bool row_loops_fit(const LayerContext& ctx, Algo algo, const RowGeometry& g, uint32_t passes, std::string& why_not) {
-  uint64_t share = g.reduced;
-  if (algo == Algo::Workgroup) share = (g.reduced + cooperative_size(ctx, g.reduced) - 1) / cooperative_size(ctx, g.reduced);
-  if (algo == Algo::Subgroup) share = (g.reduced + std::max<uint32_t>(1, ctx.device.subgroup_size) - 1) /
-                                      std::max<uint32_t>(1, ctx.device.subgroup_size);
+  // Invocations sharing a row: one, a workgroup, or a subgroup.
+  const uint64_t sharing = algo == Algo::Row         ? 1
+                           : algo == Algo::Workgroup ? cooperative_size(ctx, g.reduced)
+                                                     : std::max<uint32_t>(1, ctx.device.subgroup_size);
+  const uint64_t share = (g.reduced + sharing - 1) / sharing;
   return loops_fit_device(ctx, share * passes + 16, algo == Algo::Row ? 2 : 8, why_not);
 }
 
