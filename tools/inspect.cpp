@@ -1,10 +1,10 @@
 // `vkgraphy inspect`: shows what a model, an engine or a data file holds
 // (Polygraphy's `inspect model` and `inspect data`).
+#include <onnx/onnx_pb.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
-
-#include <onnx/onnx_pb.h>
 
 #include "debug/fp16_risk.h"
 #include "runtime/core/file_io.h"

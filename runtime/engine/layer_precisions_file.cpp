@@ -52,7 +52,8 @@ void take_built_layer(const BuiltLayer& l, LayerPrecisions& out) {
 
 LayerPrecisions from_replay(const std::string& path) {
   LayerPrecisions out;
-  for (const TacticChoice& c : load_tactic_replay(path).layers) take_built_layer({c.name, c.nodes, c.tactic, c.precision}, out);
+  for (const TacticChoice& c : load_tactic_replay(path).layers)
+    take_built_layer({c.name, c.nodes, c.tactic, c.precision}, out);
   return out;
 }
 

@@ -664,11 +664,16 @@ bool k_loop_fits(const FloatTactic& tactic, const LayerContext& ctx, int64_t k, 
   const uint64_t K = uint64_t(std::max<int64_t>(k, 1));
   switch (tactic.algorithm) {
     case Algorithm::Naive:
-    case Algorithm::Reg: return loops_fit_device(ctx, K, 2, why_not);
-    case Algorithm::Block: return loops_fit_device(ctx, K / 4 + 1, 2, why_not);
-    case Algorithm::Tiled: return loops_fit_device(ctx, K / std::max<uint32_t>(tactic.block, 1) + 1, 8, why_not);
-    case Algorithm::Smem: return loops_fit_device(ctx, K / std::max<uint32_t>(tactic.smem.bk, 1) + 1, 8, why_not);
-    case Algorithm::CoopMat: return loops_fit_device(ctx, K / 16 + 1, 8, why_not);
+    case Algorithm::Reg:
+      return loops_fit_device(ctx, K, 2, why_not);
+    case Algorithm::Block:
+      return loops_fit_device(ctx, K / 4 + 1, 2, why_not);
+    case Algorithm::Tiled:
+      return loops_fit_device(ctx, K / std::max<uint32_t>(tactic.block, 1) + 1, 8, why_not);
+    case Algorithm::Smem:
+      return loops_fit_device(ctx, K / std::max<uint32_t>(tactic.smem.bk, 1) + 1, 8, why_not);
+    case Algorithm::CoopMat:
+      return loops_fit_device(ctx, K / 16 + 1, 8, why_not);
   }
   return true;
 }

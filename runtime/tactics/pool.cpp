@@ -352,8 +352,8 @@ std::optional<LayerPlan> plan_global(const LayerContext& ctx, std::string& why_n
     return std::nullopt;
   }
   // A plane per invocation (vec4 reads where aligned), or a share of one with barriers.
-  const uint64_t share = workgroup_per_plane ? uint64_t(plane_size + local_size - 1) / local_size + 16
-                                             : uint64_t(plane_size);
+  const uint64_t share =
+      workgroup_per_plane ? uint64_t(plane_size + local_size - 1) / local_size + 16 : uint64_t(plane_size);
   if (!loops_fit_device(ctx, share, workgroup_per_plane ? 8 : 2, why_not)) return std::nullopt;
   LayerPlan plan;
   Dispatch d;

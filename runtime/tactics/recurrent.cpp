@@ -78,8 +78,7 @@ std::optional<Recurrence> describe(const LayerContext& ctx, std::string& why_not
 // The node's inputs and outputs bound in the order both shaders share: B, sequence_lens,
 // initial_h, initial_c, P, activations, Y, Y_h, Y_c (absent ones bound to a dummy scratch
 // buffer). `flags` gets the kFlag bits of those present.
-std::vector<BindingRef> state_bindings(const LayerContext& ctx, LayerPlan& plan, const Recurrence& r,
-                                       uint32_t& flags) {
+std::vector<BindingRef> state_bindings(const LayerContext& ctx, LayerPlan& plan, const Recurrence& r, uint32_t& flags) {
   const BindingRef dummy = BindingRef::scratch(0);
   auto optional_input = [&](size_t i, uint32_t flag) {
     if (!ctx.has_input(i)) return dummy;
@@ -106,10 +105,8 @@ std::vector<BindingRef> state_bindings(const LayerContext& ctx, LayerPlan& plan,
 // The specialization constants cell.comp and step.comp share; cell.comp also sizes its shared
 // arrays by the hidden size (constant 2).
 std::vector<SpecValue> cell_spec(const Recurrence& r, uint32_t local_size, bool shared_arrays) {
-  std::vector<SpecValue> spec = {{0, local_size},
-                                 {1, r.cell},
-                                 {3, r.linear_before_reset ? 1u : 0u},
-                                 {4, r.input_forget ? 1u : 0u}};
+  std::vector<SpecValue> spec = {
+      {0, local_size}, {1, r.cell}, {3, r.linear_before_reset ? 1u : 0u}, {4, r.input_forget ? 1u : 0u}};
   if (shared_arrays) spec.push_back({2, uint32_t(r.hidden)});
   return spec;
 }
@@ -153,9 +150,15 @@ std::optional<LayerPlan> plan_workgroup(const LayerContext& ctx, std::string& wh
   d.shader = ctx.shader("recurrent/cell");
   d.spec = cell_spec(r, local_size, true);
   d.bindings = std::move(bindings);
-  d.push = {uint32_t(r.seq),       uint32_t(r.batch),         uint32_t(r.input),
-            uint32_t(r.hidden),    uint32_t(r.directions),    r.reverse ? 1u : 0u,
-            r.batch_first ? 1u : 0u, flags, std::bit_cast<uint32_t>(r.clip)};
+  d.push = {uint32_t(r.seq),
+            uint32_t(r.batch),
+            uint32_t(r.input),
+            uint32_t(r.hidden),
+            uint32_t(r.directions),
+            r.reverse ? 1u : 0u,
+            r.batch_first ? 1u : 0u,
+            flags,
+            std::bit_cast<uint32_t>(r.clip)};
   d.groups = {uint32_t(r.directions * r.batch), 1, 1};
   plan.dispatches.push_back(std::move(d));
   return plan;
@@ -185,8 +188,8 @@ std::optional<LayerPlan> plan_steps(const LayerContext& ctx, std::string& why_no
 
   LayerPlan plan;
   // Scratch: 0 the dummy, 1 XW, 2 and 3 the hidden state (swapped each step), 4 C, 5 RH.
-  plan.scratch_bytes = {16, xw_bytes, state_bytes, state_bytes, r.cell == 2 ? state_bytes : 16,
-                        r.cell == 1 ? state_bytes : 16};
+  plan.scratch_bytes = {
+      16, xw_bytes, state_bytes, state_bytes, r.cell == 2 ? state_bytes : 16, r.cell == 1 ? state_bytes : 16};
   const BindingRef xw = BindingRef::scratch(1);
   const BindingRef x = bind_input(ctx, plan, 0), w = bind_input(ctx, plan, 1), rw = bind_input(ctx, plan, 2);
   uint32_t flags = 0;
@@ -196,8 +199,13 @@ std::optional<LayerPlan> plan_steps(const LayerContext& ctx, std::string& why_no
   projection.shader = ctx.shader("recurrent/input_projection");
   projection.spec = {{0, kLocal}};
   projection.bindings = {x, w, state[0], xw};
-  projection.push = {uint32_t(r.seq),        uint32_t(r.batch),      uint32_t(r.input), uint32_t(rows),
-                     uint32_t(r.directions), r.batch_first ? 1u : 0u, (flags & kFlagBias) ? 1u : 0u};
+  projection.push = {uint32_t(r.seq),
+                     uint32_t(r.batch),
+                     uint32_t(r.input),
+                     uint32_t(rows),
+                     uint32_t(r.directions),
+                     r.batch_first ? 1u : 0u,
+                     (flags & kFlagBias) ? 1u : 0u};
   projection.groups = {uint32_t((rows + kLocal - 1) / kLocal), uint32_t(projections), 1};
   plan.dispatches.push_back(std::move(projection));
 
@@ -212,11 +220,16 @@ std::optional<LayerPlan> plan_steps(const LayerContext& ctx, std::string& why_no
       const bool odd = s % 2 != 0;
       d.bindings.insert(d.bindings.end(), {BindingRef::scratch(odd ? 3 : 2), BindingRef::scratch(odd ? 2 : 3),
                                            BindingRef::scratch(4), BindingRef::scratch(5)});
-      d.push = {uint32_t(r.seq),        uint32_t(r.batch),
-                uint32_t(r.hidden),     uint32_t(r.directions),
-                r.reverse ? 1u : 0u,    r.batch_first ? 1u : 0u,
-                flags,                  std::bit_cast<uint32_t>(r.clip),
-                uint32_t(s),            phase};
+      d.push = {uint32_t(r.seq),
+                uint32_t(r.batch),
+                uint32_t(r.hidden),
+                uint32_t(r.directions),
+                r.reverse ? 1u : 0u,
+                r.batch_first ? 1u : 0u,
+                flags,
+                std::bit_cast<uint32_t>(r.clip),
+                uint32_t(s),
+                phase};
       d.groups = {uint32_t((r.hidden + kLocal - 1) / kLocal), uint32_t(r.directions * r.batch), 1};
       plan.dispatches.push_back(std::move(d));
     }
@@ -224,7 +237,8 @@ std::optional<LayerPlan> plan_steps(const LayerContext& ctx, std::string& why_no
   return plan;
 }
 
-template <uint32_t kLocalSize> std::optional<LayerPlan> workgroup_planner(const LayerContext& ctx, std::string& why_not) {
+template <uint32_t kLocalSize>
+std::optional<LayerPlan> workgroup_planner(const LayerContext& ctx, std::string& why_not) {
   return plan_workgroup(ctx, why_not, kLocalSize);
 }
 
