@@ -104,6 +104,12 @@ void BuilderArgs::add_to(CLI::App& app) {
   g->add_option("--tactics-deny", deny_, "No tactic matching one of these globs")->take_all();
   g->add_option("--timing-samples", timing_samples_, "Timed runs per candidate (default: by optimization level)")
       ->check(CLI::Range(1, 1000));
+  g->add_flag("--no-prune", no_prune_,
+              "Time the candidates the device's cost model says cannot win too (on CPU devices: those whose "
+              "shaders synchronize workgroups, where one without serves the layer)");
+  g->add_option("--compile-threads", compile_threads_,
+                "Threads that create each layer's candidate pipelines before they are timed (default 0: one per core)")
+      ->check(CLI::Range(0, 256));
   g->add_option("--save-tactics", save_tactics_, "Write the tactic replay file (choices and every measured time)");
   g->add_option("--load-tactics", load_tactics_, "Force the choices of a tactic replay file");
   g->add_option("--load-timing-cache", load_timing_cache_, "Take measured times from this timing cache");
@@ -144,6 +150,7 @@ BuilderConfig BuilderArgs::config() {
   if (!precision_constraints_.empty()) c.constraints = *parse_precision_constraints(precision_constraints_);
   c.optimization_level = optimization_level_;
   c.deterministic = deterministic_;
+  c.prune_for_device = !no_prune_;
   c.fusion = !no_fusion_;
   for (const std::string& text : disabled_rewrites_) c.disabled_rewrites.push_back(parse_rewrite_switch(text));
   if (tactic_selection_ == "random" || tactic_selection_.rfind("random:", 0) == 0) {
@@ -257,7 +264,7 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
     c.faulty_layers = vk::faulty_layers_from_env();
   }
   std::unique_ptr<vk::VulkanPlanTimer> timer;
-  if (info.timestamps()) timer = std::make_unique<vk::VulkanPlanTimer>(ctx.device());
+  if (info.timestamps()) timer = std::make_unique<vk::VulkanPlanTimer>(ctx.device(), std::nullopt, compile_threads_);
   VKG_START("Building engine for " << info.name << " | optimization level " << c.optimization_level
                                    << (c.fp16 ? " | fp16" : "") << (c.deterministic ? " | deterministic" : "")
                                    << (c.random_seed ? " | random tactics (seed " + std::to_string(*c.random_seed) + ")"
@@ -282,6 +289,8 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
              << " reformats) | " << s.candidates_timed << " tactic(s) timed in " << s.layers_timed << " layer(s), "
              << s.layers_reused << " layer(s) with an identical layer's timings, " << s.layers_cached
              << " layer(s) from the timing cache"
+             << (s.candidates_pruned ? ", " + std::to_string(s.candidates_pruned) + " pruned for the device (--no-prune)"
+                                     : "")
              << (c.validation_values ? " | " + std::to_string(s.candidates_validated) + " candidate(s) validated in " +
                                            std::to_string(s.layers_validated) + " layer(s), " +
                                            std::to_string(s.candidates_rejected) + " rejected"

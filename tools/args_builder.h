@@ -70,6 +70,8 @@ class BuilderArgs {
   std::string tactic_selection_ = "fastest";
   std::vector<std::string> allow_, deny_;
   int timing_samples_ = 0;
+  unsigned compile_threads_ = 0;
+  bool no_prune_ = false;
   bool validate_ = false;
   const DataLoaderArgs* data_ = nullptr;
   const Graph* validated_graph_ = nullptr;  // the graph validation_values_ belong to

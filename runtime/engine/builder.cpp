@@ -18,6 +18,7 @@
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
 #include "runtime/core/version.h"
+#include "runtime/engine/cpu_cost_model.h"
 #include "runtime/engine/graph_optimizer.h"
 #include "runtime/engine/tactic_validation.h"
 #include "runtime/reference/reference_backend.h"
@@ -28,6 +29,8 @@ namespace vkg {
 std::vector<Tensor> PlanTimer::run(const LayerPlan&, const std::vector<Tensor>&, const std::vector<Buffer>&, bool) {
   VKG_THROW("this device timer cannot run plans on data (needed by --validate-tactics)");
 }
+
+void PlanTimer::compile(const std::vector<const LayerPlan*>&) {}
 
 const char* fp16_policy_name(Fp16Policy p) {
   switch (p) {
@@ -123,6 +126,27 @@ struct Candidate {
   LayerPlan plan;
   std::vector<LayerTensor>* inputs;  // the context it was planned in (per precision)
 };
+
+// Whether a candidate's shaders synchronize the invocations of a workgroup (shared-memory tiles).
+bool synchronizes_workgroup(const Candidate& c) {
+  return std::any_of(c.plan.dispatches.begin(), c.plan.dispatches.end(),
+                     [](const Dispatch& d) { return vk::synchronizes_workgroup(vk::builtin_shader(d.shader)); });
+}
+
+// Drops the candidates the cost model of CPU devices rules out (cpu_cost_model.h), where one it
+// keeps is left, before any is compiled. Returns how many were dropped.
+size_t prune_for_cpu(std::vector<Candidate>& cands) {
+  std::vector<bool> out(cands.size());
+  for (size_t i = 0; i < cands.size(); ++i)
+    out[i] = synchronizes_workgroup(cands[i]) || dominated_on_cpu(cands[i].tactic->name);
+  if (std::all_of(out.begin(), out.end(), [](bool b) { return b; })) return 0;
+  std::vector<Candidate> kept;
+  for (size_t i = 0; i < cands.size(); ++i)
+    if (!out[i]) kept.push_back(std::move(cands[i]));
+  const size_t dropped = cands.size() - kept.size();
+  cands = std::move(kept);
+  return dropped;
+}
 
 // Drops the fp16 candidates whose arithmetic is not `wanted` where one of that arithmetic is
 // left (BuilderConfig::layer_arith, Fp16Policy::All); nothing without a wish.
@@ -1156,6 +1180,10 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
       cands = candidates(node, all, inputs, outputs, declined, false, "");
     }
     keep_arith(cands, arith_for(held));
+    // Only where candidates are timed: level 0 and random choices keep every candidate.
+    if (config_.prune_for_device && device_.type == vk::DeviceType::Cpu && config_.optimization_level > 0 &&
+        !config_.random_seed)
+      result_.stats.candidates_pruned += prune_for_cpu(cands);
     if (cands.empty()) {
       std::ostringstream msg;
       msg << "no tactic can serve " << node.describe();
@@ -1259,6 +1287,23 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
     // the first, whose samples are taken back to back and one burst can cover, it takes four times
     // (a det build kept a direct convolution 1.9x slower than the Winograd tactic that the next
     // build chose; a burst over that tactic's first samples is the likely cause).
+    // Each candidate's inputs and outputs as the timer takes them.
+    std::vector<std::vector<PlanTimer::Buffer>> ins(n), outs(n);
+    for (size_t i : to_time) {
+      for (const LayerTensor& t : *cands[i].inputs)
+        ins[i].push_back({t.storage, t.present() && !t.is_constant() ? uint64_t(t.size()) : 0});
+      for (const LayerTensor& t : outputs[cands[i].precision])
+        outs[i].push_back({t.storage, t.present() ? uint64_t(t.size()) : 0});
+    }
+    if (!to_time.empty()) {
+      std::vector<std::unique_ptr<FixedEpilogueConstants>> fixed;  // as timed: the pipelines timing uses
+      std::vector<const LayerPlan*> batch;
+      for (size_t i : to_time) {
+        fixed.push_back(std::make_unique<FixedEpilogueConstants>(cands[i].plan));
+        batch.push_back(&cands[i].plan);
+      }
+      timer_->compile(batch);
+    }
     const int passes = to_time.size() > 1 ? std::min(samples, 3) : 1;
     for (int pass = 0; pass < passes; ++pass) {
       const int share = samples / passes + (pass < samples % passes ? 1 : 0);
@@ -1276,14 +1321,9 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
         if (pass > 0 && *std::min_element(timing.samples_ns.begin(), timing.samples_ns.end()) + reformats[i] >
                             prune_factor * best_so_far)
           continue;
-        std::vector<PlanTimer::Buffer> ins, outs;
-        for (const LayerTensor& t : *c.inputs)
-          ins.push_back({t.storage, t.present() && !t.is_constant() ? uint64_t(t.size()) : 0});
-        for (const LayerTensor& t : outputs[c.precision])
-          outs.push_back({t.storage, t.present() ? uint64_t(t.size()) : 0});
         try {
           const FixedEpilogueConstants fixed(c.plan);
-          for (double ns : timer_->time(c.plan, ins, outs, pass == 0 ? config_.warmup_runs : 1, share))
+          for (double ns : timer_->time(c.plan, ins[i], outs[i], pass == 0 ? config_.warmup_runs : 1, share))
             timing.samples_ns.push_back(ns);
         } catch (const Error& e) {
           timing.error = e.what();

@@ -44,6 +44,9 @@ class PlanTimer {
   // (a timer that only times) always does.
   virtual std::vector<Tensor> run(const LayerPlan& plan, const std::vector<Tensor>& inputs,
                                   const std::vector<Buffer>& outputs, bool inject_fault);
+  // Readies the pipelines of plans about to be timed, all at once, so that a timer that can
+  // compiles them on every core; time() compiles whatever is still missing. Default: nothing.
+  virtual void compile(const std::vector<const LayerPlan*>& plans);
 };
 
 enum class PrecisionConstraints { None, Prefer, Obey };
@@ -77,6 +80,10 @@ struct BuilderConfig {
   // pinned precision when a tactic has it (else warns), Obey fails.
   PrecisionConstraints constraints = PrecisionConstraints::Prefer;
   int optimization_level = 3;              // 0..5: 0 times nothing (first valid tactic in heuristic order)
+  // Leave out of timing the candidates the device's cost model says cannot win: on a CPU device
+  // (lavapipe), those whose shaders synchronize a workgroup, where one without serves the layer
+  // (builder.md, "Candidates a CPU device cannot win"). false: --no-prune.
+  bool prune_for_device = true;
   bool deterministic = false;              // break near-ties by heuristic order instead of by measured time
   double tie_margin = 0.10;                // near-tie: within this fraction of the fastest median
   std::optional<uint64_t> random_seed;     // --tactic-selection random[:SEED]
@@ -119,6 +126,7 @@ struct BuildStats {
   size_t concats_eliminated = 0;  // Concat layers whose inputs write their slices of its output in place
   size_t copies_eliminated = 0;   // copies of a range of a tensor (Slice, Transpose) made views of it
   size_t candidates_timed = 0;  // (layer, tactic) pairs run on the device
+  size_t candidates_pruned = 0;  // (layer, tactic) pairs the device's cost model left out (prune_for_device)
   size_t layers_timed = 0;      // layers that ran at least one candidate
   // Layers that ran none, classified by where their timings came from; each
   // layer counts once, so timed + reused + cached never exceeds `layers`.

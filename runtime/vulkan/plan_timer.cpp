@@ -56,8 +56,10 @@ double VulkanPlanTimer::default_warmup_ms(const DeviceInfo& info) {
   return info.type == DeviceType::Cpu ? 0 : kGpuWarmupMs;
 }
 
-VulkanPlanTimer::VulkanPlanTimer(Device& device, std::optional<double> min_warmup_ms)
-    : device_(device), min_warmup_ns_(min_warmup_ms.value_or(default_warmup_ms(device.info())) * 1e6) {
+VulkanPlanTimer::VulkanPlanTimer(Device& device, std::optional<double> min_warmup_ms, unsigned compile_threads)
+    : device_(device),
+      min_warmup_ns_(min_warmup_ms.value_or(default_warmup_ms(device.info())) * 1e6),
+      compiler_(device, compile_threads) {
   VKG_CHECK(device.info().timestamps(), "device '" << device.info().name
                                                    << "' has no timestamps on its compute queue: the builder cannot "
                                                       "time tactics (use --builder-optimization-level 0)");
@@ -72,6 +74,23 @@ const ComputePipeline& VulkanPlanTimer::pipeline(const Dispatch& d) {
   if (it != pipelines_.end()) return *it->second;
   auto p = std::make_unique<ComputePipeline>(device_, builtin_shader(d.shader), std::move(desc));
   return *pipelines_.emplace(key, std::move(p)).first->second;
+}
+
+void VulkanPlanTimer::compile(const std::vector<const LayerPlan*>& plans) {
+  std::vector<PipelineDesc> missing;
+  std::vector<std::string> keys;
+  for (const LayerPlan* plan : plans) {
+    for (const Dispatch& d : plan->dispatches) {
+      PipelineDesc desc = pipeline_desc(d);
+      std::string key = pipeline_key(desc);
+      if (pipelines_.count(key) != 0 || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+      keys.push_back(std::move(key));
+      missing.push_back(std::move(desc));
+    }
+  }
+  std::vector<std::unique_ptr<ComputePipeline>> made = compiler_.compile(missing);
+  for (size_t i = 0; i < made.size(); ++i)
+    if (made[i]) pipelines_.emplace(keys[i], std::move(made[i]));
 }
 
 // A plan's buffers (inputs and outputs filled with `contents`, weights uploaded,

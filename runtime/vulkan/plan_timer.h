@@ -13,6 +13,7 @@
 #include "runtime/engine/builder.h"
 #include "runtime/vulkan/compute_pipeline.h"
 #include "runtime/vulkan/device.h"
+#include "runtime/vulkan/pipeline_compiler.h"
 
 namespace vkg::vk {
 
@@ -35,7 +36,10 @@ class VulkanPlanTimer : public PlanTimer {
   // Throws Error when the device has no timestamps on its compute queue.
   // `min_warmup_ms`: the least device time of untimed runs before the samples
   // (default: default_warmup_ms).
-  explicit VulkanPlanTimer(Device& device, std::optional<double> min_warmup_ms = std::nullopt);
+  // `compile_threads`: the threads that compile a layer's candidates before they are timed
+  // (PipelineCompiler; 0: one per core).
+  explicit VulkanPlanTimer(Device& device, std::optional<double> min_warmup_ms = std::nullopt,
+                           unsigned compile_threads = 0);
   ~VulkanPlanTimer() override;
 
   // Each timed run is recorded between two timestamps in one submission after
@@ -49,7 +53,11 @@ class VulkanPlanTimer : public PlanTimer {
   std::vector<Tensor> run(const LayerPlan& plan, const std::vector<Tensor>& inputs, const std::vector<Buffer>& outputs,
                           bool inject_fault) override;
 
+  // Compiles the pipelines of `plans` not compiled yet, in parallel (PipelineCompiler).
+  void compile(const std::vector<const LayerPlan*>& plans) override;
+
   size_t pipelines_compiled() const { return pipelines_.size(); }
+  const PipelineCompiler& compiler() const { return compiler_; }
 
  private:
   struct Prepared;
@@ -63,6 +71,7 @@ class VulkanPlanTimer : public PlanTimer {
   double min_warmup_ns_;
   std::optional<std::chrono::steady_clock::time_point> last_end_;  // of the last timed submission
   std::map<std::string, std::unique_ptr<ComputePipeline>> pipelines_;
+  PipelineCompiler compiler_;
 };
 
 }  // namespace vkg::vk

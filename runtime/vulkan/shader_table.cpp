@@ -37,6 +37,23 @@ bool declares_spec_constant(std::span<const uint32_t> spirv, uint32_t id) {
   return false;
 }
 
+bool synchronizes_workgroup(std::span<const uint32_t> spirv) {
+  constexpr uint32_t kOpControlBarrier = 224, kOpConstant = 43, kScopeWorkgroup = 2, kHeaderWords = 5;
+  std::map<uint32_t, uint32_t> constants;  // result id -> value of 32-bit integer constants
+  for (size_t i = kHeaderWords; i < spirv.size();) {
+    const uint32_t words = spirv[i] >> 16, opcode = spirv[i] & 0xffffu;
+    if (words == 0 || i + words > spirv.size()) break;  // malformed: the driver will say so
+    const uint32_t* w = spirv.data() + i;
+    if (opcode == kOpConstant && words == 4) constants[w[2]] = w[3];
+    if (opcode == kOpControlBarrier && words >= 2) {
+      auto scope = constants.find(w[1]);  // the execution scope is an id of a constant
+      if (scope != constants.end() && scope->second == kScopeWorkgroup) return true;
+    }
+    i += words;
+  }
+  return false;
+}
+
 uint32_t texel_buffer_bindings(std::span<const uint32_t> spirv) {
   constexpr uint32_t kOpTypeImage = 25, kOpTypeSampledImage = 27, kOpTypePointer = 32, kOpVariable = 59,
                      kOpDecorate = 71, kDecorationBinding = 33, kDimBuffer = 5, kHeaderWords = 5;

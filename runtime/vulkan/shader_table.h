@@ -28,6 +28,10 @@ std::span<const uint32_t> builtin_shader(std::string_view name);
 // (an OpDecorate SpecId): a dispatch may set only those and rely on the effect.
 bool declares_spec_constant(std::span<const uint32_t> spirv, uint32_t id);
 
+// True when the SPIR-V synchronizes the invocations of a workgroup (an OpControlBarrier of
+// workgroup scope: shared-memory tiles).
+bool synchronizes_workgroup(std::span<const uint32_t> spirv);
+
 // The bindings of descriptor set 0 that the SPIR-V declares as uniform texel buffers
 // (GLSL samplerBuffer or textureBuffer), as a bit mask; every other binding is a storage buffer.
 // Throws vkg::Error for a texel buffer at binding 32 or above.
