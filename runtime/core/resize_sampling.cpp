@@ -122,18 +122,26 @@ Params params(const Node& node, int64_t opset, const Shape& in, const Inputs& in
   }
   VKG_CHECK(policy == "not_larger" || policy == "not_smaller",
             where << "unknown keep_aspect_ratio_policy '" << policy << "'");
-  // One scale for every axis listed: the largest that fits in sizes, or the smallest that covers it.
-  double scale = policy == "not_larger" ? INFINITY : 0.0;
-  for (size_t k = 0; k < n; ++k) {
-    const double s = double(sizes[k]) / double(in[size_t(axes[k])]);
-    scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
-  }
+  std::vector<int64_t> in_dims;
+  for (int64_t a : axes) in_dims.push_back(in[size_t(a)]);
+  const double scale = aspect_ratio_scale(policy == "not_larger", sizes, in_dims);
   for (int64_t a : axes) {
-    p.out_shape[size_t(a)] = int64_t(std::floor(scale * double(in[size_t(a)]) + 0.5));
+    p.out_shape[size_t(a)] = aspect_ratio_length(in[size_t(a)], scale);
     p.scales[size_t(a)] = scale;
   }
   return p;
 }
+
+double aspect_ratio_scale(bool not_larger, const std::vector<int64_t>& sizes, const std::vector<int64_t>& in_dims) {
+  double scale = not_larger ? INFINITY : 0.0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const double s = double(sizes[k]) / double(in_dims[k]);
+    scale = not_larger ? std::min(scale, s) : std::max(scale, s);
+  }
+  return scale;
+}
+
+int64_t aspect_ratio_length(int64_t in, double scale) { return int64_t(std::floor(scale * double(in) + 0.5)); }
 
 Params legacy_params(const Node& node, const Shape& in, std::vector<double> scales) {
   Params p;
@@ -146,9 +154,6 @@ Params legacy_params(const Node& node, const Shape& in, std::vector<double> scal
   return p;
 }
 
-namespace {
-
-// Source coordinate of output coordinate `x` along one axis (ONNX's coordinate_transformation_mode).
 double source_coordinate(const Params& p, size_t axis, int64_t x, int64_t in_dim) {
   const double scale = p.scales[axis];
   const auto out_dim = double(p.out_shape[axis]);
@@ -180,6 +185,8 @@ double source_coordinate(const Params& p, size_t axis, int64_t x, int64_t in_dim
   }
   return 0.0;
 }
+
+namespace {
 
 // Input index that nearest mode picks for source coordinate xo.
 int64_t nearest_index(const Params& p, size_t axis, double xo) {

@@ -61,6 +61,17 @@ Params params(const Node& node, int64_t opset, const Shape& in_shape, const Inpu
 // Resize-10 and Upsample: the given scales, asymmetric coordinates, legacy nearest rounding.
 Params legacy_params(const Node& node, const Shape& in_shape, std::vector<double> scales);
 
+// keep_aspect_ratio_policy (Resize-18) turns the sizes of the resized axes (lengths
+// in_dims) into one scale for all of them: the largest that keeps every axis within
+// its size (`not_larger`), else the smallest that reaches every size (not_smaller).
+double aspect_ratio_scale(bool not_larger, const std::vector<int64_t>& sizes, const std::vector<int64_t>& in_dims);
+// The length of an axis of length `in` under that one scale: rounded to nearest, half up.
+int64_t aspect_ratio_length(int64_t in, double scale);
+
+// The input coordinate (in input pixels, not clamped) that output coordinate `x` along
+// `axis` samples: ONNX's coordinate_transformation_mode with p's scales and output shape.
+double source_coordinate(const Params& p, size_t axis, int64_t x, int64_t in_dim);
+
 // One input element that contributes to an output coordinate along one axis.
 struct Tap {
   int64_t index = 0;

@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 
+#include "runtime/core/resize_sampling.h"
 #include "runtime/onnx/onnx_import.h"
 
 namespace onnx {
@@ -194,13 +195,12 @@ void resize_rule(InferenceContext& ctx) {
     if (policy != "not_larger" && policy != "not_smaller")
       fail_shape_inference("unknown keep_aspect_ratio_policy '", policy, "'");
     if (!all_known()) return;
-    double scale = policy == "not_larger" ? INFINITY : 0.0;
-    for (size_t k = 0; k < axes.size(); ++k) {
-      const double s = double((*sizes)[k]) / double(in.dim(int(axes[k])).dim_value());
-      scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
-    }
-    for (int64_t a : axes)
-      out->mutable_dim(int(a))->set_dim_value(int64_t(std::floor(scale * double(in.dim(int(a)).dim_value()) + 0.5)));
+    std::vector<int64_t> in_dims;
+    for (int64_t a : axes) in_dims.push_back(in.dim(int(a)).dim_value());
+    // The rule the Resize kernels use, so the inferred shape is the one they produce.
+    const double scale = resize::aspect_ratio_scale(policy == "not_larger", *sizes, in_dims);
+    for (size_t k = 0; k < axes.size(); ++k)
+      out->mutable_dim(int(axes[k]))->set_dim_value(resize::aspect_ratio_length(in_dims[k], scale));
     return;
   }
   if (scales && !scales->empty()) {

@@ -39,9 +39,8 @@
 //
 // Float tactics come in f32, f16 and f16acc32. Shapes of 1 to 3 spatial dims
 // are given to the shaders as 3-D (leading dims of size 1); the window geometry
-// comes from the reference backend's own resolve_window (and ConvTranspose's
-// follows its transpose_geometry) so that the attributes mean exactly what the
-// oracle says. Constant weights are packed at plan time; runtime weights are
+// comes from runtime/core/window_geometry.h, as the reference's does, so that the
+// attributes mean exactly what the oracle says. Constant weights are packed at plan time; runtime weights are
 // bound as they are (conv.direct, conv.depthwise, conv.transpose_gather and
 // the integer tactics).
 #include <algorithm>
@@ -52,9 +51,9 @@
 #include <utility>
 
 #include "runtime/core/error.h"
+#include "runtime/core/window_geometry.h"
 #include "runtime/engine/graph_optimizer.h"
 #include "runtime/engine/tactic.h"
-#include "runtime/reference/ops/linalg_kernels.h"
 #include "runtime/tactics/gemm_common.h"
 
 namespace vkg {
@@ -74,7 +73,7 @@ struct ConvShape {
   int64_t in_channels = 0;
   int64_t out_channels = 0;
   int64_t group = 1;
-  linalg::WindowGeometry window;  // in, kernel, out, strides, dilations, pads_begin (spatial dims)
+  WindowGeometry window;  // in, kernel, out, strides, dilations, pads_begin (spatial dims)
 
   int64_t cg() const { return in_channels / group; }   // input channels per group
   int64_t mg() const { return out_channels / group; }  // output channels per group
@@ -85,17 +84,6 @@ struct ConvShape {
 };
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
-// W's spatial dims, checked against the kernel_shape attribute.
-Shape kernel_of(const Node& node, const Shape& w) {
-  const Shape kernel(w.begin() + 2, w.end());
-  if (node.has_attr("kernel_shape")) {
-    VKG_CHECK(node.attr_ints("kernel_shape") == kernel,
-              node.describe() << ": attribute kernel_shape " << shape_to_string(node.attr_ints("kernel_shape"))
-                              << " does not match the weights " << shape_to_string(w));
-  }
-  return kernel;
-}
 
 void check_ranks(const Node& node, const Shape& x, const Shape& w) {
   VKG_CHECK(x.size() >= 3, node.describe()
@@ -119,12 +107,12 @@ ConvShape conv_shape(const LayerContext& ctx, size_t x_index, size_t w_index) {
   VKG_CHECK(x[1] % s.group == 0 && w[0] % s.group == 0 && w[1] * s.group == x[1],
             node.describe() << ": input " << shape_to_string(x) << " and weights " << shape_to_string(w)
                             << " do not match group " << s.group);
-  s.window = linalg::resolve_window(node, Shape(x.begin() + 2, x.end()), kernel_of(node, w), false);
+  s.window = resolve_window(node, Shape(x.begin() + 2, x.end()), conv_kernel_shape(node, w), false);
   return s;
 }
 
-// ConvTranspose: output size and pads along every spatial dim, as the reference
-// computes them (output_shape, when given, fixes the size and the pads follow).
+// ConvTranspose: output size and pads along every spatial dim (output_shape, when
+// given, fixes the size and the pads follow).
 ConvShape conv_transpose_shape(const LayerContext& ctx) {
   const Node& node = ctx.node;
   const Shape& x = ctx.input(0).shape;
@@ -140,45 +128,7 @@ ConvShape conv_transpose_shape(const LayerContext& ctx) {
                                                      << shape_to_string(w) << " do not match group " << s.group);
   s.out_channels = w[1] * s.group;
 
-  const size_t r = x.size() - 2;
-  linalg::WindowGeometry& g = s.window;
-  g.in = Shape(x.begin() + 2, x.end());
-  g.kernel = kernel_of(node, w);
-  g.strides = linalg::per_dim_attr(node, "strides", r, 1, 1);
-  g.dilations = linalg::per_dim_attr(node, "dilations", r, 1, 1);
-  const std::vector<int64_t> out_pad = linalg::per_dim_attr(node, "output_padding", r, 0, 0);
-  const std::vector<int64_t> pads = linalg::per_dim_attr(node, "pads", 2 * r, 0, 0);
-  std::vector<int64_t> out_shape = node.attr_ints("output_shape");
-  if (out_shape.size() == r + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
-  VKG_CHECK(out_shape.empty() || out_shape.size() == r,
-            node.describe() << ": attribute 'output_shape' has " << out_shape.size() << " values, expected " << r);
-  std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
-  if (auto_pad.empty()) auto_pad = "NOTSET";
-  VKG_CHECK(auto_pad == "NOTSET" || auto_pad == "VALID" || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER",
-            node.describe() << ": unknown auto_pad '" << auto_pad << "'");
-  if (out_shape.empty() && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")) {
-    for (size_t i = 0; i < r; ++i) out_shape.push_back(g.in[i] * g.strides[i]);
-  }
-  g.pads_begin.assign(r, 0);
-  g.pads_end.assign(r, 0);
-  g.out.assign(r, 0);
-  for (size_t i = 0; i < r; ++i) {
-    const int64_t full = g.strides[i] * (g.in[i] - 1) + out_pad[i] + g.extent(i);
-    if (!out_shape.empty()) {
-      const int64_t total = full - out_shape[i];
-      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-      g.pads_begin[i] = auto_pad == "SAME_UPPER" ? half : total - half;
-      g.pads_end[i] = total - g.pads_begin[i];
-      g.out[i] = out_shape[i];
-    } else if (auto_pad == "NOTSET") {
-      g.pads_begin[i] = pads[i];
-      g.pads_end[i] = pads[i + r];
-      g.out[i] = full - pads[i] - pads[i + r];
-    } else {  // VALID
-      g.out[i] = full;
-    }
-    VKG_CHECK(g.out[i] >= 1, node.describe() << ": output spatial shape " << shape_to_string(g.out) << " is empty");
-  }
+  s.window = resolve_transpose_window(node, Shape(x.begin() + 2, x.end()), conv_kernel_shape(node, w));
   return s;
 }
 
@@ -256,7 +206,7 @@ struct Window3 {
   std::array<int32_t, 3> strides{1, 1, 1}, dilations{1, 1, 1}, pads{0, 0, 0};
 };
 
-Window3 window3(const linalg::WindowGeometry& g) {
+Window3 window3(const WindowGeometry& g) {
   Window3 w;
   const size_t r = g.in.size(), off = 3 - r;
   for (size_t i = 0; i < r; ++i) {
@@ -324,7 +274,7 @@ std::optional<LayerPlan> plan_direct_nd(const LayerContext& ctx, const ConvShape
   const BindingRef w = bind_input(ctx, plan, 1);
   const auto [bias, has_bias] = bind_optional(ctx, plan, 2, st);
   std::vector<int32_t> geo{int32_t(s.rank())};
-  const linalg::WindowGeometry& g = s.window;
+  const WindowGeometry& g = s.window;
   for (size_t d = 0; d < s.rank(); ++d) {
     for (int64_t v : {g.in[d], g.out[d], g.kernel[d], g.strides[d], g.dilations[d], g.pads_begin[d]})
       geo.push_back(int32_t(v));
@@ -551,7 +501,7 @@ std::optional<LayerPlan> plan_im2col_gemm(const LayerContext& ctx, GemmBlocking 
   return std::move(plan);
 }
 
-bool is_pointwise(const linalg::WindowGeometry& g) {
+bool is_pointwise(const WindowGeometry& g) {
   for (size_t i = 0; i < g.in.size(); ++i) {
     if (g.kernel[i] != 1 || g.strides[i] != 1 || g.pads_begin[i] != 0 || g.pads_end[i] != 0) return false;
   }
@@ -741,7 +691,7 @@ std::optional<LayerPlan> plan_transpose_block(const LayerContext& ctx, BlockShap
   const ConvShape s = conv_transpose_shape(ctx);
   check_output(ctx, s);
   if (!within_3d(s, why_not)) return std::nullopt;
-  const linalg::WindowGeometry& g = s.window;
+  const WindowGeometry& g = s.window;
   for (size_t d = 0; d < s.rank(); ++d) {
     if (g.kernel[d] != g.strides[d] || g.dilations[d] != 1 || g.pads_begin[d] != 0 ||
         g.out[d] != g.in[d] * g.strides[d]) {
@@ -946,7 +896,7 @@ bool tile_geometry(const ConvShape& s, int64_t max_kernel, std::string& why_not)
     why_not = "serves 2 spatial dims, the layer has " + std::to_string(s.rank());
     return false;
   }
-  const linalg::WindowGeometry& g = s.window;
+  const WindowGeometry& g = s.window;
   for (size_t i = 0; i < 2; ++i) {
     if (g.dilations[i] != 1 || g.strides[i] < 1 || g.strides[i] > 2 || g.kernel[i] > max_kernel ||
         g.pads_begin[i] < 0) {
@@ -970,7 +920,7 @@ bool tile_geometry(const ConvShape& s, int64_t max_kernel, std::string& why_not)
 // The tile shaders' geometry specialization constants 3..10 for a dispatch of `shader`: its texel
 // build (picked with wide stores) stores eight wide (kVecStore 2 where OW % 8 == 0).
 std::vector<SpecValue> tile_spec(const ConvShape& s, uint32_t rows, bool has_bias, const std::string& shader) {
-  const linalg::WindowGeometry& g = s.window;
+  const WindowGeometry& g = s.window;
   const auto u = [](int64_t v) { return uint32_t(v); };
   return {{1, rows},
           {2, has_bias},
@@ -1001,7 +951,7 @@ std::optional<LayerPlan> plan_depthwise_tile(const LayerContext& ctx, uint32_t r
   LayerPlan plan;
   const BindingRef w = bind_input(ctx, plan, 1);  // [C][1][KH][KW] is the shader's [C][KH * KW]
   const auto [bias, has_bias] = bind_optional(ctx, plan, 2, *st);
-  const linalg::WindowGeometry& g = s.window;
+  const WindowGeometry& g = s.window;
   const int64_t planes = s.batch * s.in_channels;
   const uint64_t invocations = uint64_t(planes) * uint64_t((g.out[0] + rows - 1) / rows) * uint64_t((g.out[1] + 7) / 8);
   if (!fits_invocations(invocations, why_not)) return std::nullopt;
@@ -1034,7 +984,7 @@ std::optional<LayerPlan> plan_direct_tile(const LayerContext& ctx, uint32_t rows
   const BindingRef w =
       add_weight(plan, float_weight(pack_channel_blocks(float_values(*w_in.constant), s, false, 8), *st));
   const auto [bias, has_bias] = bind_optional(ctx, plan, 2, *st);
-  const linalg::WindowGeometry& g = s.window;
+  const WindowGeometry& g = s.window;
   const int64_t blocks = (s.mg() + 7) / 8;
   const uint64_t invocations =
       uint64_t(s.batch * s.group * blocks) * uint64_t((g.out[0] + rows - 1) / rows) * uint64_t((g.out[1] + 7) / 8);
@@ -1095,7 +1045,7 @@ std::optional<LayerPlan> plan_winograd(const LayerContext& ctx, GemmBlocking blo
   if (!st) return std::nullopt;
   const ConvShape s = conv_shape(ctx, 0, 1);
   check_output(ctx, s);
-  const linalg::WindowGeometry& g = s.window;
+  const WindowGeometry& g = s.window;
   if (s.rank() != 2 || g.kernel != Shape{3, 3} || g.strides != std::vector<int64_t>{1, 1} ||
       g.dilations != std::vector<int64_t>{1, 1} || s.group != 1) {
     why_not = "serves 2-D 3x3 kernels with stride 1, dilation 1 and group 1 only";
@@ -1356,8 +1306,8 @@ std::optional<LayerPlan> plan_deform_conv(const LayerContext& ctx, std::string& 
     return std::nullopt;
   }
   VKG_CHECK(w.shape.size() == 4, node.describe() << ": W must be [M, C / group, kH, kW], got " << shape_to_string(w.shape));
-  const linalg::WindowGeometry g =
-      linalg::resolve_window(node, Shape(x.shape.begin() + 2, x.shape.end()), kernel_of(node, w.shape), false);
+  const WindowGeometry g =
+      resolve_window(node, Shape(x.shape.begin() + 2, x.shape.end()), conv_kernel_shape(node, w.shape), false);
   const int64_t group = node.attr_int("group", 1), offset_groups = node.attr_int("offset_group", 1);
   VKG_CHECK(group >= 1 && offset_groups >= 1 && x.shape[1] % group == 0 && w.shape[0] % group == 0 &&
                 w.shape[1] * group == x.shape[1] && x.shape[1] % offset_groups == 0,

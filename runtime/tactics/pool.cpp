@@ -1,8 +1,9 @@
 // Vulkan tactics of the pool family (see runtime/engine/tactic.h): windowed
 // pooling (MaxPool, AveragePool, LpPool), global pooling (GlobalMaxPool,
 // GlobalAveragePool, GlobalLpPool) and MaxUnpool. Window geometry (pads,
-// auto_pad, ceil_mode, dilations) comes from the reference's resolve_window, so
-// both backends agree on every attribute path.
+// auto_pad, ceil_mode, dilations) and MaxUnpool's shape come from
+// runtime/core/window_geometry.h, as the reference's do, so both backends agree
+// on every attribute path.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -11,9 +12,9 @@
 
 #include "runtime/core/error.h"
 #include "runtime/core/roi_align_params.h"
+#include "runtime/core/window_geometry.h"
 #include "runtime/engine/graph_optimizer.h"
 #include "runtime/engine/tactic.h"
-#include "runtime/reference/ops/linalg_kernels.h"
 
 namespace vkg {
 
@@ -70,12 +71,12 @@ int64_t lp_norm_order(const Node& node) {
 }
 
 // Whether some output position of `g` has a window with no tap inside the input.
-bool has_empty_window(const linalg::WindowGeometry& g) {
+bool has_empty_window(const WindowGeometry& g) {
   for (size_t d = 0; d < g.rank(); ++d) {
     for (int64_t o = 0; o < g.out[d]; ++o) {
       bool any = false;
       for (int64_t k = 0; k < g.kernel[d] && !any; ++k) {
-        const int64_t pos = o * g.strides[d] + k * g.dilations[d] - g.pads_begin[d];
+        const int64_t pos = g.tap(d, o, k);
         any = pos >= 0 && pos < g.in[d];
       }
       if (!any) return true;
@@ -168,18 +169,11 @@ std::optional<PoolLayer> resolve_pool(const LayerContext& ctx, std::string& why_
   if (l.mode == PoolMode::Lp) l.p = lp_norm_order(node);
   l.planes = x.shape[0] * x.shape[1];
 
-  linalg::WindowGeometry g;
+  WindowGeometry g;
   if (is_global_op(node.op_type)) {
-    g.in = spatial;
-    g.kernel = spatial;
-    g.out.assign(spatial.size(), 1);
-    g.strides.assign(spatial.size(), 1);
-    g.dilations.assign(spatial.size(), 1);
-    g.pads_begin.assign(spatial.size(), 0);
-    g.pads_end.assign(spatial.size(), 0);
+    g = global_window(spatial);
   } else {
-    VKG_CHECK(node.has_attr("kernel_shape"), node.describe() << ": required attribute 'kernel_shape' is missing");
-    g = linalg::resolve_window(node, spatial, node.attr_ints("kernel_shape"), node.attr_int("ceil_mode", 0) != 0);
+    g = resolve_pool_window(node, spatial);
   }
   const size_t lead = kMaxSpatialRank - spatial.size();
   for (size_t d = 0; d < spatial.size(); ++d) {
@@ -511,18 +505,7 @@ std::optional<LayerPlan> plan_unpool(const LayerContext& ctx, std::string& why_n
     return std::nullopt;
   }
 
-  VKG_CHECK(node.has_attr("kernel_shape"), node.describe() << ": required attribute 'kernel_shape' is missing");
-  const std::vector<int64_t> kernel = node.attr_ints("kernel_shape");
-  const std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
-  const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
-  VKG_CHECK(kernel.size() == r && strides.size() == r && pads.size() == 2 * r,
-            node.describe() << ": kernel_shape, strides and pads must have " << r << ", " << r << " and " << 2 * r
-                            << " values for this input");
-  Shape inferred{x.shape[0], x.shape[1]};
-  for (size_t i = 0; i < r; ++i)
-    inferred.push_back((x.shape[2 + i] - 1) * strides[i] + kernel[i] - pads[i] - pads[i + r]);
-  for (int64_t d : inferred)
-    VKG_CHECK(d >= 1, node.describe() << ": the unpooled shape " << shape_to_string(inferred) << " is empty");
+  const Shape inferred = unpooled_shape(node, x.shape);
   Shape out_shape = inferred;
   if (ctx.has_input(2)) {
     if (!ctx.input(2).is_constant()) {
@@ -541,7 +524,7 @@ std::optional<LayerPlan> plan_unpool(const LayerContext& ctx, std::string& why_n
 
   // Both shapes as N, C, D0, D1, D2 (leading spatial dims of size 1).
   std::vector<uint32_t> push{uint32_t(x.size()), uint32_t(num_elements(out_shape))};
-  for (const Shape* s : {&inferred, &out_shape}) {
+  for (const Shape* s : std::initializer_list<const Shape*>{&inferred, &out_shape}) {
     push.push_back(uint32_t((*s)[0]));
     push.push_back(uint32_t((*s)[1]));
     for (size_t i = r; i < kMaxSpatialRank; ++i) push.push_back(1);

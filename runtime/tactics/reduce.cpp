@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "runtime/core/error.h"
+#include "runtime/core/window_geometry.h"
 #include "runtime/engine/tactic.h"
 
 namespace vkg {
@@ -761,7 +762,7 @@ std::optional<LayerPlan> plan_lrn(const LayerContext& ctx, std::string& why_not)
   VKG_CHECK(size >= 1, node.describe() << ": size must be at least 1, got " << size);
   const int64_t channels = x.shape[1];
   const int64_t inner = num_elements(Shape(x.shape.begin() + 2, x.shape.end()));
-  const auto before = uint32_t((size - 1) / 2), after = uint32_t(size - 1 - (size - 1) / 2);
+  const window::ChannelWindow channel_window = window::lrn_channel_window(size);
   const auto bits = [](float f) { return std::bit_cast<uint32_t>(f); };
   Dispatch d;
   d.shader = ctx.shader("norm/lrn");
@@ -772,8 +773,8 @@ std::optional<LayerPlan> plan_lrn(const LayerContext& ctx, std::string& why_not)
   d.push = {uint32_t(x.size()),
             uint32_t(std::max<int64_t>(channels, 1)),
             uint32_t(std::max<int64_t>(inner, 1)),
-            before,
-            after,
+            uint32_t(channel_window.before),
+            uint32_t(channel_window.after),
             bits(float(double(node.attr_float("alpha", 1e-4f)) / double(size))),
             bits(node.attr_float("beta", 0.75f)),
             bits(node.attr_float("bias", 1.0f))};

@@ -14,6 +14,7 @@
 
 #include "op_test_util.h"
 #include "runtime/core/einsum_equation.h"
+#include "runtime/core/window_geometry.h"
 #include "runtime/reference/ops/linalg_kernels.h"
 #include "runtime/reference/reference_backend.h"
 
@@ -132,7 +133,7 @@ struct ConvCase {
 int64_t dim_or_1(const Shape& s, size_t i) { return i < s.size() ? s[i] : 1; }
 
 std::vector<double> naive_conv(const Tensor& x, const Tensor& w, const Tensor* b, int64_t group,
-                               const linalg::WindowGeometry& g) {
+                               const WindowGeometry& g) {
   const size_t r = g.rank();
   const int64_t n_batch = x.dim(0), c_in = x.dim(1), m_out = w.dim(0);
   const int64_t cg = c_in / group, mg = m_out / group;
@@ -185,7 +186,7 @@ void check_conv(const ConvCase& c, uint32_t seed) {
   const Tensor y = c.bias ? run1(node, 17, {&x, &w, &b}) : run1(node, 17, {&x, &w});
   const Shape spatial(c.x.begin() + 2, c.x.end());
   const Shape kernel(c.w.begin() + 2, c.w.end());
-  const linalg::WindowGeometry g = linalg::resolve_window(node, spatial, kernel, false);
+  const WindowGeometry g = resolve_window(node, spatial, kernel, false);
   Shape expected_shape{c.x[0], c.w[0]};
   expected_shape.insert(expected_shape.end(), g.out.begin(), g.out.end());
   ASSERT_EQ(y.shape(), expected_shape);

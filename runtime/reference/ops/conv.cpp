@@ -11,17 +11,6 @@ namespace vkg::linalg {
 
 namespace {
 
-// The spatial kernel shape: W's dims, checked against the kernel_shape attribute.
-Shape kernel_shape_of(const Node& node, const Tensor& w) {
-  const Shape kernel(w.shape().begin() + 2, w.shape().end());
-  if (node.has_attr("kernel_shape")) {
-    const std::vector<int64_t> attr = node.attr_ints("kernel_shape");
-    VKG_CHECK(attr == kernel, node.describe() << ": attribute kernel_shape " << shape_to_string(attr)
-                                              << " does not match the weights " << shape_to_string(w.shape()));
-  }
-  return kernel;
-}
-
 void check_ranks(const Node& node, const Tensor& x, const Tensor& w) {
   VKG_CHECK(x.rank() >= 3, node.describe()
                                << ": input X must have rank >= 3 (N x C x D1 ...), got " << shape_to_string(x.shape()));
@@ -132,56 +121,6 @@ bool is_pointwise(const WindowGeometry& g) {
   return true;
 }
 
-// Output size and pads of a ConvTranspose along every spatial dim (see the ONNX spec:
-// output_shape, when given, fixes the size and the pads follow from it).
-WindowGeometry transpose_geometry(const Node& node, const Shape& in, const Shape& kernel) {
-  const size_t r = in.size();
-  WindowGeometry g;
-  g.in = in;
-  g.kernel = kernel;
-  g.strides = per_dim_attr(node, "strides", r, 1, 1);
-  g.dilations = per_dim_attr(node, "dilations", r, 1, 1);
-  const std::vector<int64_t> out_pad = per_dim_attr(node, "output_padding", r, 0, 0);
-  const std::vector<int64_t> pads = per_dim_attr(node, "pads", 2 * r, 0, 0);
-  std::vector<int64_t> out_shape = node.attr_ints("output_shape");
-  // output_shape may also list N and C.
-  if (out_shape.size() == r + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
-  VKG_CHECK(out_shape.empty() || out_shape.size() == r,
-            node.describe() << ": attribute 'output_shape' has " << out_shape.size() << " values, expected " << r);
-
-  std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
-  if (auto_pad.empty()) auto_pad = "NOTSET";
-  VKG_CHECK(
-      auto_pad == "NOTSET" || auto_pad == "VALID" || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER",
-      node.describe() << ": unknown auto_pad '" << auto_pad << "' (expects NOTSET, SAME_UPPER, SAME_LOWER or VALID)");
-  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
-  if (out_shape.empty() && same)
-    for (size_t i = 0; i < r; ++i) out_shape.push_back(in[i] * g.strides[i]);
-
-  g.pads_begin.assign(r, 0);
-  g.pads_end.assign(r, 0);
-  g.out.assign(r, 0);
-  for (size_t i = 0; i < r; ++i) {
-    const int64_t full = g.strides[i] * (in[i] - 1) + out_pad[i] + g.extent(i);
-    if (!out_shape.empty()) {
-      // Floor division, so a negative total (a larger output) extends the end.
-      const int64_t total = full - out_shape[i];
-      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-      g.pads_begin[i] = auto_pad == "SAME_UPPER" ? half : total - half;
-      g.pads_end[i] = total - g.pads_begin[i];
-      g.out[i] = out_shape[i];
-    } else if (auto_pad == "NOTSET") {
-      g.pads_begin[i] = pads[i];
-      g.pads_end[i] = pads[i + r];
-      g.out[i] = full - pads[i] - pads[i + r];
-    } else {  // VALID
-      g.out[i] = full;
-    }
-    VKG_CHECK(g.out[i] >= 1, node.describe() << ": output spatial shape " << shape_to_string(g.out) << " is empty");
-  }
-  return g;
-}
-
 // y[m] += w^T x scattered to the output positions (col2im).
 template <class T> Tensor conv_transpose_typed(const Tensor& x, const Tensor& w, const Tensor* bias, int64_t group,
                                                const WindowGeometry& g) {
@@ -255,7 +194,7 @@ ConvSetup conv_setup(const Node& node, const Tensor& x, const Tensor& w) {
                                                           << shape_to_string(w.shape()) << " with group " << group
                                                           << " expect " << w.dim(1) * group);
   const Shape spatial(x.shape().begin() + 2, x.shape().end());
-  return {group, resolve_window(node, spatial, kernel_shape_of(node, w), false)};
+  return {group, resolve_window(node, spatial, conv_kernel_shape(node, w.shape()), false)};
 }
 
 template <class T> Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvSetup& setup) {
@@ -338,7 +277,7 @@ std::vector<Tensor> conv_transpose(const KernelContext& ctx) {
             node.describe() << ": group " << group << " does not divide the " << x_in.dim(1) << " input channels");
   const Tensor* b_in = conv_bias(ctx, 2, w_in.dim(1) * group, x_in.dtype());
   const Shape spatial(x_in.shape().begin() + 2, x_in.shape().end());
-  const WindowGeometry g = transpose_geometry(node, spatial, kernel_shape_of(node, w_in));
+  const WindowGeometry g = resolve_transpose_window(node, spatial, conv_kernel_shape(node, w_in.shape()));
 
   const DType ct = float_compute_type(node, x_in.dtype());
   Tensor x_store, w_store, b_store;
@@ -410,8 +349,8 @@ std::vector<Tensor> deform_conv(const KernelContext& ctx) {
                 const int64_t tap = (og * kh + ki) * kw + kj;
                 const double dy = offs[size_t(((n * offset_groups * kh * kw + tap) * 2 * oh + i) * ow + j)];
                 const double dx = offs[size_t((((n * offset_groups * kh * kw + tap) * 2 + 1) * oh + i) * ow + j)];
-                const double y = double(i * g.strides[0] - g.pads_begin[0] + ki * g.dilations[0]) + dy;
-                const double xx = double(j * g.strides[1] - g.pads_begin[1] + kj * g.dilations[1]) + dx;
+                const double y = double(g.tap(0, i, ki)) + dy;
+                const double xx = double(g.tap(1, j, kj)) + dx;
                 const double m = mask ? masks[size_t(((n * offset_groups * kh * kw + tap) * oh + i) * ow + j)] : 1.0;
                 acc += ws[size_t(((oc * cg + c) * kh + ki) * kw + kj)] * m * sample(plane, y, xx);
               }

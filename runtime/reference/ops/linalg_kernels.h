@@ -1,7 +1,7 @@
 // Private to the linalg op family (Conv, ConvTranspose, Gemm, MatMul, the pools and
-// the 8-bit integer forms of Conv and MatMul): the shared GEMM routine, the window
-// geometry of convolutions and pools, and the kernels that register_linalg_ops() in
-// linalg.cpp registers.
+// the 8-bit integer forms of Conv and MatMul): the shared GEMM routine, the walk over
+// a window's rows (the geometry itself is runtime/core/window_geometry.h), and the
+// kernels that register_linalg_ops() in linalg.cpp registers.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 
 #include "runtime/core/graph.h"
 #include "runtime/core/tensor.h"
+#include "runtime/core/window_geometry.h"
 #include "runtime/reference/kernel.h"
 
 namespace vkg::linalg {
@@ -34,34 +35,6 @@ DType float_compute_type(const Node& node, DType dt);
 const Tensor& as_type(const Tensor& t, DType to, Tensor& storage);
 // A kernel result of one tensor.
 std::vector<Tensor> one_output(Tensor t);
-
-// The attribute `name` of `node` with one value per spatial dim (`count` values), or
-// `def` repeated when absent. Throws Error naming the node when the count is wrong or a
-// value is below min_value.
-std::vector<int64_t> per_dim_attr(const Node& node, const char* name, size_t count, int64_t def, int64_t min_value);
-
-// Geometry of a sliding window (a Conv kernel or a pooling window) over the spatial
-// dims of an N x C x D1 x ... x Dr input, with every attribute resolved to r values.
-struct WindowGeometry {
-  Shape in;      // input spatial dims
-  Shape kernel;  // window size per dim (before dilation)
-  std::vector<int64_t> strides;
-  std::vector<int64_t> dilations;
-  std::vector<int64_t> pads_begin;
-  std::vector<int64_t> pads_end;
-  Shape out;  // output spatial dims
-
-  size_t rank() const { return in.size(); }
-  // Extent of the dilated window along dim i.
-  int64_t extent(size_t i) const { return (kernel[i] - 1) * dilations[i] + 1; }
-};
-
-// Reads strides, dilations, pads and auto_pad (NOTSET, SAME_UPPER, SAME_LOWER, VALID)
-// of `node` and computes the output size of `kernel` sliding over `in`. `ceil_mode`
-// (pooling) rounds the output size up, dropping a last window that would start in the
-// end padding. Throws Error naming the node on attributes of the wrong length, bad
-// values, or an empty output.
-WindowGeometry resolve_window(const Node& node, const Shape& in, const Shape& kernel, bool ceil_mode);
 
 // Position mapping of a window: position o of the iterated grid and kernel offset k
 // address position o * stride + k * dilation - pad_begin of the target grid. For a

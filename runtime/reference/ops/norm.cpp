@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/core/window_geometry.h"
 #include "runtime/reference/ops/normalization_common.h"
 
 namespace vkg {
@@ -284,7 +285,8 @@ std::vector<Tensor> lrn(const KernelContext& ctx) {
   VKG_CHECK(size >= 1, node.describe() << ": size must be at least 1, got " << size);
   const double alpha = node.attr_float("alpha", 1e-4f), beta = node.attr_float("beta", 0.75f);
   const double bias = node.attr_float("bias", 1.0f);
-  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  const window::ChannelWindow cw = window::lrn_channel_window(size);
+  const int64_t before = cw.before, after = cw.after;
   const ReducePlan plan = make_reduce_plan(x.shape(), axes_mask(node, {1}, x.rank()), true);
   return {map_rows(node, x, plan, [&](int64_t, std::vector<double>& row) {
     const std::vector<double> in = row;

@@ -29,7 +29,7 @@ PoolWindows pool_windows(const WindowGeometry& g) {
       std::vector<int64_t> valid;
       int64_t padded = 0;
       for (int64_t k = 0; k < g.kernel[d]; ++k) {
-        const int64_t p = o * g.strides[d] + k * g.dilations[d] - g.pads_begin[d];
+        const int64_t p = g.tap(d, o, k);
         if (p >= 0 && p < g.in[d]) valid.push_back(p);
         if (p >= -g.pads_begin[d] && p < g.in[d] + g.pads_end[d]) ++padded;
       }
@@ -83,10 +83,7 @@ Shape spatial_dims(const Node& node, const Tensor& x) {
 }
 
 WindowGeometry pool_geometry(const Node& node, const Tensor& x) {
-  const Shape spatial = spatial_dims(node, x);
-  VKG_CHECK(node.has_attr("kernel_shape"), node.describe() << ": required attribute 'kernel_shape' is missing");
-  const Shape kernel = node.attr_ints("kernel_shape");
-  return resolve_window(node, spatial, kernel, node.attr_int("ceil_mode", 0) != 0);
+  return resolve_pool_window(node, spatial_dims(node, x));
 }
 
 Shape pooled_shape(const Tensor& x, const Shape& spatial_out) {
@@ -191,20 +188,6 @@ template <class F> Tensor float_pool(const Node& node, const Tensor& x_in, const
   return y.dtype() == x_in.dtype() ? y : y.cast(x_in.dtype());
 }
 
-// The whole spatial extent as one window.
-WindowGeometry global_geometry(const Node& node, const Tensor& x) {
-  WindowGeometry g;
-  g.in = spatial_dims(node, x);
-  g.kernel = g.in;
-  const size_t r = g.rank();
-  g.strides.assign(r, 1);
-  g.dilations.assign(r, 1);
-  g.pads_begin.assign(r, 0);
-  g.pads_end.assign(r, 0);
-  g.out.assign(r, 1);
-  return g;
-}
-
 // AveragePool (p == 0) or LpPool (p > 0) over the windows of `g`, as the only output.
 std::vector<Tensor> average_or_lp_pool(const Node& node, const Tensor& x, const WindowGeometry& g,
                                        bool count_include_pad, int64_t p) {
@@ -262,14 +245,14 @@ std::vector<Tensor> lp_pool(const KernelContext& ctx) {
 std::vector<Tensor> global_average_pool(const KernelContext& ctx) {
   const Node& node = ctx.node;
   const Tensor& x = ctx.input(0);
-  const WindowGeometry g = global_geometry(node, x);
+  const WindowGeometry g = global_window(spatial_dims(node, x));
   return average_or_lp_pool(node, x, g, false, 0);
 }
 
 std::vector<Tensor> global_lp_pool(const KernelContext& ctx) {
   const Node& node = ctx.node;
   const Tensor& x = ctx.input(0);
-  const WindowGeometry g = global_geometry(node, x);
+  const WindowGeometry g = global_window(spatial_dims(node, x));
   const int64_t p = lp_norm_order(node);
   return average_or_lp_pool(node, x, g, false, p);
 }
@@ -277,7 +260,7 @@ std::vector<Tensor> global_lp_pool(const KernelContext& ctx) {
 std::vector<Tensor> global_max_pool(const KernelContext& ctx) {
   const Node& node = ctx.node;
   const Tensor& x = ctx.input(0);
-  const WindowGeometry g = global_geometry(node, x);
+  const WindowGeometry g = global_window(spatial_dims(node, x));
   const PoolWindows w = pool_windows(g);
   return one_output(float_pool(node, x, pooled_shape(x, g.out), [&]<class T>(const Tensor& xt, Tensor& y) {
     max_pool_typed<T>(xt, g, w, false, y, nullptr);
@@ -288,22 +271,13 @@ std::vector<Tensor> max_unpool(const KernelContext& ctx) {
   const Node& node = ctx.node;
   const Tensor& x = ctx.input(0);
   const Tensor& indices = ctx.input(1);
-  const Shape spatial = spatial_dims(node, x);
-  const size_t r = spatial.size();
+  spatial_dims(node, x);  // checks X's rank
   VKG_CHECK(indices.shape() == x.shape() && indices.dtype() == DType::Int64,
             node.describe() << ": indices " << indices.describe() << " must be int64 with the shape of X "
                             << shape_to_string(x.shape()));
-  VKG_CHECK(node.has_attr("kernel_shape"), node.describe() << ": required attribute 'kernel_shape' is missing");
-  const std::vector<int64_t> kernel = node.attr_ints("kernel_shape");
-  const std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
-  const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
-  VKG_CHECK(kernel.size() == r && strides.size() == r && pads.size() == 2 * r,
-            node.describe() << ": kernel_shape, strides and pads must have " << r << ", " << r << " and " << 2 * r
-                            << " values for this input");
   // The indices address the shape MaxPool's input had (the inferred shape); with an
   // explicit output_shape the same coordinates are placed into that shape.
-  Shape inferred{x.dim(0), x.dim(1)};
-  for (size_t i = 0; i < r; ++i) inferred.push_back((spatial[i] - 1) * strides[i] + kernel[i] - pads[i] - pads[i + r]);
+  const Shape inferred = unpooled_shape(node, x.shape());
   Shape out_shape = inferred;
   if (ctx.has_input(2)) {
     out_shape = ctx.input(2).to_int64s();
@@ -311,8 +285,6 @@ std::vector<Tensor> max_unpool(const KernelContext& ctx) {
               node.describe() << ": output_shape " << shape_to_string(out_shape) << " does not fit the input "
                               << shape_to_string(x.shape()));
   }
-  for (int64_t d : inferred)
-    VKG_CHECK(d >= 1, node.describe() << ": the unpooled shape " << shape_to_string(inferred) << " is empty");
   Tensor y(x.dtype(), out_shape);
   const size_t elem = dtype_size(x.dtype());
   const int64_t* idx = indices.data<int64_t>();
