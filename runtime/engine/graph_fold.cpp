@@ -142,7 +142,7 @@ Node FoldableProducer::finish(const std::string& name, const std::string& output
   n.name = name;
   n.outputs = {output};
   n.inputs.resize(3);
-  // MatMul takes its bias as a third input, which only fused nodes have (runtime/tactics/gemm.cpp).
+  // MatMul takes its bias as a third input, which only fused nodes have (runtime/tactics/gemm_float.cpp).
   const bool gemm = node_.op_type == "Gemm" || node_.op_type == "MatMul";
   n.inputs[1] = name + ":" + (gemm ? "B" : "W");
   n.inputs[2] = name + ":" + (gemm ? "C" : "B");

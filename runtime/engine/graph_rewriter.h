@@ -8,6 +8,7 @@
 // ConvTranspose pair, LayerNormalization). Not an interface of the engine.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>

@@ -11,6 +11,8 @@
 
 namespace vkg::graph_rewrite {
 
+// The Resizes a binary op reads through (the header's Resize fusion): marked absorbed and
+// recorded in `upsampled`.
 void GraphRewriter::find_upsamplings() {
   for (size_t i = 0; options.rewrites.fusion && options.opset > 0 && i < kept.size(); ++i) {
     const Node& r = *kept[i];
