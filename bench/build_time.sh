@@ -25,7 +25,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 # The models, from the wheel tests/model_wheels.txt names (./setup.sh downloads it into .venv).
-wheel=$(ls .venv/model-wheels/rapidocr_onnxruntime-*.whl 2>/dev/null | head -1)
+wheel=$(ls "$PWD"/.venv/model-wheels/rapidocr_onnxruntime-*.whl 2>/dev/null | head -1)
 [ -n "$wheel" ] || { echo "error: no rapidocr wheel in .venv/model-wheels (run ./setup.sh)" >&2; exit 1; }
 (cd "$TMP" && unzip -q -j "$wheel" 'rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx' \
   'rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx')
