@@ -20,9 +20,9 @@
 #include "runtime/core/version.h"
 #include "runtime/engine/cpu_cost_model.h"
 #include "runtime/engine/graph_optimizer.h"
+#include "runtime/engine/shader_library.h"
 #include "runtime/engine/tactic_validation.h"
 #include "runtime/reference/reference_backend.h"
-#include "runtime/vulkan/shader_table.h"
 
 namespace vkg {
 
@@ -72,7 +72,7 @@ std::optional<PrecisionConstraints> parse_precision_constraints(const std::strin
   return std::nullopt;
 }
 
-DeviceIdentity device_identity(const vk::DeviceInfo& device) {
+DeviceIdentity device_identity(const DeviceProfile& device) {
   DeviceIdentity id;
   id.device_name = device.name;
   id.vendor_id = device.vendor_id;
@@ -130,7 +130,7 @@ struct Candidate {
 // Whether a candidate's shaders synchronize the invocations of a workgroup (shared-memory tiles).
 bool synchronizes_workgroup(const Candidate& c) {
   return std::any_of(c.plan.dispatches.begin(), c.plan.dispatches.end(),
-                     [](const Dispatch& d) { return vk::synchronizes_workgroup(vk::builtin_shader(d.shader)); });
+                     [](const Dispatch& d) { return vkg::synchronizes_workgroup(builtin_shader(d.shader)); });
 }
 
 // Drops the candidates the cost model of CPU devices rules out (cpu_cost_model.h), where one it
@@ -211,7 +211,7 @@ bool tactic_allowed(const BuilderConfig& config, const std::string& name) {
 
 // A conversion between storage forms of one tensor (also used to copy a
 // constant into an engine output): shaders/engine/reformat.comp.
-LayerPlan reformat_plan(StorageType from, StorageType to, uint64_t n, const vk::DeviceInfo& device,
+LayerPlan reformat_plan(StorageType from, StorageType to, uint64_t n, const DeviceProfile& device,
                         std::optional<Tensor> constant) {
   LayerPlan plan;
   Dispatch d;
@@ -237,7 +237,7 @@ bool can_hold_f32(const EngineLayer& layer, BindingRef ref) {
   bool bound = false;
   for (const Dispatch& d : layer.plan.dispatches) {
     if (std::find(d.bindings.begin(), d.bindings.end(), ref) == d.bindings.end()) continue;
-    if (!vk::declares_spec_constant(vk::builtin_shader(d.shader), kF32BindingsSpec)) return false;
+    if (!declares_spec_constant(builtin_shader(d.shader), kF32BindingsSpec)) return false;
     bound = true;
   }
   return bound;
@@ -436,7 +436,7 @@ struct ViewRules {
   std::vector<int32_t> producer;
   uint64_t alignment = 32;
 
-  ViewRules(const Engine& engine, const vk::DeviceInfo& device)
+  ViewRules(const Engine& engine, const DeviceProfile& device)
       : top_level(engine.layers.size(), false),
         user_read(engine.inputs.begin(), engine.inputs.end()),
         producers(engine.tensors.size(), 0),
@@ -483,7 +483,7 @@ struct ViewRules {
 // so that no producer's vector stores reach past it. Returns the names of the Concat nodes gone and
 // adds them to `rewrites` (kind concat-elimination, involving the Concat and the nodes of the layers
 // that write its inputs; `filter` may disable it).
-std::vector<std::string> eliminate_concats(Engine& engine, const vk::DeviceInfo& device, const RewriteFilter& filter,
+std::vector<std::string> eliminate_concats(Engine& engine, const DeviceProfile& device, const RewriteFilter& filter,
                                            std::vector<AppliedRewrite>& rewrites) {
   std::vector<std::string> gone;
   ViewRules rules(engine, device);
@@ -563,7 +563,7 @@ std::vector<std::string> eliminate_concats(Engine& engine, const vk::DeviceInfo&
 // Clears input_range in every layer. Returns the names of the layers gone and adds them to
 // `rewrites` (kind range-copy-view, involving the copy's nodes and those of the layer that writes
 // its input; `filter` may disable it).
-std::vector<std::string> eliminate_range_copies(Engine& engine, const vk::DeviceInfo& device,
+std::vector<std::string> eliminate_range_copies(Engine& engine, const DeviceProfile& device,
                                                 const RewriteFilter& filter, std::vector<AppliedRewrite>& rewrites) {
   std::vector<std::string> gone;
   ViewRules rules(engine, device);
@@ -602,7 +602,7 @@ std::vector<std::string> eliminate_range_copies(Engine& engine, const vk::Device
 bool apply_activation(const FusedActivation& activation, LayerPlan& plan, std::string& why_not) {
   for (auto d = plan.dispatches.rbegin(); d != plan.dispatches.rend(); ++d) {
     if (std::find(d->bindings.begin(), d->bindings.end(), BindingRef::output(0)) == d->bindings.end()) continue;
-    if (!vk::declares_spec_constant(vk::builtin_shader(d->shader), 20)) break;
+    if (!declares_spec_constant(builtin_shader(d->shader), 20)) break;
     const std::vector<SpecValue> epilogue = epilogue_spec(activation);
     d->spec.insert(d->spec.end(), epilogue.begin(), epilogue.end());
     return true;
@@ -640,7 +640,7 @@ class FixedEpilogueConstants {
 
 class Builder {
  public:
-  Builder(const Graph& graph, const BuilderConfig& config, const vk::DeviceInfo& device, const DeviceIdentity& identity,
+  Builder(const Graph& graph, const BuilderConfig& config, const DeviceProfile& device, const DeviceIdentity& identity,
           PlanTimer* timer, const TacticRegistry& registry)
       : graph_(graph), config_(config), device_(device), identity_(identity), timer_(timer), registry_(registry) {}
 
@@ -710,7 +710,7 @@ class Builder {
 
   const Graph& graph_;
   const BuilderConfig& config_;
-  const vk::DeviceInfo& device_;
+  const DeviceProfile& device_;
   const DeviceIdentity& identity_;
   PlanTimer* timer_;
   const TacticRegistry& registry_;
@@ -1181,7 +1181,7 @@ void Builder::add_layer(const Node& node, const std::vector<std::string>& held, 
     }
     keep_arith(cands, arith_for(held));
     // Only where candidates are timed: level 0 and random choices keep every candidate.
-    if (config_.prune_for_device && device_.type == vk::DeviceType::Cpu && config_.optimization_level > 0 &&
+    if (config_.prune_for_device && device_.type == DeviceType::Cpu && config_.optimization_level > 0 &&
         !config_.random_seed)
       result_.stats.candidates_pruned += prune_for_cpu(cands);
     if (cands.empty()) {
@@ -1999,7 +1999,7 @@ BuildResult Builder::build() {
   for (const EngineLayer& l : engine.layers) {
     for (const Dispatch& d : l.plan.dispatches) {
       if (engine.spirv.count(d.shader)) continue;
-      const auto words = vk::builtin_shader(d.shader);
+      const auto words = builtin_shader(d.shader);
       engine.spirv[d.shader] = std::vector<uint32_t>(words.begin(), words.end());
     }
   }
@@ -2009,7 +2009,7 @@ BuildResult Builder::build() {
 
 }  // namespace
 
-BuildResult build_engine(const Graph& graph, const BuilderConfig& config, const vk::DeviceInfo& device,
+BuildResult build_engine(const Graph& graph, const BuilderConfig& config, const DeviceProfile& device,
                          const DeviceIdentity& identity, PlanTimer* timer, const TacticRegistry& registry) {
   Builder builder(graph, config, device, identity, timer, registry);
   return builder.build();

@@ -62,7 +62,7 @@ std::vector<uint32_t> gemm_common_push(const Product& p, int64_t c_sm, int64_t c
 }
 
 std::optional<std::array<uint32_t, 3>> gemm_grid_groups(int64_t columns, uint32_t local, int64_t rows, int64_t batches,
-                                                        const vk::DeviceInfo& device) {
+                                                        const DeviceProfile& device) {
   auto limit = [](uint32_t l) { return l ? int64_t(l) : int64_t(65535); };
   const int64_t x = std::max<int64_t>(1, (columns + local - 1) / local);
   if (x > limit(device.max_workgroup_count[0])) return std::nullopt;
@@ -71,7 +71,7 @@ std::optional<std::array<uint32_t, 3>> gemm_grid_groups(int64_t columns, uint32_
                                  uint32_t(std::clamp<int64_t>(batches, 1, limit(device.max_workgroup_count[2])))};
 }
 
-uint32_t column_local_size(int64_t columns, uint32_t local, const vk::DeviceInfo& device) {
+uint32_t column_local_size(int64_t columns, uint32_t local, const DeviceProfile& device) {
   const int64_t subgroup = std::max<int64_t>(1, device.subgroup_size);
   return uint32_t(std::clamp<int64_t>((columns + subgroup - 1) / subgroup * subgroup, 1, local));
 }
@@ -83,7 +83,7 @@ std::vector<uint32_t> gemm_float_push(const Product& p, int64_t c_sm, int64_t c_
   return push;
 }
 
-bool block_wide_a_fits(const Product& p, const vk::DeviceInfo& device, std::string& why_not) {
+bool block_wide_a_fits(const Product& p, const DeviceProfile& device, std::string& why_not) {
   if (!device.shader_int64) {
     why_not = "needs 64-bit integers in shaders (device feature int64)";
     return false;
@@ -127,7 +127,7 @@ std::vector<SpecValue> block_spec(const std::string& shader, uint32_t local, uin
   return spec;
 }
 
-bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const vk::DeviceInfo& device, std::string& why_not) {
+bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const DeviceProfile& device, std::string& why_not) {
   if ((device.max_workgroup_invocations && invocations > device.max_workgroup_invocations) ||
       (device.max_workgroup_size[0] && invocations > device.max_workgroup_size[0]) ||
       (device.max_shared_memory_bytes && shared_bytes > device.max_shared_memory_bytes)) {
@@ -139,7 +139,7 @@ bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const vk::Devic
 }
 
 std::optional<std::vector<SpecValue>> smem_tile_spec(const SmemTile& t, bool vec_a, bool vec_b, uint32_t splits,
-                                                     Arith arith, const vk::DeviceInfo& device, std::string& why_not) {
+                                                     Arith arith, const DeviceProfile& device, std::string& why_not) {
   const uint32_t invocations = t.invocations();
   const uint64_t shared = uint64_t(t.bm + t.bn) * t.bk * (arith == Arith::F16 ? 2 : 4);
   if (!workgroup_fits(invocations, shared, device, why_not)) return std::nullopt;
@@ -148,7 +148,7 @@ std::optional<std::vector<SpecValue>> smem_tile_spec(const SmemTile& t, bool vec
 }
 
 std::optional<std::array<uint32_t, 3>> smem_tile_groups(const SmemTile& t, int64_t M, int64_t N, int64_t z,
-                                                        const vk::DeviceInfo& device, std::string& why_not) {
+                                                        const DeviceProfile& device, std::string& why_not) {
   const auto groups = gemm_grid_groups((N + t.bn - 1) / t.bn, 1, (M + t.bm - 1) / t.bm, z, device);
   if (!groups) why_not = std::to_string(N) + " columns need more workgroups than the device allows";
   return groups;
@@ -499,7 +499,7 @@ enum class Algorithm { Naive, Tiled, Reg, Block, Smem, CoopMat };
 
 }  // namespace
 
-bool coopmat_usable(const vk::DeviceInfo& device, Arith arith, std::string& why_not) {
+bool coopmat_usable(const DeviceProfile& device, Arith arith, std::string& why_not) {
   const bool acc32 = arith == Arith::F16Acc32;
   if (!device.cooperative_matrix_shape(16, 16, 16, acc32)) {
     why_not = std::string("the device offers no 16x16x16 fp16 cooperative matrices with ") + (acc32 ? "fp32" : "fp16") +
@@ -524,7 +524,7 @@ bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopT
     why_not = "broadcast batch dims (a batch table) are gemm.coopmat*'s";
     return false;
   }
-  const vk::DeviceInfo& dev = ctx.device;
+  const DeviceProfile& dev = ctx.device;
   if (dev.min_subgroup_size > 32 || dev.max_subgroup_size < 32) {
     why_not = "needs subgroups of 32 invocations";
     return false;
