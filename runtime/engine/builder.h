@@ -3,8 +3,10 @@
 // a plan, times the plans on the device (or takes the choice from a replay, the
 // timing cache, a random draw or the heuristic order), keeps the fastest by
 // median and records every measurement in a tactic replay. Free of Vulkan
-// headers: device time comes through the PlanTimer interface
-// (runtime/vulkan/plan_timer.h on a real device, a fake one in tests).
+// headers: the device is a plain-data DeviceProfile (device_profile.h) and
+// device time comes through the PlanTimer interface (runtime/vulkan/plan_timer.h
+// on a real device, a fake one in tests). The steps of a build live in
+// runtime/engine/builder/, one file each (builder_impl.h lists them).
 #pragma once
 
 #include <cstdint>

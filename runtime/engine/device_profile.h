@@ -74,7 +74,7 @@ struct DeviceProfile {
   bool texel_buffers = false;
   uint32_t max_texel_buffer_elements = 0;  // texels per view
   // NaN and infinity preserved (Vulkan 1.2 float controls, shaderSignedZeroInfNanPreserveFloat32 and
-  // ...Float16): every pipeline declares SignedZeroInfNanPreserve (shader_table.h, preserving_nan),
+  // ...Float16): every pipeline declares SignedZeroInfNanPreserve (runtime/vulkan/shader_table.h, preserving_nan),
   // so that NaN reaches the outputs as the reference backend gives it (Relu(NaN) = NaN, a max over a
   // NaN is NaN) instead of the driver folding compares and selects into min/max that drop it.
   bool nan_preserve = false;

@@ -98,7 +98,7 @@ struct LayerPlan {
   std::vector<uint64_t> scratch_bytes;  // temporary buffers live only during the layer
   // A copy of a contiguous range of input 0 (in storage order, from this element on) into output
   // 0 (a Slice of whole rows, a Transpose that moves only axes of extent 1): the builder may make
-  // the output a view of the input instead of running the layer (builder.cpp,
+  // the output a view of the input instead of running the layer (builder/memory.cpp,
   // eliminate_range_copies), and clears it in the engines it builds. -1: not such a copy.
   int64_t input_range = -1;
   bool operator==(const LayerPlan& o) const;
