@@ -66,8 +66,9 @@ class ReadmeTest(CliTestCase):
                                        {"energy": "fp32", "norm": "fp32"}))),
         ("./build/vkgraphy convert model.onnx -o model.engine --fp16 --load-layer-precisions fp32_layers.json "
          "--save-tactics replay.json --save-timing-cache cache.json", 0,
-         # fp16 or fp32 per layer as timing decides (reformats then vary); the seven layers are timed.
-         lambda t, out: t.assertRegex(out, r"Built engine in .* layers .* [1-9]\d* tactic\(s\) timed in 7 layer")),
+         # fp16 or fp32 per layer as timing decides (reformats then vary); six of the seven layers are
+         # timed: on lavapipe the global pooling has one candidate the CPU cost model keeps (builder.md).
+         lambda t, out: t.assertRegex(out, r"Built engine in .* layers .* [1-9]\d* tactic\(s\) timed in 6 layer")),
         ("./build/vkgraphy run model.engine --vk --load-outputs golden.json --atol 0.1 --rtol 1e-2", 0,
          lambda t, out: t.assertIn("PASSED | All outputs matched", out)),
         ("./build/vkgraphy run model.engine --vk --iterations 20 --profile", 0,
@@ -78,10 +79,11 @@ class ReadmeTest(CliTestCase):
         ("./build/vkgraphy convert model.onnx -o fast.engine --fp16 --load-layer-precisions fp32_layers.json "
          "--load-timing-cache cache.json", 0,
          lambda t, out: (t.assertIn(" 0 tactic(s) timed in 0 layer(s)", out),
-                         t.assertIn("7 layer(s) from the timing cache", out),
+                         t.assertIn("6 layer(s) from the timing cache", out),
                          t.assertEqual(t.engine_layers("fast.engine"), t.engine_layers("model.engine")))),
         ("./build/vkgraphy convert model.onnx -o fp32.engine -v", 0,
-         lambda t, out: (t.assertEqual(out.count("<- chosen"), 7), t.assertTrue(t.exists("model.engine")))),
+         lambda t, out: (t.assertEqual(out.count("<- chosen"), 6), t.assertIn("(not timed)", out),
+                         t.assertTrue(t.exists("model.engine")))),
         ("./build/vkgraphy inspect model fp32.engine --show layers", 0,
          lambda t, out: t.assertEqual([p for _, _, p in layers_of(out)], ["fp32"] * 7)),
         ("VKGRAPHY_FAULTY_TACTICS=conv.direct.f32 ./build/vkgraphy debug build model.onnx --until 10", 5,
