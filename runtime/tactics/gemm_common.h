@@ -1,7 +1,9 @@
 // The product description and push constants of shaders/gemm/common.glsl,
-// shared by the gemm family (gemm.cpp) and the Conv tactics that run the same
-// GEMM shaders (conv.cpp: conv.*_block on gemm/block.comp, conv.implicit_gemm
-// on the shared-memory core of gemm/smem_tile.glsl).
+// shared by the gemm family (gemm_*.cpp) and the Conv tactics that run the same
+// GEMM shaders (conv_gemm.cpp, conv_winograd.cpp, conv_transpose.cpp: conv.*_block
+// on gemm/block.comp, conv.implicit_gemm on the shared-memory core of
+// gemm/smem_tile.glsl). Defined in gemm_common.cpp and, for the GPU-class cores,
+// gemm_gpu.cpp.
 #pragma once
 
 #include <array>
