@@ -86,9 +86,9 @@ file(CONFIGURE OUTPUT ${VKGRAPHY_SHADER_TABLE} CONTENT [[
 #include <cstdint>
 #include <iterator>
 
-#include "runtime/vulkan/shader_table.h"
+#include "runtime/engine/shader_library.h"
 
-namespace vkg::vk {
+namespace vkg {
 namespace {
 @VKGRAPHY_SHADER_ARRAYS@
 const ShaderBinary kShaders[] = {
@@ -98,7 +98,7 @@ const ShaderBinary kShaders[] = {
 
 std::span<const ShaderBinary> builtin_shaders() { return {kShaders, std::size(kShaders) - 1}; }
 
-}  // namespace vkg::vk
+}  // namespace vkg
 ]] @ONLY)
 
 # The custom commands run before the table is compiled because their outputs are

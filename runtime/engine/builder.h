@@ -3,8 +3,10 @@
 // a plan, times the plans on the device (or takes the choice from a replay, the
 // timing cache, a random draw or the heuristic order), keeps the fastest by
 // median and records every measurement in a tactic replay. Free of Vulkan
-// headers: device time comes through the PlanTimer interface
-// (runtime/vulkan/plan_timer.h on a real device, a fake one in tests).
+// headers: the device is a plain-data DeviceProfile (device_profile.h) and
+// device time comes through the PlanTimer interface (runtime/vulkan/plan_timer.h
+// on a real device, a fake one in tests). The steps of a build live in
+// runtime/engine/builder/, one file each (builder_impl.h lists them).
 #pragma once
 
 #include <cstdint>
@@ -60,7 +62,7 @@ bool layer_precision_matches(const std::string& key, const std::string& node);
 
 // How --fp16 chooses between fp16 and fp32 for the layers nothing pins.
 enum class Fp16Policy {
-  Auto,     // All on a device whose fp16 arithmetic is slower than its fp32 (vk::DeviceInfo::fp16_slower:
+  Auto,     // All on a device whose fp16 arithmetic is slower than its fp32 (DeviceProfile::fp16_slower:
             // lavapipe), Fastest elsewhere
   Fastest,  // by measured time, as TensorRT's --fp16
   All,      // every layer that has an fp16 tactic runs in fp16, with fp16 arithmetic (.f16 tactics) where
@@ -152,12 +154,12 @@ struct BuildResult {
 // selection). Throws Error naming every op without a tactic, every tensor with
 // an unknown shape, an obeyed precision that no tactic has, a replayed tactic
 // that cannot serve its layer, or a timing-cache miss when that is an error.
-BuildResult build_engine(const Graph& graph, const BuilderConfig& config, const vk::DeviceInfo& device,
+BuildResult build_engine(const Graph& graph, const BuilderConfig& config, const DeviceProfile& device,
                          const DeviceIdentity& identity, PlanTimer* timer,
                          const TacticRegistry& registry = TacticRegistry::builtin());
 
 // The identity a timing cache and an engine record for `device`.
-DeviceIdentity device_identity(const vk::DeviceInfo& device);
+DeviceIdentity device_identity(const DeviceProfile& device);
 
 // Node ops in `graph` that no tactic serves ("Op (node names)"), empty when all can run.
 std::vector<std::string> unsupported_vulkan_ops(const Graph& graph, const TacticRegistry& registry);

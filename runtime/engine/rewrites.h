@@ -1,6 +1,6 @@
 // The builder's graph rewrites as named, switchable units (docs/builder.md, "Rewrite kinds"):
 // every rewrite the builder applies when fusion is on (graph_optimizer.h, and the passes over the
-// built engine in builder.cpp) has a kind with a stable name; `--disable-rewrite KIND[:NODE]`
+// built engine in builder/memory.cpp) has a kind with a stable name; `--disable-rewrite KIND[:NODE]`
 // turns a kind off, everywhere or only where it would involve one ONNX node; and the builder
 // records every rewrite it applied (BuildResult::rewrites), so that `debug rewrites` can find the
 // one that makes an engine wrong. Plain data, free of Vulkan.

@@ -196,7 +196,7 @@ bool loops_fit_device(const LayerContext& ctx, uint64_t iterations, uint32_t mar
   return false;
 }
 
-std::array<uint32_t, 3> linear_groups(uint64_t invocations, uint32_t local_size, const vk::DeviceInfo& device) {
+std::array<uint32_t, 3> linear_groups(uint64_t invocations, uint32_t local_size, const DeviceProfile& device) {
   const uint64_t groups = std::max<uint64_t>(1, (invocations + local_size - 1) / local_size);
   const uint64_t max_x = std::max<uint32_t>(1, device.max_workgroup_count[0]);
   const uint64_t max_y = std::max<uint32_t>(1, device.max_workgroup_count[1]);
@@ -228,8 +228,8 @@ const Tactic* TacticRegistry::find(const std::string& name) const {
   return it == tactics_.end() ? nullptr : &it->second;
 }
 
-int Tactic::priority_on(const vk::DeviceInfo& device) const {
-  return gpu_priority >= 0 && device.type != vk::DeviceType::Cpu ? gpu_priority : priority;
+int Tactic::priority_on(const DeviceProfile& device) const {
+  return gpu_priority >= 0 && device.type != DeviceType::Cpu ? gpu_priority : priority;
 }
 
 std::vector<const Tactic*> TacticRegistry::for_op(const std::string& op) const {

@@ -20,8 +20,8 @@
 
 #include "runtime/core/graph.h"
 #include "runtime/core/tensor.h"
+#include "runtime/engine/device_profile.h"
 #include "runtime/engine/layer_signature.h"
-#include "runtime/vulkan/device_info.h"
 
 namespace vkg {
 
@@ -82,7 +82,7 @@ struct Dispatch {
   std::vector<BindingRef> bindings;
   std::vector<uint32_t> push;       // push-constant words (at most 32: 128 bytes)
   std::array<uint32_t, 3> groups = {1, 1, 1};
-  // Required subgroup size (vk::DeviceInfo::subgroup_size_control), with full
+  // Required subgroup size (DeviceProfile::subgroup_size_control), with full
   // subgroups where the workgroup size allows; 0: the driver's choice.
   uint32_t subgroup_size = 0;
   bool operator==(const Dispatch&) const = default;
@@ -98,7 +98,7 @@ struct LayerPlan {
   std::vector<uint64_t> scratch_bytes;  // temporary buffers live only during the layer
   // A copy of a contiguous range of input 0 (in storage order, from this element on) into output
   // 0 (a Slice of whole rows, a Transpose that moves only axes of extent 1): the builder may make
-  // the output a view of the input instead of running the layer (builder.cpp,
+  // the output a view of the input instead of running the layer (builder/memory.cpp,
   // eliminate_range_copies), and clears it in the engines it builds. -1: not such a copy.
   int64_t input_range = -1;
   bool operator==(const LayerPlan& o) const;
@@ -125,7 +125,7 @@ struct LayerContext {
   Arith arith = Arith::F32;  // the arithmetic of the tactic being asked
   std::vector<LayerTensor> inputs;   // per node input, omitted ones included
   std::vector<LayerTensor> outputs;  // per node output
-  const vk::DeviceInfo& device;
+  const DeviceProfile& device;
 
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i].present(); }
   // Throws Error naming the node when the input is absent.
@@ -166,9 +166,9 @@ std::optional<StorageType> float_storage(const LayerContext& ctx, std::string& w
 // workgroups of `local_size`, spread over x and y so that no count exceeds the
 // device's limits. Shaders read the linear index with vkg_linear_index()
 // (shaders/common/index.glsl). Throws Error when even that does not fit.
-std::array<uint32_t, 3> linear_groups(uint64_t invocations, uint32_t local_size, const vk::DeviceInfo& device);
+std::array<uint32_t, 3> linear_groups(uint64_t invocations, uint32_t local_size, const DeviceProfile& device);
 // Whether invocations that each loop `iterations` times stay within the device's loop iteration
-// limit (vk::DeviceInfo::loop_iteration_limit, lavapipe's) divided by `margin`: 2 for shaders
+// limit (DeviceProfile::loop_iteration_limit, lavapipe's) divided by `margin`: 2 for shaders
 // without barriers, 8 with (the limit then counts in ways the shader cannot see). Fills
 // `why_not` when they do not: past the limit a loop silently stops early.
 bool loops_fit_device(const LayerContext& ctx, uint64_t iterations, uint32_t margin, std::string& why_not);
@@ -198,7 +198,7 @@ struct Tactic {
   Arith arith = Arith::F32;
   int priority = 0;              // heuristic order: lower first (optimization level 0 takes the first that serves)
   std::function<std::optional<LayerPlan>(const LayerContext&, std::string& why_not)> plan;
-  // A named device property the tactic needs (vk::DeviceInfo::has_feature), "" for none;
+  // A named device property the tactic needs (DeviceProfile::has_feature), "" for none;
   // the planner declines on devices without it.
   std::string device_feature = {};
   // The heuristic order on GPUs (devices that are not CPU drivers), where the shared-memory and
@@ -207,7 +207,7 @@ struct Tactic {
 
   Precision precision() const { return arith_precision(arith); }
   // `priority`, or `gpu_priority` on a device that is not a CPU driver.
-  int priority_on(const vk::DeviceInfo& device) const;
+  int priority_on(const DeviceProfile& device) const;
 };
 
 class TacticRegistry {

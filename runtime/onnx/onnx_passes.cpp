@@ -397,7 +397,7 @@ namespace {
 // Shapes for the outputs of the graph's Ifs that inference left open because the
 // branches' results differ or one is not static at these shapes (it may fail there, as
 // Silero VAD's 8 kHz branch does at 16 kHz frame sizes): the first static shape of the
-// then and else branches, the one an engine builds (builder.cpp, add_if; the other
+// then and else branches, the one an engine builds (builder/control_flow.cpp, add_if; the other
 // branch fails if selected). Adds to `pins`; false when none is new.
 bool pin_if_outputs(const onnx::GraphProto& g, std::map<std::string, Shape>& pins) {
   bool added = false;

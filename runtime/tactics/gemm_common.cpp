@@ -29,7 +29,7 @@ std::vector<uint32_t> gemm_common_push(const Product& p, int64_t c_sm, int64_t c
 }
 
 std::optional<std::array<uint32_t, 3>> gemm_grid_groups(int64_t columns, uint32_t local, int64_t rows, int64_t batches,
-                                                        const vk::DeviceInfo& device) {
+                                                        const DeviceProfile& device) {
   auto limit = [](uint32_t l) { return l ? int64_t(l) : int64_t(65535); };
   const int64_t x = std::max<int64_t>(1, (columns + local - 1) / local);
   if (x > limit(device.max_workgroup_count[0])) return std::nullopt;
@@ -38,7 +38,7 @@ std::optional<std::array<uint32_t, 3>> gemm_grid_groups(int64_t columns, uint32_
                                  uint32_t(std::clamp<int64_t>(batches, 1, limit(device.max_workgroup_count[2])))};
 }
 
-uint32_t column_local_size(int64_t columns, uint32_t local, const vk::DeviceInfo& device) {
+uint32_t column_local_size(int64_t columns, uint32_t local, const DeviceProfile& device) {
   const int64_t subgroup = std::max<int64_t>(1, device.subgroup_size);
   return uint32_t(std::clamp<int64_t>((columns + subgroup - 1) / subgroup * subgroup, 1, local));
 }
@@ -50,7 +50,7 @@ std::vector<uint32_t> gemm_float_push(const Product& p, int64_t c_sm, int64_t c_
   return push;
 }
 
-bool block_wide_a_fits(const Product& p, const vk::DeviceInfo& device, std::string& why_not) {
+bool block_wide_a_fits(const Product& p, const DeviceProfile& device, std::string& why_not) {
   if (!device.shader_int64) {
     why_not = "needs 64-bit integers in shaders (device feature int64)";
     return false;
@@ -94,7 +94,7 @@ std::vector<SpecValue> block_spec(const std::string& shader, uint32_t local, uin
   return spec;
 }
 
-bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const vk::DeviceInfo& device, std::string& why_not) {
+bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const DeviceProfile& device, std::string& why_not) {
   if ((device.max_workgroup_invocations && invocations > device.max_workgroup_invocations) ||
       (device.max_workgroup_size[0] && invocations > device.max_workgroup_size[0]) ||
       (device.max_shared_memory_bytes && shared_bytes > device.max_shared_memory_bytes)) {
@@ -106,7 +106,7 @@ bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const vk::Devic
 }
 
 std::optional<std::vector<SpecValue>> smem_tile_spec(const SmemTile& t, bool vec_a, bool vec_b, uint32_t splits,
-                                                     Arith arith, const vk::DeviceInfo& device, std::string& why_not) {
+                                                     Arith arith, const DeviceProfile& device, std::string& why_not) {
   const uint32_t invocations = t.invocations();
   const uint64_t shared = uint64_t(t.bm + t.bn) * t.bk * (arith == Arith::F16 ? 2 : 4);
   if (!workgroup_fits(invocations, shared, device, why_not)) return std::nullopt;
@@ -116,7 +116,7 @@ std::optional<std::vector<SpecValue>> smem_tile_spec(const SmemTile& t, bool vec
 }
 
 std::optional<std::array<uint32_t, 3>> smem_tile_groups(const SmemTile& t, int64_t M, int64_t N, int64_t z,
-                                                        const vk::DeviceInfo& device, std::string& why_not) {
+                                                        const DeviceProfile& device, std::string& why_not) {
   const auto groups = gemm_grid_groups((N + t.bn - 1) / t.bn, 1, (M + t.bm - 1) / t.bm, z, device);
   if (!groups) why_not = std::to_string(N) + " columns need more workgroups than the device allows";
   return groups;

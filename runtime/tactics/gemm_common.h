@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/engine/device_profile.h"
 #include "runtime/engine/tactic.h"
-#include "runtime/vulkan/device_info.h"
 
 namespace vkg {
 
@@ -59,7 +59,7 @@ inline uint32_t block_c_mode(bool has_c, int64_t c_sm, int64_t c_sn) {
 // Whether gemm/block_wide_a.comp can read `p`'s A eight floats per load: the device has 64-bit
 // integers and A runs along k with rows and batches starting at multiples of 8 elements (no
 // batch table). Sets why_not when not.
-bool block_wide_a_fits(const Product& p, const vk::DeviceInfo& device, std::string& why_not);
+bool block_wide_a_fits(const Product& p, const DeviceProfile& device, std::string& why_not);
 
 // The gemm/block shader variant (ctx.shader) for `p`: "gemm/block_wide_a" for A read eight floats
 // per load from a storage buffer; else "gemm/block_texel", A and B read through uniform texel
@@ -81,12 +81,12 @@ std::vector<SpecValue> block_spec(const std::string& shader, uint32_t local, uin
 // runs every subgroup of a workgroup, busy or not: a 1x1 Conv 384->384 at 10x10 (seven column
 // blocks) took 0.99 ms in workgroups of 64 invocations and 0.79 in workgroups of 8. (Workgroups
 // enumerating (row block, column block) pairs instead, every lane busy, ran no faster.)
-uint32_t column_local_size(int64_t columns, uint32_t local, const vk::DeviceInfo& device);
+uint32_t column_local_size(int64_t columns, uint32_t local, const DeviceProfile& device);
 
 // Group counts {x: ceil(columns / local), y: rows, z: batches}, y and z capped
 // at the device limits (the shaders loop over the rest); nullopt when x exceeds its limit.
 std::optional<std::array<uint32_t, 3>> gemm_grid_groups(int64_t columns, uint32_t local, int64_t rows, int64_t batches,
-                                                        const vk::DeviceInfo& device);
+                                                        const DeviceProfile& device);
 
 // The tile of the shared-memory GEMM core (shaders/gemm/smem_tile.glsl): a
 // workgroup computes bm x bn outputs through bk-deep slices, each invocation
@@ -133,20 +133,20 @@ bool smem_core_dispatches(const LayerContext& ctx, const Product& p, const SmemT
                           LayerPlan& plan, std::string& why_not);
 // True when the device multiplies 16x16x16 fp16 cooperative matrices with accumulators of
 // `arith` and pins subgroup sizes; else false with why_not.
-bool coopmat_usable(const vk::DeviceInfo& device, Arith arith, std::string& why_not);
+bool coopmat_usable(const DeviceProfile& device, Arith arith, std::string& why_not);
 
 // False (why_not filled) when the device cannot run workgroups of
 // `invocations` (1-D) with `shared_bytes` of shared memory.
-bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const vk::DeviceInfo& device, std::string& why_not);
+bool workgroup_fits(uint32_t invocations, uint64_t shared_bytes, const DeviceProfile& device, std::string& why_not);
 
 // Specialization constants 0-8 of the core for a product with vec4-stageable
 // A / B and `splits` K ranges; nullopt (why_not filled) when the device cannot
 // run the workgroup (invocations, shared memory).
 std::optional<std::vector<SpecValue>> smem_tile_spec(const SmemTile& tile, bool vec_a, bool vec_b, uint32_t splits,
-                                                     Arith arith, const vk::DeviceInfo& device, std::string& why_not);
+                                                     Arith arith, const DeviceProfile& device, std::string& why_not);
 // Group counts {ceil(N / bn), row tiles, z}, y and z capped at the device
 // limits; nullopt (why_not filled) when x exceeds its limit.
 std::optional<std::array<uint32_t, 3>> smem_tile_groups(const SmemTile& tile, int64_t M, int64_t N, int64_t z,
-                                                        const vk::DeviceInfo& device, std::string& why_not);
+                                                        const DeviceProfile& device, std::string& why_not);
 
 }  // namespace vkg

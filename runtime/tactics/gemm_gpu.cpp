@@ -23,7 +23,7 @@ constexpr int64_t kMaxSplits = 16;
 
 }  // namespace
 
-bool coopmat_usable(const vk::DeviceInfo& device, Arith arith, std::string& why_not) {
+bool coopmat_usable(const DeviceProfile& device, Arith arith, std::string& why_not) {
   const bool acc32 = arith == Arith::F16Acc32;
   if (!device.cooperative_matrix_shape(16, 16, 16, acc32)) {
     why_not = std::string("the device offers no 16x16x16 fp16 cooperative matrices with ") + (acc32 ? "fp32" : "fp16") +
@@ -48,7 +48,7 @@ bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopT
     why_not = "broadcast batch dims (a batch table) are gemm.coopmat*'s";
     return false;
   }
-  const vk::DeviceInfo& dev = ctx.device;
+  const DeviceProfile& dev = ctx.device;
   if (dev.min_subgroup_size > 32 || dev.max_subgroup_size < 32) {
     why_not = "needs subgroups of 32 invocations";
     return false;

@@ -12,8 +12,8 @@
 
 #include "runtime/core/error.h"
 #include "runtime/core/recurrence.h"
+#include "runtime/engine/device_profile.h"
 #include "runtime/engine/tactic.h"
-#include "runtime/vulkan/device_info.h"
 
 namespace vkg {
 

@@ -1,36 +1,25 @@
-// The SPIR-V of every shader in shaders/, compiled and validated at build time
-// (cmake/shaders.cmake) and embedded in the library. Free of Vulkan headers.
+// What the Vulkan layer does to an embedded shader's SPIR-V
+// (runtime/engine/shader_library.h) before it makes a pipeline of it: which
+// bindings are texel buffers, and the NaN-preserving execution mode. Free of
+// Vulkan headers.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <string>
-#include <string_view>
 #include <vector>
+
+#include "runtime/engine/shader_library.h"
 
 namespace vkg::vk {
 
-// One compiled shader variant, named "<dir>/<file>.<precision>", e.g. "elementwise/add.f32".
-struct ShaderBinary {
-  const char* name;
-  const uint32_t* words;
-  size_t word_count;
-};
-
-// Every embedded shader variant, sorted by source path (defined in the generated table).
-std::span<const ShaderBinary> builtin_shaders();
-
-// The SPIR-V words of the named variant; throws vkg::Error naming the known shaders if absent.
-std::span<const uint32_t> builtin_shader(std::string_view name);
-
-// True when the SPIR-V declares a specialization constant with this constant_id
-// (an OpDecorate SpecId): a dispatch may set only those and rely on the effect.
-bool declares_spec_constant(std::span<const uint32_t> spirv, uint32_t id);
-
-// True when the SPIR-V synchronizes the invocations of a workgroup (an OpControlBarrier of
-// workgroup scope: shared-memory tiles).
-bool synchronizes_workgroup(std::span<const uint32_t> spirv);
+// The embedded shaders (runtime/engine/shader_library.h), by the names the Vulkan layer uses.
+using vkg::builtin_shader;
+using vkg::builtin_shader_names;
+using vkg::builtin_shaders;
+using vkg::declares_spec_constant;
+using vkg::ShaderBinary;
+using vkg::synchronizes_workgroup;
 
 // The bindings of descriptor set 0 that the SPIR-V declares as uniform texel buffers
 // (GLSL samplerBuffer or textureBuffer), as a bit mask; every other binding is a storage buffer.
@@ -43,8 +32,5 @@ uint32_t texel_buffer_bindings(std::span<const uint32_t> spirv);
 // (NVIDIA's compiled Relu's `v < 0 ? 0 : v` and a max pool's compare-and-select into fmax, which
 // returns the other operand of a NaN). Returns the module unchanged when it already declares the mode.
 std::vector<uint32_t> preserving_nan(std::span<const uint32_t> spirv, bool fp16);
-
-// The names of every embedded variant.
-std::vector<std::string> builtin_shader_names();
 
 }  // namespace vkg::vk
