@@ -73,8 +73,9 @@ double median(std::vector<double> v);
 std::string format_ns(double ns);
 std::string format_error(double e);
 // Drops the candidates the cost model of CPU devices rules out (cpu_cost_model.h), where one it
-// keeps is left, before any is compiled. Returns how many were dropped.
-size_t prune_for_cpu(std::vector<Candidate>& cands);
+// keeps is left, before any is compiled, naming each in `declined` with why (the -v candidate
+// table shows them). Returns how many were dropped.
+size_t prune_for_cpu(std::vector<Candidate>& cands, std::vector<std::string>& declined);
 
 // precision.cpp: drops the fp16 candidates whose arithmetic is not `wanted` where one of that
 // arithmetic is left (BuilderConfig::layer_arith, Fp16Policy::All); nothing without a wish.

@@ -168,7 +168,7 @@ std::vector<Candidate> Builder::layer_candidates(const Node& node, const std::ve
   // Only where candidates are timed: level 0 and random choices keep every candidate.
   if (config_.prune_for_device && device_.type == DeviceType::Cpu && config_.optimization_level > 0 &&
       !config_.random_seed)
-    result_.stats.candidates_pruned += prune_for_cpu(cands);
+    result_.stats.candidates_pruned += prune_for_cpu(cands, declined);
   if (cands.empty()) {
     std::ostringstream msg;
     msg << "no tactic can serve " << node.describe();

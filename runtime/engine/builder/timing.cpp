@@ -57,14 +57,22 @@ class FixedEpilogueConstants {
 
 }  // namespace
 
-size_t prune_for_cpu(std::vector<Candidate>& cands) {
-  std::vector<bool> out(cands.size());
-  for (size_t i = 0; i < cands.size(); ++i)
-    out[i] = synchronizes_workgroup(cands[i]) || dominated_on_cpu(cands[i].tactic->name);
-  if (std::all_of(out.begin(), out.end(), [](bool b) { return b; })) return 0;
+size_t prune_for_cpu(std::vector<Candidate>& cands, std::vector<std::string>& declined) {
+  std::vector<const char*> why(cands.size(), nullptr);
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (synchronizes_workgroup(cands[i]))
+      why[i] = "left out on a CPU device: its shaders synchronize workgroups (--no-prune times it)";
+    else if (dominated_on_cpu(cands[i].tactic->name))
+      why[i] = "left out on a CPU device: a form measured slower than others there (--no-prune times it)";
+  }
+  if (std::all_of(why.begin(), why.end(), [](const char* w) { return w != nullptr; })) return 0;
   std::vector<Candidate> kept;
-  for (size_t i = 0; i < cands.size(); ++i)
-    if (!out[i]) kept.push_back(std::move(cands[i]));
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (why[i] == nullptr)
+      kept.push_back(std::move(cands[i]));
+    else
+      declined.push_back(cands[i].tactic->name + ": " + why[i]);
+  }
   const size_t dropped = cands.size() - kept.size();
   cands = std::move(kept);
   return dropped;
