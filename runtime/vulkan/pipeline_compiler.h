@@ -25,8 +25,6 @@ class PipelineCompiler {
   // `threads`: 0 for one per core; 1 creates on the calling thread.
   PipelineCompiler(Device& device, unsigned threads);
 
-  unsigned threads() const { return threads_; }
-
   // Creates a pipeline on the device for each desc, in parallel; an entry is null where that
   // pipeline failed to build (the caller builds it again, alone, for the error).
   std::vector<std::unique_ptr<ComputePipeline>> compile(std::span<const PipelineDesc> descs) const;

@@ -57,7 +57,6 @@ class VulkanPlanTimer : public PlanTimer {
   void compile(const std::vector<const LayerPlan*>& plans) override;
 
   size_t pipelines_compiled() const { return pipelines_.size(); }
-  const PipelineCompiler& compiler() const { return compiler_; }
 
  private:
   struct Prepared;
