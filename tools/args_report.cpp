@@ -150,14 +150,16 @@ void ReportArgs::add_comparisons(const std::vector<PairComparison>& comparisons)
     c.passed = p.result.passed;
     std::vector<std::pair<size_t, debug::ReportErrorRow>> rows;
     for (const OutputComparison& o : p.result.per_output) {
-      debug::ReportErrorRow row;
-      row.name = o.name;
-      row.error = o.absdiff.max;
-      row.rel_error = o.reldiff.max;
-      row.tolerance = o.atol;
-      row.rel_tolerance = o.rtol;
-      row.passed = o.passed;
-      row.note = o.failure;
+      debug::ReportErrorRow row{.name = o.name,
+                                .detail = "",
+                                .error = o.absdiff.max,
+                                .rel_error = o.reldiff.max,
+                                .introduced = std::nullopt,
+                                .inherited = std::nullopt,
+                                .tolerance = o.atol,
+                                .rel_tolerance = o.rtol,
+                                .passed = o.passed,
+                                .note = o.failure};
       size_t order = SIZE_MAX;
       if (const auto it = producers_.find(o.name); it != producers_.end()) {
         order = it->second.first;

@@ -32,7 +32,7 @@ Term parse_term(const std::string& text, const std::string& where, const std::st
   return t;
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
+std::vector<std::string> split_on(const std::string& s, char sep) {
   std::vector<std::string> out(1);
   for (char c : s) {
     if (c == sep)
@@ -65,7 +65,7 @@ EinsumEquation parse_einsum(const std::string& equation, const std::vector<Shape
   const std::string lhs = eq.substr(0, arrow);
   const bool explicit_output = arrow != std::string::npos;
   std::vector<Term> terms;
-  for (const std::string& text : split(lhs, ',')) terms.push_back(parse_term(text, where, equation));
+  for (const std::string& text : split_on(lhs, ',')) terms.push_back(parse_term(text, where, equation));
   VKG_CHECK(terms.size() == shapes.size(), where << ": Einsum equation '" << equation << "' names " << terms.size()
                                                  << " operand(s), but the node has " << shapes.size() << " input(s)");
 

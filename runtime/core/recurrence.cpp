@@ -3,10 +3,37 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 
 #include "runtime/core/error.h"
 
 namespace vkg {
+
+RecurrentLayout recurrent_layout(const Node& node, int64_t opset, const Shape& x, const Shape& w) {
+  VKG_CHECK(x.size() == 3 && w.size() == 3, node.describe() << ": X and W must be 3-D, got " << shape_to_string(x)
+                                                            << " and " << shape_to_string(w));
+  RecurrentLayout r;
+  r.cell = node.op_type == "RNN" ? RecurrentCell::Rnn : node.op_type == "GRU" ? RecurrentCell::Gru : RecurrentCell::Lstm;
+  r.gates = r.cell == RecurrentCell::Rnn ? 1 : r.cell == RecurrentCell::Gru ? 3 : 4;
+  r.batch_first = opset >= 14 && node.attr_int("layout", 0) != 0;
+  r.seq = x[r.batch_first ? 1 : 0];
+  r.batch = x[r.batch_first ? 0 : 1];
+  r.input = x[2];
+  const std::string direction = node.attr_string("direction", "forward");
+  VKG_CHECK(direction == "forward" || direction == "reverse" || direction == "bidirectional",
+            node.describe() << ": unknown direction '" << direction << "'");
+  r.directions = direction == "bidirectional" ? 2 : 1;
+  r.reverse = direction == "reverse";
+  r.hidden = node.attr_int("hidden_size", w[1] / r.gates);
+  VKG_CHECK(w[0] == r.directions && w[1] == r.gates * r.hidden && w[2] == r.input,
+            node.describe() << ": W has shape " << shape_to_string(w) << ", expected [" << r.directions << ", "
+                            << r.gates << " * hidden_size " << r.hidden << ", " << r.input << "]");
+  r.clip = node.attr_float("clip", 0.0f);
+  VKG_CHECK(r.clip >= 0, node.describe() << ": clip must not be negative");
+  r.linear_before_reset = r.cell == RecurrentCell::Gru && node.attr_int("linear_before_reset", 0) != 0;
+  r.input_forget = r.cell == RecurrentCell::Lstm && node.attr_int("input_forget", 0) != 0;
+  return r;
+}
 
 double RecurrentActivation::operator()(double x) const {
   switch (fn) {

@@ -1,14 +1,36 @@
-// The activations of ONNX's recurrent ops (RNN, GRU, LSTM) as plain data: which
-// function each gate uses in each direction, with its alpha and beta. Shared by the
-// reference kernels and the Vulkan tactics (which pass the codes to their shader).
+// ONNX's recurrent ops (RNN, GRU, LSTM) as plain data, read and checked once for the
+// reference kernels and the Vulkan tactics: the layer's sizes and attributes, and which
+// function each gate uses in each direction, with its alpha and beta (the tactics pass
+// the codes to their shader).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "runtime/core/graph.h"
+#include "runtime/core/tensor.h"
 
 namespace vkg {
+
+// The order is the shaders' kCell (shaders/recurrent/).
+enum class RecurrentCell : uint32_t { Rnn, Gru, Lstm };
+
+// A recurrent node's sizes and attributes.
+struct RecurrentLayout {
+  RecurrentCell cell = RecurrentCell::Rnn;
+  int64_t gates = 1;  // 1, 3 or 4
+  int64_t seq = 0, batch = 0, input = 0, hidden = 0, directions = 1;
+  bool batch_first = false;          // layout = 1 (opset 14 on)
+  bool reverse = false;              // direction "reverse"
+  bool linear_before_reset = false;  // GRU
+  bool input_forget = false;         // LSTM
+  float clip = 0;                    // 0: none
+};
+
+// The layout of an RNN, GRU or LSTM node with inputs X and W of these shapes. Throws
+// Error naming the node when X or W is not 3-D, the direction is unknown, W does not
+// match the sizes, or clip is negative.
+RecurrentLayout recurrent_layout(const Node& node, int64_t opset, const Shape& x, const Shape& w);
 
 // The order is the shader's codes (shaders/recurrent/cell.comp).
 enum class RecurrentFn : uint32_t {

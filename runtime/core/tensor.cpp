@@ -13,6 +13,12 @@ int64_t num_elements(const Shape& shape) {
   return n;
 }
 
+int64_t num_elements(const Shape& shape, size_t begin, size_t end) {
+  int64_t n = 1;
+  for (size_t d = begin; d < end; ++d) n *= shape[d];
+  return n;
+}
+
 std::string shape_to_string(const Shape& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

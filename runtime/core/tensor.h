@@ -16,6 +16,8 @@ using Shape = std::vector<int64_t>;
 
 // Number of elements of a shape (1 for a scalar, shape {}).
 int64_t num_elements(const Shape& shape);
+// Number of elements of the dims [begin, end) of a shape.
+int64_t num_elements(const Shape& shape, size_t begin, size_t end);
 // "[1, 3, 224, 224]"
 std::string shape_to_string(const Shape& shape);
 // Row-major strides in elements.

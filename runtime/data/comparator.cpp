@@ -19,7 +19,7 @@ constexpr double kDefaultTolerance = 1e-5;
 constexpr double kDefaultQuantile = 0.99;
 // Added to zeros of the second output before dividing (Polygraphy's EPSILON).
 constexpr double kRelativeEpsilon = 2.220446049250313e-16;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNotComputed = std::numeric_limits<double>::quiet_NaN();
 
 // Nesting of the report, as Polygraphy's G_LOGGER.indent().
 int g_indent = 0;
@@ -74,7 +74,7 @@ bool exceeds(double diff, double tol, bool float32) {
 }
 
 // Transposes `t` by `perm` (output axis i is input axis perm[i]).
-Tensor transpose(const Tensor& t, const std::vector<size_t>& perm) {
+Tensor permuted(const Tensor& t, const std::vector<size_t>& perm) {
   Shape shape(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) shape[i] = t.shape()[perm[i]];
   Tensor out(t.dtype(), shape);
@@ -115,7 +115,7 @@ std::optional<Tensor> try_match_shape(const Tensor& t, const Shape& shape) {
           }
         }
       }
-      out = transpose(t, perm);
+      out = permuted(t, perm);
       VKG_INFO(ind() << "Permuted array of shape: " << python_tuple(t.shape()) << " to: " << python_tuple(shape));
       return out;
     }
@@ -176,7 +176,7 @@ ErrorMetrics metrics(const std::vector<double>& values, bool with_quantile, doub
   m.max = nan_max(values);
   m.mean = mean_of(values);
   m.median = median_of(values);
-  m.quantile = with_quantile ? quantile_of(values, q) : kNaN;
+  m.quantile = with_quantile ? quantile_of(values, q) : kNotComputed;
   return m;
 }
 

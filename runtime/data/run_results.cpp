@@ -34,7 +34,7 @@ struct Where {
 };
 
 // "['name']" and "name[3]" path parts. (Built with += to stay clear of a GCC 12 -Wrestrict false positive.)
-std::string quoted(const std::string& s) {
+std::string key_path(const std::string& s) {
   std::string out = "['";
   out += s;
   out += "']";
@@ -143,7 +143,7 @@ IterationResult decode_iteration(const Json& j, const std::string& default_runne
   const Json& outputs = member(j, "outputs", where);
   if (!outputs.is_object()) where.fail("\"outputs\" must be an object, not " + json_type(outputs));
   for (const auto& [name, value] : outputs.items()) {
-    result.outputs.emplace_back(name, decode_array(value, where / (".outputs" + quoted(name))));
+    result.outputs.emplace_back(name, decode_array(value, where / (".outputs" + key_path(name))));
   }
   return result;
 }
@@ -269,7 +269,7 @@ std::vector<TensorMap> inputs_from_json(std::string_view json, const std::string
     TensorMap map;
     for (const auto& [name, value] : feed.items()) {
       if (is_class_marker(name)) continue;
-      map.emplace(name, decode_array(value, entry / quoted(name)));
+      map.emplace(name, decode_array(value, entry / key_path(name)));
     }
     inputs.push_back(std::move(map));
   }

@@ -10,6 +10,7 @@
 
 #include "runtime/core/error.h"
 #include "runtime/core/file_io.h"
+#include "runtime/core/hash.h"
 #include "runtime/core/version.h"
 
 namespace vkg {
@@ -21,7 +22,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr char kWhat[] = "engine";
+constexpr char kEngineWhat[] = "engine";
 constexpr size_t kHeaderBytes = 24;  // magic, format version, flags, metadata length
 constexpr size_t kLengthBytes = 8;   // the blob length and the checksum
 constexpr uint64_t kBlobAlignment = 16;
@@ -29,15 +30,6 @@ constexpr uint32_t kSpirvMagic = 0x07230203;
 constexpr size_t kSpirvHeaderWords = 5;
 // No tensor may claim more bytes than this (keeps every size computation far from overflow).
 constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 60;
-
-uint64_t fnv1a64(std::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const char c : bytes) {
-    h ^= uint8_t(c);
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 void put_u32(std::string& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out += char((v >> (8 * i)) & 0xff);
@@ -493,10 +485,10 @@ Engine deserialize_engine(std::string_view bytes, const std::string& what) {
 }
 
 void save_engine(const std::string& path, const Engine& engine) {
-  write_file_atomically(path, serialize_engine(engine), kWhat);
+  write_file_atomically(path, serialize_engine(engine), kEngineWhat);
 }
 
-Engine load_engine(const std::string& path) { return deserialize_engine(read_whole_file(path, kWhat), path); }
+Engine load_engine(const std::string& path) { return deserialize_engine(read_whole_file(path, kEngineWhat), path); }
 
 bool looks_like_engine(const std::string& path) {
   try {

@@ -14,12 +14,12 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr char kFormat[] = "vkgraphy-layer-precisions";
-constexpr int kVersion = 1;
-constexpr char kWhat[] = "layer-precisions file";
+constexpr char kPrecisionsFormat[] = "vkgraphy-layer-precisions";
+constexpr int kPrecisionsVersion = 1;
+constexpr char kPrecisionsWhat[] = "layer-precisions file";
 
 LayerPrecisions from_json(const Json& root, const JsonPlace& where) {
-  json_check_header(root, where, kFormat, kVersion, kWhat);
+  json_check_header(root, where, kPrecisionsFormat, kPrecisionsVersion, kPrecisionsWhat);
   LayerPrecisions out;
   if (root.contains("precision_constraints")) {
     const std::string text = json_string(root, "precision_constraints", where);
@@ -69,7 +69,7 @@ LayerPrecisions from_engine(const std::string& path) {
 LayerPrecisions load_layer_precisions(const std::string& path) {
   if (looks_like_engine(path)) return from_engine(path);
   if (looks_like_tactic_replay(path)) return from_replay(path);
-  const std::string text = read_whole_file(path, kWhat);
+  const std::string text = read_whole_file(path, kPrecisionsWhat);
   const JsonPlace where{path, ""};
   const Json root = parse_json_text(text, where);
   try {
@@ -81,13 +81,13 @@ LayerPrecisions load_layer_precisions(const std::string& path) {
 
 void save_layer_precisions(const std::string& path, const LayerPrecisions& precisions) {
   Json root = Json::object();
-  root["format"] = kFormat;
-  root["version"] = kVersion;
+  root["format"] = kPrecisionsFormat;
+  root["version"] = kPrecisionsVersion;
   if (precisions.constraints) root["precision_constraints"] = precision_constraints_name(*precisions.constraints);
   Json layers = Json::object();
   for (const auto& [name, precision] : precisions.layers) layers[name] = precision_name(precision);
   root["layer_precisions"] = std::move(layers);
-  write_file_atomically(path, root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n", kWhat);
+  write_file_atomically(path, root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n", kPrecisionsWhat);
 }
 
 }  // namespace vkg

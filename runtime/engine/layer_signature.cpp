@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "runtime/core/error.h"
+#include "runtime/core/hash.h"
 #include "runtime/engine/graph_optimizer.h"
 
 namespace vkg {
@@ -15,15 +16,6 @@ namespace vkg {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-uint64_t fnv1a64(std::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const char c : bytes) {
-    h ^= uint8_t(c);
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 std::string hex64(uint64_t v) {
   char buf[17];

@@ -14,9 +14,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr char kFormat[] = "vkgraphy-tactic-replay";
-constexpr int kVersion = 1;
-constexpr char kWhat[] = "tactic replay";
+constexpr char kReplayFormat[] = "vkgraphy-tactic-replay";
+constexpr int kReplayVersion = 1;
+constexpr char kReplayWhat[] = "tactic replay";
 
 Json candidate_to_json(const CandidateTiming& c) {
   Json j = Json::object();
@@ -85,7 +85,7 @@ TacticChoice layer_from_json(const Json& j, const JsonPlace& where) {
 }
 
 TacticReplay replay_from_json(const Json& root, const JsonPlace& where) {
-  json_check_header(root, where, kFormat, kVersion, kWhat);
+  json_check_header(root, where, kReplayFormat, kReplayVersion, kReplayWhat);
   TacticReplay replay;
   replay.device = device_identity_from_json(json_member(root, "device", where), where.file, "device");
   const Json& layers = json_member(root, "layers", where);
@@ -170,7 +170,7 @@ const TacticChoice* TacticReplay::find(const std::string& layer, const std::vect
 }
 
 TacticReplay load_tactic_replay(const std::string& path) {
-  const std::string text = read_whole_file(path, kWhat);
+  const std::string text = read_whole_file(path, kReplayWhat);
   const JsonPlace where{path, ""};
   const Json root = parse_json_text(text, where);
   try {
@@ -182,8 +182,8 @@ TacticReplay load_tactic_replay(const std::string& path) {
 
 std::string tactic_replay_to_json_text(const TacticReplay& replay) {
   Json root = Json::object();
-  root["format"] = kFormat;
-  root["version"] = kVersion;
+  root["format"] = kReplayFormat;
+  root["version"] = kReplayVersion;
   root["device"] = device_identity_to_json(replay.device);
   Json layers = Json::array();
   std::set<std::string> names;
@@ -206,7 +206,7 @@ std::string tactic_replay_to_json_text(const TacticReplay& replay) {
 }
 
 void save_tactic_replay(const std::string& path, const TacticReplay& replay) {
-  write_file_atomically(path, tactic_replay_to_json_text(replay), kWhat);
+  write_file_atomically(path, tactic_replay_to_json_text(replay), kReplayWhat);
 }
 
 bool looks_like_tactic_replay(const std::string& path) {
@@ -215,7 +215,7 @@ bool looks_like_tactic_replay(const std::string& path) {
     if (!in) return false;
     FormatSniffer sniffer;
     Json::sax_parse(in, &sniffer);
-    return sniffer.format == kFormat;
+    return sniffer.format == kReplayFormat;
   } catch (...) {
     return false;
   }

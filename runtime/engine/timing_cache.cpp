@@ -13,9 +13,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr char kFormat[] = "vkgraphy-timing-cache";
-constexpr int kVersion = 1;
-constexpr char kWhat[] = "timing cache";
+constexpr char kCacheFormat[] = "vkgraphy-timing-cache";
+constexpr int kCacheVersion = 1;
+constexpr char kCacheWhat[] = "timing cache";
 
 Json entry_to_json(const TimingEntry& e) {
   Json j = Json::object();
@@ -60,11 +60,11 @@ TimingCache cache_from_text(const std::string& text, const std::string& path) {
   const Json root = parse_json_text(text, where);
   if (!root.is_object()) where.fail(std::string("expected a JSON object, got ") + root.type_name());
   const std::string format = json_string(root, "format", where);
-  if (format != kFormat) where.field("format").fail("format is \"" + format + "\", expected \"" + kFormat + "\"");
+  if (format != kCacheFormat) where.field("format").fail("format is \"" + format + "\", expected \"" + kCacheFormat + "\"");
   const Json& version = json_member(root, "version", where);
-  if (version != kVersion) {
+  if (version != kCacheVersion) {
     where.field("version").fail("version " + version.dump() + ", this vkgraphy reads version " +
-                                std::to_string(kVersion));
+                                std::to_string(kCacheVersion));
   }
   const Json& entries = json_member(root, "entries", where);
   if (!entries.is_array()) where.field("entries").fail(std::string("expected an array, got ") + entries.type_name());
@@ -81,14 +81,14 @@ TimingCache cache_from_text(const std::string& text, const std::string& path) {
 
 }  // namespace
 
-TimingCache read_timing_cache(const std::string& path) { return cache_from_text(read_whole_file(path, kWhat), path); }
+TimingCache read_timing_cache(const std::string& path) { return cache_from_text(read_whole_file(path, kCacheWhat), path); }
 
 namespace {
 
 // Loads `path`, or nullopt with the reason in `why`. Never throws.
 std::optional<TimingCache> try_load(const std::string& path, std::string* why) {
   try {
-    return cache_from_text(read_whole_file(path, kWhat), path);
+    return cache_from_text(read_whole_file(path, kCacheWhat), path);
   } catch (const std::exception& e) {
     *why = e.what();
   } catch (...) {
@@ -140,8 +140,8 @@ TimingCache load_timing_cache(const std::string& path) {
 
 std::string timing_cache_to_json_text(const TimingCache& cache) {
   Json root = Json::object();
-  root["format"] = kFormat;
-  root["version"] = kVersion;
+  root["format"] = kCacheFormat;
+  root["version"] = kCacheVersion;
   Json entries = Json::array();
   for (const TimingEntry& e : cache.entries()) entries.push_back(entry_to_json(e));
   root["entries"] = std::move(entries);
@@ -151,7 +151,7 @@ std::string timing_cache_to_json_text(const TimingCache& cache) {
 size_t save_timing_cache(const std::string& path, const TimingCache& cache, bool merge_existing) {
   std::error_code ec;
   if (!merge_existing || !std::filesystem::exists(path, ec)) {
-    write_file_atomically(path, timing_cache_to_json_text(cache), kWhat);
+    write_file_atomically(path, timing_cache_to_json_text(cache), kCacheWhat);
     return cache.size();
   }
   std::string why;
@@ -161,7 +161,7 @@ size_t save_timing_cache(const std::string& path, const TimingCache& cache, bool
     merged.emplace();
   }
   merged->merge(cache);
-  write_file_atomically(path, timing_cache_to_json_text(*merged), kWhat);
+  write_file_atomically(path, timing_cache_to_json_text(*merged), kCacheWhat);
   return merged->size();
 }
 

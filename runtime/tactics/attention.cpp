@@ -11,20 +11,12 @@
 
 #include "runtime/core/error.h"
 #include "runtime/engine/tactic.h"
+#include "runtime/tactics/tactic_util.h"
 
 namespace vkg {
 namespace {
 
-constexpr uint32_t kLocalSize = 64;
 constexpr int64_t kMaxHead = 256;  // shaders/attention/row.comp keeps a row of Q and of Y in registers
-
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-
-uint32_t float_bits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
 
 // Whether every tensor of the layer has a device storage and fits 32-bit indices, and
 // fp16 variants have float data and a device for them.

@@ -16,10 +16,10 @@
 #include "runtime/core/window_geometry.h"
 #include "runtime/engine/tactic.h"
 #include "runtime/tactics/gemm_common.h"
+#include "runtime/tactics/tactic_util.h"
 
 namespace vkg::conv_tactics {
 
-inline constexpr uint32_t kLocalSize = 64;
 // Largest scratch buffer (im2col columns, Winograd tiles) a tactic asks for.
 inline constexpr uint64_t kMaxScratchBytes = uint64_t(64) << 20;
 // Output positions per invocation along the last spatial dim (direct, depthwise, integer).

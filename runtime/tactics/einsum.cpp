@@ -15,15 +15,13 @@
 #include "runtime/core/error.h"
 #include "runtime/engine/tactic.h"
 #include "runtime/tactics/gemm_common.h"
+#include "runtime/tactics/tactic_util.h"
 
 namespace vkg {
 namespace {
 
-constexpr uint32_t kLocalSize = 64;
 constexpr size_t kMaxOperands = 4;  // bindings 0-3 of shaders/einsum/generic.comp
 constexpr uint32_t kGemmTile = 8;   // gemm/tiled's tile edge
-
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
 // The equation of the layer; nullopt (why_not filled) when a tensor cannot be held.
 std::optional<EinsumEquation> layer_equation(const LayerContext& ctx, std::string& why_not) {

@@ -9,16 +9,11 @@
 #include "runtime/core/error.h"
 #include "runtime/engine/graph_optimizer.h"
 #include "runtime/tactics/elementwise_common.h"
+#include "runtime/tactics/tactic_util.h"
 
 namespace vkg::elementwise_tactics {
 
 namespace {
-
-uint32_t float_bits(float f) {
-  uint32_t u = 0;
-  std::memcpy(&u, &f, sizeof(u));
-  return u;
-}
 
 // The input types an op accepts.
 enum class Domain {

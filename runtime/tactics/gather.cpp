@@ -18,28 +18,15 @@
 #include <limits>
 
 #include "runtime/core/error.h"
+#include "runtime/core/index_tuples.h"
 #include "runtime/core/resize_sampling.h"
 #include "runtime/engine/tactic.h"
+#include "runtime/tactics/tactic_util.h"
 
 namespace vkg {
 
 namespace {
 
-constexpr uint32_t kLocalSize = 64;
-
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-
-uint32_t float_bits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
-
-int64_t product(const Shape& shape, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t d = begin; d < end; ++d) p *= shape[d];
-  return p;
-}
 
 // One dispatch of `invocations` one-dimensional invocations (vkg_linear_index()).
 Dispatch linear_dispatch(const LayerContext& ctx, const std::string& shader, std::vector<BindingRef> bindings,
@@ -110,7 +97,7 @@ std::optional<LayerPlan> plan_gather(const LayerContext& ctx, std::string& why, 
   VKG_CHECK(rank >= 1, ctx.node.describe() << ": data must have rank >= 1");
   const int64_t axis = normalized_axis(ctx, ctx.node.attr_int("axis", 0), rank);
   const int64_t dim = data.shape[size_t(axis)];
-  const int64_t inner = product(data.shape, size_t(axis) + 1, data.shape.size());
+  const int64_t inner = num_elements(data.shape, size_t(axis) + 1, data.shape.size());
   const int64_t count = indices.size();
   if (dim == 0 && out.size() > 0) {
     why = "data is empty along the axis, so every index is out of range";
@@ -159,23 +146,15 @@ std::optional<LayerPlan> plan_gather_elements(const LayerContext& ctx, std::stri
   return plan;
 }
 
-// How ND index tuples (GatherND, ScatterND) address data: `depth` coordinates
-// for axes batch_dims.. of data, each tuple selecting a slice of `slice` elements.
-struct NdIndexing {
-  int64_t depth = 0;
-  int64_t slice = 0;
+// The index tuples of GatherND and ScatterND with the table their shaders read.
+struct NdIndexTable : IndexTuples {
   std::vector<int32_t> meta;  // [depth] sizes of the indexed axes, [depth] their strides
   bool empty_axis = false;    // an indexed axis has size 0
 };
 
-NdIndexing nd_indexing(const LayerContext& ctx, const Shape& data, const Shape& indices, int64_t batch_dims) {
-  VKG_CHECK(!indices.empty(), ctx.node.describe() << ": indices must have rank >= 1");
-  NdIndexing nd;
-  nd.depth = indices.back();
-  VKG_CHECK(nd.depth >= 1 && nd.depth <= int64_t(data.size()) - batch_dims,
-            ctx.node.describe() << ": indices " << shape_to_string(indices) << " cannot index data "
-                                << shape_to_string(data));
-  nd.slice = product(data, size_t(batch_dims + nd.depth), data.size());
+NdIndexTable nd_index_table(const LayerContext& ctx, const Shape& data, const Shape& indices, int64_t batch_dims) {
+  NdIndexTable nd;
+  static_cast<IndexTuples&>(nd) = index_tuples(ctx.node, data, indices, batch_dims);
   const std::vector<int64_t> strides = contiguous_strides(data);
   for (int64_t j = 0; j < nd.depth; ++j) {
     const int64_t size = data[size_t(batch_dims + j)];
@@ -197,13 +176,13 @@ std::optional<LayerPlan> plan_gather_nd(const LayerContext& ctx, std::string& wh
   for (int64_t d = 0; d < batch_dims; ++d)
     VKG_CHECK(data.shape[size_t(d)] == indices.shape[size_t(d)],
               ctx.node.describe() << ": batch dimensions of data and indices differ");
-  NdIndexing nd = nd_indexing(ctx, data.shape, indices.shape, batch_dims);
+  NdIndexTable nd = nd_index_table(ctx, data.shape, indices.shape, batch_dims);
   if (nd.empty_axis && out.size() > 0) {
     why = "data is empty along an indexed axis, so every index is out of range";
     return std::nullopt;
   }
-  const int64_t tuples = product(indices.shape, size_t(batch_dims), indices.shape.size() - 1);
-  const int64_t batch_size = product(data.shape, size_t(batch_dims), data.shape.size());
+  const int64_t tuples = nd.tuple_count;
+  const int64_t batch_size = num_elements(data.shape, size_t(batch_dims), data.shape.size());
   LayerPlan plan;
   const BindingRef d = bind_input(ctx, plan, 0), i = bind_input(ctx, plan, 1);
   const BindingRef m = add_int_table(plan, std::move(nd.meta));
@@ -281,7 +260,7 @@ std::optional<LayerPlan> plan_scatter_nd(const LayerContext& ctx, std::string& w
   const LayerTensor& indices = ctx.input(1);
   const LayerTensor& updates = ctx.input(2);
   if (!common_checks(ctx, data, why)) return std::nullopt;
-  NdIndexing nd = nd_indexing(ctx, data.shape, indices.shape, 0);
+  NdIndexTable nd = nd_index_table(ctx, data.shape, indices.shape, 0);
   Shape expected(indices.shape.begin(), indices.shape.end() - 1);
   expected.insert(expected.end(), data.shape.begin() + nd.depth, data.shape.end());
   VKG_CHECK(updates.shape == expected, ctx.node.describe() << ": updates " << shape_to_string(updates.shape)
@@ -621,7 +600,7 @@ std::optional<LayerPlan> plan_grid_sample(const LayerContext& ctx, std::string& 
   const Shape spatial(x.shape.begin() + 2, x.shape.end());
   const std::vector<int64_t> strides = contiguous_strides(spatial);
   std::vector<uint32_t> push = {u32(ctx.output(0).size()), u32(x.shape[1]),
-                                u32(product(grid.shape, 1, grid.shape.size() - 1)), u32(num_elements(spatial))};
+                                u32(num_elements(grid.shape, 1, grid.shape.size() - 1)), u32(num_elements(spatial))};
   for (size_t a = 0; a < 3; ++a) push.push_back(a < rank ? u32(spatial[a]) : 1u);
   for (size_t a = 0; a < 3; ++a) push.push_back(a < rank ? u32(strides[a]) : 0u);
   uint32_t mode = 0;

@@ -12,7 +12,6 @@ namespace vkg {
 namespace {
 
 using gemm_tactics::ceil_div;
-using gemm_tactics::kLocalSize;
 
 // Split-K serves products of fewer output tiles than this (a GPU has more
 // cores than that to fill) ...

@@ -5,6 +5,7 @@
 
 #include "runtime/core/error.h"
 #include "runtime/tactics/gemm_planners.h"
+#include "runtime/tactics/tactic_util.h"
 
 namespace vkg::gemm_tactics {
 
@@ -14,8 +15,6 @@ namespace {
 constexpr uint32_t kFlagRequantize = 4;
 
 bool is_8bit(DType d) { return d == DType::UInt8 || d == DType::Int8; }
-
-uint32_t float_bits(float f) { return std::bit_cast<uint32_t>(f); }
 
 struct IntegerExtras {
   std::optional<size_t> a_zp, b_zp;  // zero point inputs

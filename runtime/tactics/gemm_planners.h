@@ -12,10 +12,10 @@
 
 #include "runtime/engine/tactic.h"
 #include "runtime/tactics/gemm_common.h"
+#include "runtime/tactics/tactic_util.h"
 
 namespace vkg::gemm_tactics {
 
-inline constexpr uint32_t kLocalSize = 64;
 
 inline int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
 inline int64_t ceil_div(int64_t x, int64_t d) { return (x + d - 1) / d; }

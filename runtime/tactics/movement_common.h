@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "runtime/engine/tactic.h"
+#include "runtime/tactics/tactic_util.h"
 
 namespace vkg::movement_tactics {
 
-inline constexpr uint32_t kLocalSize = 64;
 // Indices are 32-bit in the shaders (int for strided offsets).
 inline constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 

@@ -15,12 +15,12 @@
 #include "runtime/core/window_geometry.h"
 #include "runtime/engine/graph_optimizer.h"
 #include "runtime/engine/tactic.h"
+#include "runtime/tactics/tactic_util.h"
 
 namespace vkg {
 
 namespace {
 
-constexpr uint32_t kLocalSize = 64;        // thread-per-output shaders
 constexpr uint32_t kWindowGroupSize = 32;  // pool/window_workgroup.comp (at most 64)
 constexpr int64_t kMinWorkgroupTaps = 16;  // pool.workgroup's smallest window
 constexpr uint32_t kGlobalGroupSize = 64;  // pool/global_workgroup.comp (at most 64)

@@ -23,45 +23,19 @@ constexpr uint32_t kFlagBias = 1, kFlagLengths = 2, kFlagInitialH = 4, kFlagInit
                    kFlagY = 32, kFlagYH = 64, kFlagYC = 128;
 
 // What both tactics need to know of a recurrent layer.
-struct Recurrence {
-  uint32_t cell = 0;  // 0 RNN, 1 GRU, 2 LSTM (the shaders' kCell)
-  int64_t gates = 1, seq = 0, batch = 0, input = 0, hidden = 0, directions = 1;
-  bool batch_first = false, reverse = false, linear_before_reset = false, input_forget = false;
-  float clip = 0;
+struct RecurrentLayer : RecurrentLayout {
   std::vector<float> activation_codes;  // [dirs][3 slots][code, alpha, beta]
 };
 
-std::optional<Recurrence> describe(const LayerContext& ctx, std::string& why_not) {
+std::optional<RecurrentLayer> describe(const LayerContext& ctx, std::string& why_not) {
   const Node& node = ctx.node;
   const LayerTensor& x = ctx.input(0);
-  const LayerTensor& w = ctx.input(1);
   if (!is_float_dtype(x.dtype)) {
     why_not = "X must be float32 or float16, got " + std::string(dtype_name(x.dtype));
     return std::nullopt;
   }
-  VKG_CHECK(x.shape.size() == 3 && w.shape.size() == 3, node.describe()
-                                                            << ": X and W must be 3-D, got " << shape_to_string(x.shape)
-                                                            << " and " << shape_to_string(w.shape));
-  Recurrence r;
-  r.cell = node.op_type == "RNN" ? 0 : node.op_type == "GRU" ? 1 : 2;
-  r.gates = r.cell == 0 ? 1 : r.cell == 1 ? 3 : 4;
-  r.batch_first = ctx.opset >= 14 && node.attr_int("layout", 0) != 0;
-  r.seq = x.shape[r.batch_first ? 1 : 0];
-  r.batch = x.shape[r.batch_first ? 0 : 1];
-  r.input = x.shape[2];
-  const std::string direction = node.attr_string("direction", "forward");
-  VKG_CHECK(direction == "forward" || direction == "reverse" || direction == "bidirectional",
-            node.describe() << ": unknown direction '" << direction << "'");
-  r.directions = direction == "bidirectional" ? 2 : 1;
-  r.reverse = direction == "reverse";
-  r.hidden = node.attr_int("hidden_size", w.shape[1] / r.gates);
-  VKG_CHECK(w.shape[0] == r.directions && w.shape[1] == r.gates * r.hidden && w.shape[2] == r.input,
-            node.describe() << ": W has shape " << shape_to_string(w.shape) << ", expected [" << r.directions << ", "
-                            << r.gates * r.hidden << ", " << r.input << "]");
-  r.clip = node.attr_float("clip", 0.0f);
-  VKG_CHECK(r.clip >= 0, node.describe() << ": clip must not be negative");
-  r.linear_before_reset = r.cell == 1 && node.attr_int("linear_before_reset", 0) != 0;
-  r.input_forget = r.cell == 2 && node.attr_int("input_forget", 0) != 0;
+  RecurrentLayer r;
+  static_cast<RecurrentLayout&>(r) = recurrent_layout(node, ctx.opset, x.shape, ctx.input(1).shape);
   for (const auto& per_direction : recurrent_activations(node, r.directions)) {
     for (size_t slot = 0; slot < 3; ++slot) {
       const RecurrentActivation a = slot < per_direction.size() ? per_direction[slot] : RecurrentActivation{};
@@ -78,7 +52,7 @@ std::optional<Recurrence> describe(const LayerContext& ctx, std::string& why_not
 // The node's inputs and outputs bound in the order both shaders share: B, sequence_lens,
 // initial_h, initial_c, P, activations, Y, Y_h, Y_c (absent ones bound to a dummy scratch
 // buffer). `flags` gets the kFlag bits of those present.
-std::vector<BindingRef> state_bindings(const LayerContext& ctx, LayerPlan& plan, const Recurrence& r, uint32_t& flags) {
+std::vector<BindingRef> state_bindings(const LayerContext& ctx, LayerPlan& plan, const RecurrentLayer& r, uint32_t& flags) {
   const BindingRef dummy = BindingRef::scratch(0);
   auto optional_input = [&](size_t i, uint32_t flag) {
     if (!ctx.has_input(i)) return dummy;
@@ -90,7 +64,7 @@ std::vector<BindingRef> state_bindings(const LayerContext& ctx, LayerPlan& plan,
     flags |= flag;
     return BindingRef::output(uint32_t(i));
   };
-  const bool lstm = r.cell == 2;
+  const bool lstm = r.cell == RecurrentCell::Lstm;
   std::vector<BindingRef> b = {optional_input(3, kFlagBias), optional_input(4, kFlagLengths),
                                optional_input(5, kFlagInitialH)};
   b.push_back(lstm ? optional_input(6, kFlagInitialC) : dummy);
@@ -104,17 +78,17 @@ std::vector<BindingRef> state_bindings(const LayerContext& ctx, LayerPlan& plan,
 
 // The specialization constants cell.comp and step.comp share; cell.comp also sizes its shared
 // arrays by the hidden size (constant 2).
-std::vector<SpecValue> cell_spec(const Recurrence& r, uint32_t local_size, bool shared_arrays) {
+std::vector<SpecValue> cell_spec(const RecurrentLayer& r, uint32_t local_size, bool shared_arrays) {
   std::vector<SpecValue> spec = {
-      {0, local_size}, {1, r.cell}, {3, r.linear_before_reset ? 1u : 0u}, {4, r.input_forget ? 1u : 0u}};
+      {0, local_size}, {1, uint32_t(r.cell)}, {3, r.linear_before_reset ? 1u : 0u}, {4, r.input_forget ? 1u : 0u}};
   if (shared_arrays) spec.push_back({2, uint32_t(r.hidden)});
   return spec;
 }
 
 std::optional<LayerPlan> plan_workgroup(const LayerContext& ctx, std::string& why_not, uint32_t local_size) {
-  const std::optional<Recurrence> found = describe(ctx, why_not);
+  const std::optional<RecurrentLayer> found = describe(ctx, why_not);
   if (!found) return std::nullopt;
-  const Recurrence& r = *found;
+  const RecurrentLayer& r = *found;
   // Four shared arrays of the hidden size.
   const uint64_t shared = 4 * sizeof(float) * uint64_t(r.hidden);
   if (shared > ctx.device.max_shared_memory_bytes) {
@@ -137,7 +111,7 @@ std::optional<LayerPlan> plan_workgroup(const LayerContext& ctx, std::string& wh
   }
   // Each invocation runs every step for its units: G dot products over I and H per unit.
   const uint64_t units = uint64_t(r.hidden + local_size - 1) / local_size;
-  const uint64_t per_step = units * (uint64_t(r.gates + (r.cell == 1 ? 1 : 0)) * uint64_t(r.input + r.hidden) + 3);
+  const uint64_t per_step = units * (uint64_t(r.gates + (r.cell == RecurrentCell::Gru ? 1 : 0)) * uint64_t(r.input + r.hidden) + 3);
   if (!loops_fit_device(ctx, uint64_t(r.seq) * per_step + units, 8, why_not)) return std::nullopt;
 
   LayerPlan plan;
@@ -165,9 +139,9 @@ std::optional<LayerPlan> plan_workgroup(const LayerContext& ctx, std::string& wh
 }
 
 std::optional<LayerPlan> plan_steps(const LayerContext& ctx, std::string& why_not) {
-  const std::optional<Recurrence> found = describe(ctx, why_not);
+  const std::optional<RecurrentLayer> found = describe(ctx, why_not);
   if (!found) return std::nullopt;
-  const Recurrence& r = *found;
+  const RecurrentLayer& r = *found;
   constexpr uint32_t kLocal = 64;
   const uint64_t rows = uint64_t(r.gates * r.hidden);
   const uint64_t projections = uint64_t(r.directions * r.seq * r.batch);
@@ -189,7 +163,7 @@ std::optional<LayerPlan> plan_steps(const LayerContext& ctx, std::string& why_no
   LayerPlan plan;
   // Scratch: 0 the dummy, 1 XW, 2 and 3 the hidden state (swapped each step), 4 C, 5 RH.
   plan.scratch_bytes = {
-      16, xw_bytes, state_bytes, state_bytes, r.cell == 2 ? state_bytes : 16, r.cell == 1 ? state_bytes : 16};
+      16, xw_bytes, state_bytes, state_bytes, r.cell == RecurrentCell::Lstm ? state_bytes : 16, r.cell == RecurrentCell::Gru ? state_bytes : 16};
   const BindingRef xw = BindingRef::scratch(1);
   const BindingRef x = bind_input(ctx, plan, 0), w = bind_input(ctx, plan, 1), rw = bind_input(ctx, plan, 2);
   uint32_t flags = 0;
@@ -209,7 +183,7 @@ std::optional<LayerPlan> plan_steps(const LayerContext& ctx, std::string& why_no
   projection.groups = {uint32_t((rows + kLocal - 1) / kLocal), uint32_t(projections), 1};
   plan.dispatches.push_back(std::move(projection));
 
-  const uint32_t phases = r.cell == 1 && !r.linear_before_reset ? 2 : 1;
+  const uint32_t phases = r.cell == RecurrentCell::Gru && !r.linear_before_reset ? 2 : 1;
   for (int64_t s = 0; s < r.seq; ++s) {
     for (uint32_t phase = 0; phase < phases; ++phase) {
       Dispatch d;

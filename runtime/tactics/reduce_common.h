@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/reduction_axes.h"
 #include "runtime/engine/tactic.h"
 
 namespace vkg::reduce_tactics {
@@ -39,12 +40,6 @@ struct RowGeometry {
 // The geometry of reducing `shape` over the axes marked in `mask`; nullopt (with
 // why_not) when it does not fit the shaders' 32-bit indices or four runs.
 std::optional<RowGeometry> row_geometry(const Shape& shape, const std::vector<bool>& mask, std::string& why_not);
-
-// ONNX axes (possibly negative, empty = all) as a per-axis mask, as the reference
-// backend reads them; throws Error for an out-of-range or repeated axis.
-std::vector<bool> axes_mask(const Node& node, const std::vector<int64_t>& axes, int64_t rank);
-// The mask of the axes from `first` on.
-std::vector<bool> trailing_mask(int64_t first, int64_t rank);
 
 // Checks shared by every tactic of the family: every tensor has a device storage,
 // an fp16 tactic has float tensors to compute on and a device that can.

@@ -7,16 +7,11 @@
 
 #include "runtime/core/error.h"
 #include "runtime/tactics/reduce_common.h"
+#include "runtime/tactics/tactic_util.h"
 
 namespace vkg::reduce_tactics {
 
 namespace {
-
-uint32_t float_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
 
 // Operation codes of shaders/norm/norm_ops.glsl.
 enum class NormOp : uint32_t {
@@ -100,7 +95,7 @@ std::optional<NormLayer> layer_norm(const LayerContext& ctx, LayerPlan& plan, st
             node.describe() << ": stash_type " << stash << " is not a floating type");
   NormLayer n;
   n.op = node.op_type == "RMSNormalization" ? NormOp::Rms : NormOp::Layer;
-  n.mask = trailing_mask(axis, rank);
+  n.mask = trailing_axes_mask(axis, rank);
   n.epsilon = node.attr_float("epsilon", 1e-5f);
   const Shape normalized(x.shape.begin() + axis, x.shape.end());
   n.scale = bind_row_parameter(ctx, plan, 1, normalized, n.scale_period, why_not);
@@ -166,7 +161,7 @@ std::optional<NormLayer> instance_norm(const LayerContext& ctx, LayerPlan& plan)
             node.describe() << ": scale and B must have " << channels << " elements (the channels of the input)");
   NormLayer n;
   n.op = NormOp::Instance;
-  n.mask = trailing_mask(2, int64_t(x.shape.size()));
+  n.mask = trailing_axes_mask(2, int64_t(x.shape.size()));
   n.epsilon = node.attr_float("epsilon", 1e-5f);
   n.scale = bind_input(ctx, plan, 1);
   n.bias = bind_input(ctx, plan, 2);
@@ -182,7 +177,7 @@ std::optional<NormLayer> mean_variance_norm(const LayerContext& ctx) {
   n.op = NormOp::MeanVariance;
   if (ctx.opset < 9) {
     VKG_CHECK(rank >= 2, node.describe() << ": the input must have rank >= 2");
-    n.mask = trailing_mask(node.attr_int("across_channels", 0) != 0 ? 1 : 2, rank);
+    n.mask = trailing_axes_mask(node.attr_int("across_channels", 0) != 0 ? 1 : 2, rank);
     if (node.attr_int("normalize_variance", 1) == 0) n.op = NormOp::MeanOnly;
   } else {
     n.mask = axes_mask(node, node.attr_ints("axes", {0, 2, 3}), rank);

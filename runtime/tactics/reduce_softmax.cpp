@@ -25,7 +25,7 @@ std::optional<RowGeometry> softmax_rows(const LayerContext& ctx, std::string& wh
     int64_t axis = node.attr_int("axis", 1);
     VKG_CHECK(axis >= -rank && axis <= rank,
               node.describe() << ": axis " << axis << " is out of range for an input of rank " << rank);
-    mask = trailing_mask(axis < 0 ? axis + rank : axis, rank);
+    mask = trailing_axes_mask(axis < 0 ? axis + rank : axis, rank);
   } else if (rank > 0) {
     mask = axes_mask(node, {node.attr_int("axis", -1)}, rank);
   }

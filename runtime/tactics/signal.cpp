@@ -15,15 +15,13 @@
 
 #include "runtime/core/error.h"
 #include "runtime/engine/tactic.h"
+#include "runtime/tactics/tactic_util.h"
 
 namespace vkg {
 
 namespace {
 
-constexpr uint32_t kLocalSize = 64;
 constexpr int64_t kMaxFftLength = 4096;  // fft_radix2.comp: n complex samples in shared memory
-
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
 // Float tensors in a storage this arithmetic reads, sizes within 32-bit indexing.
 bool float_tensors(const LayerContext& ctx, const std::vector<const LayerTensor*>& tensors, std::string& why) {

@@ -75,6 +75,22 @@ inline Node make_named_node(const std::string& name, const std::string& op, size
   return n;
 }
 
+// A node `op` called "<op>_node", inputs in0.., outputs out0...
+inline Node op_node(const std::string& op, size_t num_inputs, size_t num_outputs = 1, Attrs attrs = {}) {
+  return make_named_node(op + "_node", op, num_inputs, num_outputs, std::move(attrs));
+}
+
+// A node `op` called `name` reading and writing the named tensors (for graph tests).
+inline Node graph_node(const std::string& name, const std::string& op, std::vector<std::string> inputs,
+                       std::vector<std::string> outputs) {
+  Node n;
+  n.name = name;
+  n.op_type = op;
+  n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
+  return n;
+}
+
 // Runs one node at `opset`; nullptr inputs are omitted optional inputs.
 inline std::vector<Tensor> run(const Node& node, int64_t opset, const std::vector<const Tensor*>& inputs) {
   return run_reference_node(node, opset, inputs);
@@ -90,7 +106,6 @@ template <class T> std::vector<T> values(const Tensor& t) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.size());
 }
 
-// A float32 tensor of uniform random values in [lo, hi), reproducible from `seed`.
 // Every element of `actual` within `tol` of `expected` (same count), reported element by element.
 inline void expect_all_near(const Tensor& actual, const std::vector<double>& expected, double tol = 1e-5) {
   ASSERT_EQ(size_t(actual.size()), expected.size()) << actual.describe();
@@ -98,6 +113,7 @@ inline void expect_all_near(const Tensor& actual, const std::vector<double>& exp
     EXPECT_NEAR(actual.get_as_double(int64_t(i)), expected[i], tol) << "element " << i;
 }
 
+// A float32 tensor of uniform random values in [lo, hi), reproducible from `seed`.
 inline Tensor random_floats(const Shape& shape, uint32_t seed, float lo = -3.0f, float hi = 3.0f) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);

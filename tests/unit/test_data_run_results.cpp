@@ -15,7 +15,6 @@ namespace {
 constexpr char kRunner[] = "onnxrt-runner-N0-01/01/24-00:00:00";
 
 std::string golden(const std::string& name) { return test::data_dir() + "/" + name; }
-std::string read(const std::string& path) { return read_whole_file(path, "test file"); }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
@@ -45,15 +44,15 @@ TEST(DataRunResults, LoadsPolygraphyGoldenOutputs) {
 // vkgraphy writes outputs byte for byte as Polygraphy 0.30-0.48 do (read by every later version too).
 TEST(DataRunResults, WritesExactlyWhatPolygraphyWrites) {
   const RunResults results = load_run_results(golden("polygraphy_golden_identity_legacy.json"));
-  EXPECT_EQ(run_results_to_json(results), read(golden("polygraphy_golden_identity_legacy.json")));
+  EXPECT_EQ(run_results_to_json(results), test::read_text(golden("polygraphy_golden_identity_legacy.json")));
 
-  const std::string multi = read(golden("polygraphy_golden_multi.json"));
+  const std::string multi = test::read_text(golden("polygraphy_golden_multi.json"));
   const RunResults many = run_results_from_json(multi, "multi");
   EXPECT_EQ(run_results_to_json(many),
             replace_all(multi, "\"polygraphy_class\": \"LazyArray\"", "\"polygraphy_class\": \"LazyNumpyArray\""));
 
   const auto inputs = load_inputs(golden("polygraphy_golden_identity_inputs.json"));
-  EXPECT_EQ(inputs_to_json(inputs), read(golden("polygraphy_golden_identity_inputs.json")));
+  EXPECT_EQ(inputs_to_json(inputs), test::read_text(golden("polygraphy_golden_identity_inputs.json")));
 }
 
 TEST(DataRunResults, KeepsRunnerIterationAndOutputOrder) {
@@ -164,7 +163,7 @@ TEST(DataRunResults, ReportsMalformedFilesClearly) {
   EXPECT_ERROR_CONTAINS(run_results_from_json(replace_all(bad_array, "\"runtime\": 1", "\"runtime\": \"x\""), "f.json"),
                         "\"runtime\" must be a number");
 
-  EXPECT_ERROR_CONTAINS(inputs_from_json(read(golden("polygraphy_golden_identity.json")), "o.json"),
+  EXPECT_ERROR_CONTAINS(inputs_from_json(test::read_text(golden("polygraphy_golden_identity.json")), "o.json"),
                         "'o.json': holds outputs (RunResults), not inputs");
   EXPECT_ERROR_CONTAINS(inputs_from_json("[{\"x\": 1}]", "i.json"), "'i.json': [0]['x']: expected an encoded array");
   EXPECT_ERROR_CONTAINS(inputs_from_json("[3]", "i.json"), "[0]: expected a {name: array} dict");
@@ -227,8 +226,8 @@ TEST(DataRunResults, FilesLoadWithNumpy) {
   for (const auto& [file, expected] :
        {std::pair{dir.file("out.json"), expected_outputs}, std::pair{dir.file("in.json"), expected_inputs}}) {
     const std::string command = python + " " + script + " " + file + " > " + file + ".txt 2>&1";
-    ASSERT_EQ(std::system(command.c_str()), 0) << read(file + ".txt");
-    EXPECT_EQ(read(file + ".txt"), expected);
+    ASSERT_EQ(std::system(command.c_str()), 0) << test::read_text(file + ".txt");
+    EXPECT_EQ(test::read_text(file + ".txt"), expected);
   }
 }
 

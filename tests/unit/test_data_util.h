@@ -9,11 +9,29 @@
 #include <string>
 
 #include "runtime/core/error.h"
+#include "runtime/core/file_io.h"
 #include "runtime/core/tensor.h"
 
 namespace vkg::test {
 
 inline std::string data_dir() { return std::string(VKGRAPHY_SOURCE_DIR) + "/tests/data"; }
+
+// The path of one of Polygraphy's test models bundled in tests/models/polygraphy.
+inline std::string polygraphy_model(const std::string& name) {
+  return std::string(VKGRAPHY_SOURCE_DIR) + "/tests/models/polygraphy/" + name;
+}
+
+// The whole content of a file the test wrote or reads.
+inline std::string read_text(const std::string& path) { return read_whole_file(path, "test file"); }
+
+// An empty folder <temp>/<suite>/<current test's name>, made afresh for each test.
+inline std::string fresh_test_dir(const std::string& suite) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / suite / info->name();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
 
 // A fresh, empty folder under the system temp folder, removed at destruction.
 class TempDir {

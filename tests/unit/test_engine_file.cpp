@@ -10,9 +10,11 @@
 
 #include "runtime/core/error.h"
 #include "runtime/core/file_io.h"
+#include "runtime/core/hash.h"
 #include "runtime/engine/engine_file.h"
 #include "runtime/vulkan/shader_table.h"
 #include "runtime/vulkan/spirv_disassembly.h"
+#include "tests/unit/test_data_util.h"
 
 namespace vkg {
 namespace {
@@ -21,14 +23,6 @@ namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
 // A fresh folder per test.
-std::string temp_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(::testing::TempDir()) / "vkg_engine_file" / info->name();
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
 std::vector<uint32_t> add_shader() {
   const std::span<const uint32_t> words = vk::builtin_shader("elementwise/add.f32");
   return {words.begin(), words.end()};
@@ -159,15 +153,6 @@ void expect_equal(const Engine& a, const Engine& b) {
 
 // ---- helpers that take a file apart and put it back with a valid checksum ----
 
-uint64_t fnv1a64(std::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const char c : bytes) {
-    h ^= uint8_t(c);
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
 uint64_t get_u64(const std::string& s, size_t at) {
   uint64_t v = 0;
   for (int i = 0; i < 8; ++i) v |= uint64_t(uint8_t(s[at + size_t(i)])) << (8 * i);
@@ -248,7 +233,7 @@ TEST(EngineFile, RoundTripKeepsEveryField) {
 }
 
 TEST(EngineFile, SaveAndLoadAFile) {
-  const std::string path = temp_dir() + "/sub/folder/model.engine";  // folders are created
+  const std::string path = test::fresh_test_dir("vkg_engine_file") + "/sub/folder/model.engine";  // folders are created
   const Engine e = sample_engine();
   save_engine(path, e);
   EXPECT_TRUE(looks_like_engine(path));
@@ -322,7 +307,7 @@ TEST(EngineFile, TruncatedAnywhereIsAClearError) {
 }
 
 TEST(EngineFile, TruncatedFileNamesThePath) {
-  const std::string path = temp_dir() + "/cut.engine";
+  const std::string path = test::fresh_test_dir("vkg_engine_file") + "/cut.engine";
   const std::string bytes = serialize_engine(sample_engine());
   write_file_atomically(path, bytes.substr(0, bytes.size() / 2), "test");
   EXPECT_TRUE(looks_like_engine(path));
@@ -367,7 +352,7 @@ TEST(EngineFile, RandomMutationsLoadOrFailCleanly) {
 }
 
 TEST(EngineFile, WrongMagicIsNotAnEngine) {
-  const std::string dir = temp_dir();
+  const std::string dir = test::fresh_test_dir("vkg_engine_file");
   std::string bytes = serialize_engine(sample_engine());
   bytes[3] = 'X';
   EXPECT_EQ(load_error(bytes, "m.onnx"), "'m.onnx': not a vkgraphy engine (wrong magic bytes)");

@@ -15,6 +15,7 @@
 #include "runtime/engine/tactic_replay.h"
 #include "runtime/engine/timing_cache.h"
 #include "tests/unit/seeded_mutation.h"
+#include "tests/unit/test_data_util.h"
 
 namespace vkg {
 namespace {
@@ -22,15 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 
 // A fresh folder per test.
-std::string temp_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(::testing::TempDir()) / "vkg_engine_files" / info->name();
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
-std::string read(const std::string& path) { return read_whole_file(path, "test file"); }
 void write(const std::string& path, const std::string& text) { write_file_atomically(path, text, "test file"); }
 
 std::string replaced(std::string s, const std::string& from, const std::string& to) {
@@ -258,7 +250,7 @@ TacticReplay sample_replay() {
 }
 
 TEST(EngineTacticReplay, RoundTripAndFind) {
-  const std::string path = temp_dir() + "/replay.json";
+  const std::string path = test::fresh_test_dir("vkg_engine_files") + "/replay.json";
   const TacticReplay r = sample_replay();
   save_tactic_replay(path, r);
   const TacticReplay back = load_tactic_replay(path);
@@ -266,7 +258,7 @@ TEST(EngineTacticReplay, RoundTripAndFind) {
   ASSERT_NE(back.find("relu1"), nullptr);
   EXPECT_EQ(back.find("relu1")->tactic, "eltwise.vec4.f32");
   EXPECT_EQ(back.find("conv9"), nullptr);
-  const std::string text = read(path);
+  const std::string text = test::read_text(path);
   EXPECT_NE(text.find("\"format\": \"vkgraphy-tactic-replay\""), std::string::npos);
   EXPECT_NE(text.find("\"error\": \"shader needs shaderFloat16\""), std::string::npos);
 }
@@ -274,7 +266,7 @@ TEST(EngineTacticReplay, RoundTripAndFind) {
 // --validate-tactics records each candidate's error, and rejected candidates
 // with the reason; an infinite error (NaN where the reference has a number) is "inf".
 TEST(EngineTacticReplay, ValidationErrorsRoundTrip) {
-  const std::string path = temp_dir() + "/replay.json";
+  const std::string path = test::fresh_test_dir("vkg_engine_files") + "/replay.json";
   TacticReplay r = sample_replay();
   r.layers[0].candidates[0].validation_error = 2.5e-7;
   CandidateTiming rejected{"gemm.tile2x2.f32", Precision::FP32, 0, {}, "rejected by validation: ..."};
@@ -291,7 +283,7 @@ TEST(EngineTacticReplay, ValidationErrorsRoundTrip) {
   r.layers[1].candidates.push_back(untimed);
   save_tactic_replay(path, r);
   EXPECT_EQ(load_tactic_replay(path), r);
-  const std::string text = read(path);
+  const std::string text = test::read_text(path);
   EXPECT_NE(text.find("\"validation_error\": \"inf\""), std::string::npos);
   EXPECT_NE(text.find("\"rejected\": true"), std::string::npos);
   // A rejected candidate without its error, or a bad error value, is a clear error.
@@ -304,15 +296,15 @@ TEST(EngineTacticReplay, ValidationErrorsRoundTrip) {
 TEST(EngineTacticReplay, SavingDuplicateLayersFails) {
   TacticReplay r = sample_replay();
   r.layers.push_back(r.layers[0]);
-  EXPECT_THROW(save_tactic_replay(temp_dir() + "/r.json", r), Error);
+  EXPECT_THROW(save_tactic_replay(test::fresh_test_dir("vkg_engine_files") + "/r.json", r), Error);
 }
 
 TEST(EngineTacticReplay, LooksLikeReplay) {
-  const std::string dir = temp_dir();
+  const std::string dir = test::fresh_test_dir("vkg_engine_files");
   save_tactic_replay(dir + "/replay.json", sample_replay());
   EXPECT_TRUE(looks_like_tactic_replay(dir + "/replay.json"));
   // Another version is still a replay (loading it then says why it is unusable).
-  write(dir + "/v2.json", replaced(read(dir + "/replay.json"), "\"version\": 1", "\"version\": 2"));
+  write(dir + "/v2.json", replaced(test::read_text(dir + "/replay.json"), "\"version\": 1", "\"version\": 2"));
   EXPECT_TRUE(looks_like_tactic_replay(dir + "/v2.json"));
   write(dir + "/late_format.json", "{\"layers\": [{\"format\": \"x\"}], \"format\": \"vkgraphy-tactic-replay\"}");
   EXPECT_TRUE(looks_like_tactic_replay(dir + "/late_format.json"));
@@ -336,9 +328,9 @@ TEST(EngineTacticReplay, LooksLikeReplay) {
 
 // Each broken replay and the words its error must contain (besides the file name).
 TEST(EngineTacticReplay, LoadFailsLoudly) {
-  const std::string dir = temp_dir();
+  const std::string dir = test::fresh_test_dir("vkg_engine_files");
   save_tactic_replay(dir + "/good.json", sample_replay());
-  const std::string good = read(dir + "/good.json");
+  const std::string good = test::read_text(dir + "/good.json");
   struct Case {
     std::string name;
     std::string text;
@@ -392,7 +384,7 @@ TEST(EngineTacticReplay, LoadFailsLoudly) {
 }
 
 TEST(EngineTacticReplay, MissingFileIsAnError) {
-  const std::string path = temp_dir() + "/nope.json";
+  const std::string path = test::fresh_test_dir("vkg_engine_files") + "/nope.json";
   try {
     load_tactic_replay(path);
     FAIL() << "expected an Error";
@@ -444,7 +436,7 @@ TEST(EngineTimingCache, RejectedEntriesRoundTripAndNeverMatch) {
   c.record(measured);
   EXPECT_FALSE(c.lookup(lavapipe(), "00112233aabbccdd", "gemm.tile2x2.f32"));
   EXPECT_EQ(c.lookup(lavapipe(), "00112233aabbccdd", "gemm.tile16x16.f32")->validation_error, 1e-7);
-  const std::string path = temp_dir() + "/cache.json";
+  const std::string path = test::fresh_test_dir("vkg_engine_files") + "/cache.json";
   save_timing_cache(path, c, /*merge_existing=*/false);
   EXPECT_EQ(load_timing_cache(path).entries(), c.entries());
 }
@@ -466,7 +458,7 @@ TEST(EngineTimingCache, RecordReplacesAndMergePrefersNewer) {
 }
 
 TEST(EngineTimingCache, RoundTripKeepsOtherDevices) {
-  const std::string path = temp_dir() + "/cache.json";
+  const std::string path = test::fresh_test_dir("vkg_engine_files") + "/cache.json";
   save_timing_cache(path, sample_cache());
   const TimingCache back = load_timing_cache(path);
   EXPECT_EQ(back.entries(), sample_cache().entries());
@@ -481,7 +473,7 @@ TEST(EngineTimingCache, RoundTripKeepsOtherDevices) {
 }
 
 TEST(EngineTimingCache, SaveMergesIntoExistingFile) {
-  const std::string path = temp_dir() + "/cache.json";
+  const std::string path = test::fresh_test_dir("vkg_engine_files") + "/cache.json";
   save_timing_cache(path, sample_cache());
   TimingCache second;
   second.record(entry(lavapipe(), "00112233aabbccdd", "gemm.tile4x4.f32", 1000));  // newer measurement
@@ -498,7 +490,7 @@ TEST(EngineTimingCache, SaveMergesIntoExistingFile) {
 }
 
 TEST(EngineTimingCache, SaveReplacesACorruptFileWithAWarning) {
-  const std::string path = temp_dir() + "/cache.json";
+  const std::string path = test::fresh_test_dir("vkg_engine_files") + "/cache.json";
   write(path, "{ not json");
   const std::string log = printed([&] { save_timing_cache(path, sample_cache()); });
   EXPECT_NE(log.find("replacing unusable timing cache"), std::string::npos) << log;
@@ -507,9 +499,9 @@ TEST(EngineTimingCache, SaveReplacesACorruptFileWithAWarning) {
 
 // Each unusable file loads as an empty cache with a warning that says why.
 TEST(EngineTimingCache, LoadFailsSoftly) {
-  const std::string dir = temp_dir();
+  const std::string dir = test::fresh_test_dir("vkg_engine_files");
   save_timing_cache(dir + "/good.json", sample_cache());
-  const std::string good = read(dir + "/good.json");
+  const std::string good = test::read_text(dir + "/good.json");
   struct Case {
     std::string name;
     std::string text;
@@ -547,9 +539,9 @@ TEST(EngineTimingCache, LoadFailsSoftly) {
 }
 
 TEST(EngineTimingCache, MalformedEntryIsSkipped) {
-  const std::string path = temp_dir() + "/cache.json";
+  const std::string path = test::fresh_test_dir("vkg_engine_files") + "/cache.json";
   save_timing_cache(path, sample_cache());
-  write(path, replaced(read(path), "\"median_ns\": 900.25", "\"median_ns\": \"slow\""));
+  write(path, replaced(test::read_text(path), "\"median_ns\": 900.25", "\"median_ns\": \"slow\""));
   TimingCache cache;
   const std::string log = printed([&] { cache = load_timing_cache(path); });
   EXPECT_EQ(cache.size(), 2u);
@@ -560,9 +552,9 @@ TEST(EngineTimingCache, MalformedEntryIsSkipped) {
 // ---------------------------------------------------------------- corruption
 
 TEST(EngineFilesCorruption, CorruptCacheNeverThrows) {
-  const std::string dir = temp_dir();
+  const std::string dir = test::fresh_test_dir("vkg_engine_files");
   save_timing_cache(dir + "/good.json", sample_cache());
-  const std::string good = read(dir + "/good.json");
+  const std::string good = test::read_text(dir + "/good.json");
   std::mt19937 rng(1234);
   QuietLogger quiet;
   for (int i = 0; i < 200; ++i) {
@@ -577,9 +569,9 @@ TEST(EngineFilesCorruption, CorruptCacheNeverThrows) {
 }
 
 TEST(EngineFilesCorruption, CorruptReplayThrowsOnlyVkgError) {
-  const std::string dir = temp_dir();
+  const std::string dir = test::fresh_test_dir("vkg_engine_files");
   save_tactic_replay(dir + "/good.json", sample_replay());
-  const std::string good = read(dir + "/good.json");
+  const std::string good = test::read_text(dir + "/good.json");
   std::mt19937 rng(5678);
   int rejected = 0;
   for (int i = 0; i < 200; ++i) {

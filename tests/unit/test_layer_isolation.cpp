@@ -6,19 +6,10 @@
 #include "debug/layer_isolation.h"
 #include "runtime/data/comparator.h"
 #include "runtime/reference/reference_backend.h"
+#include "tests/unit/op_test_util.h"
 
 namespace vkg {
 namespace {
-
-Node node(const std::string& name, const std::string& op, std::vector<std::string> inputs,
-          std::vector<std::string> outputs) {
-  Node n;
-  n.name = name;
-  n.op_type = op;
-  n.inputs = std::move(inputs);
-  n.outputs = std::move(outputs);
-  return n;
-}
 
 // x -> Relu -> a -> Neg -> b; Add(a, b) -> c; Add(c, w) -> d (w an initializer).
 Graph chain() {
@@ -32,8 +23,8 @@ Graph chain() {
   d.name = "d";
   g.outputs = {d};
   g.initializers["w"] = Tensor::from_vector<float>({3}, {10, 20, 30});
-  g.nodes = {node("relu", "Relu", {"x"}, {"a"}), node("neg", "Neg", {"a"}, {"b"}),
-             node("add", "Add", {"a", "b"}, {"c"}), node("bias", "Add", {"c", "w"}, {"d"})};
+  g.nodes = {test::graph_node("relu", "Relu", {"x"}, {"a"}), test::graph_node("neg", "Neg", {"a"}, {"b"}),
+             test::graph_node("add", "Add", {"a", "b"}, {"c"}), test::graph_node("bias", "Add", {"c", "w"}, {"d"})};
   return g;
 }
 

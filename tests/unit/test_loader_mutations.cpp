@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 namespace vkg {
 namespace {
 
-std::string fixture(const std::string& name) {
+std::string fixture_text(const std::string& name) {
   return read_whole_file(std::string(VKGRAPHY_SOURCE_DIR) + "/tests/data/" + name, "fixture");
 }
 
@@ -51,7 +51,7 @@ TEST(LoaderMutations, PolygraphyOutputsFiles) {
   const int n = test::fuzz_iterations(200);
   for (const char* name : {"polygraphy_golden_multi.json", "polygraphy_golden_identity.json",
                            "polygraphy_golden_identity_legacy.json", "polygraphy_legacy_markers.json"}) {
-    const std::string original = fixture(name);
+    const std::string original = fixture_text(name);
     ASSERT_NO_THROW(run_results_from_json(original, name)) << name;
     const int rejected = rejected_mutations(name, original, 11, n, [&](const std::string& bytes) {
       const RunResults r = run_results_from_json(bytes, name);
@@ -65,7 +65,7 @@ TEST(LoaderMutations, PolygraphyOutputsFiles) {
 TEST(LoaderMutations, PolygraphyInputsFiles) {
   const int n = test::fuzz_iterations(200);
   for (const char* name : {"polygraphy_dataloader_golden.json", "polygraphy_golden_identity_inputs.json"}) {
-    const std::string original = fixture(name);
+    const std::string original = fixture_text(name);
     ASSERT_NO_THROW(inputs_from_json(original, name)) << name;
     const int rejected = rejected_mutations(name, original, 12, n, [&](const std::string& bytes) {
       for (const TensorMap& feed : inputs_from_json(bytes, name))

@@ -7,15 +7,12 @@
 
 #include "runtime/onnx/onnx_import.h"
 #include "runtime/reference/reference_backend.h"
+#include "tests/unit/test_data_util.h"
 
 namespace fs = std::filesystem;
 
 namespace vkg {
 namespace {
-
-std::string fixture(const std::string& name) {
-  return std::string(VKGRAPHY_SOURCE_DIR) + "/tests/models/polygraphy/" + name;
-}
 
 std::string temp_path(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("vkgraphy_import_test_" + std::to_string(::getpid()));
@@ -34,7 +31,7 @@ void expect_import_error(const std::string& path, const std::string& needle) {
 }
 
 TEST(OnnxImport, ReadsIrVersionsTheCheckerRefuses) {
-  OnnxModel m = load_onnx_model(fixture("unsorted.onnx"));
+  OnnxModel m = load_onnx_model(test::polygraphy_model("unsorted.onnx"));
   EXPECT_EQ(m.proto->ir_version(), 9);
   Graph g = import_onnx(m);
   ASSERT_EQ(g.nodes.size(), 2u);
@@ -45,21 +42,21 @@ TEST(OnnxImport, ReadsIrVersionsTheCheckerRefuses) {
 TEST(OnnxImport, ExternalDataBesideTheModel) {
   ImportOptions no_folding;
   no_folding.fold_constants = false;
-  Graph g = import_onnx(fixture("ext_weights_same_dir/ext_weights.onnx"), no_folding);
+  Graph g = import_onnx(test::polygraphy_model("ext_weights_same_dir/ext_weights.onnx"), no_folding);
   ASSERT_EQ(g.initializers.count("a"), 1u);
   EXPECT_EQ(g.initializers.at("a").shape(), (Shape{1, 3}));
 }
 
 TEST(OnnxImport, ExternalDataInAnotherFolder) {
-  expect_import_error(fixture("ext_weights.onnx"), "--external-data-dir");
+  expect_import_error(test::polygraphy_model("ext_weights.onnx"), "--external-data-dir");
   ImportOptions o;
-  o.external_data_dir = fixture("data");
-  Graph g = import_onnx(fixture("ext_weights.onnx"), o);
+  o.external_data_dir = test::polygraphy_model("data");
+  Graph g = import_onnx(test::polygraphy_model("ext_weights.onnx"), o);
   EXPECT_FALSE(g.initializers.empty());
 }
 
 TEST(OnnxImport, FoldsConstants) {
-  Graph g = import_onnx(fixture("const_foldable.onnx"));
+  Graph g = import_onnx(test::polygraphy_model("const_foldable.onnx"));
   ASSERT_EQ(g.nodes.size(), 1u);
   EXPECT_EQ(g.nodes[0].op_type, "Add");
   ReferenceBackend ref(g);
@@ -73,36 +70,36 @@ TEST(OnnxImport, FoldsConstants) {
 TEST(OnnxImport, InputShapesFixDynamicDimensions) {
   ImportOptions o;
   o.input_shapes["X"] = {1, 2, 5, 5};
-  Graph g = import_onnx(fixture("dynamic_identity.onnx"), o);
+  Graph g = import_onnx(test::polygraphy_model("dynamic_identity.onnx"), o);
   ASSERT_EQ(g.inputs.size(), 1u);
   EXPECT_EQ(g.inputs[0].concrete_shape(), (Shape{1, 2, 5, 5}));
   EXPECT_EQ(g.outputs[0].concrete_shape(), (Shape{1, 2, 5, 5}));
   o.input_shapes = {{"nope", {1}}};
-  EXPECT_THROW(import_onnx(fixture("dynamic_identity.onnx"), o), Error);
+  EXPECT_THROW(import_onnx(test::polygraphy_model("dynamic_identity.onnx"), o), Error);
   o.input_shapes = {{"X", {1, 2, 5}}};
-  EXPECT_THROW(import_onnx(fixture("dynamic_identity.onnx"), o), Error);
+  EXPECT_THROW(import_onnx(test::polygraphy_model("dynamic_identity.onnx"), o), Error);
 }
 
 TEST(OnnxImport, MalformedFixturesAreClearErrors) {
-  expect_import_error(fixture("bad_graph_with_dup_value_info.onnx"), "declared twice");
-  expect_import_error(fixture("bad_graph_with_no_name.onnx"), "no name");
-  expect_import_error(fixture("bad_graph_with_no_import_domains.onnx"), "opset");
-  expect_import_error(fixture("bad_graph_with_multi_level_errors.onnx"), "no name");
-  expect_import_error(fixture("bad_graph_with_parallel_invalid_nodes.onnx"), "shape inference");
-  expect_import_error(fixture("empty.onnx"), "no outputs");
-  expect_import_error(fixture("custom_op_node.onnx"), "NegPos");
-  expect_import_error(fixture("capability.onnx"), "FAKE!");
-  expect_import_error(fixture("does_not_exist.onnx"), "does not exist");
+  expect_import_error(test::polygraphy_model("bad_graph_with_dup_value_info.onnx"), "declared twice");
+  expect_import_error(test::polygraphy_model("bad_graph_with_no_name.onnx"), "no name");
+  expect_import_error(test::polygraphy_model("bad_graph_with_no_import_domains.onnx"), "opset");
+  expect_import_error(test::polygraphy_model("bad_graph_with_multi_level_errors.onnx"), "no name");
+  expect_import_error(test::polygraphy_model("bad_graph_with_parallel_invalid_nodes.onnx"), "shape inference");
+  expect_import_error(test::polygraphy_model("empty.onnx"), "no outputs");
+  expect_import_error(test::polygraphy_model("custom_op_node.onnx"), "NegPos");
+  expect_import_error(test::polygraphy_model("capability.onnx"), "FAKE!");
+  expect_import_error(test::polygraphy_model("does_not_exist.onnx"), "does not exist");
 }
 
 TEST(OnnxImport, NodesSharingANameGetUniqueStableNames) {
   // ONNX's checker allows shared node names (Silero VAD's OpenVINO export has 15 'F0::anon'): the
   // second and later take "_2", "_3", ... in graph order, the first keeps its name.
-  OnnxModel m = load_onnx_model(fixture("bad_graph_with_duplicate_node_names.onnx"));
+  OnnxModel m = load_onnx_model(test::polygraphy_model("bad_graph_with_duplicate_node_names.onnx"));
   ASSERT_EQ(m.proto->graph().node_size(), 2);
   EXPECT_EQ(m.proto->graph().node(0).name(), "identical");
   EXPECT_EQ(m.proto->graph().node(1).name(), "identical_2");
-  const Graph g = import_onnx(fixture("bad_graph_with_duplicate_node_names.onnx"));
+  const Graph g = import_onnx(test::polygraphy_model("bad_graph_with_duplicate_node_names.onnx"));
   ASSERT_EQ(g.nodes.size(), 2u);
   EXPECT_EQ(g.nodes[1].name, "identical_2");
 }
@@ -113,7 +110,7 @@ TEST(OnnxImport, UnsupportedOpsAreNamedByTheReferenceBackendInsideSubgraphsToo) 
   // folding: it would fold the branch's Constant).
   ImportOptions unfolded;
   unfolded.fold_constants = false;
-  Graph g = import_onnx(fixture("bad_graph_conditionally_invalid.onnx"), unfolded);
+  Graph g = import_onnx(test::polygraphy_model("bad_graph_conditionally_invalid.onnx"), unfolded);
   Graph branch = g.nodes.at(0).attr_graph("else_branch");
   branch.nodes.at(0).op_type = "NoSuchOp";
   branch.nodes.at(0).name = "inner";
@@ -127,7 +124,7 @@ TEST(OnnxImport, UnsupportedOpsAreNamedByTheReferenceBackendInsideSubgraphsToo) 
 }
 
 TEST(OnnxImport, ConditionallyInvalidModelFailsOnlyOnItsBadBranch) {
-  const Graph g = import_onnx(fixture("bad_graph_conditionally_invalid.onnx"));
+  const Graph g = import_onnx(test::polygraphy_model("bad_graph_conditionally_invalid.onnx"));
   const ReferenceBackend ref(g);
   int failures = 0;
   for (bool cond : {true, false}) {
@@ -142,7 +139,7 @@ TEST(OnnxImport, ConditionallyInvalidModelFailsOnlyOnItsBadBranch) {
 }
 
 TEST(OnnxImport, TruncatedAndForeignFilesAreClearErrors) {
-  std::ifstream in(fixture("residual_block.onnx"), std::ios::binary);
+  std::ifstream in(test::polygraphy_model("residual_block.onnx"), std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string truncated = temp_path("truncated.onnx");
   std::ofstream(truncated, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size() / 2));

@@ -24,10 +24,6 @@ namespace {
 using namespace test;
 
 // A node named "<op>_node"; expect_error checks that the message names it.
-Node make_node(const std::string& op, size_t inputs, size_t outputs, Attrs attrs = {}) {
-  return make_named_node(op + "_node", op, inputs, outputs, std::move(attrs));
-}
-
 Tensor random_tensor(Shape shape, uint32_t seed, DType dt = DType::Float32) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
@@ -36,7 +32,7 @@ Tensor random_tensor(Shape shape, uint32_t seed, DType dt = DType::Float32) {
   return t;
 }
 
-void expect_near(const Tensor& actual, const std::vector<double>& expected, double tol = 1e-5) {
+void expect_close(const Tensor& actual, const std::vector<double>& expected, double tol = 1e-5) {
   ASSERT_EQ(size_t(actual.size()), expected.size()) << actual.describe();
   for (size_t i = 0; i < expected.size(); ++i)
     ASSERT_NEAR(actual.get_as_double(int64_t(i)), expected[i], tol * (1.0 + std::abs(expected[i]))) << "element " << i;
@@ -175,7 +171,7 @@ Node conv_node(const ConvCase& c) {
   if (!c.dilations.empty()) attrs["dilations"] = ints_attr(c.dilations);
   if (!c.pads.empty()) attrs["pads"] = ints_attr(c.pads);
   if (!c.auto_pad.empty()) attrs["auto_pad"] = string_attr(c.auto_pad);
-  return make_node("Conv", c.bias ? 3 : 2, 1, attrs);
+  return op_node("Conv", c.bias ? 3 : 2, 1, attrs);
 }
 
 void check_conv(const ConvCase& c, uint32_t seed) {
@@ -190,7 +186,7 @@ void check_conv(const ConvCase& c, uint32_t seed) {
   Shape expected_shape{c.x[0], c.w[0]};
   expected_shape.insert(expected_shape.end(), g.out.begin(), g.out.end());
   ASSERT_EQ(y.shape(), expected_shape);
-  expect_near(y, naive_conv(x, w, c.bias ? &b : nullptr, c.group, g), 1e-4);
+  expect_close(y, naive_conv(x, w, c.bias ? &b : nullptr, c.group, g), 1e-4);
 }
 
 TEST(LinalgConv, MatchesDirectLoops) {
@@ -232,47 +228,47 @@ TEST(LinalgConv, HandComputed) {
   for (int i = 0; i < 25; ++i) xv[size_t(i)] = float(i);
   const Tensor x = Tensor::from_vector<float>({1, 1, 5, 5}, xv);
   const Tensor w = Tensor::from_vector<float>({1, 1, 3, 3}, std::vector<float>(9, 1.0f));
-  const Node node = make_node("Conv", 2, 1, {{"kernel_shape", ints_attr({3, 3})}, {"pads", ints_attr({1, 1, 1, 1})}});
-  expect_near(run1(node, 17, {&x, &w}), {12,  21, 27, 33,  24,  33,  54,  63, 72,  51,  63,  99, 108,
+  const Node node = op_node("Conv", 2, 1, {{"kernel_shape", ints_attr({3, 3})}, {"pads", ints_attr({1, 1, 1, 1})}});
+  expect_close(run1(node, 17, {&x, &w}), {12,  21, 27, 33,  24,  33,  54,  63, 72,  51,  63,  99, 108,
                                          117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84});
 }
 
 TEST(LinalgConv, Float16AndFloat64) {
   const Tensor x = random_tensor({1, 3, 6, 6}, 3);
   const Tensor w = random_tensor({4, 3, 3, 3}, 4);
-  const Node node = make_node("Conv", 2, 1, {{"pads", ints_attr({1, 1, 1, 1})}});
+  const Node node = op_node("Conv", 2, 1, {{"pads", ints_attr({1, 1, 1, 1})}});
   const Tensor ref = run1(node, 17, {&x, &w});
   const Tensor x16 = x.cast(DType::Float16), w16 = w.cast(DType::Float16);
   const Tensor y16 = run1(node, 17, {&x16, &w16});
   EXPECT_EQ(y16.dtype(), DType::Float16);
-  expect_near(y16, ref.to_doubles(), 2e-2);
+  expect_close(y16, ref.to_doubles(), 2e-2);
   const Tensor x64 = x.cast(DType::Float64), w64 = w.cast(DType::Float64);
   const Tensor y64 = run1(node, 17, {&x64, &w64});
   EXPECT_EQ(y64.dtype(), DType::Float64);
-  expect_near(y64, ref.to_doubles(), 1e-5);
+  expect_close(y64, ref.to_doubles(), 1e-5);
 }
 
 TEST(LinalgConv, Errors) {
   const Tensor x = random_tensor({1, 4, 5, 5}, 1);
   const Tensor w_bad_channels = random_tensor({2, 3, 3, 3}, 2);
-  expect_error(make_node("Conv", 2, 1), {&x, &w_bad_channels}, "channels");
+  expect_error(op_node("Conv", 2, 1), {&x, &w_bad_channels}, "channels");
   const Tensor w = random_tensor({6, 2, 3, 3}, 3);
-  expect_error(make_node("Conv", 2, 1, {{"group", int_attr(3)}}), {&x, &w}, "group");
-  expect_error(make_node("Conv", 2, 1, {{"group", int_attr(0)}}), {&x, &w}, "group");
+  expect_error(op_node("Conv", 2, 1, {{"group", int_attr(3)}}), {&x, &w}, "group");
+  expect_error(op_node("Conv", 2, 1, {{"group", int_attr(0)}}), {&x, &w}, "group");
   const Tensor w_rank = random_tensor({6, 4, 3}, 4);
-  expect_error(make_node("Conv", 2, 1), {&x, &w_rank}, "rank");
+  expect_error(op_node("Conv", 2, 1), {&x, &w_rank}, "rank");
   const Tensor w4 = random_tensor({6, 4, 3, 3}, 5);
-  expect_error(make_node("Conv", 2, 1, {{"auto_pad", string_attr("SAME")}}), {&x, &w4}, "auto_pad");
-  expect_error(make_node("Conv", 2, 1, {{"pads", ints_attr({1, 1})}}), {&x, &w4}, "pads");
-  expect_error(make_node("Conv", 2, 1, {{"strides", ints_attr({0, 1})}}), {&x, &w4}, "strides");
-  expect_error(make_node("Conv", 2, 1, {{"kernel_shape", ints_attr({2, 2})}}), {&x, &w4}, "kernel_shape");
+  expect_error(op_node("Conv", 2, 1, {{"auto_pad", string_attr("SAME")}}), {&x, &w4}, "auto_pad");
+  expect_error(op_node("Conv", 2, 1, {{"pads", ints_attr({1, 1})}}), {&x, &w4}, "pads");
+  expect_error(op_node("Conv", 2, 1, {{"strides", ints_attr({0, 1})}}), {&x, &w4}, "strides");
+  expect_error(op_node("Conv", 2, 1, {{"kernel_shape", ints_attr({2, 2})}}), {&x, &w4}, "kernel_shape");
   const Tensor big = random_tensor({6, 4, 7, 7}, 6);
-  expect_error(make_node("Conv", 2, 1), {&x, &big}, "does not fit");
+  expect_error(op_node("Conv", 2, 1), {&x, &big}, "does not fit");
   const Tensor bias = random_tensor({5}, 7);
-  expect_error(make_node("Conv", 3, 1), {&x, &w4, &bias}, "bias");
+  expect_error(op_node("Conv", 3, 1), {&x, &w4, &bias}, "bias");
   const Tensor xi = Tensor(DType::Int32, {1, 4, 5, 5});
   const Tensor wi = Tensor(DType::Int32, {6, 4, 3, 3});
-  expect_error(make_node("Conv", 2, 1), {&xi, &wi}, "int32");
+  expect_error(op_node("Conv", 2, 1), {&xi, &wi}, "int32");
 }
 
 // Direct scatter form of ConvTranspose over 1 or 2 spatial dims.
@@ -326,7 +322,7 @@ TEST(LinalgConvTranspose, MatchesDirectScatter) {
     const Tensor x = random_tensor(c.x, uint32_t(ci + 20));
     const Tensor w = random_tensor(c.w, uint32_t(ci + 40));
     const Tensor b = random_tensor({c.w[1] * c.group}, uint32_t(ci + 60));
-    const Node node = make_node("ConvTranspose", 3, 1,
+    const Node node = op_node("ConvTranspose", 3, 1,
                                 {{"group", int_attr(c.group)},
                                  {"strides", ints_attr(c.strides)},
                                  {"dilations", ints_attr(c.dilations)},
@@ -343,7 +339,7 @@ TEST(LinalgConvTranspose, MatchesDirectScatter) {
     Shape expected_shape{c.x[0], c.w[1] * c.group};
     expected_shape.insert(expected_shape.end(), out.begin(), out.end());
     ASSERT_EQ(y.shape(), expected_shape);
-    expect_near(y, naive_conv_transpose(x, w, &b, c.group, out, c.strides, c.dilations, pads_begin), 1e-4);
+    expect_close(y, naive_conv_transpose(x, w, &b, c.group, out, c.strides, c.dilations, pads_begin), 1e-4);
   }
 }
 
@@ -351,10 +347,10 @@ TEST(LinalgConvTranspose, LargeImageIsDoneInRowSlices) {
   // 32 * 9 column rows x 172 * 172 input positions exceed the 2^23 buffer limit.
   const Tensor x = random_tensor({1, 1, 172, 172}, 1);
   const Tensor w = random_tensor({1, 32, 3, 3}, 2);
-  const Node node = make_node("ConvTranspose", 2, 1, {{"pads", ints_attr({1, 1, 1, 1})}});
+  const Node node = op_node("ConvTranspose", 2, 1, {{"pads", ints_attr({1, 1, 1, 1})}});
   const Tensor y = run1(node, 17, {&x, &w});
   ASSERT_EQ(y.shape(), (Shape{1, 32, 172, 172}));
-  expect_near(y, naive_conv_transpose(x, w, nullptr, 1, {172, 172}, {1, 1}, {1, 1}, {1, 1}), 1e-4);
+  expect_close(y, naive_conv_transpose(x, w, nullptr, 1, {172, 172}, {1, 1}, {1, 1}, {1, 1}), 1e-4);
 }
 
 TEST(LinalgConvTranspose, OutputShapeAndAutoPad) {
@@ -364,19 +360,19 @@ TEST(LinalgConvTranspose, OutputShapeAndAutoPad) {
   const Tensor x = Tensor::from_vector<float>({1, 1, 3, 3}, xv);
   const Tensor w = Tensor::from_vector<float>({1, 1, 3, 3}, std::vector<float>(9, 1.0f));
   const Tensor same =
-      run1(make_node("ConvTranspose", 2, 1, {{"auto_pad", string_attr("SAME_UPPER")}, {"strides", ints_attr({2, 2})}}),
+      run1(op_node("ConvTranspose", 2, 1, {{"auto_pad", string_attr("SAME_UPPER")}, {"strides", ints_attr({2, 2})}}),
            17, {&x, &w});
   ASSERT_EQ(same.shape(), (Shape{1, 1, 6, 6}));
-  expect_near(same, naive_conv_transpose(x, w, nullptr, 1, {6, 6}, {2, 2}, {1, 1}, {0, 0}));
+  expect_close(same, naive_conv_transpose(x, w, nullptr, 1, {6, 6}, {2, 2}, {1, 1}, {0, 0}));
   // output_shape larger than the natural size extends the end (zeros there).
   const Tensor big =
-      run1(make_node("ConvTranspose", 2, 1, {{"output_shape", ints_attr({10, 8})}, {"strides", ints_attr({3, 2})}}), 17,
+      run1(op_node("ConvTranspose", 2, 1, {{"output_shape", ints_attr({10, 8})}, {"strides", ints_attr({3, 2})}}), 17,
            {&x, &w});
   ASSERT_EQ(big.shape(), (Shape{1, 1, 10, 8}));
-  expect_near(big, naive_conv_transpose(x, w, nullptr, 1, {10, 8}, {3, 2}, {1, 1}, {0, 0}));
+  expect_close(big, naive_conv_transpose(x, w, nullptr, 1, {10, 8}, {3, 2}, {1, 1}, {0, 0}));
   // output_shape may also list N and C.
   const Tensor full = run1(
-      make_node("ConvTranspose", 2, 1, {{"output_shape", ints_attr({1, 1, 10, 8})}, {"strides", ints_attr({3, 2})}}),
+      op_node("ConvTranspose", 2, 1, {{"output_shape", ints_attr({1, 1, 10, 8})}, {"strides", ints_attr({3, 2})}}),
       17, {&x, &w});
   EXPECT_TRUE(full.bit_equal(big));
 }
@@ -384,11 +380,11 @@ TEST(LinalgConvTranspose, OutputShapeAndAutoPad) {
 TEST(LinalgConvTranspose, Errors) {
   const Tensor x = random_tensor({1, 4, 3, 3}, 1);
   const Tensor w = random_tensor({3, 2, 3, 3}, 2);
-  expect_error(make_node("ConvTranspose", 2, 1), {&x, &w}, "channels");
+  expect_error(op_node("ConvTranspose", 2, 1), {&x, &w}, "channels");
   const Tensor w4 = random_tensor({4, 2, 3, 3}, 3);
-  expect_error(make_node("ConvTranspose", 2, 1, {{"group", int_attr(3)}}), {&x, &w4}, "group");
-  expect_error(make_node("ConvTranspose", 2, 1, {{"output_padding", ints_attr({1})}}), {&x, &w4}, "output_padding");
-  expect_error(make_node("ConvTranspose", 2, 1, {{"pads", ints_attr({3, 3, 3, 3})}}), {&x, &w4}, "empty");
+  expect_error(op_node("ConvTranspose", 2, 1, {{"group", int_attr(3)}}), {&x, &w4}, "group");
+  expect_error(op_node("ConvTranspose", 2, 1, {{"output_padding", ints_attr({1})}}), {&x, &w4}, "output_padding");
+  expect_error(op_node("ConvTranspose", 2, 1, {{"pads", ints_attr({3, 3, 3, 3})}}), {&x, &w4}, "empty");
 }
 
 // ---------------------------------------------------------------------------------
@@ -404,19 +400,19 @@ std::vector<double> naive_matmul(const std::vector<double>& a, const std::vector
 }
 
 TEST(LinalgMatMul, PromotesOneDimensionalOperands) {
-  const Node node = make_node("MatMul", 2, 1);
+  const Node node = op_node("MatMul", 2, 1);
   const Tensor v = Tensor::from_vector<float>({3}, {1, 2, 3});
   const Tensor m = Tensor::from_vector<float>({3, 2}, {1, 2, 3, 4, 5, 6});
   const Tensor vm = run1(node, 17, {&v, &m});
   EXPECT_EQ(vm.shape(), (Shape{2}));
-  expect_near(vm, {22, 28});
+  expect_close(vm, {22, 28});
   const Tensor mt = Tensor::from_vector<float>({2, 3}, {1, 3, 5, 2, 4, 6});
   const Tensor mv = run1(node, 17, {&mt, &v});
   EXPECT_EQ(mv.shape(), (Shape{2}));
-  expect_near(mv, {22, 28});
+  expect_close(mv, {22, 28});
   const Tensor vv = run1(node, 17, {&v, &v});
   EXPECT_EQ(vv.shape(), Shape{});
-  expect_near(vv, {14});
+  expect_close(vv, {14});
   // A 1-D operand against a batch: [2, 2, 3] x [3] -> [2, 2].
   const Tensor batch = random_tensor({2, 2, 3}, 5);
   const Tensor bv = run1(node, 17, {&batch, &v});
@@ -424,7 +420,7 @@ TEST(LinalgMatMul, PromotesOneDimensionalOperands) {
 }
 
 TEST(LinalgMatMul, BroadcastsBatchDims) {
-  const Node node = make_node("MatMul", 2, 1);
+  const Node node = op_node("MatMul", 2, 1);
   const Tensor a = random_tensor({2, 1, 3, 4}, 1);
   const Tensor b = random_tensor({3, 4, 5}, 2);
   const Tensor y = run1(node, 17, {&a, &b});
@@ -439,16 +435,16 @@ TEST(LinalgMatMul, BroadcastsBatchDims) {
       expected.insert(expected.end(), c.begin(), c.end());
     }
   }
-  expect_near(y, expected);
+  expect_close(y, expected);
   // Shared right operand: the batch folds into one product.
   const Tensor b2 = random_tensor({4, 5}, 3);
   const Tensor y2 = run1(node, 17, {&a, &b2});
   ASSERT_EQ(y2.shape(), (Shape{2, 1, 3, 5}));
-  expect_near(y2, naive_matmul(av, b2.to_doubles(), 6, 5, 4));
+  expect_close(y2, naive_matmul(av, b2.to_doubles(), 6, 5, 4));
 }
 
 TEST(LinalgMatMul, IntegerAndFloatTypes) {
-  const Node node = make_node("MatMul", 2, 1);
+  const Node node = op_node("MatMul", 2, 1);
   const Tensor a = Tensor::from_vector<int64_t>({2, 2}, {int64_t(1) << 40, 2, 3, 4});
   const Tensor b = Tensor::from_vector<int64_t>({2, 1}, {3, 1});
   const Tensor y = run1(node, 17, {&a, &b});
@@ -461,15 +457,15 @@ TEST(LinalgMatMul, IntegerAndFloatTypes) {
   const Tensor ad = random_tensor({3, 4}, 1, DType::Float64), bd = random_tensor({4, 2}, 2, DType::Float64);
   const Tensor yd = run1(node, 17, {&ad, &bd});
   EXPECT_EQ(yd.dtype(), DType::Float64);
-  expect_near(yd, naive_matmul(ad.to_doubles(), bd.to_doubles(), 3, 2, 4), 1e-12);
+  expect_close(yd, naive_matmul(ad.to_doubles(), bd.to_doubles(), 3, 2, 4), 1e-12);
   const Tensor ah = ad.cast(DType::Float16), bh = bd.cast(DType::Float16);
   const Tensor yh = run1(node, 17, {&ah, &bh});
   EXPECT_EQ(yh.dtype(), DType::Float16);
-  expect_near(yh, naive_matmul(ah.to_doubles(), bh.to_doubles(), 3, 2, 4), 2e-3);
+  expect_close(yh, naive_matmul(ah.to_doubles(), bh.to_doubles(), 3, 2, 4), 2e-3);
 }
 
 TEST(LinalgMatMul, Errors) {
-  const Node node = make_node("MatMul", 2, 1);
+  const Node node = op_node("MatMul", 2, 1);
   const Tensor a = random_tensor({2, 3}, 1);
   const Tensor b = random_tensor({4, 2}, 2);
   expect_error(node, {&a, &b}, "inner dims");
@@ -509,26 +505,26 @@ TEST(LinalgGemm, AttributesAndBroadcastC) {
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 5; ++j)
         expected[size_t(i * 5 + j)] = 0.25 * ab[size_t(i * 5 + j)] + 0.5 * c.get_as_double(i * cs[0] + j * cs[1]);
-    expect_near(run1(make_node("Gemm", 3, 1, attrs), 17, {&a, &b, &c}), expected);
+    expect_close(run1(op_node("Gemm", 3, 1, attrs), 17, {&a, &b, &c}), expected);
   }
   // No C (opset 11+).
   std::vector<double> scaled(ab);
   for (double& v : scaled) v *= 0.25;
-  expect_near(run1(make_node("Gemm", 2, 1, attrs), 17, {&a, &b}), scaled);
+  expect_close(run1(op_node("Gemm", 2, 1, attrs), 17, {&a, &b}), scaled);
 }
 
 TEST(LinalgGemm, IntegerAndErrors) {
   const Tensor a = Tensor::from_vector<int32_t>({1, 2}, {2, 3});
   const Tensor b = Tensor::from_vector<int32_t>({2, 1}, {4, 5});
   const Tensor c = Tensor::from_vector<int32_t>({1}, {-1});
-  EXPECT_EQ(run1(make_node("Gemm", 3, 1), 17, {&a, &b, &c}).data<int32_t>()[0], 22);
+  EXPECT_EQ(run1(op_node("Gemm", 3, 1), 17, {&a, &b, &c}).data<int32_t>()[0], 22);
   const Tensor f = random_tensor({2, 3}, 1);
   const Tensor g = random_tensor({2, 3}, 2);
-  expect_error(make_node("Gemm", 2, 1), {&f, &g}, "cannot multiply");
+  expect_error(op_node("Gemm", 2, 1), {&f, &g}, "cannot multiply");
   const Tensor bad_c = random_tensor({3}, 3);
-  expect_error(make_node("Gemm", 3, 1, {{"transB", int_attr(1)}}), {&f, &g, &bad_c}, "broadcast");
+  expect_error(op_node("Gemm", 3, 1, {{"transB", int_attr(1)}}), {&f, &g, &bad_c}, "broadcast");
   const Tensor r3 = random_tensor({1, 2, 3}, 4);
-  expect_error(make_node("Gemm", 2, 1), {&r3, &g}, "2-D");
+  expect_error(op_node("Gemm", 2, 1), {&r3, &g}, "2-D");
 }
 
 // ---------------------------------------------------------------------------------
@@ -538,10 +534,10 @@ TEST(LinalgPool, MaxPoolWithIndicesAndStorageOrder) {
   std::vector<float> xv(25);
   for (int i = 0; i < 25; ++i) xv[size_t(i)] = float(i + 1);
   const Tensor x = Tensor::from_vector<float>({1, 1, 5, 5}, xv);
-  const Node node = make_node("MaxPool", 1, 2, {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}});
+  const Node node = op_node("MaxPool", 1, 2, {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}});
   const auto out = run_reference_node(node, 12, {&x});
   ASSERT_EQ(out.size(), 2u);
-  expect_near(out[0], {7, 9, 17, 19});
+  expect_close(out[0], {7, 9, 17, 19});
   EXPECT_EQ(out[1].dtype(), DType::Int64);
   EXPECT_EQ(out[1].to_int64s(), (std::vector<int64_t>{6, 8, 16, 18}));
   Node col = node;
@@ -549,7 +545,7 @@ TEST(LinalgPool, MaxPoolWithIndicesAndStorageOrder) {
   EXPECT_EQ(run_reference_node(col, 12, {&x})[1].to_int64s(), (std::vector<int64_t>{6, 16, 8, 18}));
   // The second plane's indices count from the start of the tensor.
   const Tensor x2 = Tensor::from_vector<float>({1, 2, 1, 2}, {1, 2, 4, 3});
-  const Node n2 = make_node("MaxPool", 1, 2, {{"kernel_shape", ints_attr({1, 2})}});
+  const Node n2 = op_node("MaxPool", 1, 2, {{"kernel_shape", ints_attr({1, 2})}});
   EXPECT_EQ(run_reference_node(n2, 12, {&x2})[1].to_int64s(), (std::vector<int64_t>{1, 2}));
 }
 
@@ -558,78 +554,78 @@ TEST(LinalgPool, MaxPoolCeilModeDilationsAndIntegers) {
   for (int i = 0; i < 16; ++i) xv[size_t(i)] = float(i + 1);
   const Tensor x = Tensor::from_vector<float>({1, 1, 4, 4}, xv);
   const Node ceil =
-      make_node("MaxPool", 1, 1,
+      op_node("MaxPool", 1, 1,
                 {{"kernel_shape", ints_attr({3, 3})}, {"strides", ints_attr({2, 2})}, {"ceil_mode", int_attr(1)}});
-  expect_near(run1(ceil, 17, {&x}), {11, 12, 15, 16});
-  const Node dil = make_node("MaxPool", 1, 1, {{"kernel_shape", ints_attr({2, 2})}, {"dilations", ints_attr({2, 2})}});
-  expect_near(run1(dil, 17, {&x}), {11, 12, 15, 16});
+  expect_close(run1(ceil, 17, {&x}), {11, 12, 15, 16});
+  const Node dil = op_node("MaxPool", 1, 1, {{"kernel_shape", ints_attr({2, 2})}, {"dilations", ints_attr({2, 2})}});
+  expect_close(run1(dil, 17, {&x}), {11, 12, 15, 16});
   const Tensor xu = x.cast(DType::UInt8);
   const Tensor yu = run1(ceil, 17, {&xu});
   EXPECT_EQ(yu.dtype(), DType::UInt8);
-  expect_near(yu, {11, 12, 15, 16});
+  expect_close(yu, {11, 12, 15, 16});
   const Tensor xn = Tensor::from_vector<int8_t>({1, 1, 1, 3}, {-5, -7, -6});
-  const Node pad = make_node("MaxPool", 1, 1, {{"kernel_shape", ints_attr({1, 2})}, {"pads", ints_attr({0, 1, 0, 1})}});
+  const Node pad = op_node("MaxPool", 1, 1, {{"kernel_shape", ints_attr({1, 2})}, {"pads", ints_attr({0, 1, 0, 1})}});
   // Padding never wins, even over negative values.
-  expect_near(run1(pad, 17, {&xn}), {-5, -5, -6, -6});
+  expect_close(run1(pad, 17, {&xn}), {-5, -5, -6, -6});
 }
 
 TEST(LinalgPool, AveragePoolPadding) {
   const Tensor x = Tensor::from_vector<float>({1, 1, 2, 2}, {1, 2, 3, 4});
   std::map<std::string, Attribute> attrs = {{"kernel_shape", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 1, 1})}};
-  expect_near(run1(make_node("AveragePool", 1, 1, attrs), 17, {&x}), {1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4});
+  expect_close(run1(op_node("AveragePool", 1, 1, attrs), 17, {&x}), {1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4});
   attrs["count_include_pad"] = int_attr(1);
-  expect_near(run1(make_node("AveragePool", 1, 1, attrs), 17, {&x}), {0.25, 0.75, 0.5, 1, 2.5, 1.5, 0.75, 1.75, 1});
+  expect_close(run1(op_node("AveragePool", 1, 1, attrs), 17, {&x}), {0.25, 0.75, 0.5, 1, 2.5, 1.5, 0.75, 1.75, 1});
   // SAME_UPPER without count_include_pad averages only the real values.
   const Node same =
-      make_node("AveragePool", 1, 1, {{"kernel_shape", ints_attr({2, 2})}, {"auto_pad", string_attr("SAME_UPPER")}});
-  expect_near(run1(same, 17, {&x}), {2.5, 3, 3.5, 4});
+      op_node("AveragePool", 1, 1, {{"kernel_shape", ints_attr({2, 2})}, {"auto_pad", string_attr("SAME_UPPER")}});
+  expect_close(run1(same, 17, {&x}), {2.5, 3, 3.5, 4});
   // 1-D and float64.
   const Tensor x1 = Tensor::from_vector<double>({1, 1, 4}, {1, 2, 3, 5});
-  const Tensor y1 = run1(make_node("AveragePool", 1, 1, {{"kernel_shape", ints_attr({2})}}), 17, {&x1});
+  const Tensor y1 = run1(op_node("AveragePool", 1, 1, {{"kernel_shape", ints_attr({2})}}), 17, {&x1});
   EXPECT_EQ(y1.dtype(), DType::Float64);
-  expect_near(y1, {1.5, 2.5, 4});
+  expect_close(y1, {1.5, 2.5, 4});
 }
 
 TEST(LinalgPool, GlobalAndLpPools) {
   const Tensor x = Tensor::from_vector<float>({1, 2, 2, 2}, {1, 2, 3, 4, -1, -2, -3, -4});
-  const Tensor avg = run1(make_node("GlobalAveragePool", 1, 1), 17, {&x});
+  const Tensor avg = run1(op_node("GlobalAveragePool", 1, 1), 17, {&x});
   EXPECT_EQ(avg.shape(), (Shape{1, 2, 1, 1}));
-  expect_near(avg, {2.5, -2.5});
-  expect_near(run1(make_node("GlobalMaxPool", 1, 1), 17, {&x}), {4, -1});
-  expect_near(run1(make_node("GlobalLpPool", 1, 1), 17, {&x}), {std::sqrt(30.0), std::sqrt(30.0)});
-  expect_near(run1(make_node("GlobalLpPool", 1, 1, {{"p", int_attr(1)}}), 17, {&x}), {10, 10});
-  const Tensor lp = run1(make_node("LpPool", 1, 1, {{"kernel_shape", ints_attr({1, 2})}}), 17, {&x});
+  expect_close(avg, {2.5, -2.5});
+  expect_close(run1(op_node("GlobalMaxPool", 1, 1), 17, {&x}), {4, -1});
+  expect_close(run1(op_node("GlobalLpPool", 1, 1), 17, {&x}), {std::sqrt(30.0), std::sqrt(30.0)});
+  expect_close(run1(op_node("GlobalLpPool", 1, 1, {{"p", int_attr(1)}}), 17, {&x}), {10, 10});
+  const Tensor lp = run1(op_node("LpPool", 1, 1, {{"kernel_shape", ints_attr({1, 2})}}), 17, {&x});
   EXPECT_EQ(lp.shape(), (Shape{1, 2, 2, 1}));
-  expect_near(lp, {std::sqrt(5.0), 5, std::sqrt(5.0), 5});
+  expect_close(lp, {std::sqrt(5.0), 5, std::sqrt(5.0), 5});
   const Tensor x3 = random_tensor({1, 1, 2, 3, 4}, 9);
-  const Tensor g3 = run1(make_node("GlobalAveragePool", 1, 1), 17, {&x3});
+  const Tensor g3 = run1(op_node("GlobalAveragePool", 1, 1), 17, {&x3});
   EXPECT_EQ(g3.shape(), (Shape{1, 1, 1, 1, 1}));
   double sum = 0;
   for (double v : x3.to_doubles()) sum += v;
-  expect_near(g3, {sum / 24});
+  expect_close(g3, {sum / 24});
 }
 
 TEST(LinalgPool, Errors) {
   const Tensor x = random_tensor({1, 1, 4, 4}, 1);
-  expect_error(make_node("MaxPool", 1, 1), {&x}, "kernel_shape");
-  expect_error(make_node("MaxPool", 1, 1, {{"kernel_shape", ints_attr({2})}}), {&x}, "kernel shape");
-  expect_error(make_node("AveragePool", 1, 1, {{"kernel_shape", ints_attr({5, 5})}}), {&x}, "does not fit");
+  expect_error(op_node("MaxPool", 1, 1), {&x}, "kernel_shape");
+  expect_error(op_node("MaxPool", 1, 1, {{"kernel_shape", ints_attr({2})}}), {&x}, "kernel shape");
+  expect_error(op_node("AveragePool", 1, 1, {{"kernel_shape", ints_attr({5, 5})}}), {&x}, "does not fit");
   const Tensor flat = random_tensor({4, 4}, 2);
-  expect_error(make_node("GlobalAveragePool", 1, 1), {&flat}, "rank");
+  expect_error(op_node("GlobalAveragePool", 1, 1), {&flat}, "rank");
   const Tensor xi = Tensor(DType::Int32, {1, 1, 4, 4});
-  expect_error(make_node("AveragePool", 1, 1, {{"kernel_shape", ints_attr({2, 2})}}), {&xi}, "int32");
+  expect_error(op_node("AveragePool", 1, 1, {{"kernel_shape", ints_attr({2, 2})}}), {&xi}, "int32");
 }
 
 TEST(LinalgPool, MaxUnpool) {
   const Tensor x = Tensor::from_vector<float>({1, 1, 2, 2}, {1, 2, 3, 4});
   const Tensor idx = Tensor::from_vector<int64_t>({1, 1, 2, 2}, {5, 7, 13, 15});
-  const Node node = make_node("MaxUnpool", 2, 1, {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}});
+  const Node node = op_node("MaxUnpool", 2, 1, {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}});
   const Tensor y = run1(node, 17, {&x, &idx});
   ASSERT_EQ(y.shape(), (Shape{1, 1, 4, 4}));
-  expect_near(y, {0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4});
+  expect_close(y, {0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4});
   // An explicit output_shape keeps the coordinates of the unpooled 4x4 shape.
   const Tensor shape = Tensor::from_vector<int64_t>({4}, {1, 1, 5, 5});
-  const Tensor big = run1(make_node("MaxUnpool", 3, 1, node.attrs), 17, {&x, &idx, &shape});
+  const Tensor big = run1(op_node("MaxUnpool", 3, 1, node.attrs), 17, {&x, &idx, &shape});
   ASSERT_EQ(big.shape(), (Shape{1, 1, 5, 5}));
   EXPECT_EQ(big.get_as_double(6), 1.0);
   EXPECT_EQ(big.get_as_double(18), 4.0);
@@ -647,15 +643,15 @@ TEST(LinalgQuantized, ConvIntegerMatchesFloatConvOfShiftedValues) {
   const Tensor x_zp = Tensor::scalar<uint8_t>(3);
   const Tensor w_zp = Tensor::from_vector<int8_t>({2}, {1, -1});
   const std::map<std::string, Attribute> attrs = {{"pads", ints_attr({1, 1, 0, 0})}};
-  const Tensor y = run1(make_node("ConvInteger", 4, 1, attrs), 17, {&x, &w, &x_zp, &w_zp});
+  const Tensor y = run1(op_node("ConvInteger", 4, 1, attrs), 17, {&x, &w, &x_zp, &w_zp});
   EXPECT_EQ(y.dtype(), DType::Int32);
   // Same conv in float on the shifted values; padding is zero after the shift.
   Tensor xf(DType::Float32, x.shape()), wf(DType::Float32, w.shape());
   for (int64_t i = 0; i < x.size(); ++i) xf.set_from_double(i, x.get_as_double(i) - 3);
   for (int64_t i = 0; i < w.size(); ++i) wf.set_from_double(i, w.get_as_double(i) - (i < 8 ? 1 : -1));
-  const Tensor ref = run1(make_node("Conv", 2, 1, attrs), 17, {&xf, &wf});
+  const Tensor ref = run1(op_node("Conv", 2, 1, attrs), 17, {&xf, &wf});
   EXPECT_EQ(y.shape(), ref.shape());
-  expect_near(y, ref.to_doubles(), 0);
+  expect_close(y, ref.to_doubles(), 0);
 }
 
 TEST(LinalgQuantized, MatMulIntegerPerRowAndColumnZeroPoints) {
@@ -663,7 +659,7 @@ TEST(LinalgQuantized, MatMulIntegerPerRowAndColumnZeroPoints) {
   const Tensor b = Tensor::from_vector<int8_t>({3, 2}, {1, -2, 3, -4, 5, -6});
   const Tensor a_zp = Tensor::from_vector<uint8_t>({2}, {10, 40});
   const Tensor b_zp = Tensor::from_vector<int8_t>({2}, {0, -1});
-  const Tensor y = run1(make_node("MatMulInteger", 4, 1), 17, {&a, &b, &a_zp, &b_zp});
+  const Tensor y = run1(op_node("MatMulInteger", 4, 1), 17, {&a, &b, &a_zp, &b_zp});
   EXPECT_EQ(y.dtype(), DType::Int32);
   // Rows (0, 10, 20) and (0, 10, 20); columns (1, 3, 5) and (-1, -3, -5).
   EXPECT_EQ(y.to_int64s(), (std::vector<int64_t>{130, -130, 130, -130}));
@@ -675,7 +671,7 @@ TEST(LinalgQuantized, QLinearMatMulRoundsHalfToEvenAndSaturates) {
   const Tensor one = Tensor::scalar<float>(1.0f), half = Tensor::scalar<float>(0.5f);
   const Tensor zero = Tensor::scalar<uint8_t>(0), b_zp = Tensor::scalar<uint8_t>(1);
   const Tensor y_zp = Tensor::scalar<uint8_t>(10);
-  const Node node = make_node("QLinearMatMul", 8, 1);
+  const Node node = op_node("QLinearMatMul", 8, 1);
   // acc = (2*0 + 4*2, 2*1 + 4*5, 2*199 + 4*249) = (8, 22, 1394); * 0.5 = (4, 11, 697).
   const Tensor y = run1(node, 17, {&a, &one, &zero, &b, &half, &b_zp, &one, &y_zp});
   EXPECT_EQ(y.dtype(), DType::UInt8);
@@ -695,13 +691,13 @@ TEST(LinalgQuantized, QLinearConvPerChannelScalesAndBias) {
   const Tensor y_scale = Tensor::scalar<float>(1.0f), y_zp = Tensor::scalar<int8_t>(-1);
   const Tensor bias = Tensor::from_vector<int32_t>({2}, {1, 0});
   const Tensor y =
-      run1(make_node("QLinearConv", 9, 1), 17, {&x, &x_scale, &x_zp, &w, &w_scale, &w_zp, &y_scale, &y_zp, &bias});
+      run1(op_node("QLinearConv", 9, 1), 17, {&x, &x_scale, &x_zp, &w, &w_scale, &w_zp, &y_scale, &y_zp, &bias});
   EXPECT_EQ(y.dtype(), DType::Int8);
   // Channel 0: (2x + 1) * 0.5 = 1.5, 2.5, 3.5, 4.5 rounds (half to even) to 2, 2, 4, 4, then the
   // zero point -1; channel 1: -3x * 2 - 1.
   EXPECT_EQ(y.to_int64s(), (std::vector<int64_t>{1, 1, 3, 3, -7, -13, -19, -25}));
   const Tensor xf = x.cast(DType::Float32);
-  expect_error(make_node("ConvInteger", 2, 1), {&xf, &w}, "uint8 or int8");
+  expect_error(op_node("ConvInteger", 2, 1), {&xf, &w}, "uint8 or int8");
 }
 
 // ---------------------------------------------------------------------------------
@@ -713,7 +709,7 @@ TEST(LinalgPerformance, Conv3x3AndMatMul) {
 #endif
   const Tensor x = random_tensor({1, 64, 56, 56}, 1);
   const Tensor w = random_tensor({64, 64, 3, 3}, 2);
-  const Node conv = make_node("Conv", 2, 1, {{"pads", ints_attr({1, 1, 1, 1})}});
+  const Node conv = op_node("Conv", 2, 1, {{"pads", ints_attr({1, 1, 1, 1})}});
   run1(conv, 17, {&x, &w});
   auto t0 = std::chrono::steady_clock::now();
   const int reps = 5;
@@ -723,7 +719,7 @@ TEST(LinalgPerformance, Conv3x3AndMatMul) {
 
   const Tensor a = random_tensor({1024, 1024}, 3);
   const Tensor b = random_tensor({1024, 1024}, 4);
-  const Node mm = make_node("MatMul", 2, 1);
+  const Node mm = op_node("MatMul", 2, 1);
   run1(mm, 17, {&a, &b});
   t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < reps; ++i) run1(mm, 17, {&a, &b});
@@ -742,27 +738,27 @@ TEST(LinalgEinsum, ImplicitOutputIsSortedSingleLetters) {
   // "ba,b": a occurs once, b twice, so the output is "a": y[a] = sum_b x[b, a] * v[b].
   const Tensor x = Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6});
   const Tensor v = Tensor::from_vector<float>({2}, {10, 100});
-  const Tensor y = run1(make_node("Einsum", 2, 1, {{"equation", string_attr("ba,b")}}), 12, {&x, &v});
+  const Tensor y = run1(op_node("Einsum", 2, 1, {{"equation", string_attr("ba,b")}}), 12, {&x, &v});
   EXPECT_EQ(y.shape(), Shape({3}));
-  expect_near(y, {410, 520, 630});
+  expect_close(y, {410, 520, 630});
 }
 
 TEST(LinalgEinsum, DiagonalTraceAndBroadcastEllipsis) {
   const Tensor m = Tensor::from_vector<float>({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
-  expect_near(run1(make_node("Einsum", 1, 1, {{"equation", string_attr("ii->i")}}), 12, {&m}), {1, 5, 9});
-  expect_near(run1(make_node("Einsum", 1, 1, {{"equation", string_attr("ii")}}), 12, {&m}), {15});
+  expect_close(run1(op_node("Einsum", 1, 1, {{"equation", string_attr("ii->i")}}), 12, {&m}), {1, 5, 9});
+  expect_close(run1(op_node("Einsum", 1, 1, {{"equation", string_attr("ii")}}), 12, {&m}), {15});
   // [2, 1, 2] against [3, 2]: the ellipsis broadcasts to [2, 3].
   const Tensor a = Tensor::from_vector<float>({2, 1, 2}, {1, 2, 3, 4});
   const Tensor b = Tensor::from_vector<float>({3, 2}, {1, 0, 0, 1, 1, 1});
-  const Tensor y = run1(make_node("Einsum", 2, 1, {{"equation", string_attr("...i,...i->...")}}), 12, {&a, &b});
+  const Tensor y = run1(op_node("Einsum", 2, 1, {{"equation", string_attr("...i,...i->...")}}), 12, {&a, &b});
   EXPECT_EQ(y.shape(), Shape({2, 3}));
-  expect_near(y, {1, 2, 3, 3, 4, 7});
+  expect_close(y, {1, 2, 3, 3, 4, 7});
 }
 
 TEST(LinalgEinsum, IntegersAreExact) {
   const Tensor a = Tensor::from_vector<int64_t>({2, 2}, {1, 2, 3, 4});
   const Tensor b = Tensor::from_vector<int64_t>({2, 2}, {5, 6, 7, 8});
-  const Tensor y = run1(make_node("Einsum", 2, 1, {{"equation", string_attr("ij,jk->ik")}}), 12, {&a, &b});
+  const Tensor y = run1(op_node("Einsum", 2, 1, {{"equation", string_attr("ij,jk->ik")}}), 12, {&a, &b});
   EXPECT_EQ(y.dtype(), DType::Int64);
   EXPECT_EQ(values<int64_t>(y), (std::vector<int64_t>{19, 22, 43, 50}));
 }
@@ -770,22 +766,22 @@ TEST(LinalgEinsum, IntegersAreExact) {
 TEST(LinalgDet, BatchedWithPivotingAndSingular) {
   // [[0, 2], [3, 4]] needs a row swap: det = -6; the second matrix is singular.
   const Tensor x = Tensor::from_vector<float>({2, 2, 2}, {0, 2, 3, 4, 1, 2, 2, 4});
-  const Tensor y = run1(make_node("Det", 1, 1), 11, {&x});
+  const Tensor y = run1(op_node("Det", 1, 1), 11, {&x});
   EXPECT_EQ(y.shape(), (Shape{2}));
-  expect_near(y, {-6.0, 0.0});
+  expect_close(y, {-6.0, 0.0});
   const Tensor m3 = Tensor::from_vector<float>({3, 3}, {2, 0, 1, 1, 3, 2, 1, 1, 2});
-  expect_near(run1(make_node("Det", 1, 1), 11, {&m3}), {6.0});  // 2 * (6 - 2) - 0 + 1 * (1 - 3)
+  expect_close(run1(op_node("Det", 1, 1), 11, {&m3}), {6.0});  // 2 * (6 - 2) - 0 + 1 * (1 - 3)
   const Tensor wide = random_tensor({2, 3}, 2);
-  expect_error(make_node("Det", 1, 1), {&wide}, "square matrices");
+  expect_error(op_node("Det", 1, 1), {&wide}, "square matrices");
 }
 
 TEST(LinalgEinsum, BadEquationsNameTheNode) {
   const Tensor m = random_tensor({2, 3}, 1);
-  expect_error(make_node("Einsum", 1, 1, {{"equation", string_attr("ij,jk->ik")}}), {&m}, "2 operand(s)");
-  expect_error(make_node("Einsum", 1, 1, {{"equation", string_attr("ijk->i")}}), {&m}, "names 3 axes");
-  expect_error(make_node("Einsum", 1, 1, {{"equation", string_attr("i2->i")}}), {&m}, "invalid character '2'");
-  expect_error(make_node("Einsum", 1, 1, {{"equation", string_attr("ij->k")}}), {&m}, "in no input");
-  expect_error(make_node("Einsum", 1, 1, {{"equation", string_attr("ii->i")}}), {&m}, "sizes 2 and 3");
+  expect_error(op_node("Einsum", 1, 1, {{"equation", string_attr("ij,jk->ik")}}), {&m}, "2 operand(s)");
+  expect_error(op_node("Einsum", 1, 1, {{"equation", string_attr("ijk->i")}}), {&m}, "names 3 axes");
+  expect_error(op_node("Einsum", 1, 1, {{"equation", string_attr("i2->i")}}), {&m}, "invalid character '2'");
+  expect_error(op_node("Einsum", 1, 1, {{"equation", string_attr("ij->k")}}), {&m}, "in no input");
+  expect_error(op_node("Einsum", 1, 1, {{"equation", string_attr("ii->i")}}), {&m}, "sizes 2 and 3");
 }
 
 TEST(EinsumEquation, MatrixProductForms) {

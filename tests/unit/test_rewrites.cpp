@@ -10,6 +10,7 @@
 #include "debug/rewrite_search.h"
 #include "runtime/core/error.h"
 #include "runtime/engine/graph_optimizer.h"
+#include "tests/unit/op_test_util.h"
 
 namespace vkg {
 namespace {
@@ -53,20 +54,11 @@ TEST(RewriteFilter, DisablesAKindEverywhereOrWhereANodeIsInvolved) {
   for (RewriteKind k : all_rewrite_kinds()) EXPECT_FALSE(f.allows(k, "n", {"n"}));
 }
 
-Node node(const std::string& name, const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
-  Node n;
-  n.name = name;
-  n.op_type = op;
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  return n;
-}
-
 // x -> Conv(w, b) -> c -> BatchNormalization -> n -> Relu -> r -> Reshape -> y, over 2 channels.
 struct ConvBnRelu : ::testing::Test {
-  std::vector<Node> nodes = {node("conv", "Conv", {"x", "w", "b"}, {"c"}),
-                             node("bn", "BatchNormalization", {"c", "s", "o", "m", "v"}, {"n"}),
-                             node("relu", "Relu", {"n"}, {"r"}), node("reshape", "Reshape", {"r", "shape"}, {"y"})};
+  std::vector<Node> nodes = {test::graph_node("conv", "Conv", {"x", "w", "b"}, {"c"}),
+                             test::graph_node("bn", "BatchNormalization", {"c", "s", "o", "m", "v"}, {"n"}),
+                             test::graph_node("relu", "Relu", {"n"}, {"r"}), test::graph_node("reshape", "Reshape", {"r", "shape"}, {"y"})};
   std::map<std::string, Tensor> constants = {
       {"w", Tensor::from_vector<float>({2, 1, 1, 1}, {1, 2})}, {"b", Tensor::from_vector<float>({2}, {0, 1})},
       {"s", Tensor::from_vector<float>({2}, {1, 1})},          {"o", Tensor::from_vector<float>({2}, {0, 0})},

@@ -7,16 +7,13 @@
 #include "runtime/onnx/model_summary.h"
 #include "runtime/onnx/onnx_import.h"
 #include "runtime/onnx/surgeon.h"
+#include "tests/unit/test_data_util.h"
 
 namespace vkg {
 namespace {
 
-std::string fixture(const std::string& name) {
-  return std::string(VKGRAPHY_SOURCE_DIR) + "/tests/models/polygraphy/" + name;
-}
-
 OnnxModel load_checked(const std::string& name) {
-  OnnxModel model = load_onnx_model(fixture(name));
+  OnnxModel model = load_onnx_model(test::polygraphy_model(name));
   EXPECT_TRUE(validate_onnx_model(model).empty());
   infer_shapes(model);
   return model;
@@ -141,7 +138,7 @@ TEST(SurgeonExtract, ReportsImpossibleRequests) {
 }
 
 TEST(SurgeonExtract, NeedsADtypeForEveryInput) {
-  OnnxModel model = load_onnx_model(fixture("reducable.onnx"));
+  OnnxModel model = load_onnx_model(test::polygraphy_model("reducable.onnx"));
   model.proto->mutable_graph()->clear_value_info();  // nothing inferred
   const std::string e = error_of(
       [&] { extract_subgraph(model, {parse_input_spec("add_out_4")}, {parse_output_spec("identity_out_6:float32")}); });
@@ -248,7 +245,7 @@ TEST(SurgeonSanitize, SizeThresholdKeepsTheTile) {
 }
 
 TEST(SurgeonSanitize, OverridesInputShapesAndSorts) {
-  OnnxModel model = load_onnx_model(fixture("dynamic_identity.onnx"));
+  OnnxModel model = load_onnx_model(test::polygraphy_model("dynamic_identity.onnx"));
   SanitizeOptions options;
   options.input_shapes["X"] = {1, 2, 5, 7};
   sanitize_model(model, options);
@@ -256,7 +253,7 @@ TEST(SurgeonSanitize, OverridesInputShapesAndSorts) {
   ASSERT_EQ(out.dim_size(), 4);
   EXPECT_EQ(out.dim(3).dim_value(), 7);
 
-  OnnxModel unsorted = load_onnx_model(fixture("unsorted.onnx"));
+  OnnxModel unsorted = load_onnx_model(test::polygraphy_model("unsorted.onnx"));
   SanitizeOptions sort;
   sort.toposort = true;
   sanitize_model(unsorted, sort);
@@ -265,19 +262,19 @@ TEST(SurgeonSanitize, OverridesInputShapesAndSorts) {
 
 TEST(SurgeonSanitize, InfersShapesDespiteStaleDeclaredOnes) {
   // residual_block.onnx declares its output as a scalar; strict inference over that fails.
-  OnnxModel model = load_onnx_model(fixture("residual_block.onnx"));
+  OnnxModel model = load_onnx_model(test::polygraphy_model("residual_block.onnx"));
   EXPECT_NO_THROW(infer_shapes(model, /*strict=*/true));
   EXPECT_GT(model.proto->graph().value_info_size(), 10);
   // The declared rank is wrong; the inferred shape replaces it.
   EXPECT_EQ(model.proto->graph().output(0).type().tensor_type().shape().dim_size(), 4);
 
-  OnnxModel renamable = load_onnx_model(fixture("renamable.onnx"));
+  OnnxModel renamable = load_onnx_model(test::polygraphy_model("renamable.onnx"));
   SanitizeOptions options;
   options.cleanup = true;
   EXPECT_NO_THROW(sanitize_model(renamable, options));
 
   // A real shape error stays an error.
-  OnnxModel bad = load_onnx_model(fixture("bad_graph_with_parallel_invalid_nodes.onnx"));
+  OnnxModel bad = load_onnx_model(test::polygraphy_model("bad_graph_with_parallel_invalid_nodes.onnx"));
   EXPECT_THROW(infer_shapes(bad, /*strict=*/true), Error);
 }
 
@@ -301,20 +298,20 @@ TEST(ModelSummary, ShowsModelLayersAndWeights) {
 }
 
 TEST(ModelSummary, SurvivesUnknownOpsAndWeightlessInitializers) {
-  OnnxModel custom = load_onnx_model(fixture("custom_op_node.onnx"));
+  OnnxModel custom = load_onnx_model(test::polygraphy_model("custom_op_node.onnx"));
   EXPECT_FALSE(validate_onnx_model(custom).empty());
   infer_shapes(custom, /*strict=*/false);
   SummaryOptions layers;
   layers.layers = layers.attrs = true;
   EXPECT_NE(summarize_onnx_model(custom, layers).find("[Op: NegPos"), std::string::npos);
 
-  OnnxModel weightless = load_onnx_model(fixture("weightless.conv.onnx"));
+  OnnxModel weightless = load_onnx_model(test::polygraphy_model("weightless.conv.onnx"));
   SummaryOptions weights;
   weights.weights = true;
   const std::string text = summarize_onnx_model(weightless, weights);
   EXPECT_NE(text.find("Values unavailable"), std::string::npos) << text;
 
-  OnnxModel loop = load_onnx_model(fixture("loop.onnx"));
+  OnnxModel loop = load_onnx_model(test::polygraphy_model("loop.onnx"));
   SummaryOptions attrs;
   attrs.layers = attrs.attrs = true;
   const std::string loop_text = summarize_onnx_model(loop, attrs);

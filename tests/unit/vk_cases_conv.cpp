@@ -14,13 +14,9 @@ namespace vkg::test {
 namespace {
 
 // Inputs in [-1, 1): sums stay O(sqrt(K)).
-Tensor floats(const Shape& shape, uint32_t seed) { return random_floats(shape, seed, -1.0f, 1.0f); }
-
-template <class T> Tensor one(T v) { return Tensor::scalar<T>(v); }
-
 // Tolerances for sums of k products of values in [-1, 1): fp16 storage of the
 // inputs and fp16 accumulation grow like sqrt(k).
-VkCase with_k(VkCase c, int64_t k) {
+VkCase with_conv_k(VkCase c, int64_t k) {
   c.atol_fp16 = 0.03 + 0.015 * std::sqrt(double(k));
   c.atol_f16acc32 = c.atol;  // fp32 accumulation of the same (fp16-rounded) products
   c.atol = 1e-4 * std::max(1.0, std::sqrt(double(k)) / 4);
@@ -36,12 +32,12 @@ enum CaseFlags : unsigned {
 VkCase conv_case(const std::string& op, const std::string& name, const Shape& x, const Shape& w, Attrs attrs,
                  unsigned flags, uint32_t seed) {
   const int64_t out_channels = op == "Conv" ? w[0] : w[1] * (attrs.count("group") ? attrs["group"].i : 1);
-  std::vector<std::optional<Tensor>> inputs{floats(x, seed), floats(w, seed + 1)};
-  if (!(flags & kNoBias)) inputs.push_back(floats({out_channels}, seed + 2));
+  std::vector<std::optional<Tensor>> inputs{unit_floats(x, seed), unit_floats(w, seed + 1)};
+  if (!(flags & kNoBias)) inputs.push_back(unit_floats({out_channels}, seed + 2));
   std::set<size_t> constants;
   if (!(flags & kRuntimeWeights)) constants = {1, 2};
   const int64_t k = num_elements(Shape(w.begin() + 1, w.end()));
-  return with_k(make_case(op + " " + name, op, std::move(inputs), std::move(attrs), 1, constants), k);
+  return with_conv_k(make_case(op + " " + name, op, std::move(inputs), std::move(attrs), 1, constants), k);
 }
 
 std::vector<VkCase> conv_cases() {
@@ -188,7 +184,7 @@ VkCase conv_integer_case(const std::string& name, Tensor x, Tensor w, std::optio
 std::vector<VkCase> conv_integer_cases() {
   std::vector<VkCase> cases;
   cases.push_back(conv_integer_case("uint8 3x3 pad 1 zero points", integers<uint8_t>({1, 3, 8, 8}, 1, 0, 255),
-                                    integers<uint8_t>({6, 3, 3, 3}, 2, 0, 255), one<uint8_t>(128), one<uint8_t>(120),
+                                    integers<uint8_t>({6, 3, 3, 3}, 2, 0, 255), scalar_of<uint8_t>(128), scalar_of<uint8_t>(120),
                                     {{"pads", ints_attr({1, 1, 1, 1})}}, {1, 2, 3}));
   cases.push_back(
       conv_integer_case("int8 per-channel w_zp group 2 stride 2", integers<int8_t>({2, 4, 9, 7}, 3, -128, 127),
@@ -198,14 +194,14 @@ std::vector<VkCase> conv_integer_cases() {
                                     integers<uint8_t>({1, 5, 17}, 6, 0, 255), integers<uint8_t>({3, 5, 4}, 7, 0, 255),
                                     std::nullopt, std::nullopt, {{"pads", ints_attr({1, 2})}}, {}));
   cases.push_back(conv_integer_case("uint8 runtime zero points and weights", integers<uint8_t>({1, 2, 6, 6}, 8, 0, 255),
-                                    integers<uint8_t>({5, 2, 2, 2}, 9, 0, 255), one<uint8_t>(3),
+                                    integers<uint8_t>({5, 2, 2, 2}, 9, 0, 255), scalar_of<uint8_t>(3),
                                     integers<uint8_t>({5}, 10, 0, 255), {}, {}));
   cases.push_back(conv_integer_case("int8 3-D SAME_UPPER", integers<int8_t>({1, 3, 4, 5, 6}, 11, -128, 127),
-                                    integers<int8_t>({4, 3, 2, 3, 3}, 12, -128, 127), one<int8_t>(-5), std::nullopt,
+                                    integers<int8_t>({4, 3, 2, 3, 3}, 12, -128, 127), scalar_of<int8_t>(-5), std::nullopt,
                                     {{"auto_pad", string_attr("SAME_UPPER")}}, {1, 2}));
   cases.push_back(conv_integer_case("uint8 32 channels 16x16 (many workgroups)",
                                     integers<uint8_t>({1, 32, 16, 16}, 13, 0, 255),
-                                    integers<uint8_t>({24, 32, 3, 3}, 14, 0, 255), one<uint8_t>(17), one<uint8_t>(200),
+                                    integers<uint8_t>({24, 32, 3, 3}, 14, 0, 255), scalar_of<uint8_t>(17), scalar_of<uint8_t>(200),
                                     {{"pads", ints_attr({1, 1, 1, 1})}}, {1, 2, 3}));
   return cases;
 }
@@ -229,7 +225,7 @@ VkCase qlinear_case(const std::string& name, QLinearSpec s, uint32_t seed) {
                                           std::min(127, zero - 128 + s.spread))
                        : integers<uint8_t>(shape, sd, std::max(0, zero - s.spread), std::min(255, zero + s.spread));
   };
-  auto zp = [&](int v) { return s.is_signed ? one<int8_t>(int8_t(v - 128)) : one<uint8_t>(uint8_t(v)); };
+  auto zp = [&](int v) { return s.is_signed ? scalar_of<int8_t>(int8_t(v - 128)) : scalar_of<uint8_t>(uint8_t(v)); };
   Tensor w_scale = s.w_scale.size() == 1 ? Tensor::scalar<float>(s.w_scale[0])
                                          : Tensor::from_vector<float>({int64_t(s.w_scale.size())}, s.w_scale);
   Tensor w_zp = s.per_channel_zp ? (s.is_signed ? integers<int8_t>({m}, seed + 3, -20, 20)

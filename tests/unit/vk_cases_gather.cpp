@@ -25,11 +25,6 @@ template <class T = int64_t> Tensor indices(const Shape& shape, int64_t dim, uin
 Tensor i64s(const std::vector<int64_t>& v) { return Tensor::from_vector<int64_t>({int64_t(v.size())}, v); }
 Tensor f32s(const std::vector<float>& v) { return Tensor::from_vector<float>({int64_t(v.size())}, v); }
 
-VkCase at_opset(VkCase c, int64_t opset) {
-  c.opset = opset;
-  return c;
-}
-
 std::vector<VkCase> gather_cases() {
   std::vector<VkCase> cases;
   cases.push_back(make_case("Gather axis 1 [4,6,8] int64 [2,3] (vec4)", "Gather",

@@ -14,10 +14,6 @@ namespace vkg::test {
 namespace {
 
 // Inputs in [-1, 1): products stay O(sqrt(K)).
-Tensor floats(const Shape& shape, uint32_t seed) { return random_floats(shape, seed, -1.0f, 1.0f); }
-
-template <class T> Tensor one(T v) { return Tensor::scalar<T>(v); }
-
 // fp16 tolerance for a float product with inner size k of values in [-1, 1):
 // storage rounding of the inputs and fp16 accumulation grow like sqrt(k).
 VkCase with_k(VkCase c, int64_t k, double scale = 1.0) {
@@ -29,7 +25,7 @@ VkCase with_k(VkCase c, int64_t k, double scale = 1.0) {
 
 VkCase matmul(const std::string& name, const Shape& a, const Shape& b, bool const_b, uint32_t seed) {
   const int64_t k = a.back();
-  return with_k(make_case(name, "MatMul", {floats(a, seed), floats(b, seed + 1)}, {}, 1,
+  return with_k(make_case(name, "MatMul", {unit_floats(a, seed), unit_floats(b, seed + 1)}, {}, 1,
                           const_b ? std::set<size_t>{1} : std::set<size_t>{}),
                 k);
 }
@@ -82,8 +78,8 @@ VkCase gemm(const std::string& name, int64_t m, int64_t k, int64_t n, bool trans
   if (beta != 1.0f) attrs["beta"] = float_attr(beta);
   const Shape a = trans_a ? Shape{k, m} : Shape{m, k};
   const Shape b = trans_b ? Shape{n, k} : Shape{k, n};
-  std::vector<std::optional<Tensor>> inputs = {floats(a, seed), floats(b, seed + 1)};
-  if (c_shape) inputs.push_back(floats(*c_shape, seed + 2));
+  std::vector<std::optional<Tensor>> inputs = {unit_floats(a, seed), unit_floats(b, seed + 1)};
+  if (c_shape) inputs.push_back(unit_floats(*c_shape, seed + 2));
   const double scale = std::max({1.0, double(std::abs(alpha)), double(std::abs(beta))});
   return with_k(make_case(name, "Gemm", inputs, attrs, 1, constants), k, scale);
 }
@@ -114,7 +110,7 @@ std::vector<VkCase> integer_cases() {
   // MatMulInteger: zero points one value, per row (A) or per column (B), constant or runtime.
   cases.push_back(make_case("MatMulInteger uint8 5x7 * 7x6 scalar zero points", "MatMulInteger",
                             {integers<uint8_t>({5, 7}, 201, 0, 255), integers<uint8_t>({7, 6}, 202, 0, 255),
-                             one<uint8_t>(128), one<uint8_t>(3)},
+                             scalar_of<uint8_t>(128), scalar_of<uint8_t>(3)},
                             {}, 1, {2, 3}));
   cases.push_back(make_case("MatMulInteger int8 [2,5,9] * 9x4 per-row and per-column zero points", "MatMulInteger",
                             {integers<int8_t>({2, 5, 9}, 203, -128, 127), integers<int8_t>({9, 4}, 204, -128, 127),
@@ -125,31 +121,31 @@ std::vector<VkCase> integer_cases() {
                             {1}));
   cases.push_back(make_case("MatMulInteger [2,1,3,8] * [3,8,5] broadcast, runtime zero points", "MatMulInteger",
                             {integers<uint8_t>({2, 1, 3, 8}, 209, 0, 255), integers<uint8_t>({3, 8, 5}, 210, 0, 255),
-                             one<uint8_t>(100), integers<uint8_t>({5}, 211, 0, 255)}));
+                             scalar_of<uint8_t>(100), integers<uint8_t>({5}, 211, 0, 255)}));
   cases.push_back(make_case(
       "MatMulInteger 1-D [9] * 9x70", "MatMulInteger",
-      {integers<int8_t>({9}, 212, -128, 127), integers<int8_t>({9, 70}, 213, -128, 127), one<int8_t>(-3)}, {}, 1, {2}));
+      {integers<int8_t>({9}, 212, -128, 127), integers<int8_t>({9, 70}, 213, -128, 127), scalar_of<int8_t>(-3)}, {}, 1, {2}));
 
   // QLinearMatMul: multiplier 0.5 makes ties (round half to even) and both ends saturate.
   auto qlinear = [](const std::string& name, Tensor a, Tensor b, float a_scale, float b_scale, float y_scale,
                     Tensor a_zp, Tensor b_zp, Tensor y_zp, std::set<size_t> constants) {
     return make_case(name, "QLinearMatMul",
-                     {std::move(a), one<float>(a_scale), std::move(a_zp), std::move(b), one<float>(b_scale),
-                      std::move(b_zp), one<float>(y_scale), std::move(y_zp)},
+                     {std::move(a), scalar_of<float>(a_scale), std::move(a_zp), std::move(b), scalar_of<float>(b_scale),
+                      std::move(b_zp), scalar_of<float>(y_scale), std::move(y_zp)},
                      {}, 1, constants);
   };
   cases.push_back(qlinear("QLinearMatMul uint8 6x10 * 10x7 ties", integers<uint8_t>({6, 10}, 301, 0, 255),
-                          integers<uint8_t>({10, 7}, 302, 0, 255), 0.25f, 0.5f, 0.25f, one<uint8_t>(120),
-                          one<uint8_t>(130), one<uint8_t>(128), {1, 2, 4, 5, 6, 7}));
+                          integers<uint8_t>({10, 7}, 302, 0, 255), 0.25f, 0.5f, 0.25f, scalar_of<uint8_t>(120),
+                          scalar_of<uint8_t>(130), scalar_of<uint8_t>(128), {1, 2, 4, 5, 6, 7}));
   cases.push_back(qlinear("QLinearMatMul uint8 small scale saturates", integers<uint8_t>({6, 10}, 303, 0, 255),
-                          integers<uint8_t>({10, 7}, 304, 0, 255), 0.02f, 0.03f, 0.001f, one<uint8_t>(120),
-                          one<uint8_t>(130), one<uint8_t>(100), {1, 2, 4, 5, 6, 7}));
+                          integers<uint8_t>({10, 7}, 304, 0, 255), 0.02f, 0.03f, 0.001f, scalar_of<uint8_t>(120),
+                          scalar_of<uint8_t>(130), scalar_of<uint8_t>(100), {1, 2, 4, 5, 6, 7}));
   cases.push_back(qlinear("QLinearMatMul int8 [2,4,12] * 12x5 const B", integers<int8_t>({2, 4, 12}, 305, -128, 127),
-                          integers<int8_t>({12, 5}, 306, -128, 127), 0.05f, 0.02f, 0.1f, one<int8_t>(-5),
-                          one<int8_t>(7), one<int8_t>(-20), {1, 2, 3, 4, 5, 6, 7}));
+                          integers<int8_t>({12, 5}, 306, -128, 127), 0.05f, 0.02f, 0.1f, scalar_of<int8_t>(-5),
+                          scalar_of<int8_t>(7), scalar_of<int8_t>(-20), {1, 2, 3, 4, 5, 6, 7}));
   cases.push_back(qlinear("QLinearMatMul int8 runtime zero points", integers<int8_t>({5, 8}, 307, -128, 127),
-                          integers<int8_t>({8, 9}, 308, -128, 127), 0.1f, 0.1f, 0.3f, one<int8_t>(4), one<int8_t>(-4),
-                          one<int8_t>(0), {1, 4, 6, 7}));
+                          integers<int8_t>({8, 9}, 308, -128, 127), 0.1f, 0.1f, 0.3f, scalar_of<int8_t>(4), scalar_of<int8_t>(-4),
+                          scalar_of<int8_t>(0), {1, 4, 6, 7}));
 
   // MatMul and Gemm on integer tensors (exact, gemm.naive.f32 only).
   cases.push_back(

@@ -17,14 +17,6 @@ namespace {
 
 // Integer-valued floats in [lo, hi]: ties are frequent (first-occurrence
 // argmax) and exact in fp16, so Indices agree in every precision.
-Tensor tied_floats(const Shape& shape, uint32_t seed, int lo = -20, int hi = 20) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(lo, hi);
-  std::vector<float> v(size_t(num_elements(shape)));
-  for (float& x : v) x = float(dist(rng));
-  return Tensor::from_vector<float>(shape, v);
-}
-
 Tensor int64s(const Shape& shape, std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(shape, v); }
 
 Attrs window(std::vector<int64_t> kernel, std::vector<int64_t> strides = {}, std::vector<int64_t> pads = {}) {

@@ -28,14 +28,6 @@ namespace vkg::test {
 namespace {
 
 // Integer-valued floats in [lo, hi]: exact in fp16, with frequent ties.
-Tensor tied_floats(const Shape& shape, uint32_t seed, int lo = -20, int hi = 20) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(lo, hi);
-  std::vector<float> v(size_t(num_elements(shape)));
-  for (float& x : v) x = float(dist(rng));
-  return Tensor::from_vector<float>(shape, v);
-}
-
 Tensor axes_tensor(std::vector<int64_t> axes) {
   const int64_t n = int64_t(axes.size());
   return Tensor::from_vector<int64_t>({n}, axes);

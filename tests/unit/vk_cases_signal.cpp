@@ -13,11 +13,6 @@ namespace {
 
 Tensor i64(int64_t v) { return Tensor::scalar<int64_t>(v); }
 
-VkCase at_opset(VkCase c, int64_t opset) {
-  c.opset = opset;
-  return c;
-}
-
 Tensor hann(int64_t n) {
   std::vector<float> w(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) w[size_t(i)] = float(0.5 - 0.5 * std::cos(2 * 3.14159265358979 * double(i) / double(n)));

@@ -153,6 +153,23 @@ template <class T> Tensor integers(const Shape& shape, uint32_t seed, int lo, in
   return Tensor::from_vector<T>(shape, v);
 }
 
+// Uniform random floats in [-1, 1), reproducible from `seed`.
+inline Tensor unit_floats(const Shape& shape, uint32_t seed) { return random_floats(shape, seed, -1.0f, 1.0f); }
+
+// Random small whole numbers in [lo, hi] as floats: many ties, sums exact in fp16.
+inline Tensor tied_floats(const Shape& shape, uint32_t seed, int lo = -20, int hi = 20) {
+  return integers<float>(shape, seed, lo, hi);
+}
+
+// A scalar tensor of T.
+template <class T> Tensor scalar_of(T v) { return Tensor::scalar<T>(v); }
+
+// The case at another opset.
+inline VkCase at_opset(VkCase c, int64_t opset) {
+  c.opset = opset;
+  return c;
+}
+
 // Random booleans, reproducible from `seed`.
 inline Tensor bools(const Shape& shape, uint32_t seed) {
   std::mt19937 rng(seed);

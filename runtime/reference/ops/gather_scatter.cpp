@@ -7,6 +7,7 @@
 #include <numeric>
 #include <type_traits>
 
+#include "runtime/core/index_tuples.h"
 #include "runtime/reference/kernel.h"
 #include "runtime/reference/ops/shape_helpers.h"
 
@@ -21,20 +22,14 @@ int64_t checked_index(const KernelContext& ctx, int64_t index, int64_t dim) {
   return index < 0 ? index + dim : index;
 }
 
-int64_t product(const Shape& shape, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t d = begin; d < end; ++d) p *= shape[d];
-  return p;
-}
-
 std::vector<Tensor> gather(const KernelContext& ctx) {
   const Tensor& data = ctx.input(0);
   const Tensor& indices = ctx.input(1);
   const std::vector<int64_t> idx = int_input(ctx, 1, "indices");
   const int64_t axis = node_axis(ctx, ctx.node.attr_int("axis", 0), data.rank());
   const int64_t dim = data.dim(axis);
-  const int64_t outer = product(data.shape(), 0, size_t(axis));
-  const int64_t inner = product(data.shape(), size_t(axis) + 1, data.shape().size());
+  const int64_t outer = num_elements(data.shape(), 0, size_t(axis));
+  const int64_t inner = num_elements(data.shape(), size_t(axis) + 1, data.shape().size());
 
   Shape shape(data.shape().begin(), data.shape().begin() + axis);
   shape.insert(shape.end(), indices.shape().begin(), indices.shape().end());
@@ -84,26 +79,6 @@ std::vector<Tensor> gather_elements(const KernelContext& ctx) {
   return {out};
 }
 
-// Where ND index tuples point: `tuple_count` tuples of `depth` coordinates each,
-// addressing slices of `slice` elements in data.
-struct NdIndexing {
-  int64_t depth = 0;
-  int64_t tuple_count = 0;
-  int64_t slice = 0;
-};
-
-NdIndexing nd_indexing(const KernelContext& ctx, const Tensor& data, const Tensor& indices, int64_t batch_dims) {
-  VKG_CHECK(indices.rank() >= 1, ctx.node.describe() << ": indices must have rank >= 1");
-  const int64_t depth = indices.dim(indices.rank() - 1);
-  VKG_CHECK(depth >= 1 && depth <= data.rank() - batch_dims,
-            ctx.node.describe() << ": indices " << indices.describe() << " cannot index data " << data.describe());
-  NdIndexing nd;
-  nd.depth = depth;
-  nd.tuple_count = product(indices.shape(), size_t(batch_dims), indices.shape().size() - 1);
-  nd.slice = product(data.shape(), size_t(batch_dims + depth), data.shape().size());
-  return nd;
-}
-
 // Element offset, inside one batch of data, of the slice that an index tuple points at.
 int64_t nd_offset(const KernelContext& ctx, const Tensor& data, const std::vector<int64_t>& strides, int64_t batch_dims,
                   const int64_t* tuple, int64_t depth) {
@@ -125,13 +100,13 @@ std::vector<Tensor> gather_nd(const KernelContext& ctx) {
   for (int64_t d = 0; d < batch_dims; ++d)
     VKG_CHECK(data.dim(d) == indices.dim(d), ctx.node.describe() << ": batch dimensions of " << data.describe()
                                                                  << " and " << indices.describe() << " differ");
-  const NdIndexing nd = nd_indexing(ctx, data, indices, batch_dims);
+  const IndexTuples nd = index_tuples(ctx.node, data.shape(), indices.shape(), batch_dims);
 
   Shape shape(indices.shape().begin(), indices.shape().end() - 1);
   shape.insert(shape.end(), data.shape().begin() + batch_dims + nd.depth, data.shape().end());
   Tensor out(data.dtype(), shape);
-  const int64_t batches = product(data.shape(), 0, size_t(batch_dims));
-  const int64_t batch_size = product(data.shape(), size_t(batch_dims), data.shape().size());
+  const int64_t batches = num_elements(data.shape(), 0, size_t(batch_dims));
+  const int64_t batch_size = num_elements(data.shape(), size_t(batch_dims), data.shape().size());
   const size_t elem = dtype_size(data.dtype());
   const auto strides = contiguous_strides(data.shape());
   for (int64_t b = 0; b < batches; ++b) {
@@ -176,7 +151,7 @@ std::vector<Tensor> scatter_nd(const KernelContext& ctx) {
   const Tensor& updates = ctx.input(2);
   const std::vector<int64_t> idx = int_input(ctx, 1, "indices");
   const ScatterReduction reduction = scatter_reduction(ctx);
-  const NdIndexing nd = nd_indexing(ctx, data, indices, 0);
+  const IndexTuples nd = index_tuples(ctx.node, data.shape(), indices.shape(), 0);
   Shape expected(indices.shape().begin(), indices.shape().end() - 1);
   expected.insert(expected.end(), data.shape().begin() + nd.depth, data.shape().end());
   VKG_CHECK(updates.shape() == expected && updates.dtype() == data.dtype(),

@@ -36,13 +36,13 @@ double reflect(double x, double lo, double hi) {
   return x;
 }
 
-struct Tap {
+struct GridTap {
   int64_t index = -1;  // -1: outside X with zeros padding
   double weight = 0;
 };
 
 // The taps along one axis of size `dim` for the normalized coordinate `g`.
-std::vector<Tap> axis_taps(const resize::GridSampleParams& p, double g, int64_t dim) {
+std::vector<GridTap> axis_taps(const resize::GridSampleParams& p, double g, int64_t dim) {
   const double lo = p.align_corners ? 0.0 : -0.5;
   const double hi = p.align_corners ? double(dim - 1) : double(dim) - 0.5;
   double x = double(float(p.align_corners ? (g + 1) / 2.0 * double(dim - 1) : ((g + 1) * double(dim) - 1) / 2.0));
@@ -62,15 +62,15 @@ std::vector<Tap> axis_taps(const resize::GridSampleParams& p, double g, int64_t 
   const auto resolve = [&](int64_t i, double w) {
     switch (p.padding) {
       case GridPadding::Zeros:
-        return Tap{i >= 0 && i < dim ? i : -1, w};
+        return GridTap{i >= 0 && i < dim ? i : -1, w};
       case GridPadding::Border:
-        return Tap{std::clamp<int64_t>(i, 0, dim - 1), w};
+        return GridTap{std::clamp<int64_t>(i, 0, dim - 1), w};
       case GridPadding::Reflection:
-        return Tap{int64_t(reflect(double(i), lo, hi)), w};
+        return GridTap{int64_t(reflect(double(i), lo, hi)), w};
     }
-    return Tap{};
+    return GridTap{};
   };
-  std::vector<Tap> taps;
+  std::vector<GridTap> taps;
   switch (p.mode) {
     case Mode::Nearest:
       taps.push_back(resolve(int64_t(x), 1.0));  // x is whole: truncation is exact
@@ -124,7 +124,7 @@ std::vector<Tensor> grid_sample(const KernelContext& ctx) {
         const double g = gs[size_t((n * out_size + o) * r + (r - 1 - a))];
         std::vector<std::pair<int64_t, double>> next;
         for (const auto& [offset, weight] : points)
-          for (const Tap& t : axis_taps(p, g, in_spatial[size_t(a)]))
+          for (const GridTap& t : axis_taps(p, g, in_spatial[size_t(a)]))
             next.emplace_back(offset < 0 || t.index < 0 ? -1 : offset + t.index * strides[size_t(a)],
                               weight * t.weight);
         points = std::move(next);

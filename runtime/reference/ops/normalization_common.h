@@ -8,6 +8,7 @@
 
 #include "runtime/core/dtype.h"
 #include "runtime/core/graph.h"
+#include "runtime/core/reduction_axes.h"
 #include "runtime/core/tensor.h"
 #include "runtime/reference/kernel.h"
 
@@ -35,14 +36,6 @@ struct ReducePlan {
 
 // `reduced[d]` says whether axis d is reduced (reduced.size() == shape.size()).
 ReducePlan make_reduce_plan(const Shape& shape, const std::vector<bool>& reduced, bool keepdims);
-
-// Turns ONNX axes (possibly negative) into a per-axis mask for a tensor of rank `rank`.
-// Empty axes select every axis. Throws Error naming the node for an out-of-range or
-// repeated axis.
-std::vector<bool> axes_mask(const Node& node, const std::vector<int64_t>& axes, int64_t rank);
-
-// Mask of the axes [first, rank).
-std::vector<bool> trailing_axes_mask(int64_t first, int64_t rank);
 
 // Calls f(o, base) for every output element o in order. The input elements that
 // reduce into o are base + reduced_offsets[r] for r = 0 .. reduced_size() - 1, in

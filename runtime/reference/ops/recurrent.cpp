@@ -12,19 +12,12 @@ namespace vkg {
 
 namespace {
 
-enum class Cell { Rnn, Gru, Lstm };
+using Cell = RecurrentCell;
 
-// A recurrent node's tensors as doubles, with its sizes.
-struct Recurrence {
-  Cell cell = Cell::Rnn;
-  size_t gates = 1;  // G: 1, 3 or 4
-  int64_t seq = 0, batch = 0, input = 0, hidden = 0, directions = 1;
-  bool batch_first = false;  // layout = 1
-  bool reverse = false;      // direction "reverse"
+// A recurrent node's tensors as doubles, with its layout.
+struct Recurrence : RecurrentLayout {
   std::vector<double> x, w, r, b, h0, c0, p;
   std::vector<int64_t> lengths;
-  double clip = 0;  // 0: none
-  bool linear_before_reset = false, input_forget = false;
 
   // Element offsets of the layout-dependent tensors.
   size_t x_at(int64_t t, int64_t n) const { return size_t(batch_first ? n * seq + t : t * batch + n) * size_t(input); }
@@ -36,7 +29,7 @@ struct Recurrence {
   }
   // Whether direction d runs from the last step to the first.
   bool backwards(int64_t d) const { return reverse || d == 1; }
-  double clipped(double v) const { return clip > 0 ? std::max(-clip, std::min(clip, v)) : v; }
+  double clipped(double v) const { return clip > 0 ? std::max(-double(clip), std::min(double(clip), v)) : v; }
 };
 
 std::vector<double> doubles_of(const KernelContext& ctx, size_t i, size_t expected, const char* what) {
@@ -48,29 +41,12 @@ std::vector<double> doubles_of(const KernelContext& ctx, size_t i, size_t expect
   return t.to_doubles();
 }
 
-Recurrence read_recurrence(const KernelContext& ctx, Cell cell) {
+Recurrence read_recurrence(const KernelContext& ctx) {
   const Node& node = ctx.node;
-  Recurrence rc;
-  rc.cell = cell;
-  rc.gates = cell == Cell::Rnn ? 1 : cell == Cell::Gru ? 3 : 4;
   const Tensor& x = ctx.input(0);
-  VKG_CHECK(x.rank() == 3, node.describe() << ": X must be 3-D, got " << x.describe());
-  rc.batch_first = ctx.opset >= 14 && node.attr_int("layout", 0) != 0;
-  rc.seq = x.dim(rc.batch_first ? 1 : 0);
-  rc.batch = x.dim(rc.batch_first ? 0 : 1);
-  rc.input = x.dim(2);
-  const std::string direction = node.attr_string("direction", "forward");
-  VKG_CHECK(direction == "forward" || direction == "reverse" || direction == "bidirectional",
-            node.describe() << ": unknown direction '" << direction << "'");
-  rc.directions = direction == "bidirectional" ? 2 : 1;
-  rc.reverse = direction == "reverse";
   const Tensor& w = ctx.input(1);
-  VKG_CHECK(w.rank() == 3 && w.dim(0) == rc.directions && w.dim(2) == rc.input && w.dim(1) % int64_t(rc.gates) == 0,
-            node.describe() << ": W has shape " << shape_to_string(w.shape()) << ", expected [" << rc.directions << ", "
-                            << rc.gates << " * hidden_size, " << rc.input << "]");
-  rc.hidden = node.attr_int("hidden_size", w.dim(1) / int64_t(rc.gates));
-  VKG_CHECK(w.dim(1) == int64_t(rc.gates) * rc.hidden, node.describe() << ": W has " << w.dim(1) << " rows, expected "
-                                                                       << rc.gates << " * hidden_size " << rc.hidden);
+  Recurrence rc;
+  static_cast<RecurrentLayout&>(rc) = recurrent_layout(node, ctx.opset, x.shape(), w.shape());
   const auto gh = size_t(rc.gates) * size_t(rc.hidden), dirs = size_t(rc.directions);
   const auto states = dirs * size_t(rc.batch) * size_t(rc.hidden);
   rc.x = x.to_doubles();
@@ -78,14 +54,10 @@ Recurrence read_recurrence(const KernelContext& ctx, Cell cell) {
   rc.r = doubles_of(ctx, 2, dirs * gh * size_t(rc.hidden), "R");
   rc.b = doubles_of(ctx, 3, dirs * 2 * gh, "B");
   rc.h0 = doubles_of(ctx, 5, states, "initial_h");
-  if (cell == Cell::Lstm) {
+  if (rc.cell == Cell::Lstm) {
     rc.c0 = doubles_of(ctx, 6, states, "initial_c");
     rc.p = doubles_of(ctx, 7, dirs * 3 * size_t(rc.hidden), "P");
-    rc.input_forget = node.attr_int("input_forget", 0) != 0;
   }
-  rc.linear_before_reset = cell == Cell::Gru && node.attr_int("linear_before_reset", 0) != 0;
-  rc.clip = node.attr_float("clip", 0.0f);
-  VKG_CHECK(rc.clip >= 0, node.describe() << ": clip must not be negative");
   rc.lengths.assign(size_t(rc.batch), rc.seq);
   if (ctx.has_input(4)) {
     const Tensor& lens = ctx.input(4);
@@ -102,7 +74,7 @@ Recurrence read_recurrence(const KernelContext& ctx, Cell cell) {
 // Runs one direction of one batch element, writing Y and the final states.
 void run_sequence(const Recurrence& rc, const std::vector<RecurrentActivation>& act, int64_t d, int64_t n,
                   std::vector<double>& y, std::vector<double>& y_h, std::vector<double>& y_c) {
-  const auto H = size_t(rc.hidden), I = size_t(rc.input), G = rc.gates;
+  const auto H = size_t(rc.hidden), I = size_t(rc.input), G = size_t(rc.gates);
   const double* W = rc.w.data() + size_t(d) * G * H * I;
   const double* R = rc.r.data() + size_t(d) * G * H * H;
   const double* Wb = rc.b.data() + size_t(d) * 2 * G * H;
@@ -173,7 +145,7 @@ void run_sequence(const Recurrence& rc, const std::vector<RecurrentActivation>& 
 
 template <Cell kCell> std::vector<Tensor> recurrent_kernel(const KernelContext& ctx) {
   const Node& node = ctx.node;
-  const Recurrence rc = read_recurrence(ctx, kCell);
+  const Recurrence rc = read_recurrence(ctx);
   const auto act = recurrent_activations(node, rc.directions);
   const auto H = size_t(rc.hidden);
   std::vector<double> y(size_t(rc.seq * rc.directions * rc.batch) * H, 0.0);
