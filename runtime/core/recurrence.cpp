@@ -10,10 +10,12 @@
 namespace vkg {
 
 RecurrentLayout recurrent_layout(const Node& node, int64_t opset, const Shape& x, const Shape& w) {
-  VKG_CHECK(x.size() == 3 && w.size() == 3, node.describe() << ": X and W must be 3-D, got " << shape_to_string(x)
-                                                            << " and " << shape_to_string(w));
+  VKG_CHECK(x.size() == 3 && w.size() == 3,
+            node.describe() << ": X and W must be 3-D, got " << shape_to_string(x) << " and " << shape_to_string(w));
   RecurrentLayout r;
-  r.cell = node.op_type == "RNN" ? RecurrentCell::Rnn : node.op_type == "GRU" ? RecurrentCell::Gru : RecurrentCell::Lstm;
+  r.cell = node.op_type == "RNN"   ? RecurrentCell::Rnn
+           : node.op_type == "GRU" ? RecurrentCell::Gru
+                                   : RecurrentCell::Lstm;
   r.gates = r.cell == RecurrentCell::Rnn ? 1 : r.cell == RecurrentCell::Gru ? 3 : 4;
   r.batch_first = opset >= 14 && node.attr_int("layout", 0) != 0;
   r.seq = x[r.batch_first ? 1 : 0];

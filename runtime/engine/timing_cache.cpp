@@ -60,7 +60,8 @@ TimingCache cache_from_text(const std::string& text, const std::string& path) {
   const Json root = parse_json_text(text, where);
   if (!root.is_object()) where.fail(std::string("expected a JSON object, got ") + root.type_name());
   const std::string format = json_string(root, "format", where);
-  if (format != kCacheFormat) where.field("format").fail("format is \"" + format + "\", expected \"" + kCacheFormat + "\"");
+  if (format != kCacheFormat)
+    where.field("format").fail("format is \"" + format + "\", expected \"" + kCacheFormat + "\"");
   const Json& version = json_member(root, "version", where);
   if (version != kCacheVersion) {
     where.field("version").fail("version " + version.dump() + ", this vkgraphy reads version " +
@@ -81,7 +82,9 @@ TimingCache cache_from_text(const std::string& text, const std::string& path) {
 
 }  // namespace
 
-TimingCache read_timing_cache(const std::string& path) { return cache_from_text(read_whole_file(path, kCacheWhat), path); }
+TimingCache read_timing_cache(const std::string& path) {
+  return cache_from_text(read_whole_file(path, kCacheWhat), path);
+}
 
 namespace {
 

@@ -27,7 +27,6 @@ namespace vkg {
 
 namespace {
 
-
 // One dispatch of `invocations` one-dimensional invocations (vkg_linear_index()).
 Dispatch linear_dispatch(const LayerContext& ctx, const std::string& shader, std::vector<BindingRef> bindings,
                          std::vector<uint32_t> push, uint64_t invocations, std::vector<SpecValue> spec = {}) {

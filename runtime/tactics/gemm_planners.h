@@ -16,7 +16,6 @@
 
 namespace vkg::gemm_tactics {
 
-
 inline int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
 inline int64_t ceil_div(int64_t x, int64_t d) { return (x + d - 1) / d; }
 

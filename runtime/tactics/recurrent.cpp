@@ -52,7 +52,8 @@ std::optional<RecurrentLayer> describe(const LayerContext& ctx, std::string& why
 // The node's inputs and outputs bound in the order both shaders share: B, sequence_lens,
 // initial_h, initial_c, P, activations, Y, Y_h, Y_c (absent ones bound to a dummy scratch
 // buffer). `flags` gets the kFlag bits of those present.
-std::vector<BindingRef> state_bindings(const LayerContext& ctx, LayerPlan& plan, const RecurrentLayer& r, uint32_t& flags) {
+std::vector<BindingRef> state_bindings(const LayerContext& ctx, LayerPlan& plan, const RecurrentLayer& r,
+                                       uint32_t& flags) {
   const BindingRef dummy = BindingRef::scratch(0);
   auto optional_input = [&](size_t i, uint32_t flag) {
     if (!ctx.has_input(i)) return dummy;
@@ -111,7 +112,8 @@ std::optional<LayerPlan> plan_workgroup(const LayerContext& ctx, std::string& wh
   }
   // Each invocation runs every step for its units: G dot products over I and H per unit.
   const uint64_t units = uint64_t(r.hidden + local_size - 1) / local_size;
-  const uint64_t per_step = units * (uint64_t(r.gates + (r.cell == RecurrentCell::Gru ? 1 : 0)) * uint64_t(r.input + r.hidden) + 3);
+  const uint64_t per_step =
+      units * (uint64_t(r.gates + (r.cell == RecurrentCell::Gru ? 1 : 0)) * uint64_t(r.input + r.hidden) + 3);
   if (!loops_fit_device(ctx, uint64_t(r.seq) * per_step + units, 8, why_not)) return std::nullopt;
 
   LayerPlan plan;
@@ -162,8 +164,12 @@ std::optional<LayerPlan> plan_steps(const LayerContext& ctx, std::string& why_no
 
   LayerPlan plan;
   // Scratch: 0 the dummy, 1 XW, 2 and 3 the hidden state (swapped each step), 4 C, 5 RH.
-  plan.scratch_bytes = {
-      16, xw_bytes, state_bytes, state_bytes, r.cell == RecurrentCell::Lstm ? state_bytes : 16, r.cell == RecurrentCell::Gru ? state_bytes : 16};
+  plan.scratch_bytes = {16,
+                        xw_bytes,
+                        state_bytes,
+                        state_bytes,
+                        r.cell == RecurrentCell::Lstm ? state_bytes : 16,
+                        r.cell == RecurrentCell::Gru ? state_bytes : 16};
   const BindingRef xw = BindingRef::scratch(1);
   const BindingRef x = bind_input(ctx, plan, 0), w = bind_input(ctx, plan, 1), rw = bind_input(ctx, plan, 2);
   uint32_t flags = 0;

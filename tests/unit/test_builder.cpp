@@ -385,7 +385,8 @@ TEST(TacticPriority, GpuFormsComeFirstOnGpus) {
 TEST(MemoryPlan, ReusesSlotsOfDeadTensors) {
   Engine e;
   for (int i = 0; i < 5; ++i)
-    e.tensors.push_back(EngineTensor{std::string("t").append(std::to_string(i)), DType::Float32, {16}, StorageType::F32, -1});
+    e.tensors.push_back(
+        EngineTensor{std::string("t").append(std::to_string(i)), DType::Float32, {16}, StorageType::F32, -1});
   // t0 -> L0 -> t1 -> L1 -> t2 -> L2 -> t3 -> L3 -> t4
   for (int i = 0; i < 4; ++i) {
     EngineLayer l;

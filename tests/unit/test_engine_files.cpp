@@ -4,9 +4,8 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
-#include <random>
-
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "runtime/core/error.h"
 #include "runtime/core/file_io.h"

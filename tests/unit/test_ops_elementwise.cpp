@@ -267,7 +267,8 @@ TEST(ElementwiseActivation, SpotValues) {
   const std::vector<float> softplus = values<float>(run_op("Softplus", {&x}));
   EXPECT_EQ(softplus[4], 100.0f);
   EXPECT_FLOAT_EQ(softplus[2], std::log(2.0f));
-  EXPECT_FLOAT_EQ(values<float>(run_op("Elu", {&x}, {{"alpha", float_attr(2.0f)}}))[1], 2.0f * (std::exp(-1.0f) - 1.0f));
+  EXPECT_FLOAT_EQ(values<float>(run_op("Elu", {&x}, {{"alpha", float_attr(2.0f)}}))[1],
+                  2.0f * (std::exp(-1.0f) - 1.0f));
   EXPECT_FLOAT_EQ(values<float>(run_op("Selu", {&x}))[3], 1.05070102214813232421875f);
   EXPECT_EQ(values<float>(run_op("ThresholdedRelu", {&x}))[3], 0.0f);
   EXPECT_FLOAT_EQ(values<float>(run_op("Softsign", {&x}))[3], 0.5f);
@@ -395,7 +396,8 @@ TEST(ElementwiseConversion, QuantizeAndDequantizeLinear) {
   EXPECT_ERROR_WITH(run_op("QuantizeLinear", {&xb, &sa}, {{"axis", int_attr(0)}, {"output_dtype", int_attr(1)}}, 21),
                     "output_dtype 1 is not a supported quantized type");
   const Tensor z16 = Tensor::scalar<int16_t>(0);
-  EXPECT_ERROR_WITH(run_op("QuantizeLinear", {&x, &one, &z16}, {}, 19), "quantizing to int16 is not supported at opset 19");
+  EXPECT_ERROR_WITH(run_op("QuantizeLinear", {&x, &one, &z16}, {}, 19),
+                    "quantizing to int16 is not supported at opset 19");
 }
 
 TEST(ElementwiseConversion, DynamicQuantizeLinear) {

@@ -230,7 +230,7 @@ TEST(LinalgConv, HandComputed) {
   const Tensor w = Tensor::from_vector<float>({1, 1, 3, 3}, std::vector<float>(9, 1.0f));
   const Node node = op_node("Conv", 2, 1, {{"kernel_shape", ints_attr({3, 3})}, {"pads", ints_attr({1, 1, 1, 1})}});
   expect_close(run1(node, 17, {&x, &w}), {12,  21, 27, 33,  24,  33,  54,  63, 72,  51,  63,  99, 108,
-                                         117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84});
+                                          117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84});
 }
 
 TEST(LinalgConv, Float16AndFloat64) {
@@ -323,11 +323,11 @@ TEST(LinalgConvTranspose, MatchesDirectScatter) {
     const Tensor w = random_tensor(c.w, uint32_t(ci + 40));
     const Tensor b = random_tensor({c.w[1] * c.group}, uint32_t(ci + 60));
     const Node node = op_node("ConvTranspose", 3, 1,
-                                {{"group", int_attr(c.group)},
-                                 {"strides", ints_attr(c.strides)},
-                                 {"dilations", ints_attr(c.dilations)},
-                                 {"pads", ints_attr(c.pads)},
-                                 {"output_padding", ints_attr(c.output_padding)}});
+                              {{"group", int_attr(c.group)},
+                               {"strides", ints_attr(c.strides)},
+                               {"dilations", ints_attr(c.dilations)},
+                               {"pads", ints_attr(c.pads)},
+                               {"output_padding", ints_attr(c.output_padding)}});
     Shape out;
     std::vector<int64_t> pads_begin;
     for (size_t i = 0; i < r; ++i) {
@@ -371,9 +371,9 @@ TEST(LinalgConvTranspose, OutputShapeAndAutoPad) {
   ASSERT_EQ(big.shape(), (Shape{1, 1, 10, 8}));
   expect_close(big, naive_conv_transpose(x, w, nullptr, 1, {10, 8}, {3, 2}, {1, 1}, {0, 0}));
   // output_shape may also list N and C.
-  const Tensor full = run1(
-      op_node("ConvTranspose", 2, 1, {{"output_shape", ints_attr({1, 1, 10, 8})}, {"strides", ints_attr({3, 2})}}),
-      17, {&x, &w});
+  const Tensor full =
+      run1(op_node("ConvTranspose", 2, 1, {{"output_shape", ints_attr({1, 1, 10, 8})}, {"strides", ints_attr({3, 2})}}),
+           17, {&x, &w});
   EXPECT_TRUE(full.bit_equal(big));
 }
 
@@ -555,7 +555,7 @@ TEST(LinalgPool, MaxPoolCeilModeDilationsAndIntegers) {
   const Tensor x = Tensor::from_vector<float>({1, 1, 4, 4}, xv);
   const Node ceil =
       op_node("MaxPool", 1, 1,
-                {{"kernel_shape", ints_attr({3, 3})}, {"strides", ints_attr({2, 2})}, {"ceil_mode", int_attr(1)}});
+              {{"kernel_shape", ints_attr({3, 3})}, {"strides", ints_attr({2, 2})}, {"ceil_mode", int_attr(1)}});
   expect_close(run1(ceil, 17, {&x}), {11, 12, 15, 16});
   const Node dil = op_node("MaxPool", 1, 1, {{"kernel_shape", ints_attr({2, 2})}, {"dilations", ints_attr({2, 2})}});
   expect_close(run1(dil, 17, {&x}), {11, 12, 15, 16});

@@ -219,10 +219,9 @@ TEST(ArgOps, ArgMaxAndArgMinAlongAnAxis) {
   EXPECT_EQ(y.dtype(), DType::Int64);
   EXPECT_EQ(y.shape(), (Shape{2, 1}));
   EXPECT_EQ(y.to_int64s(), (std::vector<int64_t>{1, 0}));
-  const Tensor last =
-      run1(op_node("ArgMax", 1, 1,
-                     {{"axis", int_attr(-1)}, {"keepdims", int_attr(0)}, {"select_last_index", int_attr(1)}}),
-           13, {&x});
+  const Tensor last = run1(
+      op_node("ArgMax", 1, 1, {{"axis", int_attr(-1)}, {"keepdims", int_attr(0)}, {"select_last_index", int_attr(1)}}),
+      13, {&x});
   EXPECT_EQ(last.shape(), (Shape{2}));
   EXPECT_EQ(last.to_int64s(), (std::vector<int64_t>{2, 2}));
   const Tensor min0 = run1(op_node("ArgMin", 1, 1, {{"keepdims", int_attr(0)}}), 13, {&x});
@@ -261,7 +260,8 @@ TEST(SoftmaxOps, BeforeOpsetThirteenTheTailIsFlattened) {
   const Tensor modern = run1(op_node("Softmax", 1, 1, {{"axis", int_attr(1)}}), 13, {&x});
   expect_near_or_nan(modern, {e[0] / (e[0] + e[2]), e[1] / (e[1] + e[3]), e[2] / (e[0] + e[2]), e[3] / (e[1] + e[3])});
   const Tensor log_legacy = run1(op_node("LogSoftmax", 1, 1, {{"axis", int_attr(2)}}), 9, {&x});
-  expect_near_or_nan(log_legacy, {-std::log(1 + e[1]), 1 - std::log(1 + e[1]), -std::log(1 + e[1]), 1 - std::log(1 + e[1])});
+  expect_near_or_nan(log_legacy,
+                     {-std::log(1 + e[1]), 1 - std::log(1 + e[1]), -std::log(1 + e[1]), 1 - std::log(1 + e[1])});
 }
 
 TEST(SoftmaxOps, LargeNumbersDoNotOverflow) {
@@ -316,7 +316,7 @@ TEST(NormOps, BatchNormalizationTrainingMode) {
   const Tensor var = Tensor::from_vector<float>({1}, {1});
   const Node node =
       op_node("BatchNormalization", 5, 3,
-                {{"epsilon", float_attr(0.0f)}, {"momentum", float_attr(0.5f)}, {"training_mode", int_attr(1)}});
+              {{"epsilon", float_attr(0.0f)}, {"momentum", float_attr(0.5f)}, {"training_mode", int_attr(1)}});
   const std::vector<Tensor> outs = run(node, 15, {&x, &scale, &bias, &mean, &var});
   ASSERT_EQ(outs.size(), 3u);
   const double s = std::sqrt(3.5);
@@ -332,8 +332,7 @@ TEST(NormOps, BatchNormalizationPerPositionParametersAndOldTrainingOutputs) {
   const Tensor bias = Tensor::from_vector<float>({1, 2}, {0, 1});
   const Tensor mean = Tensor::from_vector<float>({1, 2}, {1, 2});
   const Tensor var = Tensor::from_vector<float>({1, 2}, {1, 4});
-  const Node spatial0 =
-      op_node("BatchNormalization", 5, 1, {{"epsilon", float_attr(0.0f)}, {"spatial", int_attr(0)}});
+  const Node spatial0 = op_node("BatchNormalization", 5, 1, {{"epsilon", float_attr(0.0f)}, {"spatial", int_attr(0)}});
   expect_near_or_nan(run1(spatial0, 7, {&x, &scale, &bias, &mean, &var}), {0, 1, 2, 5});
 
   // Opset 9 in training: Y, running mean and variance, then the batch mean and variance.
@@ -392,7 +391,7 @@ TEST(NormOps, LpNormalization) {
   const Tensor x = Tensor::from_vector<float>({2, 2}, {3, 4, 0, 0});
   expect_near_or_nan(run1(op_node("LpNormalization", 1, 1), 1, {&x}), {0.6, 0.8, 0, 0});
   expect_near_or_nan(run1(op_node("LpNormalization", 1, 1, {{"p", int_attr(1)}, {"axis", int_attr(0)}}), 1, {&x}),
-              {1, 1, 0, 0});
+                     {1, 1, 0, 0});
   expect_node_error(
       [&] {
         run1(op_node("LpNormalization", 1, 1, {{"p", int_attr(3)}}), 1, {&x});

@@ -120,7 +120,8 @@ TEST(ShapeOps, GatherElementsAndScatter) {
   const Tensor v = i64s({1, 2, 3, 4});
   const Tensor nd_idx = i64({3, 1}, {1, 1, -1});
   const Tensor nd_upd = i64s({10, 20, 30});
-  const Tensor nd = run1(shape_node("ScatterND", 3, 1, {{"reduction", string_attr("add")}}), 16, {&v, &nd_idx, &nd_upd});
+  const Tensor nd =
+      run1(shape_node("ScatterND", 3, 1, {{"reduction", string_attr("add")}}), 16, {&v, &nd_idx, &nd_upd});
   EXPECT_EQ(values<int64_t>(nd), (std::vector<int64_t>{1, 32, 3, 34}));
   const Tensor gathered = run1(shape_node("GatherND", 2), 13, {&v, &nd_idx});
   EXPECT_EQ(values<int64_t>(gathered), (std::vector<int64_t>{2, 2, 4}));
@@ -290,7 +291,7 @@ TEST(ResizeOp, SizesWithCoordinateModes) {
   const Tensor sizes = i64s({1, 3});
   const Node align =
       shape_node("Resize", 4, 1,
-                {{"mode", string_attr("linear")}, {"coordinate_transformation_mode", string_attr("align_corners")}});
+                 {{"mode", string_attr("linear")}, {"coordinate_transformation_mode", string_attr("align_corners")}});
   EXPECT_EQ(values<float>(run1(align, 13, {&x, nullptr, nullptr, &sizes})), (std::vector<float>{1, 2.5f, 4}));
 
   const Tensor half = i64s({1, 2});

@@ -58,7 +58,8 @@ TEST(RewriteFilter, DisablesAKindEverywhereOrWhereANodeIsInvolved) {
 struct ConvBnRelu : ::testing::Test {
   std::vector<Node> nodes = {test::graph_node("conv", "Conv", {"x", "w", "b"}, {"c"}),
                              test::graph_node("bn", "BatchNormalization", {"c", "s", "o", "m", "v"}, {"n"}),
-                             test::graph_node("relu", "Relu", {"n"}, {"r"}), test::graph_node("reshape", "Reshape", {"r", "shape"}, {"y"})};
+                             test::graph_node("relu", "Relu", {"n"}, {"r"}),
+                             test::graph_node("reshape", "Reshape", {"r", "shape"}, {"y"})};
   std::map<std::string, Tensor> constants = {
       {"w", Tensor::from_vector<float>({2, 1, 1, 1}, {1, 2})}, {"b", Tensor::from_vector<float>({2}, {0, 1})},
       {"s", Tensor::from_vector<float>({2}, {1, 1})},          {"o", Tensor::from_vector<float>({2}, {0, 0})},

@@ -184,8 +184,8 @@ VkCase conv_integer_case(const std::string& name, Tensor x, Tensor w, std::optio
 std::vector<VkCase> conv_integer_cases() {
   std::vector<VkCase> cases;
   cases.push_back(conv_integer_case("uint8 3x3 pad 1 zero points", integers<uint8_t>({1, 3, 8, 8}, 1, 0, 255),
-                                    integers<uint8_t>({6, 3, 3, 3}, 2, 0, 255), scalar_of<uint8_t>(128), scalar_of<uint8_t>(120),
-                                    {{"pads", ints_attr({1, 1, 1, 1})}}, {1, 2, 3}));
+                                    integers<uint8_t>({6, 3, 3, 3}, 2, 0, 255), scalar_of<uint8_t>(128),
+                                    scalar_of<uint8_t>(120), {{"pads", ints_attr({1, 1, 1, 1})}}, {1, 2, 3}));
   cases.push_back(
       conv_integer_case("int8 per-channel w_zp group 2 stride 2", integers<int8_t>({2, 4, 9, 7}, 3, -128, 127),
                         integers<int8_t>({6, 2, 3, 3}, 4, -128, 127), std::nullopt, integers<int8_t>({6}, 5, -10, 10),
@@ -197,12 +197,12 @@ std::vector<VkCase> conv_integer_cases() {
                                     integers<uint8_t>({5, 2, 2, 2}, 9, 0, 255), scalar_of<uint8_t>(3),
                                     integers<uint8_t>({5}, 10, 0, 255), {}, {}));
   cases.push_back(conv_integer_case("int8 3-D SAME_UPPER", integers<int8_t>({1, 3, 4, 5, 6}, 11, -128, 127),
-                                    integers<int8_t>({4, 3, 2, 3, 3}, 12, -128, 127), scalar_of<int8_t>(-5), std::nullopt,
-                                    {{"auto_pad", string_attr("SAME_UPPER")}}, {1, 2}));
+                                    integers<int8_t>({4, 3, 2, 3, 3}, 12, -128, 127), scalar_of<int8_t>(-5),
+                                    std::nullopt, {{"auto_pad", string_attr("SAME_UPPER")}}, {1, 2}));
   cases.push_back(conv_integer_case("uint8 32 channels 16x16 (many workgroups)",
                                     integers<uint8_t>({1, 32, 16, 16}, 13, 0, 255),
-                                    integers<uint8_t>({24, 32, 3, 3}, 14, 0, 255), scalar_of<uint8_t>(17), scalar_of<uint8_t>(200),
-                                    {{"pads", ints_attr({1, 1, 1, 1})}}, {1, 2, 3}));
+                                    integers<uint8_t>({24, 32, 3, 3}, 14, 0, 255), scalar_of<uint8_t>(17),
+                                    scalar_of<uint8_t>(200), {{"pads", ints_attr({1, 1, 1, 1})}}, {1, 2, 3}));
   return cases;
 }
 

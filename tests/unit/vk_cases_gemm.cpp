@@ -124,7 +124,8 @@ std::vector<VkCase> integer_cases() {
                              scalar_of<uint8_t>(100), integers<uint8_t>({5}, 211, 0, 255)}));
   cases.push_back(make_case(
       "MatMulInteger 1-D [9] * 9x70", "MatMulInteger",
-      {integers<int8_t>({9}, 212, -128, 127), integers<int8_t>({9, 70}, 213, -128, 127), scalar_of<int8_t>(-3)}, {}, 1, {2}));
+      {integers<int8_t>({9}, 212, -128, 127), integers<int8_t>({9, 70}, 213, -128, 127), scalar_of<int8_t>(-3)}, {}, 1,
+      {2}));
 
   // QLinearMatMul: multiplier 0.5 makes ties (round half to even) and both ends saturate.
   auto qlinear = [](const std::string& name, Tensor a, Tensor b, float a_scale, float b_scale, float y_scale,
@@ -144,8 +145,8 @@ std::vector<VkCase> integer_cases() {
                           integers<int8_t>({12, 5}, 306, -128, 127), 0.05f, 0.02f, 0.1f, scalar_of<int8_t>(-5),
                           scalar_of<int8_t>(7), scalar_of<int8_t>(-20), {1, 2, 3, 4, 5, 6, 7}));
   cases.push_back(qlinear("QLinearMatMul int8 runtime zero points", integers<int8_t>({5, 8}, 307, -128, 127),
-                          integers<int8_t>({8, 9}, 308, -128, 127), 0.1f, 0.1f, 0.3f, scalar_of<int8_t>(4), scalar_of<int8_t>(-4),
-                          scalar_of<int8_t>(0), {1, 4, 6, 7}));
+                          integers<int8_t>({8, 9}, 308, -128, 127), 0.1f, 0.1f, 0.3f, scalar_of<int8_t>(4),
+                          scalar_of<int8_t>(-4), scalar_of<int8_t>(0), {1, 4, 6, 7}));
 
   // MatMul and Gemm on integer tensors (exact, gemm.naive.f32 only).
   cases.push_back(

@@ -42,21 +42,25 @@ void add_copies(std::vector<VkCase>& cases) {
                 {random_floats({2, 3, 5}, 4), Tensor::scalar<float>(0.3f), Tensor::scalar<bool>(false)}, {}, 2, {1, 2});
   d13.opset = 13;
   cases.push_back(d13);
-  VkCase d12 = make_case("Dropout-12 training ratio 0", "Dropout",
-                         {random_floats({4, 8}, 5), Tensor::scalar<float>(0.0f), Tensor::scalar<bool>(true)}, {}, 2, {1, 2});
+  VkCase d12 =
+      make_case("Dropout-12 training ratio 0", "Dropout",
+                {random_floats({4, 8}, 5), Tensor::scalar<float>(0.0f), Tensor::scalar<bool>(true)}, {}, 2, {1, 2});
   d12.opset = 12;
   cases.push_back(d12);
-  VkCase d7 = make_case("Dropout-7 float mask", "Dropout", {random_floats({3, 7}, 6)}, {{"ratio", float_attr(0.2f)}}, 2);
+  VkCase d7 =
+      make_case("Dropout-7 float mask", "Dropout", {random_floats({3, 7}, 6)}, {{"ratio", float_attr(0.2f)}}, 2);
   d7.opset = 7;
   cases.push_back(d7);
   cases.push_back(make_case("Dropout no mask", "Dropout", {random_floats({17}, 7)}));
 
-  cases.push_back(make_case("Reshape 2x3x4 to 4x-1", "Reshape", {random_floats({2, 3, 4}, 8), ints1({4, -1})}, {}, 1, {1}));
+  cases.push_back(
+      make_case("Reshape 2x3x4 to 4x-1", "Reshape", {random_floats({2, 3, 4}, 8), ints1({4, -1})}, {}, 1, {1}));
   cases.push_back(make_case("Reshape int32 6x7 to 0x7x1", "Reshape", {int_data({6, 7}, DType::Int32), ints1({0, 7, 1})},
                             {}, 1, {1}));
   cases.push_back(make_case("Flatten axis -1", "Flatten", {random_floats({2, 3, 5}, 9)}, {{"axis", int_attr(-1)}}));
   cases.push_back(make_case("Flatten axis 0", "Flatten", {random_floats({4, 4, 4}, 10)}, {{"axis", int_attr(0)}}));
-  cases.push_back(make_case("Squeeze-13 axes", "Squeeze", {random_floats({1, 5, 1, 3}, 11), ints1({0, -2})}, {}, 1, {1}));
+  cases.push_back(
+      make_case("Squeeze-13 axes", "Squeeze", {random_floats({1, 5, 1, 3}, 11), ints1({0, -2})}, {}, 1, {1}));
   VkCase sq11 = make_case("Squeeze-11 attr", "Squeeze", {random_floats({3, 1, 4}, 12)}, {{"axes", ints_attr({1})}});
   sq11.opset = 11;
   cases.push_back(sq11);
@@ -104,8 +108,8 @@ void add_transposes(std::vector<VkCase>& cases) {
   cases.push_back(make_case("Trilu lower k 40 5x5", "Trilu", {random_floats({5, 5}, 38), ints1({40})},
                             {{"upper", int_attr(0)}}, 1, {1}));
   // Aligned for the 4x4-block transpose: the block and the innermost axis are multiples of 4.
-  cases.push_back(make_case("DepthToSpace DCR 1x32x4x8 block 4 aligned", "DepthToSpace", {random_floats({1, 32, 4, 8}, 34)},
-                            {{"blocksize", int_attr(4)}}));
+  cases.push_back(make_case("DepthToSpace DCR 1x32x4x8 block 4 aligned", "DepthToSpace",
+                            {random_floats({1, 32, 4, 8}, 34)}, {{"blocksize", int_attr(4)}}));
   cases.push_back(make_case("SpaceToDepth 1x2x8x16 block 4 aligned", "SpaceToDepth", {random_floats({1, 2, 8, 16}, 35)},
                             {{"blocksize", int_attr(4)}}));
 }
@@ -114,27 +118,29 @@ void add_concats(std::vector<VkCase>& cases) {
   cases.push_back(make_case("Concat 3 inputs axis 1 one const", "Concat",
                             {random_floats({2, 3, 4}, 40), random_floats({2, 5, 4}, 41), random_floats({2, 1, 4}, 42)},
                             {{"axis", int_attr(1)}}, 1, {1}));
-  cases.push_back(
-      make_case("Concat axis -1 vec4", "Concat", {random_floats({3, 4}, 43), random_floats({3, 8}, 44)}, {{"axis", int_attr(-1)}}));
+  cases.push_back(make_case("Concat axis -1 vec4", "Concat", {random_floats({3, 4}, 43), random_floats({3, 8}, 44)},
+                            {{"axis", int_attr(-1)}}));
   cases.push_back(
       make_case("Concat int64 axis 0", "Concat", {int_data({2, 3}), int_data({5, 3})}, {{"axis", int_attr(0)}}));
   std::vector<std::optional<Tensor>> ten;
   for (uint32_t k = 0; k < 10; ++k) ten.push_back(random_floats({2, int64_t(k % 3 + 1), 3}, 45 + k));
   cases.push_back(make_case("Concat 10 inputs", "Concat", ten, {{"axis", int_attr(-2)}}));
-  cases.push_back(make_case("Concat with empty input", "Concat", {random_floats({2, 0, 3}, 60), random_floats({2, 4, 3}, 61)},
-                            {{"axis", int_attr(1)}}));
-  cases.push_back(make_case("Concat 64x128 + 64x256", "Concat", {random_floats({64, 128}, 62), random_floats({64, 256}, 63)},
-                            {{"axis", int_attr(1)}}));
+  cases.push_back(make_case("Concat with empty input", "Concat",
+                            {random_floats({2, 0, 3}, 60), random_floats({2, 4, 3}, 61)}, {{"axis", int_attr(1)}}));
+  cases.push_back(make_case("Concat 64x128 + 64x256", "Concat",
+                            {random_floats({64, 128}, 62), random_floats({64, 256}, 63)}, {{"axis", int_attr(1)}}));
   cases.push_back(make_case("Concat single input", "Concat", {random_floats({5, 3}, 64)}, {{"axis", int_attr(0)}}));
-  VkCase c1 = make_case("Concat-1 default axis", "Concat", {random_floats({2, 2, 3}, 65), random_floats({2, 3, 3}, 66)});
+  VkCase c1 =
+      make_case("Concat-1 default axis", "Concat", {random_floats({2, 2, 3}, 65), random_floats({2, 3, 3}, 66)});
   c1.opset = 1;
   cases.push_back(c1);
-  cases.push_back(
-      make_case("Concat all empty", "Concat", {random_floats({0, 3}, 67), random_floats({0, 3}, 68)}, {{"axis", int_attr(0)}}));
+  cases.push_back(make_case("Concat all empty", "Concat", {random_floats({0, 3}, 67), random_floats({0, 3}, 68)},
+                            {{"axis", int_attr(0)}}));
 }
 
 void add_splits(std::vector<VkCase>& cases) {
-  cases.push_back(make_case("Split 6x4 axis 0 equal", "Split", {random_floats({6, 4}, 70)}, {{"axis", int_attr(0)}}, 3));
+  cases.push_back(
+      make_case("Split 6x4 axis 0 equal", "Split", {random_floats({6, 4}, 70)}, {{"axis", int_attr(0)}}, 3));
   cases.push_back(make_case("Split 2x10x3 sizes input", "Split", {random_floats({2, 10, 3}, 71), ints1({2, 3, 5})},
                             {{"axis", int_attr(1)}}, 3, {1}));
   VkCase s11 = make_case("Split-11 attr axis -1", "Split", {random_floats({3, 4}, 72)},
@@ -146,11 +152,11 @@ void add_splits(std::vector<VkCase>& cases) {
   s18.opset = 18;
   cases.push_back(s18);
   cases.push_back(make_case("Split int64", "Split", {int_data({4, 6})}, {{"axis", int_attr(1)}}, 2));
-  cases.push_back(
-      make_case("Split 4x16 vec4", "Split", {random_floats({4, 16}, 74), ints1({4, 12})}, {{"axis", int_attr(1)}}, 2, {1}));
+  cases.push_back(make_case("Split 4x16 vec4", "Split", {random_floats({4, 16}, 74), ints1({4, 12})},
+                            {{"axis", int_attr(1)}}, 2, {1}));
   cases.push_back(make_case("Split 9 outputs", "Split", {random_floats({9, 5}, 75)}, {}, 9));
-  cases.push_back(
-      make_case("Split empty part", "Split", {random_floats({3, 4}, 76), ints1({0, 4})}, {{"axis", int_attr(1)}}, 2, {1}));
+  cases.push_back(make_case("Split empty part", "Split", {random_floats({3, 4}, 76), ints1({0, 4})},
+                            {{"axis", int_attr(1)}}, 2, {1}));
   cases.push_back(make_case("Split 128x300", "Split", {random_floats({128, 300}, 77), ints1({100, 200})},
                             {{"axis", int_attr(1)}}, 2, {1}));
 }
@@ -158,10 +164,11 @@ void add_splits(std::vector<VkCase>& cases) {
 void add_slices(std::vector<VkCase>& cases) {
   const std::set<size_t> consts = {1, 2, 3, 4};
   cases.push_back(make_case("Slice 10x12 steps", "Slice",
-                            {random_floats({10, 12}, 80), ints1({1, 2}), ints1({8, -1}), ints1({0, 1}), ints1({2, 1})}, {}, 1,
-                            consts));
+                            {random_floats({10, 12}, 80), ints1({1, 2}), ints1({8, -1}), ints1({0, 1}), ints1({2, 1})},
+                            {}, 1, consts));
   cases.push_back(make_case("Slice negative step", "Slice",
-                            {random_floats({5, 9}, 81), ints1({-1}), ints1({-1000}), ints1({1}), ints1({-2})}, {}, 1, consts));
+                            {random_floats({5, 9}, 81), ints1({-1}), ints1({-1000}), ints1({1}), ints1({-2})}, {}, 1,
+                            consts));
   cases.push_back(make_case("Slice reverse all axes", "Slice",
                             {random_floats({4, 6, 8}, 82), ints1({-1, -1, -1}),
                              ints1({std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::min(),
@@ -169,62 +176,69 @@ void add_slices(std::vector<VkCase>& cases) {
                              ints1({0, 1, 2}), ints1({-1, -1, -1})},
                             {}, 1, consts));
   cases.push_back(make_case("Slice ends clamp INT64_MAX", "Slice",
-                            {random_floats({6, 7}, 83), ints1({2}), ints1({std::numeric_limits<int64_t>::max()})}, {}, 1,
-                            consts));
+                            {random_floats({6, 7}, 83), ints1({2}), ints1({std::numeric_limits<int64_t>::max()})}, {},
+                            1, consts));
   VkCase s9 = make_case("Slice-9 attrs", "Slice", {random_floats({5, 6, 7}, 84)},
                         {{"starts", ints_attr({1, -3})}, {"ends", ints_attr({4, 100})}, {"axes", ints_attr({0, 2})}});
   s9.opset = 9;
   cases.push_back(s9);
   cases.push_back(make_case("Slice 4x6x16 axis 1 vec4", "Slice",
                             {random_floats({4, 6, 16}, 85), ints1({1}), ints1({5}), ints1({-2})}, {}, 1, consts));
-  cases.push_back(make_case("Slice empty result", "Slice", {random_floats({4, 5}, 86), ints1({3}), ints1({1}), ints1({0})}, {},
-                            1, consts));
+  cases.push_back(make_case("Slice empty result", "Slice",
+                            {random_floats({4, 5}, 86), ints1({3}), ints1({1}), ints1({0})}, {}, 1, consts));
   cases.push_back(make_case("Slice int64", "Slice",
                             {int_data({6, 8}), ints1({1, 0}), ints1({5, 8}), ints1({0, 1}), ints1({1, 3})}, {}, 1,
                             consts));
   cases.push_back(make_case("Slice 96x512 vec4", "Slice",
-                            {random_floats({96, 512}, 87), ints1({8}), ints1({264}), ints1({1}), ints1({1})}, {}, 1, consts));
+                            {random_floats({96, 512}, 87), ints1({8}), ints1({264}), ints1({1}), ints1({1})}, {}, 1,
+                            consts));
 }
 
 void add_expands(std::vector<VkCase>& cases) {
-  cases.push_back(make_case("Expand 3x1 to 2x3x4", "Expand", {random_floats({3, 1}, 90), ints1({2, 3, 4})}, {}, 1, {1}));
-  cases.push_back(make_case("Expand 1x8 to 5x8 vec4", "Expand", {random_floats({1, 8}, 91), ints1({5, 8})}, {}, 1, {1}));
+  cases.push_back(
+      make_case("Expand 3x1 to 2x3x4", "Expand", {random_floats({3, 1}, 90), ints1({2, 3, 4})}, {}, 1, {1}));
+  cases.push_back(
+      make_case("Expand 1x8 to 5x8 vec4", "Expand", {random_floats({1, 8}, 91), ints1({5, 8})}, {}, 1, {1}));
   cases.push_back(
       make_case("Expand scalar to 3x5", "Expand", {Tensor::scalar<float>(1.25f), ints1({3, 5})}, {}, 1, {1}));
-  cases.push_back(
-      make_case("Expand shape smaller than input", "Expand", {random_floats({2, 3, 4}, 92), ints1({3, 1})}, {}, 1, {1}));
+  cases.push_back(make_case("Expand shape smaller than input", "Expand", {random_floats({2, 3, 4}, 92), ints1({3, 1})},
+                            {}, 1, {1}));
   cases.push_back(make_case("Expand int64 4x1 to 4x7", "Expand", {int_data({4, 1}), ints1({1, 7})}, {}, 1, {1}));
-  cases.push_back(
-      make_case("Expand 1x64x1 to 16x64x32", "Expand", {random_floats({1, 64, 1}, 93), ints1({16, 64, 32})}, {}, 1, {1}));
+  cases.push_back(make_case("Expand 1x64x1 to 16x64x32", "Expand", {random_floats({1, 64, 1}, 93), ints1({16, 64, 32})},
+                            {}, 1, {1}));
 }
 
 void add_tiles(std::vector<VkCase>& cases) {
   cases.push_back(make_case("Tile 2x3 by 2x3", "Tile", {random_floats({2, 3}, 100), ints1({2, 3})}, {}, 1, {1}));
   cases.push_back(make_case("Tile 2x8 by 3x1 vec4", "Tile", {random_floats({2, 8}, 101), ints1({3, 1})}, {}, 1, {1}));
-  cases.push_back(make_case("Tile 1x5x4 by 2x1x2", "Tile", {random_floats({1, 5, 4}, 102), ints1({2, 1, 2})}, {}, 1, {1}));
+  cases.push_back(
+      make_case("Tile 1x5x4 by 2x1x2", "Tile", {random_floats({1, 5, 4}, 102), ints1({2, 1, 2})}, {}, 1, {1}));
   cases.push_back(make_case("Tile int32", "Tile", {int_data({3, 2}, DType::Int32), ints1({2, 2})}, {}, 1, {1}));
   cases.push_back(make_case("Tile zero repeat", "Tile", {random_floats({2, 3}, 103), ints1({0, 2})}, {}, 1, {1}));
   cases.push_back(make_case("Tile 32x64 by 4x8", "Tile", {random_floats({32, 64}, 104), ints1({4, 8})}, {}, 1, {1}));
-  VkCase t1 = make_case("Tile-1 tiles axis", "Tile",
-                        {random_floats({3, 4}, 105), Tensor::scalar<int64_t>(3), Tensor::scalar<int64_t>(-1)}, {}, 1, {1, 2});
+  VkCase t1 =
+      make_case("Tile-1 tiles axis", "Tile",
+                {random_floats({3, 4}, 105), Tensor::scalar<int64_t>(3), Tensor::scalar<int64_t>(-1)}, {}, 1, {1, 2});
   t1.opset = 1;
   cases.push_back(t1);
 }
 
 void add_pads(std::vector<VkCase>& cases) {
   cases.push_back(make_case("Pad constant value", "Pad",
-                            {random_floats({3, 4}, 110), ints1({1, 2, 0, 1}), Tensor::scalar<float>(1.5f)}, {}, 1, {1, 2}));
-  cases.push_back(
-      make_case("Pad constant default zero", "Pad", {random_floats({2, 3, 5}, 111), ints1({0, 1, 2, 1, 0, 3})}, {}, 1, {1}));
+                            {random_floats({3, 4}, 110), ints1({1, 2, 0, 1}), Tensor::scalar<float>(1.5f)}, {}, 1,
+                            {1, 2}));
+  cases.push_back(make_case("Pad constant default zero", "Pad",
+                            {random_floats({2, 3, 5}, 111), ints1({0, 1, 2, 1, 0, 3})}, {}, 1, {1}));
   cases.push_back(make_case("Pad reflect", "Pad", {random_floats({1, 2, 5, 5}, 112), ints1({0, 0, 2, 1, 0, 0, 1, 2})},
                             {{"mode", string_attr("reflect")}}, 1, {1}));
   cases.push_back(make_case("Pad edge", "Pad", {random_floats({2, 3, 4}, 113), ints1({1, 2, 3, 2, 1, 0})},
                             {{"mode", string_attr("edge")}}, 1, {1}));
-  cases.push_back(make_case("Pad negative pads", "Pad", {random_floats({5, 6}, 114), ints1({-1, 2, 1, -2})}, {}, 1, {1}));
+  cases.push_back(
+      make_case("Pad negative pads", "Pad", {random_floats({5, 6}, 114), ints1({-1, 2, 1, -2})}, {}, 1, {1}));
   cases.push_back(make_case("Pad reflect negative pads", "Pad", {random_floats({5, 6}, 115), ints1({-1, 2, 1, -2})},
                             {{"mode", string_attr("reflect")}}, 1, {1}));
-  VkCase axes = make_case("Pad-18 axes", "Pad", {random_floats({3, 4, 5}, 116), ints1({2, 3}), std::nullopt, ints1({-1})}, {},
-                          1, {1, 3});
+  VkCase axes = make_case("Pad-18 axes", "Pad",
+                          {random_floats({3, 4, 5}, 116), ints1({2, 3}), std::nullopt, ints1({-1})}, {}, 1, {1, 3});
   axes.opset = 18;
   cases.push_back(axes);
   VkCase p2 = make_case("Pad-2 attrs", "Pad", {random_floats({3, 3}, 117)},
@@ -238,7 +252,8 @@ void add_pads(std::vector<VkCase>& cases) {
   wrap.opset = 19;
   cases.push_back(wrap);
   cases.push_back(make_case("Pad runtime constant_value", "Pad",
-                            {random_floats({4, 3}, 119), ints1({0, 1, 0, 1}), Tensor::scalar<float>(3.0f)}, {}, 1, {1}));
+                            {random_floats({4, 3}, 119), ints1({0, 1, 0, 1}), Tensor::scalar<float>(3.0f)}, {}, 1,
+                            {1}));
   cases.push_back(make_case("Pad reflect 8x3x64x64", "Pad",
                             {random_floats({8, 3, 64, 64}, 120), ints1({0, 0, 1, 1, 0, 0, 1, 1})},
                             {{"mode", string_attr("reflect")}}, 1, {1}));
@@ -279,7 +294,8 @@ void add_generators(std::vector<VkCase>& cases) {
   cases.push_back(versioned(make_case("EyeLike bool k -1 6x4", "EyeLike", {random_floats({6, 4}, 61)},
                                       {{"k", int_attr(-1)}, {"dtype", int_attr(9)}}),
                             9));
-  cases.push_back(versioned(make_case("EyeLike k 20 4x4", "EyeLike", {random_floats({4, 4}, 62)}, {{"k", int_attr(20)}}), 9));
+  cases.push_back(
+      versioned(make_case("EyeLike k 20 4x4", "EyeLike", {random_floats({4, 4}, 62)}, {{"k", int_attr(20)}}), 9));
 
   // ReverseSequence: time-major and batch-major, lengths 0, 1, partial and whole, integer data.
   cases.push_back(versioned(make_case("ReverseSequence time-major 5x4x3", "ReverseSequence",
@@ -304,10 +320,10 @@ void add_generators(std::vector<VkCase>& cases) {
   cases.push_back(versioned(make_case("Compress flattened short condition int32 2x3", "Compress",
                                       {int_data({2, 3}, DType::Int32), cond({false, true, false, true})}, {}, 1, {1}),
                             11));
-  cases.push_back(versioned(make_case("Compress axis -1 nothing kept 4x3", "Compress",
-                                      {random_floats({4, 3}, 65), cond({false, false, false})}, {{"axis", int_attr(-1)}}, 1,
-                                      {1}),
-                            11));
+  cases.push_back(
+      versioned(make_case("Compress axis -1 nothing kept 4x3", "Compress",
+                          {random_floats({4, 3}, 65), cond({false, false, false})}, {{"axis", int_attr(-1)}}, 1, {1}),
+                11));
 }
 
 VKG_VK_CASES(movement) {
