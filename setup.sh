@@ -7,6 +7,7 @@
 #   SKIP_APT=1 ./setup.sh   no Debian packages: .venv and build only
 #   SKIP_VENV=1 ./setup.sh  leave .venv alone
 #   SKIP_BUILD=1 ./setup.sh no build: packages and .venv only
+#   VKGRAPHY_UNITY=OFF      one compiler run per source file (see below)
 # .venv is rebuilt from scratch only when tests/requirements.txt, tests/model_wheels.txt or the
 # Python version changed (.venv/requirements.stamp records them), so a re-run with nothing
 # changed takes no time.
@@ -66,5 +67,8 @@ if [ "${SKIP_BUILD:-0}" = 1 ]; then
   echo "SKIP_BUILD=1: not building"
   exit 0
 fi
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+# A unity build (16 sources per compiler run) builds from clean in about two thirds of the time;
+# VKGRAPHY_UNITY=OFF ./setup.sh gives one compiler run per source, faster to rebuild after an edit.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD="${VKGRAPHY_UNITY:-ON}" \
+  -DCMAKE_UNITY_BUILD_BATCH_SIZE=16
 cmake --build build -j"$(nproc)"

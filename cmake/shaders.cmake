@@ -11,6 +11,11 @@
 # is compiled once more per variant with VKG_TEXEL_READS defined, named
 # "<dir>/<file>_texel.<V>": its float inputs read through uniform texel buffers
 # (shaders/common/texel_reads.glsl). Includes are resolved from shaders/.
+#
+# VKGRAPHY_SPIRV_FROM=<another build>/generated/shaders embeds the SPIR-V that build compiled
+# and validated instead of compiling it again (the sanitizer and coverage builds take the
+# Release build's: the shaders do not depend on the C++ flags).
+set(VKGRAPHY_SPIRV_FROM "" CACHE PATH "generated/shaders of another build whose SPIR-V to embed")
 
 find_package(Vulkan REQUIRED COMPONENTS glslangValidator)
 find_program(VKGRAPHY_SPIRV_VAL NAMES spirv-val HINTS "$ENV{VULKAN_SDK}/bin" REQUIRED)
@@ -50,31 +55,39 @@ foreach(source IN LISTS VKGRAPHY_SHADER_SOURCES)
     string(TOUPPER ${variant} variant_upper)
     set(name ${base}${suffix}.${variant})
     string(MAKE_C_IDENTIFIER "k_${name}" array)
-    set(spv ${VKGRAPHY_SHADER_OUT}/${name}.spv)
-    set(inc ${VKGRAPHY_SHADER_OUT}/${name}.spv.inc)
-    set(validated ${VKGRAPHY_SHADER_OUT}/${name}.spv.validated)
-    get_filename_component(out_dir ${spv} DIRECTORY)
-    set(glslang_args --target-env vulkan1.2 -V -DVKG_PRECISION_${variant_upper}=1 -I${VKGRAPHY_SHADER_DIR})
-    if(suffix STREQUAL "_texel")
-      list(APPEND glslang_args -DVKG_TEXEL_READS=1)
+    if(VKGRAPHY_SPIRV_FROM)
+      set(inc ${VKGRAPHY_SPIRV_FROM}/${name}.spv.inc)
+      if(NOT EXISTS ${inc} OR NOT EXISTS ${VKGRAPHY_SPIRV_FROM}/${name}.spv.validated)
+        message(FATAL_ERROR "VKGRAPHY_SPIRV_FROM: ${VKGRAPHY_SPIRV_FROM} has no validated ${name}.spv.inc: build that build first")
+      endif()
+      list(APPEND VKGRAPHY_SHADER_OUTPUTS ${inc})
+    else()
+      set(spv ${VKGRAPHY_SHADER_OUT}/${name}.spv)
+      set(inc ${VKGRAPHY_SHADER_OUT}/${name}.spv.inc)
+      set(validated ${VKGRAPHY_SHADER_OUT}/${name}.spv.validated)
+      get_filename_component(out_dir ${spv} DIRECTORY)
+      set(glslang_args --target-env vulkan1.2 -V -DVKG_PRECISION_${variant_upper}=1 -I${VKGRAPHY_SHADER_DIR})
+      if(suffix STREQUAL "_texel")
+        list(APPEND glslang_args -DVKG_TEXEL_READS=1)
+      endif()
+      add_custom_command(
+        OUTPUT ${spv} ${inc}
+        COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
+        COMMAND Vulkan::glslangValidator ${glslang_args} --depfile ${spv}.d -o ${spv} ${source}
+        COMMAND ${CMAKE_COMMAND} -DSPV=${spv} -DINC=${inc} -P ${CMAKE_SOURCE_DIR}/cmake/spirv_words.cmake
+        DEPENDS ${source} ${CMAKE_SOURCE_DIR}/cmake/spirv_words.cmake
+        DEPFILE ${spv}.d
+        COMMENT "glslang: ${name}"
+        VERBATIM)
+      add_custom_command(
+        OUTPUT ${validated}
+        COMMAND ${VKGRAPHY_SPIRV_VAL} --target-env vulkan1.2 ${spv}
+        COMMAND ${CMAKE_COMMAND} -E touch ${validated}
+        DEPENDS ${spv}
+        COMMENT "spirv-val: ${name}"
+        VERBATIM)
+      list(APPEND VKGRAPHY_SHADER_OUTPUTS ${inc} ${validated})
     endif()
-    add_custom_command(
-      OUTPUT ${spv} ${inc}
-      COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
-      COMMAND Vulkan::glslangValidator ${glslang_args} --depfile ${spv}.d -o ${spv} ${source}
-      COMMAND Vulkan::glslangValidator ${glslang_args} -x -o ${inc} ${source}
-      DEPENDS ${source}
-      DEPFILE ${spv}.d
-      COMMENT "glslang: ${name}"
-      VERBATIM)
-    add_custom_command(
-      OUTPUT ${validated}
-      COMMAND ${VKGRAPHY_SPIRV_VAL} --target-env vulkan1.2 ${spv}
-      COMMAND ${CMAKE_COMMAND} -E touch ${validated}
-      DEPENDS ${spv}
-      COMMENT "spirv-val: ${name}"
-      VERBATIM)
-    list(APPEND VKGRAPHY_SHADER_OUTPUTS ${inc} ${validated})
     string(APPEND VKGRAPHY_SHADER_ARRAYS "const uint32_t ${array}[] = {\n#include \"${inc}\"\n};\n")
     string(APPEND VKGRAPHY_SHADER_ENTRIES "    {\"${name}\", ${array}, std::size(${array})},\n")
   endforeach()

@@ -4,13 +4,14 @@
 # on lavapipe with the validation layer on, as ctest's `unit` does. Any report
 # (heap/stack/global overflow, use-after-free, a leak not suppressed in
 # tests/sanitizer/lsan.supp, undefined behaviour) fails the run.
-#   tests/sanitizer/run.sh                 configure, build and run (CI: .ci/run)
+#   tests/sanitizer/run.sh                 configure, build and run the tests subset.txt marks
+#                                          `run` and those it does not name (CI: .ci/run)
 #   tests/sanitizer/run.sh --gtest_filter=Suite.*   extra arguments go to the test binary
+#   SANITIZER_FULL=1                       every unit test (what subset.txt stands for)
 #   SANITIZER_BUILD_DIR=dir                another build directory (default build-asan)
 #   SANITIZER_SKIP_BUILD=1                 run what is built
-#   SANITIZER_FULL=1                       the conformance sweep too (see below)
-# See docs/testing.md ("Sanitizers") for what it runs, how long it takes and how to
-# add a justified suppression.
+# subset.txt is chosen by coverage (tests/sanitizer/select_subset.py). See docs/testing.md
+# ("Sanitizers") for what it runs, how long it takes and how to add a justified suppression.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -18,12 +19,17 @@ BUILD=${SANITIZER_BUILD_DIR:-build-asan}
 SUPP="$PWD/tests/sanitizer/lsan.supp"
 
 if [ "${SANITIZER_SKIP_BUILD:-0}" != 1 ]; then
-  launcher=()
-  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  # -O1: compiles faster than -O2 and keeps stack traces exact; -g1: line tables for the
-  # traces without full debug info (a smaller, faster build).
+  extra=()
+  command -v ccache >/dev/null && extra+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # The shaders do not depend on the C++ flags: embed the SPIR-V the Release build compiled.
+  [ -d build/generated/shaders ] && extra+=("-DVKGRAPHY_SPIRV_FROM=$PWD/build/generated/shaders")
+  # -Og: GCC instruments and compiles it in about half the time of -O1 (a 16-source unit: 65 s
+  # against 112 s; -O0: 42 s) and the tests run as fast: the driver and the validation layer
+  # under ASan's allocator take most of their time (docs/testing.md). -g1: line tables for the
+  # stack traces without full debug info. A unity build, 16 sources at a time, as setup.sh's.
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DVKGRAPHY_SANITIZE=ON "${launcher[@]}" >/dev/null
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-Og -g1 -DNDEBUG" -DVKGRAPHY_SANITIZE=ON \
+    -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 "${extra[@]}" >/dev/null
   ninja -C "$BUILD" vkgraphy_unit_tests
 fi
 
@@ -34,15 +40,12 @@ export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:exitcode=86
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:report_error_type=1:exitcode=87"
 export LSAN_OPTIONS="suppressions=$SUPP:print_suppressions=1"
 
-# Without arguments: every unit test, but of the op x tactic conformance sweep
-# (Vulkan/TacticConformance.*) only the fp32 (and int32) variants: 125 of its 312.
-# The fp16 and f16acc32 variants of a tactic run the same host code (planning,
-# buffer sizes, push constants) on other shaders, so they mostly exercise
-# lavapipe's JIT; with them the stage would not fit CI's budget (docs/testing.md
-# has the figures). SANITIZER_FULL=1 runs them too.
+# Without arguments: the tests subset.txt marks `run` (together they cover every arc of
+# runtime/ and debug/ the whole suite covers) and every test it does not name (added since).
 args=("$@")
 if [ ${#args[@]} -eq 0 ] && [ "${SANITIZER_FULL:-0}" != 1 ]; then
-  args=(--gtest_filter='-Vulkan/TacticConformance.*_f16:Vulkan/TacticConformance.*_f16acc32')
+  filter=$("$BUILD/tests/vkgraphy_unit_tests" --gtest_list_tests | /usr/bin/python3 tests/sanitizer/subset_filter.py tests/sanitizer/subset.txt)
+  args=(--gtest_filter="$filter")
 fi
 
 start=$(date +%s)
