@@ -143,7 +143,7 @@ void run_sequence(const Recurrence& rc, const std::vector<RecurrentActivation>& 
   std::copy(c.begin(), c.end(), y_c.begin() + state);
 }
 
-template <Cell kCell> std::vector<Tensor> recurrent_kernel(const KernelContext& ctx) {
+std::vector<Tensor> recurrent_kernel(const KernelContext& ctx) {
   const Node& node = ctx.node;
   const Recurrence rc = read_recurrence(ctx);
   const auto act = recurrent_activations(node, rc.directions);
@@ -158,16 +158,16 @@ template <Cell kCell> std::vector<Tensor> recurrent_kernel(const KernelContext& 
   const Shape state_shape =
       rc.batch_first ? Shape{rc.batch, rc.directions, rc.hidden} : Shape{rc.directions, rc.batch, rc.hidden};
   std::vector<Tensor> outs = {store_doubles(node, dtype, y_shape, y), store_doubles(node, dtype, state_shape, y_h)};
-  if (kCell == Cell::Lstm) outs.push_back(store_doubles(node, dtype, state_shape, y_c));
+  if (rc.cell == Cell::Lstm) outs.push_back(store_doubles(node, dtype, state_shape, y_c));
   return outs;
 }
 
 }  // namespace
 
 void register_recurrent_ops(OpRegistry& registry) {
-  registry.add("RNN", recurrent_kernel<Cell::Rnn>);
-  registry.add("GRU", recurrent_kernel<Cell::Gru>);
-  registry.add("LSTM", recurrent_kernel<Cell::Lstm>);
+  registry.add("RNN", recurrent_kernel);
+  registry.add("GRU", recurrent_kernel);
+  registry.add("LSTM", recurrent_kernel);
 }
 
 }  // namespace vkg
