@@ -265,7 +265,7 @@ std::optional<LayerPlan> plan_scatter_nd(const LayerContext& ctx, std::string& w
   VKG_CHECK(updates.shape == expected, ctx.node.describe() << ": updates " << shape_to_string(updates.shape)
                                                            << " should be " << shape_to_string(expected));
   const uint32_t reduction = scatter_reduction(ctx);
-  const int64_t tuples = indices.size() / nd.depth;
+  const int64_t tuples = nd.tuple_count;
   if (nd.empty_axis && tuples > 0 && nd.slice > 0) {
     why = "data is empty along an indexed axis, so every index is out of range";
     return std::nullopt;
