@@ -6,13 +6,15 @@
 #
 #   times  PP-OCRv4 det at 1x3x320x320 (from the rapidocr wheel ./setup.sh downloads): a cold build
 #          (empty Mesa shader cache and timing cache) in fp32 and fp16, with the cost model and
-#          without (--no-prune, as before it), then a warm rebuild of each (Mesa's shader cache and
-#          the build's timing cache present)
+#          without (--no-prune, as before it), and with the cost model but the driver specializing
+#          the shaders (--vk-disable-host-specialization, as before host specialization), then a warm
+#          rebuild of each (Mesa's shader cache and the build's timing cache present)
 #   prune  the check of the cost model: det and rec with every tactic timed (optimization level 5)
 #          with --no-prune, and again with the cost model; per layer, the fastest candidate of the
 #          first build against the fastest of those the second kept, in the first build's
 #          measurements, summed over the layers: the engine time the pruning gives up
-#   debug  `debug build --until 20` on det (a check that always passes), with a warm Mesa cache
+#   debug  `debug build --until 20` on det (a check that always passes), with a warm Mesa cache,
+#          and again with --vk-disable-host-specialization
 #
 # Writes its figures to stdout; docs/bench.md ("Build time on lavapipe") records them.
 set -euo pipefail
@@ -49,9 +51,10 @@ times() {
   for prec in fp32 fp16; do
     local f=()
     [ "$prec" = fp32 ] || f=(--fp16)
-    for model in pruned unpruned; do
+    for model in pruned unpruned driver-spec; do
       local p=()
-      [ "$model" = pruned ] || p=(--no-prune)
+      [ "$model" != unpruned ] || p=(--no-prune)
+      [ "$model" != driver-spec ] || p=(--vk-disable-host-specialization)
       local mesa=$TMP/mesa-$prec-$model timing=$TMP/timing-$prec-$model.json
       rm -rf "$mesa" "$timing"
       mkdir -p "$mesa"
@@ -95,22 +98,23 @@ EOF
   done
 }
 
+# debug_build [FLAGS...]: debug build --until 20 on det, after a build that warms Mesa's cache.
 debug_build() {
   mkdir -p "$TMP/mesa-debug"
-  MESA_SHADER_CACHE_DIR=$TMP/mesa-debug "$BIN" convert "${DET[@]}" -o "$TMP/warm.engine" >/dev/null 2>&1
+  MESA_SHADER_CACHE_DIR=$TMP/mesa-debug "$BIN" convert "${DET[@]}" -o "$TMP/warm.engine" "$@" >/dev/null 2>&1
   local t0 t1
   t0=$(date +%s.%N)
   (cd "$TMP" && MESA_SHADER_CACHE_DIR=$TMP/mesa-debug VKGRAPHY_CACHE_DIR=$TMP/vkcache "$BIN" debug build "${DET[@]}" \
-    --until 20 --check true >"$TMP/debug.log" 2>&1) || true
+    --until 20 --check true "$@" >"$TMP/debug.log" 2>&1) || true
   t1=$(date +%s.%N)
-  printf 'debug build --until 20 (det, warm Mesa cache): %.1f s, %s\n' "$(echo "$t1 - $t0" | bc)" \
+  printf 'debug build --until 20 (det, warm Mesa cache%s): %.1f s, %s\n' "${1:+, $*}" "$(echo "$t1 - $t0" | bc)" \
     "$(grep -c 'Iteration [0-9]* |' "$TMP/debug.log" || true) iterations logged"
 }
 
 case "$what" in
   times) times ;;
   prune) prune ;;
-  debug) debug_build ;;
-  all) times; prune; debug_build ;;
+  debug) debug_build; debug_build --vk-disable-host-specialization ;;
+  all) times; prune; debug_build; debug_build --vk-disable-host-specialization ;;
   *) echo "usage: bench/build_time.sh [times|prune|debug|all]" >&2; exit 2 ;;
 esac

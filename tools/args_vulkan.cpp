@@ -36,6 +36,11 @@ void VulkanArgs::add_to(CLI::App& app) {
                "finite values, and a NaN may vanish in a Relu or a max (by default every pipeline declares "
                "SignedZeroInfNanPreserve where the device supports it)")
       ->group(g);
+  app.add_flag("--vk-disable-host-specialization", disable_host_specialization,
+               "Give the driver each shader as written with its specialization constants, also on a CPU driver "
+               "(lavapipe), where vkgraphy otherwise folds the constants into the SPIR-V first and the driver "
+               "creates pipelines several times faster")
+      ->group(g);
   app.add_flag("--vk-force-staging", force_staging,
                "Keep device memory unmapped and move weights, inputs and outputs through staging buffers, as on a "
                "discrete GPU (also VKGRAPHY_VK_FORCE_STAGING=1)")
@@ -52,6 +57,7 @@ vk::DeviceOptions VulkanArgs::options() const {
   options.disable_int64 = disable_int64;
   options.disable_texel_buffers = disable_texel_buffers;
   options.disable_nan_preserve = disable_nan_preserve;
+  options.disable_host_specialization = disable_host_specialization;
   options.force_staging = force_staging || vk::force_staging_from_env();
   return options;
 }

@@ -22,6 +22,7 @@ struct VulkanArgs {
   bool disable_int64 = false;                  // --vk-disable-int64
   bool disable_texel_buffers = false;          // --vk-disable-texel-buffers
   bool disable_nan_preserve = false;           // --vk-disable-nan-preserve
+  bool disable_host_specialization = false;    // --vk-disable-host-specialization
   bool force_staging = false;  // --vk-force-staging
 
   void add_to(CLI::App& app);

@@ -119,6 +119,8 @@ std::string format_device_info(const DeviceProfile& d) {
     os << "none\n";
   os << "    fp16 slower than fp32: " << yes_no(d.fp16_slower)
      << (d.fp16_slower ? " (--fp16 makes every layer that can be fp16 fp16: --fp16-policy auto)\n" : "\n");
+  os << "    SPIR-V specialized on the host: " << yes_no(d.host_specialization)
+     << (d.host_specialization ? " (pipelines get each shader with its constants folded in)\n" : "\n");
   os << "    subgroup size control: ";
   if (d.subgroup_size_control) {
     os << "yes (" << d.min_subgroup_size << " to " << d.max_subgroup_size << ", full subgroups)\n";

@@ -107,6 +107,11 @@ struct DeviceProfile {
   //   would keep nearly every layer in fp32 (BuilderConfig::fp16_policy).
   uint32_t loop_iteration_limit = 0;
   bool fp16_slower = false;
+  // Pipelines get SPIR-V specialized on the host, without specialization info
+  // (runtime/vulkan/spirv_specialize.h): CPU drivers, which translate a whole general shader
+  // before they drop what its constants rule out. Not part of the device's identity for
+  // timings: the driver compiles the same shader either way.
+  bool host_specialization = false;
   // Memory path switch (--vk-force-staging): device memory is never mapped, as on a discrete GPU.
   bool force_staging = false;
   // The features the device has that a switch turned off (has_feature names, in that order):

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
 
 #include "runtime/vulkan/shader_table.h"
+#include "runtime/vulkan/spirv_specialize.h"
 #include "runtime/vulkan/vk_check.h"
 
 namespace vkg::vk {
@@ -47,6 +49,11 @@ ComputePipeline::ComputePipeline(Device& device, std::span<const uint32_t> spirv
     if (info.nan_preserve) {
       patched = preserving_nan(spirv, info.nan_preserve_fp16);
       spirv = patched;
+    }
+    std::optional<std::vector<uint32_t>> specialized;
+    if (info.host_specialization && !desc_.specialization.empty()) {
+      specialized = specialize_spirv(spirv, desc_.specialization);
+      if (specialized) spirv = *specialized;
     }
     VkShaderModuleCreateInfo module{};
     module.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
@@ -112,7 +119,7 @@ ComputePipeline::ComputePipeline(Device& device, std::span<const uint32_t> spirv
     pipeline.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     pipeline.stage.module = module_;
     pipeline.stage.pName = "main";
-    pipeline.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec;
+    pipeline.stage.pSpecializationInfo = entries.empty() || specialized ? nullptr : &spec;
     pipeline.layout = layout_;
     VKG_VK_CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &pipeline, nullptr, &pipeline_),
                  "pipeline '" << desc_.name << "': creating the compute pipeline");

@@ -67,6 +67,7 @@ void apply_switches(DeviceInfo& info, const DeviceOptions& options) {
   if (options.disable_int64) info.shader_int64 = false;
   if (options.disable_texel_buffers) info.texel_buffers = false;
   if (options.disable_nan_preserve) info.nan_preserve = info.nan_preserve_fp16 = false;
+  if (options.disable_host_specialization) info.host_specialization = false;
   if (options.disable_cooperative_matrix || !info.fp16()) {
     info.cooperative_matrix = false;
     info.cooperative_matrix_shapes.clear();

@@ -51,11 +51,14 @@ struct DeviceOptions {
   // Treat the device as unable to preserve NaN and infinity: pipelines leave the driver free to
   // assume finite values (to compare speed, or avoid a driver's bugs); NaN may then vanish.
   bool disable_nan_preserve = false;
+  // Give the driver every shader with its specialization info, as written, even where the
+  // profile specializes on the host (to compare, or avoid a bug of the host's specialization).
+  bool disable_host_specialization = false;
 };
 
 // Applies the feature switches of `options` (disable_fp16, force_staging,
 // disable_subgroup_size_control, disable_cooperative_matrix, disable_int64, disable_texel_buffers,
-// disable_nan_preserve)
+// disable_nan_preserve, disable_host_specialization)
 // to a device's info.
 void apply_switches(DeviceInfo& info, const DeviceOptions& options);
 

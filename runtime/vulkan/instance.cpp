@@ -129,6 +129,7 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
   info.subgroup_size = subgroup.subgroupSize;
   if (v12 && driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) info.loop_iteration_limit = 65535;
   info.fp16_slower = info.type == DeviceType::Cpu;
+  info.host_specialization = info.type == DeviceType::Cpu;
   info.nan_preserve = v12 && float_controls.shaderSignedZeroInfNanPreserveFloat32;
   info.nan_preserve_fp16 = info.nan_preserve && float_controls.shaderSignedZeroInfNanPreserveFloat16;
   for (int i = 0; i < 3; ++i) {

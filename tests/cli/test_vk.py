@@ -399,6 +399,20 @@ class TestDeviceFeatures(CliTestCase):
                             "--vk-disable-int64", expect=3)
         self.assertIn("gemm.block16x16_wide_a.f32: needs 64-bit integers in shaders (device feature int64)", out)
 
+    def test_host_specialization_gives_the_same_outputs(self):
+        # lavapipe gets every shader with its constants folded in on the host; the same engine with the
+        # driver specializing (the switch) computes bit for bit the same outputs.
+        self.assertIn("SPIR-V specialized on the host: yes", self.vkgraphy("inspect", "device"))
+        self.assertIn("SPIR-V specialized on the host: no",
+                      self.vkgraphy("inspect", "device", "--vk-disable-host-specialization"))
+        for name in ("cnn.onnx", "transformer.onnx"):
+            engine = self.path(name + ".engine")
+            self.vkgraphy("convert", vk_model(name), "-o", engine, "--builder-optimization-level", "0")
+            self.vkgraphy("run", engine, "--vk", "--save-outputs", self.path("host.json"))
+            out = self.vkgraphy("run", engine, "--vk", "--vk-disable-host-specialization", "--load-outputs",
+                                self.path("host.json"), "--atol", "0", "--rtol", "0")
+            self.assertIn("All outputs matched", out)
+
     def test_timings_with_a_feature_switched_off_are_another_devices(self):
         # Without texel buffers the same tactics run their storage-buffer builds: the timing cache
         # and the replay record the switch, and a build without it does not reuse those timings.

@@ -39,6 +39,9 @@ fi
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:exitcode=86:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:report_error_type=1:exitcode=87"
 export LSAN_OPTIONS="suppressions=$SUPP:print_suppressions=1"
+# llvmpipe without its LLVM optimization passes, as ctest runs the suite (tests/CMakeLists.txt):
+# the shaders compile faster, and those ctest compiled come from Mesa's cache.
+export GALLIVM_PERF=nopt
 
 # Without arguments: the tests subset.txt marks `run` (together they cover every arc of
 # runtime/ and debug/ the whole suite covers) and every test it does not name (added since).
