@@ -7,15 +7,10 @@
 
 #include "debug/html_report.h"
 #include "runtime/core/error.h"
+#include "tests/unit/text_util.h"
 
 namespace vkg::debug {
 namespace {
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
-  return n;
-}
 
 Report sample() {
   Report r;
@@ -53,14 +48,14 @@ TEST(HtmlReport, HoldsEveryPartAndNothingExternal) {
     EXPECT_EQ(page.find(bad), std::string::npos) << bad;
   EXPECT_EQ(page.find("conv<1>"), std::string::npos);
   EXPECT_NE(page.find("conv&lt;1&gt;&amp;&quot;x&quot;"), std::string::npos);
-  EXPECT_EQ(count(page, "<tr class=\"layer\">"), 2u);
-  EXPECT_EQ(count(page, "<svg class=\"time-chart\""), 1u);
-  EXPECT_EQ(count(page, "<svg class=\"error-chart\""), 1u);
-  EXPECT_EQ(count(page, "<rect class=\"bar"), 2u + 3u);          // one per layer, one per error row
-  EXPECT_EQ(count(page, "<rect class=\"intro\""), 1u);           // the row that knows its introduced error
-  EXPECT_EQ(count(page, "<details class=\"candidates\">"), 1u);  // only the layer with candidates
-  EXPECT_EQ(count(page, "<tr class=\"iteration pass\">"), 1u);
-  EXPECT_EQ(count(page, "<tr class=\"iteration fail\">"), 1u);
+  EXPECT_EQ(test::count_occurrences(page, "<tr class=\"layer\">"), 2u);
+  EXPECT_EQ(test::count_occurrences(page, "<svg class=\"time-chart\""), 1u);
+  EXPECT_EQ(test::count_occurrences(page, "<svg class=\"error-chart\""), 1u);
+  EXPECT_EQ(test::count_occurrences(page, "<rect class=\"bar"), 2u + 3u);          // one per layer, one per error row
+  EXPECT_EQ(test::count_occurrences(page, "<rect class=\"intro\""), 1u);           // the row that knows its introduced error
+  EXPECT_EQ(test::count_occurrences(page, "<details class=\"candidates\">"), 1u);  // only the layer with candidates
+  EXPECT_EQ(test::count_occurrences(page, "<tr class=\"iteration pass\">"), 1u);
+  EXPECT_EQ(test::count_occurrences(page, "<tr class=\"iteration fail\">"), 1u);
   EXPECT_NE(page.find("<th>introduced</th>"), std::string::npos);
   EXPECT_NE(page.find("from debug replay"), std::string::npos);
 }

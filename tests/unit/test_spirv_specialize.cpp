@@ -12,15 +12,10 @@
 #include "runtime/vulkan/shader_table.h"
 #include "runtime/vulkan/spirv_disassembly.h"
 #include "runtime/vulkan/spirv_specialize.h"
+#include "tests/unit/text_util.h"
 
 namespace vkg::vk {
 namespace {
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 bool valid_for_vulkan(const std::vector<uint32_t>& words, std::string* messages) {
   spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_2);
@@ -43,10 +38,10 @@ TEST(SpirvSpecialize, FoldsTheConstantsAndDropsWhatTheyRuleOut) {
   std::string messages;
   EXPECT_TRUE(valid_for_vulkan(*specialized, &messages)) << messages;
   const std::string before = disassemble_spirv(binary), after = disassemble_spirv(*specialized);
-  EXPECT_GT(count(before, "SpecId"), 6u);
-  EXPECT_EQ(count(after, "SpecId"), 0u) << "every constant is frozen, given or not";
+  EXPECT_GT(test::count_occurrences(before, "SpecId"), 6u);
+  EXPECT_EQ(test::count_occurrences(after, "SpecId"), 0u) << "every constant is frozen, given or not";
   EXPECT_LT(specialized->size() * 3, binary.size()) << "the other ops' code is gone";
-  EXPECT_EQ(count(after, "OpSpecConstant"), 0u);
+  EXPECT_EQ(test::count_occurrences(after, "OpSpecConstant"), 0u);
 }
 
 TEST(SpirvSpecialize, KeepsTheWorkgroupSizeItWasGiven) {
