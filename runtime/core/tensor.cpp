@@ -185,4 +185,10 @@ bool Tensor::bit_equal(const Tensor& other) const {
 
 std::string Tensor::describe() const { return std::string(dtype_name(dtype_)) + shape_to_string(shape_); }
 
+Tensor TensorView::copy() const {
+  Tensor t(dtype, shape);
+  if (t.nbytes() > 0) std::memcpy(t.raw(), data, t.nbytes());
+  return t;
+}
+
 }  // namespace vkg

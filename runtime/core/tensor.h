@@ -93,4 +93,17 @@ class Tensor {
 // Named tensors (graph inputs or outputs), ordered by name.
 using TensorMap = std::map<std::string, Tensor>;
 
+// Dense row-major data of one DType that another owner holds (a Tensor, a numpy array):
+// what a consumer that only reads its inputs takes, so the caller need not copy them.
+struct TensorView {
+  DType dtype = DType::Float32;
+  Shape shape;
+  const std::byte* data = nullptr;  // num_elements(shape) * dtype_size(dtype) bytes
+
+  static TensorView of(const Tensor& t) { return {t.dtype(), t.shape(), t.raw()}; }
+  size_t nbytes() const { return size_t(num_elements(shape)) * dtype_size(dtype); }
+  Tensor copy() const;  // an owning copy
+};
+using TensorViewMap = std::map<std::string, TensorView>;
+
 }  // namespace vkg

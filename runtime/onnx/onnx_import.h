@@ -76,6 +76,11 @@ std::string vkgraphy_shape_rules_used(const OnnxModel& model);
 // graph order, with one warning, so that every node can be addressed by name.
 OnnxModel load_onnx_model(const std::string& path, bool load_external_data = true,
                           const std::string& external_data_dir = "");
+// The same for a model held in memory (the bytes of a model file). `source` names it in messages
+// and is the OnnxModel's path ("" for none); external data is read from `external_data_dir`
+// ("": the folder of `source`, else the working directory).
+OnnxModel parse_onnx_model(const std::string& bytes, const std::string& source, bool load_external_data = true,
+                           const std::string& external_data_dir = "");
 
 // The graph inputs a caller feeds: declared inputs that no initializer gives a value.
 std::vector<std::string> runtime_input_names(const OnnxModel& model);

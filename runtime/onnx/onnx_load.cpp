@@ -108,7 +108,12 @@ void make_node_names_unique(onnx::GraphProto& g, std::vector<std::string>& renam
 }  // namespace
 
 OnnxModel load_onnx_model(const std::string& path, bool load_external, const std::string& external_data_dir) {
-  const std::string bytes = read_whole_file(path, "model file");
+  return parse_onnx_model(read_whole_file(path, "model file"), path, load_external, external_data_dir);
+}
+
+OnnxModel parse_onnx_model(const std::string& bytes, const std::string& source, bool load_external,
+                           const std::string& external_data_dir) {
+  const std::string& path = source.empty() ? std::string("<model bytes>") : source;
   VKG_CHECK(!bytes.empty(), "model file '" << path << "' is empty");
   // Files users give by mistake, named for what they are.
   VKG_CHECK(bytes.compare(0, sizeof kEngineMagic, kEngineMagic, sizeof kEngineMagic) != 0,
@@ -137,7 +142,7 @@ OnnxModel load_onnx_model(const std::string& path, bool load_external, const std
     VKG_WARNING("model '" << path << "': several nodes share a name: " << list
                           << "; the second and later of each are called '<name>_2', '<name>_3', ... in graph order");
   }
-  OnnxModel model{proto, path};
+  OnnxModel model{proto, source};
   if (load_external) {
     const std::string dir = external_data_dir.empty() ? fs::path(path).parent_path().string() : external_data_dir;
     load_external_data(*proto, dir, path);

@@ -363,22 +363,29 @@ void EngineExecutor::run_layer(size_t layer) {
 }
 
 TensorMap EngineExecutor::run(const TensorMap& inputs) {
+  TensorViewMap views;
+  for (const auto& [name, value] : inputs) views.emplace(name, TensorView::of(value));
+  return run(views);
+}
+
+TensorMap EngineExecutor::run(const TensorViewMap& inputs) {
   for (size_t i = 0; i < engine_.inputs.size(); ++i) {
     const EngineTensor& t = engine_.tensors[size_t(engine_.inputs[i])];
     auto it = inputs.find(t.name);
     VKG_CHECK(it != inputs.end(), "input '" << t.name << "' of the engine was not provided");
-    const Tensor& value = it->second;
-    VKG_CHECK(value.shape() == t.shape, "input '" << t.name << "' has shape " << shape_to_string(value.shape())
-                                                  << " but the engine was built for " << shape_to_string(t.shape));
-    VKG_CHECK(value.dtype() == t.dtype, "input '" << t.name << "' is " << dtype_name(value.dtype())
-                                                  << " but the engine expects " << dtype_name(t.dtype));
+    const TensorView& value = it->second;
+    VKG_CHECK(value.shape == t.shape, "input '" << t.name << "' has shape " << shape_to_string(value.shape)
+                                                << " but the engine was built for " << shape_to_string(t.shape));
+    VKG_CHECK(value.dtype == t.dtype, "input '" << t.name << "' is " << dtype_name(value.dtype)
+                                                << " but the engine expects " << dtype_name(t.dtype));
     // Uploaded as given where it is in its storage form already (no host copy), else converted.
-    const bool as_is = value.dtype() == storage_dtype(t.storage);
-    const Tensor stored = as_is ? Tensor() : to_storage(value, t.storage, "input '" + t.name + "'");
-    const Tensor& source = as_is ? value : stored;
-    if (source.nbytes() == 0) continue;
+    const bool as_is = value.dtype == storage_dtype(t.storage);
+    const Tensor stored = as_is ? Tensor() : to_storage(value.copy(), t.storage, "input '" + t.name + "'");
+    const std::byte* source = as_is ? value.data : stored.raw();
+    const size_t bytes = as_is ? value.nbytes() : stored.nbytes();
+    if (bytes == 0) continue;
     Buffer& target = input_staging_[i] ? *input_staging_[i] : slots_[size_t(t.slot)];
-    target.upload(source.raw(), source.nbytes());
+    target.upload(source, bytes);
   }
 
   const bool timestamps = device_.info().timestamps();

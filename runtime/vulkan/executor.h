@@ -81,6 +81,9 @@ class EngineExecutor {
   // engine's dtype and shape (Error naming the input otherwise). Returns every
   // engine output (model outputs and marked tensors) in the model's dtypes.
   TensorMap run(const TensorMap& inputs);
+  // The same with inputs the caller owns (numpy arrays from Python): each is uploaded from where
+  // it lies when the device holds it in the dtype given, else converted on the host first.
+  TensorMap run(const TensorViewMap& inputs);
 
   // One layer at a time, for per-layer isolation (slow: one submission and
   // wait per call; the recorded program is untouched). write_tensor puts a
