@@ -228,7 +228,7 @@ void bind_data(py::module_& m) {
         "same values as Polygraphy's DataLoader.");
 
   py::class_<PyCompareResult>(m, "CompareResult", "The result of compare(): true when every output passed.")
-      .def_readonly("passed", &PyCompareResult::passed)
+      .def_readonly("passed", &PyCompareResult::passed, "True when every output compared passed.")
       .def_readonly("outputs", &PyCompareResult::outputs,
                     "Per output: name, passed, failure, tolerances, error statistics, required_atol/rtol.")
       .def_readonly("skipped", &PyCompareResult::skipped, "Outputs only one side has.")

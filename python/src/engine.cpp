@@ -50,7 +50,10 @@ py::dict PyEngine::infer(const py::dict& feed) {
   TensorViewMap views;
   for (const auto& [key, value] : feed) {
     const std::string name = py::str(key).cast<std::string>();
-    views.emplace(name, view_of(value, "input '" + name + "'", keep));
+    const int32_t t = engine_.find_tensor(name);
+    std::optional<DType> dtype;
+    if (t >= 0) dtype = engine_.tensors[size_t(t)].dtype;
+    views.emplace(name, view_of(value, "input '" + name + "'", keep, dtype));
   }
   TensorMap outputs;
   {

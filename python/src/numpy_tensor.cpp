@@ -51,8 +51,17 @@ DType dtype_of(const py::dtype& dt, const std::string& what) {
 
 }  // namespace
 
-TensorView view_of(const py::handle& object, const std::string& what, std::vector<py::array>& keep) {
-  py::array array = py::array::ensure(object, py::array::c_style);
+TensorView view_of(const py::handle& object, const std::string& what, std::vector<py::array>& keep,
+                   const std::optional<DType>& dtype) {
+  py::object source = py::reinterpret_borrow<py::object>(object);
+  if (dtype && !py::isinstance<py::array>(object) && !py::hasattr(object, "__array__")) {
+    try {
+      source = py::module_::import("numpy").attr("asarray")(object, numpy_dtype(*dtype));
+    } catch (const py::error_already_set&) {
+      VKG_THROW(what << " is not an array (" << py::str(py::type::of(object)).cast<std::string>() << ")");
+    }
+  }
+  py::array array = py::array::ensure(source, py::array::c_style);
   if (!array) {
     PyErr_Clear();
     VKG_THROW(what << " is not an array (" << py::str(py::type::of(object)).cast<std::string>() << ")");

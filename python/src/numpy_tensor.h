@@ -6,6 +6,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,9 @@ pybind11::dtype numpy_dtype(DType dtype);
 
 // A view of `object` (an array, or anything numpy.asarray takes) named `what` in messages.
 // `keep` receives the array the view points into: it must outlive the view.
-TensorView view_of(const pybind11::handle& object, const std::string& what, std::vector<pybind11::array>& keep);
+// An object that is not an array yet (a list, a scalar) becomes one of `dtype` where given.
+TensorView view_of(const pybind11::handle& object, const std::string& what, std::vector<pybind11::array>& keep,
+                   const std::optional<DType>& dtype = std::nullopt);
 
 // `tensor` as an array that owns its memory (bfloat16 values are widened to float32).
 pybind11::array to_numpy(Tensor tensor);

@@ -8,6 +8,8 @@ options apply as for any runner: `--input-shapes` fix the engine's shapes, `--on
 and the other ONNX loader options shape the model the engine is built from, `--gen-script`
 writes the equivalent Python.
 """
+import re
+
 from polygraphy.tools.args import util as args_util
 from polygraphy.tools.args.backend.onnx.loader import OnnxLoadArgs
 from polygraphy.tools.args.base import BaseArgs, BaseRunnerArgs
@@ -35,8 +37,11 @@ class VkgraphyBuildArgs(BaseArgs):
 
     def add_parser_args_impl(self):
         self._options = _vkgraphy._builder_options()
+        names = "|".join(re.escape(name) for name, _, _, _ in self._options)
         for name, help_text, switch, many in self._options:
             flag = "--" + PREFIX + name
+            help_text = help_text.replace("%", "%%")  # argparse formats help with %
+            help_text = re.sub(r"--(" + names + r")\b", "--" + PREFIX + r"\1", help_text)
             if switch:
                 self.group.add_argument(flag, help=help_text, action="store_true", default=None, dest=_option_dest(name))
             else:
