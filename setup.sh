@@ -20,7 +20,7 @@ PACKAGES=(
   glslang-tools glslang-dev spirv-tools
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   libcli11-dev nlohmann-json3-dev googletest libgtest-dev libgmock-dev
-  python3-onnx python3-numpy python3-venv
+  python3-onnx python3-numpy python3-venv python3-dev pybind11-dev
   chromium  # tests/cli/test_report.py renders the --report pages headless (~125 MB download, ~415 MB installed)
 )
 
@@ -72,3 +72,9 @@ fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD="${VKGRAPHY_UNITY:-ON}" \
   -DCMAKE_UNITY_BUILD_BATCH_SIZE=16
 cmake --build build -j"$(nproc)"
+# The Python package (python/, built into build/python) in .venv, editable: `import vkgraphy` and
+# `polygraphy run --vkgraphy` there see every rebuild.
+if [ "${SKIP_VENV:-0}" != 1 ] && [ -f build/python/pyproject.toml ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-input --no-deps --no-build-isolation \
+    --no-index -e build/python
+fi

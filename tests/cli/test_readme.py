@@ -114,6 +114,15 @@ class ReadmeTest(CliTestCase):
          lambda t, out: (t.assertIn("[W] Input 'x': fixed dimension 0 changes from 1 to 4", out),
                          t.assertIn("y [dtype=float32, shape=(4, 10)]",
                                     t.run_here("./build/vkgraphy inspect model clean.onnx")[1]))),
+        (".venv/bin/python -c \"import vkgraphy;", 0, lambda t, out: t.assertIn("<CompareResult PASSED, 1 output(s)>", out)),
+        (".venv/bin/polygraphy run model.onnx --vkgraphy --onnxrt --vkgraphy-fp16 --atol 0.1 --rtol 1e-2 "
+         "--vkgraphy-load-layer-precisions", 0,
+         lambda t, out: t.assertRegex(out, r"PASSED \| Runtime: .* --vkgraphy --onnxrt")),
+        (".venv/bin/polygraphy run model.onnx --vkgraphy --onnxrt --vkgraphy-fp16 --atol 0.1 --rtol 1e-2", 1,
+         lambda t, out: (t.assertIn("Accuracy Summary | vkgraphy-runner", out), t.assertIn("FAILED | Runtime", out))),
+        (".venv/bin/polygraphy debug reduce model.onnx -o polygraphy_reduced.onnx --mode linear", 0,
+         lambda t, out: t.assertRegex(t.run_here("./build/vkgraphy inspect model polygraphy_reduced.onnx")[1],
+                                      r"---- [1-9] Node\(s\) ----")),
     ]
 
     def setUp(self):
