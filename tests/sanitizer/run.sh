@@ -10,6 +10,8 @@
 #   SANITIZER_FULL=1                       every unit test (what subset.txt stands for)
 #   SANITIZER_BUILD_DIR=dir                another build directory (default build-asan)
 #   SANITIZER_SKIP_BUILD=1                 run what is built
+#   SANITIZER_PYTHON=0                     leave out the Python module's tests (run after the unit
+#                                          tests when the module is built: its C++ side under ASan and UBSan)
 # subset.txt is chosen by coverage (tests/sanitizer/select_subset.py). See docs/testing.md
 # ("Sanitizers") for what it runs, how long it takes and how to add a justified suppression.
 set -euo pipefail
@@ -31,6 +33,9 @@ if [ "${SANITIZER_SKIP_BUILD:-0}" != 1 ]; then
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-Og -g1 -DNDEBUG" -DVKGRAPHY_SANITIZE=ON \
     -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 "${extra[@]}" >/dev/null
   ninja -C "$BUILD" vkgraphy_unit_tests
+  if [ "${SANITIZER_PYTHON:-1}" = 1 ] && ninja -C "$BUILD" -t targets all | grep -q '^_vkgraphy:'; then
+    ninja -C "$BUILD" _vkgraphy
+  fi
 fi
 
 # halt_on_error: the first report ends the run with a non-zero status (UBSan's
@@ -55,4 +60,16 @@ start=$(date +%s)
 status=0
 "$BUILD/tests/vkgraphy_unit_tests" --gtest_brief=1 "${args[@]}" || status=$?
 echo "sanitizer run: exit status $status after $(( $(date +%s) - start )) s"
+
+# The Python module's C++ side (keyword arguments, numpy conversion, engines, data calls):
+# tests/python/test_module.py with the module built here. The interpreter is not instrumented, so
+# ASan's runtime is preloaded; LeakSanitizer stays off there (CPython and numpy keep memory at exit
+# on purpose; py_leak checks the module's own over 10,000 calls).
+if [ "$status" = 0 ] && [ ${#args[@]} -le 1 ] && [ "${SANITIZER_PYTHON:-1}" = 1 ] && ls "$BUILD"/python/vkgraphy/_vkgraphy*.so >/dev/null 2>&1; then
+  start=$(date +%s)
+  (cd tests/python && LD_PRELOAD="$(gcc -print-file-name=libasan.so)" ASAN_OPTIONS="${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0}" \
+    VKGRAPHY_PYTHON_DIR="$PWD/../../$BUILD/python" VKGRAPHY_BIN="$PWD/../../build/vkgraphy" \
+    ../../.venv/bin/python -m unittest test_module) || status=$?
+  echo "sanitizer run of the Python module: exit status $status after $(( $(date +%s) - start )) s"
+fi
 exit "$status"
