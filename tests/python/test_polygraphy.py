@@ -8,7 +8,7 @@ import unittest
 
 import numpy as np
 
-from py_util import BIN, EXAMPLE, model, vkgraphy
+from py_util import BIN, EXAMPLE, VK_MODELS, model, vkgraphy
 
 from polygraphy.backend.onnx import ModifyOutputs, OnnxFromPath
 from polygraphy.backend.onnxrt import OnnxrtRunner, SessionFromOnnx
@@ -24,13 +24,15 @@ def polygraphy(*args):
 
 class ComparatorTest(unittest.TestCase):
     def test_comparator_against_onnxruntime_on_the_bundled_models(self):
-        for path, shapes in [(EXAMPLE, None), (model("conv.onnx"), None), (model("dynamic_identity.onnx"), {"X": (1, 2, 3, 3)})]:
+        bundled = [(os.path.join(VK_MODELS, f), None) for f in sorted(os.listdir(VK_MODELS)) if f.endswith(".onnx")]
+        self.assertGreaterEqual(len(bundled), 7)
+        for path, shapes in bundled + [(model("conv.onnx"), None), (model("dynamic_identity.onnx"), {"X": (1, 2, 3, 3)})]:
             with self.subTest(model=os.path.basename(path)):
                 options = {"input_shapes": shapes} if shapes else {}
                 runners = [VkgraphyRunner(BuildEngine(path, **options)), OnnxrtRunner(SessionFromOnnx(path))]
                 loader = DataLoader(iterations=2, input_metadata=_metadata(shapes)) if shapes else None
                 results = Comparator.run(runners, data_loader=loader)
-                self.assertTrue(bool(Comparator.compare_accuracy(results, compare_func=SimpleCompareFunc(atol=1e-4, rtol=1e-4))))
+                self.assertTrue(bool(Comparator.compare_accuracy(results, compare_func=SimpleCompareFunc(atol=1e-4, rtol=1e-3))))
                 runner = results[0][0]
                 self.assertTrue(runner.startswith("vkgraphy-runner"))
 
