@@ -67,7 +67,9 @@ echo "sanitizer run: exit status $status after $(( $(date +%s) - start )) s"
 # on purpose; py_leak checks the module's own over 10,000 calls).
 if [ "$status" = 0 ] && [ ${#args[@]} -le 1 ] && [ "${SANITIZER_PYTHON:-1}" = 1 ] && ls "$BUILD"/python/vkgraphy/_vkgraphy*.so >/dev/null 2>&1; then
   start=$(date +%s)
-  (cd tests/python && LD_PRELOAD="$(gcc -print-file-name=libasan.so)" ASAN_OPTIONS="${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0}" \
+  # libstdc++ preloaded too: ASan finds the C++ runtime's __cxa_throw only when it is loaded at start.
+  preload="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so.6)"
+  (cd tests/python && LD_PRELOAD="$preload" ASAN_OPTIONS="${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0}" \
     VKGRAPHY_PYTHON_DIR="$PWD/../../$BUILD/python" VKGRAPHY_BIN="$PWD/../../build/vkgraphy" \
     ../../.venv/bin/python -m unittest test_module) || status=$?
   echo "sanitizer run of the Python module: exit status $status after $(( $(date +%s) - start )) s"
