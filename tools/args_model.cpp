@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 namespace vkg::tools {
 
@@ -55,6 +56,25 @@ ImportOptions ModelArgs::import_options() const {
   o.shape_inference = !no_shape_inference;
   o.fold_constants = !no_fold_constants;
   return o;
+}
+
+void fix_shapes_from_loaded_inputs(const OnnxModel& model, const DataLoaderOptions& data, InputShapes& shapes) {
+  if (data.load_inputs_paths.empty()) return;
+  const std::vector<std::string> names = runtime_input_names(model);
+  const std::set<std::string> inputs(names.begin(), names.end());
+  for (const auto& [name, loaded] : loaded_input_shapes(data)) {
+    if (!inputs.count(name)) continue;
+    auto given = shapes.find(name);
+    if (given == shapes.end()) {
+      shapes[name] = loaded;
+      continue;
+    }
+    bool agree = given->second.size() == loaded.size();
+    for (size_t d = 0; agree && d < loaded.size(); ++d) agree = given->second[d] < 0 || given->second[d] == loaded[d];
+    VKG_CHECK(agree, "input '" << name << "': --input-shapes gives " << shape_to_string(given->second)
+                               << " but the --load-inputs data has shape " << shape_to_string(loaded));
+    given->second = loaded;
+  }
 }
 
 }  // namespace vkg::tools

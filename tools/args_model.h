@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/data/data_loader.h"
 #include "runtime/onnx/onnx_import.h"
 
 namespace vkg::tools {
@@ -16,6 +17,11 @@ namespace vkg::tools {
 std::pair<std::string, Shape> parse_input_shape(const std::string& text);
 // Parses a list of "name:[dims]" into a map; throws Error on duplicates or bad text.
 InputShapes parse_input_shapes(const std::vector<std::string>& texts);
+
+// --load-inputs fixes the builder's input shapes, as --input-shapes does: the shape of each
+// model input the files hold joins `shapes`. Where --input-shapes names the input too, the
+// two must agree (its -1 dimensions match anything); Error otherwise.
+void fix_shapes_from_loaded_inputs(const OnnxModel& model, const DataLoaderOptions& data, InputShapes& shapes);
 
 struct ModelArgs {
   std::string path;

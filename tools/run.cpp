@@ -264,28 +264,6 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
   return results;
 }
 
-// --load-inputs fixes the builder's input shapes, as --input-shapes does: the shape of each
-// model input the files hold joins `shapes`. Where --input-shapes names the input too, the
-// two must agree (its -1 dimensions match anything).
-void fix_shapes_from_loaded_inputs(const OnnxModel& model, const DataLoaderOptions& data, InputShapes& shapes) {
-  if (data.load_inputs_paths.empty()) return;
-  const std::vector<std::string> names = runtime_input_names(model);
-  const std::set<std::string> inputs(names.begin(), names.end());
-  for (const auto& [name, loaded] : loaded_input_shapes(data)) {
-    if (!inputs.count(name)) continue;
-    auto given = shapes.find(name);
-    if (given == shapes.end()) {
-      shapes[name] = loaded;
-      continue;
-    }
-    bool agree = given->second.size() == loaded.size();
-    for (size_t d = 0; agree && d < loaded.size(); ++d) agree = given->second[d] < 0 || given->second[d] == loaded[d];
-    VKG_CHECK(agree, "input '" << name << "': --input-shapes gives " << shape_to_string(given->second)
-                               << " but the --load-inputs data has shape " << shape_to_string(loaded));
-    given->second = loaded;
-  }
-}
-
 // --freeze-inputs: the model with those inputs replaced by the value the data gives them
 // (the same in every iteration), for the Vulkan builder: conditions and trip counts that
 // depend on them fold when the engine is built. `model` is the model as loaded, not yet

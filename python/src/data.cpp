@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "python/src/model_source.h"
 #include "python/src/numpy_tensor.h"
 #include "python/src/options.h"
 #include "runtime/data/comparator.h"
@@ -22,20 +23,9 @@ namespace vkg::python {
 namespace {
 
 // A model imported as the tools import it, with the model options given as keyword arguments.
-Graph import_model(const py::object& model, tools::ModelArgs& args) {
-  if (py::isinstance<py::bytes>(model)) {
-    OnnxModel onnx = parse_onnx_model(model.cast<std::string>(), "", true, args.external_data_dir);
-    return import_onnx(onnx, args.import_options());
-  }
-  return import_onnx(py::module_::import("os").attr("fspath")(model).cast<std::string>(), args.import_options());
-}
-
-std::string positional_for(const py::object& model) {
-  if (py::isinstance<py::bytes>(model)) return "<model bytes>";
-  if (py::isinstance<py::str>(model) || py::hasattr(model, "__fspath__"))
-    return py::module_::import("os").attr("fspath")(model).cast<std::string>();
-  throw py::type_error("the model is a path or the bytes of a model file, not " +
-                       py::str(py::type::of(model)).cast<std::string>());
+Graph import_model(const ModelSource& source, const tools::ModelArgs& args) {
+  OnnxModel onnx = source.load(args.external_data_dir);
+  return import_onnx(onnx, args.import_options());
 }
 
 py::dict value_metadata(const std::vector<ValueInfo>& values) {
@@ -61,8 +51,9 @@ class PyReference {
     CLI::App app("ReferenceBackend");
     tools::ModelArgs args;
     args.add_to(app);
-    parse_words(app, {positional_for(model)}, kwargs_to_words(app, kwargs, "ReferenceBackend"), "ReferenceBackend");
-    graph_ = import_model(model, args);
+    const ModelSource source = model_source(model, "ReferenceBackend");
+    parse_words(app, {source.positional()}, kwargs_to_words(app, kwargs, "ReferenceBackend"), "ReferenceBackend");
+    graph_ = import_model(source, args);
     backend_ = std::make_unique<ReferenceBackend>(graph_);
   }
 
@@ -101,8 +92,9 @@ py::list generate_inputs(const py::object& model, const py::kwargs& kwargs) {
   DataLoaderArgs data;
   args.add_to(app);
   data.add_to(app);
-  parse_words(app, {positional_for(model)}, kwargs_to_words(app, kwargs, "generate_inputs"), "generate_inputs");
-  const Graph graph = import_model(model, args);
+  const ModelSource source = model_source(model, "generate_inputs");
+  parse_words(app, {source.positional()}, kwargs_to_words(app, kwargs, "generate_inputs"), "generate_inputs");
+  const Graph graph = import_model(source, args);
   data.set_input_shapes(args.shapes());
   std::vector<TensorMap> feeds = load_or_generate_inputs(graph.inputs, data.options());
   if (!data.save_inputs_path().empty()) save_inputs(data.save_inputs_path(), feeds);

@@ -2,9 +2,9 @@
 
 #include <pybind11/stl.h>
 
-#include <algorithm>
 #include <chrono>
 
+#include "python/src/model_source.h"
 #include "python/src/numpy_tensor.h"
 #include "python/src/options.h"
 #include "runtime/core/file_io.h"
@@ -82,20 +82,6 @@ std::string PyEngine::device_name() const { return context_ ? context_->device()
 
 namespace {
 
-// A model argument: a path (str or os.PathLike) or the bytes of a model file.
-struct ModelSource {
-  std::string path;  // "" for bytes
-  std::optional<std::string> bytes;
-};
-
-ModelSource model_source(const py::object& model, const char* function) {
-  if (py::isinstance<py::bytes>(model)) return {"", model.cast<std::string>()};
-  if (py::isinstance<py::str>(model) || py::hasattr(model, "__fspath__"))
-    return {py::module_::import("os").attr("fspath")(model).cast<std::string>(), std::nullopt};
-  throw py::type_error(std::string(function) + "(): the model is a path or the bytes of a model file, not " +
-                       py::str(py::type::of(model)).cast<std::string>());
-}
-
 std::unique_ptr<PyEngine> build_engine(const py::object& model, const py::kwargs& kwargs) {
   const ModelSource source = model_source(model, "build_engine");
   CLI::App app("build_engine");
@@ -112,19 +98,15 @@ std::unique_ptr<PyEngine> build_engine(const py::object& model, const py::kwargs
   app.add_option("--mark-outputs", mark_outputs,
                  "Tensors the engine returns besides the model's outputs: names, 'all' or 'layers'");
   const std::vector<std::string> words = kwargs_to_words(app, kwargs, "build_engine");
-  parse_words(app, {source.bytes ? "<model bytes>" : source.path}, words, "build_engine");
+  parse_words(app, {source.positional()}, words, "build_engine");
   if (mark_outputs == std::vector<std::string>{"all"} || mark_outputs == std::vector<std::string>{"layers"})
     mark_outputs.insert(mark_outputs.begin(), "mark");
 
   py::gil_scoped_release release;
-  OnnxModel onnx = source.bytes ? parse_onnx_model(*source.bytes, "", true, model_args.external_data_dir)
-                                : load_onnx_model(source.path, true, model_args.external_data_dir);
+  OnnxModel onnx = source.load(model_args.external_data_dir);
   ImportOptions import = model_args.builder_import_options();
   data.set_input_shapes(import.input_shapes);
-  // --load-inputs fixes the input shapes, as in `vkgraphy run`.
-  const std::vector<std::string> inputs = runtime_input_names(onnx);
-  for (const auto& [name, shape] : loaded_input_shapes(data.options()))
-    if (std::find(inputs.begin(), inputs.end(), name) != inputs.end()) import.input_shapes.emplace(name, shape);
+  tools::fix_shapes_from_loaded_inputs(onnx, data.options(), import.input_shapes);
   const Graph graph = import_onnx(onnx, import);
   auto context = std::make_unique<vk::Context>(vulkan.options());
   BuildResult built = builder.build_for_outputs(graph, *context, mark_outputs);

@@ -116,6 +116,14 @@ class BuilderOptionsTest(unittest.TestCase):
         if os.path.exists(dynamic):
             e = vkgraphy.build_engine(dynamic, input_shapes={"X": (1, 2, 4, 4)}, optimization_level=0)
             self.assertEqual(e.input_metadata["X"][1], (1, 2, 4, 4))
+            # load_inputs fixes the shapes as --load-inputs does for `vkgraphy run --vk`, and must agree with input_shapes.
+            with tempfile.TemporaryDirectory() as tmp:
+                inputs = os.path.join(tmp, "inputs.json")
+                vkgraphy.generate_inputs(dynamic, input_shapes={"X": (1, 2, 3, 3)}, save_inputs=inputs)
+                e = vkgraphy.build_engine(dynamic, load_inputs=[inputs], optimization_level=0)
+                self.assertEqual(e.input_metadata["X"][1], (1, 2, 3, 3))
+                with self.assertRaisesRegex(vkgraphy.Error, "--load-inputs data has shape \\[1, 2, 3, 3\\]"):
+                    vkgraphy.build_engine(dynamic, load_inputs=[inputs], input_shapes={"X": (1, 2, 4, 4)})
 
     def test_tactic_selection_and_restrictions(self):
         engine = vkgraphy.build_engine(EXAMPLE, tactics_deny=["conv.direct*"], tactic_selection="random:3")
