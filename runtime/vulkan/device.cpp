@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "runtime/core/logger.h"
+#include "runtime/vulkan/pipeline_pool.h"
 #include "runtime/vulkan/vk_check.h"
 
 namespace vkg::vk {
@@ -71,6 +72,7 @@ Device::Device(Instance& instance, const PhysicalDevice& physical) : instance_(i
     vkDestroyDevice(device_, nullptr);
     VKG_THROW("creating a command pool on '" << physical_.info.name << "': " << vk_result_name(r));
   }
+  pipelines_ = std::make_unique<PipelinePool>(*this);
   VKG_VERBOSE("Device opened: " << physical_.info.name << " (" << device_type_name(physical_.info.type)
                                 << ", queue family " << queue_family() << ", fp16 arithmetic "
                                 << (fp16_arithmetic() ? "on" : "off") << ", 16-bit storage "
@@ -78,6 +80,7 @@ Device::Device(Instance& instance, const PhysicalDevice& physical) : instance_(i
 }
 
 Device::~Device() {
+  pipelines_.reset();
   if (hung_) {
     VKG_WARNING("Vulkan device '" << physical_.info.name << "' has work that never finished; not destroying it");
     return;

@@ -4,9 +4,13 @@
 
 #include <vulkan/vulkan.h>
 
+#include <memory>
+
 #include "runtime/vulkan/instance.h"
 
 namespace vkg::vk {
+
+class PipelinePool;
 
 class Device {
  public:
@@ -24,6 +28,9 @@ class Device {
   VkQueue queue() const { return queue_; }
   uint32_t queue_family() const { return physical_.info.compute_queue_family; }
   VkCommandPool command_pool() const { return command_pool_; }
+
+  // The device's compute pipelines, shared by every engine on it (pipeline_pool.h).
+  PipelinePool& pipelines() const { return *pipelines_; }
 
   // Features enabled at creation (those the device supports).
   bool fp16_arithmetic() const { return physical_.info.shader_float16; }
@@ -51,6 +58,7 @@ class Device {
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   bool timed_out_ = false;
   bool hung_ = false;
+  std::unique_ptr<PipelinePool> pipelines_;  // destroyed first: its pipelines need the device
 };
 
 }  // namespace vkg::vk

@@ -9,6 +9,7 @@
 #include "runtime/core/logger.h"
 #include "runtime/engine/tactic.h"
 #include "runtime/vulkan/compute_commands.h"
+#include "runtime/vulkan/pipeline_pool.h"
 #include "runtime/vulkan/shader_table.h"
 
 namespace vkg::vk {
@@ -87,12 +88,11 @@ void add_rewrite_faults(Engine& engine, const std::vector<AppliedRewrite>& rewri
   }
 }
 
-const ComputePipeline& EngineExecutor::pipeline_for(PipelineDesc desc, const std::vector<uint32_t>& words) {
+const ComputePipeline& EngineExecutor::pipeline_for(const PipelineDesc& desc, const std::vector<uint32_t>& words) {
   const std::string key = pipeline_key(desc);
   auto it = pipelines_.find(key);
   if (it != pipelines_.end()) return *it->second;
-  auto pipeline = std::make_unique<ComputePipeline>(device_, words, std::move(desc));
-  return *pipelines_.emplace(key, std::move(pipeline)).first->second;
+  return *pipelines_.emplace(key, device_.pipelines().get(words, desc)).first->second;
 }
 
 const Buffer& EngineExecutor::tensor_buffer(int32_t tensor) const {

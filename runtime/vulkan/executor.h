@@ -154,14 +154,14 @@ class EngineExecutor {
   void emit(const LayerBlock& block, Pending& pending);
   void flush(Pending& pending, bool last);
   int32_t read_condition(size_t index) const;
-  const ComputePipeline& pipeline_for(PipelineDesc desc, const std::vector<uint32_t>& words);
+  const ComputePipeline& pipeline_for(const PipelineDesc& desc, const std::vector<uint32_t>& words);
 
   Device& device_;
   const Engine& engine_;
   ExecutorOptions options_;
   std::vector<Buffer> slots_;
   std::vector<std::vector<Buffer>> weights_;  // per layer
-  std::map<std::string, std::unique_ptr<ComputePipeline>> pipelines_;
+  std::map<std::string, std::shared_ptr<const ComputePipeline>> pipelines_;  // from the device's pool
   std::vector<LayerSteps> layers_;
   // Host-visible copies of the input/output slots that the host cannot map (by engine input/output position).
   std::vector<std::unique_ptr<Buffer>> input_staging_, output_staging_;

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "runtime/core/logger.h"
+#include "runtime/vulkan/pipeline_pool.h"
 #include "runtime/vulkan/shader_table.h"
 
 namespace vkg::vk {
@@ -12,14 +13,14 @@ namespace vkg::vk {
 PipelineCompiler::PipelineCompiler(Device& device, unsigned threads)
     : device_(device), threads_(threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency())) {}
 
-std::vector<std::unique_ptr<ComputePipeline>> PipelineCompiler::compile(std::span<const PipelineDesc> descs) const {
-  std::vector<std::unique_ptr<ComputePipeline>> out(descs.size());
+std::vector<std::shared_ptr<const ComputePipeline>> PipelineCompiler::compile(std::span<const PipelineDesc> descs) const {
+  std::vector<std::shared_ptr<const ComputePipeline>> out(descs.size());
   std::vector<std::string> errors(descs.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < descs.size(); i = next++) {
       try {
-        out[i] = std::make_unique<ComputePipeline>(device_, builtin_shader(descs[i].name), descs[i]);
+        out[i] = device_.pipelines().get(builtin_shader(descs[i].name), descs[i]);
       } catch (const std::exception& e) {
         errors[i] = e.what();
       }

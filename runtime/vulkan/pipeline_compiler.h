@@ -25,9 +25,10 @@ class PipelineCompiler {
   // `threads`: 0 for one per core; 1 creates on the calling thread.
   PipelineCompiler(Device& device, unsigned threads);
 
-  // Creates a pipeline on the device for each desc, in parallel; an entry is null where that
+  // Creates a pipeline on the device for each desc, in parallel, through the device's pool
+  // (pipeline_pool.h: one made before is not made again); an entry is null where that
   // pipeline failed to build (the caller builds it again, alone, for the error).
-  std::vector<std::unique_ptr<ComputePipeline>> compile(std::span<const PipelineDesc> descs) const;
+  std::vector<std::shared_ptr<const ComputePipeline>> compile(std::span<const PipelineDesc> descs) const;
 
  private:
   Device& device_;

@@ -10,6 +10,7 @@
 #include "runtime/vulkan/buffer.h"
 #include "runtime/vulkan/compute_commands.h"
 #include "runtime/vulkan/executor.h"
+#include "runtime/vulkan/pipeline_pool.h"
 #include "runtime/vulkan/shader_table.h"
 
 namespace vkg::vk {
@@ -72,8 +73,7 @@ const ComputePipeline& VulkanPlanTimer::pipeline(const Dispatch& d) {
   const std::string key = pipeline_key(desc);
   auto it = pipelines_.find(key);
   if (it != pipelines_.end()) return *it->second;
-  auto p = std::make_unique<ComputePipeline>(device_, builtin_shader(d.shader), std::move(desc));
-  return *pipelines_.emplace(key, std::move(p)).first->second;
+  return *pipelines_.emplace(key, device_.pipelines().get(builtin_shader(d.shader), desc)).first->second;
 }
 
 void VulkanPlanTimer::compile(const std::vector<const LayerPlan*>& plans) {
@@ -88,7 +88,7 @@ void VulkanPlanTimer::compile(const std::vector<const LayerPlan*>& plans) {
       missing.push_back(std::move(desc));
     }
   }
-  std::vector<std::unique_ptr<ComputePipeline>> made = compiler_.compile(missing);
+  std::vector<std::shared_ptr<const ComputePipeline>> made = compiler_.compile(missing);
   for (size_t i = 0; i < made.size(); ++i)
     if (made[i]) pipelines_.emplace(keys[i], std::move(made[i]));
 }

@@ -69,7 +69,7 @@ class VulkanPlanTimer : public PlanTimer {
   Device& device_;
   double min_warmup_ns_;
   std::optional<std::chrono::steady_clock::time_point> last_end_;  // of the last timed submission
-  std::map<std::string, std::unique_ptr<ComputePipeline>> pipelines_;
+  std::map<std::string, std::shared_ptr<const ComputePipeline>> pipelines_;  // from the device's pool
   PipelineCompiler compiler_;
 };
 
