@@ -34,7 +34,9 @@ if [ "${SANITIZER_SKIP_BUILD:-0}" != 1 ]; then
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O0 -g1 -DNDEBUG" -DVKGRAPHY_SANITIZE=ON \
     -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 "${extra[@]}" >/dev/null
   ninja -C "$BUILD" vkgraphy_unit_tests
-  if [ "${SANITIZER_PYTHON:-1}" = 1 ] && ninja -C "$BUILD" -t targets all | grep -q '^_vkgraphy:'; then
+  # The target list is read whole: with pipefail, `grep -q` closing the pipe early made ninja's
+  # SIGPIPE read as "no module target" and left the module out.
+  if [ "${SANITIZER_PYTHON:-1}" = 1 ] && ninja -C "$BUILD" -t targets all | grep '^_vkgraphy:' >/dev/null; then
     ninja -C "$BUILD" _vkgraphy
   fi
 fi
