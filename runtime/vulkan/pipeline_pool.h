@@ -26,7 +26,7 @@ class PipelinePool {
  public:
   static constexpr size_t kDefaultCapacity = 512;
 
-  PipelinePool(Device& device, size_t capacity = kDefaultCapacity) : device_(device), capacity_(capacity) {}
+  explicit PipelinePool(Device& device, size_t capacity = kDefaultCapacity) : device_(device), capacity_(capacity) {}
   PipelinePool(const PipelinePool&) = delete;
   PipelinePool& operator=(const PipelinePool&) = delete;
 
@@ -41,7 +41,7 @@ class PipelinePool {
   uint64_t hits() const;
   uint64_t created() const;
 
-  // Drops the pipelines kept without a user (before the device is destroyed, or to free memory).
+  // Drops the pipelines kept without a user (to free their memory); those in use stay findable.
   void clear();
 
  private:
