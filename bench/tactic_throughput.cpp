@@ -215,7 +215,8 @@ struct PeakCase {
 
 // The device's arithmetic peaks, the ceilings the GEMM tactics are measured against: four-wide
 // fp32 and fp16 multiply-adds (gemm/peak_fma.comp) and, where the device has them, 16x16x16
-// cooperative-matrix multiply-adds (gemm/coopmat_peak.comp) from registers alone and with the
+// cooperative-matrix multiply-adds (gemm/coopmat_peak.comp, its KHR build where the device uses
+// VK_KHR_cooperative_matrix) from registers alone and with the
 // fragment loads from shared memory of gemm/coopmat_vec.comp. Sized for milliseconds on a GPU
 // and tens of milliseconds on lavapipe.
 std::vector<PeakCase> peak_cases(const vk::DeviceInfo& info) {
@@ -244,9 +245,10 @@ std::vector<PeakCase> peak_cases(const vk::DeviceInfo& info) {
     for (const auto& [frags_m, frags_n, shared] :
          {std::tuple{4u, 4u, 0u}, {4u, 4u, 1u}, {4u, 8u, 0u}, {4u, 8u, 1u}, {2u, 2u, 0u}, {2u, 2u, 1u}}) {
       PeakCase c;
-      c.label = std::string("coopmat.") + arith_name(arith) + " " + std::to_string(frags_m) + "x" +
-                std::to_string(frags_n) + (shared ? " shared" : " registers");
-      Dispatch d{std::string("gemm/coopmat_peak.") + arith_name(arith),
+      c.label = std::string(info.cooperative_matrix_khr ? "coopmat_khr." : "coopmat.") + arith_name(arith) + " " +
+                std::to_string(frags_m) + "x" + std::to_string(frags_n) + (shared ? " shared" : " registers");
+      Dispatch d{std::string(info.cooperative_matrix_khr ? "gemm/coopmat_peak_khr." : "gemm/coopmat_peak.") +
+                     arith_name(arith),
                  {{0, cm_subgroups * 32}, {1, frags_m}, {2, frags_n}, {3, cm_iters}, {4, shared}},
                  {BindingRef::input(0), BindingRef::output(0)},
                  {},
@@ -287,7 +289,7 @@ int main(int argc, char** argv) {
   std::string device_selector, filter = "*", case_filter = "*";
   int samples = 10;
   double warmup_arg = 0;
-  bool per_dispatch = false, no_reference = false, peak = false;
+  bool per_dispatch = false, no_reference = false, peak = false, no_khr = false;
   std::vector<std::string> matmul_specs, conv_specs;
   CLI::App app{
       "Every tactic of the built-in GEMM and Conv cases (and those added with --matmul and --conv), timed "
@@ -297,6 +299,8 @@ int main(int argc, char** argv) {
   app.add_option("--filter", filter, "Tactics to time: globs separated by commas (one must match)");
   app.add_option("--case", case_filter, "Cases to run: a glob over their labels ('MatMul 4096^3')");
   app.add_flag("--per-dispatch", per_dispatch, "Also time each dispatch of a multi-dispatch plan alone");
+  app.add_flag("--vk-disable-cooperative-matrix-khr", no_khr,
+               "The tensor-core tactics and peaks through VK_NV_cooperative_matrix where the device has both");
   app.add_flag("--no-reference", no_reference, "Skip the CPU reference backend's timing");
   app.add_flag("--peak", peak,
                "Adds the case 'Peak': the device's arithmetic peaks (fp32 and fp16 multiply-adds, cooperative "
@@ -343,6 +347,7 @@ int main(int argc, char** argv) {
   try {
     vk::DeviceOptions options;
     options.device = device_selector;
+    options.disable_cooperative_matrix_khr = no_khr;
     vk::Context ctx(options);
     const vk::DeviceInfo& info = ctx.device().info();
     const std::vector<std::string> filters = split(filter, ',');
@@ -350,8 +355,10 @@ int main(int argc, char** argv) {
       return std::ranges::any_of(filters, [&](const std::string& g) { return glob_match(g, name); });
     };
     vk::VulkanPlanTimer timer(ctx.device(), warmup_ms);
-    std::printf("device: %s (%s), fp16: %s, warm-up: %g ms\n\n", info.name.c_str(), info.driver_info.c_str(),
-                info.fp16() ? "yes" : "no", warmup_ms.value_or(vk::VulkanPlanTimer::default_warmup_ms(info)));
+    std::printf("device: %s (%s), fp16: %s, cooperative matrices: %s, warm-up: %g ms\n\n", info.name.c_str(),
+                info.driver_info.c_str(), info.fp16() ? "yes" : "no",
+                !info.cooperative_matrix ? "none" : info.cooperative_matrix_khr ? "KHR" : "NV",
+                warmup_ms.value_or(vk::VulkanPlanTimer::default_warmup_ms(info)));
     std::printf("%-28s %-36s %12s %10s\n", "case", "tactic", "median ms", "GFLOP/s");
 
     if (peak && glob_match(case_filter, "Peak")) {

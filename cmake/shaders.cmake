@@ -12,6 +12,12 @@
 # "<dir>/<file>_texel.<V>": its float inputs read through uniform texel buffers
 # (shaders/common/texel_reads.glsl). Includes are resolved from shaders/.
 #
+# A shader with a line
+#   // vkgraphy-coopmat-khr
+# (cooperative matrices through shaders/common/coopmat.glsl) is compiled once more per variant
+# with VKG_COOPMAT_KHR defined, named "<dir>/<file>_khr.<V>": the VK_KHR_cooperative_matrix
+# form, by the newer glslang of cmake/khr_shader_tools.cmake, and left out without it.
+#
 # VKGRAPHY_SPIRV_FROM=<another build>/generated/shaders embeds the SPIR-V that build compiled
 # and validated instead of compiling it again (the sanitizer and coverage builds take the
 # Release build's: the shaders do not depend on the C++ flags).
@@ -19,12 +25,16 @@ set(VKGRAPHY_SPIRV_FROM "" CACHE PATH "generated/shaders of another build whose 
 
 find_package(Vulkan REQUIRED COMPONENTS glslangValidator)
 find_program(VKGRAPHY_SPIRV_VAL NAMES spirv-val HINTS "$ENV{VULKAN_SDK}/bin" REQUIRED)
+if(NOT VKGRAPHY_SPIRV_FROM)
+  include(${CMAKE_CURRENT_LIST_DIR}/khr_shader_tools.cmake)
+endif()
 
 set(VKGRAPHY_SHADER_DIR ${CMAKE_SOURCE_DIR}/shaders)
 set(VKGRAPHY_SHADER_OUT ${CMAKE_BINARY_DIR}/generated/shaders)
 file(GLOB_RECURSE VKGRAPHY_SHADER_SOURCES CONFIGURE_DEPENDS ${VKGRAPHY_SHADER_DIR}/*.comp)
 list(SORT VKGRAPHY_SHADER_SOURCES)
 
+set(VKGRAPHY_KHR_SHADERS_EMBEDDED OFF)  # ON once a "_khr" build is in the table (tests read it)
 set(VKGRAPHY_SHADER_OUTPUTS "")
 set(VKGRAPHY_SHADER_ARRAYS "")
 set(VKGRAPHY_SHADER_ENTRIES "")
@@ -42,11 +52,17 @@ foreach(source IN LISTS VKGRAPHY_SHADER_SOURCES)
     set(variants f32)
   endif()
   file(STRINGS ${source} texel_line REGEX "^// *vkgraphy-texel-reads" LIMIT_COUNT 1)
+  file(STRINGS ${source} khr_line REGEX "^// *vkgraphy-coopmat-khr" LIMIT_COUNT 1)
   set(builds "")
   foreach(variant IN LISTS variants)
     list(APPEND builds "${variant}:")
     if(texel_line)
       list(APPEND builds "${variant}:_texel")
+    endif()
+    if(khr_line AND (VKGRAPHY_KHR_SHADERS OR (VKGRAPHY_SPIRV_FROM AND
+                                                EXISTS ${VKGRAPHY_SPIRV_FROM}/${base}_khr.${variant}.spv.inc)))
+      list(APPEND builds "${variant}:_khr")
+      set(VKGRAPHY_KHR_SHADERS_EMBEDDED ON)
     endif()
   endforeach()
   foreach(build IN LISTS builds)
@@ -67,13 +83,19 @@ foreach(source IN LISTS VKGRAPHY_SHADER_SOURCES)
       set(validated ${VKGRAPHY_SHADER_OUT}/${name}.spv.validated)
       get_filename_component(out_dir ${spv} DIRECTORY)
       set(glslang_args --target-env vulkan1.2 -V -DVKG_PRECISION_${variant_upper}=1 -I${VKGRAPHY_SHADER_DIR})
+      set(glslang Vulkan::glslangValidator)
+      set(spirv_val ${VKGRAPHY_SPIRV_VAL})
       if(suffix STREQUAL "_texel")
         list(APPEND glslang_args -DVKG_TEXEL_READS=1)
+      elseif(suffix STREQUAL "_khr")
+        list(APPEND glslang_args -DVKG_COOPMAT_KHR=1)
+        set(glslang ${VKGRAPHY_KHR_GLSLANG})
+        set(spirv_val ${VKGRAPHY_KHR_SPIRV_VAL})
       endif()
       add_custom_command(
         OUTPUT ${spv} ${inc}
         COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
-        COMMAND Vulkan::glslangValidator ${glslang_args} --depfile ${spv}.d -o ${spv} ${source}
+        COMMAND ${glslang} ${glslang_args} --depfile ${spv}.d -o ${spv} ${source}
         COMMAND ${CMAKE_COMMAND} -DSPV=${spv} -DINC=${inc} -P ${CMAKE_SOURCE_DIR}/cmake/spirv_words.cmake
         DEPENDS ${source} ${CMAKE_SOURCE_DIR}/cmake/spirv_words.cmake
         DEPFILE ${spv}.d
@@ -81,7 +103,7 @@ foreach(source IN LISTS VKGRAPHY_SHADER_SOURCES)
         VERBATIM)
       add_custom_command(
         OUTPUT ${validated}
-        COMMAND ${VKGRAPHY_SPIRV_VAL} --target-env vulkan1.2 ${spv}
+        COMMAND ${spirv_val} --target-env vulkan1.2 ${spv}
         COMMAND ${CMAKE_COMMAND} -E touch ${validated}
         DEPENDS ${spv}
         COMMENT "spirv-val: ${name}"

@@ -21,6 +21,10 @@ void VulkanArgs::add_to(CLI::App& app) {
   app.add_flag("--vk-disable-cooperative-matrix", disable_cooperative_matrix,
                "Treat the device as having no cooperative matrices: the tensor-core tactics (gemm.coopmat*) decline")
       ->group(g);
+  app.add_flag("--vk-disable-cooperative-matrix-khr", disable_cooperative_matrix_khr,
+               "Treat the device as having no VK_KHR_cooperative_matrix: the tensor-core tactics use "
+               "VK_NV_cooperative_matrix where the device has it, else decline")
+      ->group(g);
   app.add_flag("--vk-disable-int64", disable_int64,
                "Treat the device as having no 64-bit integers: the wide-load tactics (gemm.block*_wide_a, "
                "conv.*_wide_a) decline, and fp32 layers keep the storage-buffer builds of the shaders that store "
@@ -54,6 +58,7 @@ vk::DeviceOptions VulkanArgs::options() const {
   options.disable_fp16 = disable_fp16;
   options.disable_subgroup_size_control = disable_subgroup_size_control;
   options.disable_cooperative_matrix = disable_cooperative_matrix;
+  options.disable_cooperative_matrix_khr = disable_cooperative_matrix_khr;
   options.disable_int64 = disable_int64;
   options.disable_texel_buffers = disable_texel_buffers;
   options.disable_nan_preserve = disable_nan_preserve;

@@ -19,6 +19,7 @@ struct VulkanArgs {
   bool disable_fp16 = false;  // --vk-disable-fp16
   bool disable_subgroup_size_control = false;  // --vk-disable-subgroup-size-control
   bool disable_cooperative_matrix = false;     // --vk-disable-cooperative-matrix
+  bool disable_cooperative_matrix_khr = false;  // --vk-disable-cooperative-matrix-khr
   bool disable_int64 = false;                  // --vk-disable-int64
   bool disable_texel_buffers = false;          // --vk-disable-texel-buffers
   bool disable_nan_preserve = false;           // --vk-disable-nan-preserve

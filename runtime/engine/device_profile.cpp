@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "runtime/core/error.h"
+#include "runtime/engine/shader_library.h"
 
 namespace vkg {
 
@@ -23,6 +24,44 @@ std::string bytes_text(uint64_t bytes) {
     os << bytes << " B";
   }
   return os.str();
+}
+
+std::string shapes_text(const std::vector<CooperativeMatrixShape>& shapes) {
+  std::string text;
+  for (const CooperativeMatrixShape& c : shapes) {
+    text += (text.empty() ? "" : ", ") + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+            std::to_string(c.k) + (c.acc32 ? " fp32 acc" : " fp16 acc");
+  }
+  return text;
+}
+
+// The "cooperative matrix" lines: the extension the tensor-core tactics use and its fp16 shapes,
+// then every multiply-add VK_KHR_cooperative_matrix reports.
+void format_cooperative_matrices(std::ostream& os, const DeviceProfile& d) {
+  os << "    cooperative matrix: ";
+  if (d.cooperative_matrix) {
+    os << "yes (" << (d.cooperative_matrix_khr ? "VK_KHR_cooperative_matrix" : "VK_NV_cooperative_matrix")
+       << ", fp16 inputs, MxNxK: " << shapes_text(d.cooperative_matrix_shapes) << ")\n";
+  } else {
+    os << "no\n";
+  }
+  if (!d.cooperative_matrix_khr_properties.empty()) {
+    os << "    VK_KHR_cooperative_matrix (MxNxK A*B+C->D, scope):";
+    for (size_t i = 0; i < d.cooperative_matrix_khr_properties.size(); ++i) {
+      const CooperativeMatrixProperties& p = d.cooperative_matrix_khr_properties[i];
+      os << (i % 3 ? "; " : "\n        ") << p.m << "x" << p.n << "x" << p.k << " " << p.a_type << "*" << p.b_type
+         << "+" << p.c_type << "->" << p.result_type << (p.saturating ? " saturating" : "") << ", " << p.scope;
+    }
+    os << "\n";
+    if (!d.cooperative_matrix_khr) {
+      os << "        (not used: " << (has_builtin_shader("gemm/coopmat_khr.f16")
+                                          ? "turned off, or no fp16 shape the tactics take"
+                                          : "this build has no KHR shaders, see cmake/khr_shader_tools.cmake")
+         << ")\n";
+    }
+  }
+  if (!d.cooperative_matrix_nv_shapes.empty() && d.cooperative_matrix_khr)
+    os << "    VK_NV_cooperative_matrix: " << shapes_text(d.cooperative_matrix_nv_shapes) << " (KHR preferred)\n";
 }
 
 }  // namespace
@@ -75,12 +114,13 @@ bool DeviceProfile::has_feature(const std::string& name) const {
   if (name == "fp16") return fp16();
   if (name == "subgroup-size-control") return subgroup_size_control;
   if (name == "cooperative-matrix") return cooperative_matrix;
+  if (name == "cooperative-matrix-khr") return cooperative_matrix_khr;
   if (name == "int64") return shader_int64;
   if (name == "texel-buffers") return texel_buffers;
   if (name == "nan-preserve") return nan_preserve;
   VKG_THROW("unknown device feature '" << name
-                                       << "' (known: fp16, subgroup-size-control, cooperative-matrix, int64, "
-                                          "texel-buffers, nan-preserve)");
+                                       << "' (known: fp16, subgroup-size-control, cooperative-matrix, "
+                                          "cooperative-matrix-khr, int64, texel-buffers, nan-preserve)");
 }
 
 std::string DeviceProfile::unsupported_reason() const {
@@ -127,17 +167,7 @@ std::string format_device_info(const DeviceProfile& d) {
   } else {
     os << "no\n";
   }
-  os << "    cooperative matrix: ";
-  if (d.cooperative_matrix) {
-    os << "yes (VK_NV_cooperative_matrix, fp16 inputs, MxNxK:";
-    for (size_t i = 0; i < d.cooperative_matrix_shapes.size(); ++i) {
-      const CooperativeMatrixShape& c = d.cooperative_matrix_shapes[i];
-      os << (i ? ", " : " ") << c.m << "x" << c.n << "x" << c.k << (c.acc32 ? " fp32 acc" : " fp16 acc");
-    }
-    os << ")\n";
-  } else {
-    os << "no\n";
-  }
+  format_cooperative_matrices(os, d);
   os << "    timestamps: ";
   if (d.timestamps()) {
     os << "yes (queue family " << d.compute_queue_family << ", " << d.timestamp_valid_bits << " valid bits, "

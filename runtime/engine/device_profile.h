@@ -41,6 +41,16 @@ struct CooperativeMatrixShape {
   bool operator==(const CooperativeMatrixShape&) const = default;
 };
 
+// One multiply-add that VK_KHR_cooperative_matrix reports (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR),
+// whatever its types, as `inspect device` lists it: D (m x n, result_type) = A (m x k) * B (k x n) + C.
+struct CooperativeMatrixProperties {
+  uint32_t m = 0, n = 0, k = 0;
+  std::string a_type, b_type, c_type, result_type;  // "f16", "f32", "bf16", "s8", "u32", ...
+  bool saturating = false;                          // saturatingAccumulation
+  std::string scope;                                // "subgroup", "workgroup", "device", "queue-family"
+  bool operator==(const CooperativeMatrixProperties&) const = default;
+};
+
 struct DeviceProfile {
   uint32_t index = 0;       // position in the instance's device list: `--device INDEX`
   std::string name;         // deviceName, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"
@@ -63,10 +73,16 @@ struct DeviceProfile {
   // [min_subgroup_size, max_subgroup_size] (Dispatch::subgroup_size).
   bool subgroup_size_control = false;
   uint32_t min_subgroup_size = 0, max_subgroup_size = 0;
-  // Cooperative matrices (VK_NV_cooperative_matrix, the form Debian 12's
-  // headers and glslang know): the fp16 shapes a subgroup multiplies.
+  // Cooperative matrices: the fp16 shapes a subgroup multiplies, through VK_KHR_cooperative_matrix
+  // (AMD RDNA3, Intel Arc, NVIDIA; the tensor-core tactics' "_khr" shaders) where the device and
+  // this build have it, else through VK_NV_cooperative_matrix (NVIDIA; the shaders without suffix).
   bool cooperative_matrix = false;
+  bool cooperative_matrix_khr = false;  // cooperative_matrix_shapes are KHR's, and the KHR shaders run
   std::vector<CooperativeMatrixShape> cooperative_matrix_shapes;
+  // What the device reports through each extension: every KHR multiply-add (`inspect device`), and
+  // the NV fp16 shapes, which stand in when a switch turns the KHR form off.
+  std::vector<CooperativeMatrixProperties> cooperative_matrix_khr_properties;
+  std::vector<CooperativeMatrixShape> cooperative_matrix_nv_shapes;
   // Uniform texel buffers of fp32 and fp16 vec4s (R32G32B32A32_SFLOAT and
   // R16G16B16A16_SFLOAT views): shaders read tensors through them where the
   // device loads texels faster than storage buffers (lavapipe gathers texels
@@ -129,7 +145,8 @@ struct DeviceProfile {
   // True when cooperative matrices can run m x n x k with fp16 inputs and fp16 or fp32 (acc32) accumulators.
   bool cooperative_matrix_shape(uint32_t m, uint32_t n, uint32_t k, bool acc32) const;
   // The named device properties tactics rely on (Tactic::device_feature):
-  // "fp16", "subgroup-size-control", "cooperative-matrix", "int64", "texel-buffers", "nan-preserve";
+  // "fp16", "subgroup-size-control", "cooperative-matrix", "cooperative-matrix-khr", "int64", "texel-buffers",
+  // "nan-preserve";
   // throws Error on another name.
   bool has_feature(const std::string& name) const;
   MemoryPath memory_path() const;

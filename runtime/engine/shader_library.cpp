@@ -16,6 +16,13 @@ std::span<const uint32_t> builtin_shader(std::string_view name) {
   VKG_THROW("no built-in shader named '" << name << "' (known: " << known << ")");
 }
 
+bool has_builtin_shader(std::string_view name) {
+  for (const ShaderBinary& s : builtin_shaders()) {
+    if (name == s.name) return true;
+  }
+  return false;
+}
+
 std::vector<std::string> builtin_shader_names() {
   std::vector<std::string> names;
   for (const ShaderBinary& s : builtin_shaders()) names.emplace_back(s.name);

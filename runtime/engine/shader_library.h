@@ -29,6 +29,10 @@ std::span<const ShaderBinary> builtin_shaders();
 // The SPIR-V words of the named variant; throws vkg::Error naming the known shaders if absent.
 std::span<const uint32_t> builtin_shader(std::string_view name);
 
+// True when the named variant is embedded (the "_khr" builds are where this build had their
+// compiler: cmake/khr_shader_tools.cmake).
+bool has_builtin_shader(std::string_view name);
+
 // The names of every embedded variant.
 std::vector<std::string> builtin_shader_names();
 

@@ -152,6 +152,10 @@ const LayerTensor& LayerContext::output(size_t i) const {
 
 std::string LayerContext::shader(const std::string& base) const { return base + "." + arith_name(arith); }
 
+std::string LayerContext::coopmat_shader(const std::string& base) const {
+  return shader(device.cooperative_matrix_khr ? base + "_khr" : base);
+}
+
 bool LayerContext::texel_reads(uint64_t elements, bool wide_stores) const {
   return device.texel_buffers && (elements + 3) / 4 <= device.max_texel_buffer_elements &&
          (!wide_stores || arith != Arith::F32 || device.shader_int64);

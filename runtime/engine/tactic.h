@@ -133,6 +133,9 @@ struct LayerContext {
   const LayerTensor& output(size_t i) const;
   // The builtin shader variant of `base` for this arithmetic: "gemm/tiled" -> "gemm/tiled.f16acc32".
   std::string shader(const std::string& base) const;
+  // shader(base) of a cooperative-matrix shader (one marked `vkgraphy-coopmat-khr`): its "_khr" build
+  // where the device's cooperative matrices are VK_KHR_cooperative_matrix's, else the NV one.
+  std::string coopmat_shader(const std::string& base) const;
   // The constant value of input i; throws Error naming the node when it is not a build-time constant.
   const Tensor& constant_input(size_t i) const;
   // True when the device reads through uniform texel buffers (device feature texel-buffers) and a

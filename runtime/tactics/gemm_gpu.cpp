@@ -61,7 +61,7 @@ bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopT
     why_not = std::to_string(p.N) + " columns need more workgroups than the device allows";
     return false;
   }
-  d.shader = ctx.shader("gemm/coopmat_vec");
+  d.shader = ctx.coopmat_shader("gemm/coopmat_vec");
   d.spec = {{0, invocations}, {1, t.warps_m}, {2, t.warps_n}, {3, t.frags_m},
             {4, t.frags_n},   {5, t.k_steps}, {6, t.stages},  {7, t.group_m}};
   if (t.fixed) {

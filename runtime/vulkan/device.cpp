@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "runtime/core/logger.h"
+#include "runtime/vulkan/cooperative_matrix.h"
 #include "runtime/vulkan/pipeline_pool.h"
 #include "runtime/vulkan/vk_check.h"
 
@@ -41,15 +42,12 @@ Device::Device(Instance& instance, const PhysicalDevice& physical) : instance_(i
     *tail = &size_control, tail = &size_control.pNext;
     if (physical_.info.api_version < VK_API_VERSION_1_3) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   }
-  VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat{};
-  coopmat.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+  CooperativeMatrixFeatures coopmat;
   if (physical_.info.cooperative_matrix) {
-    coopmat.cooperativeMatrix = VK_TRUE;
-    // gemm/coopmat.comp declares the memory model (query_device_info checked both features). With it
-    // enabled, every shader's Device-scope atomics (pool/unpool's atomicMax) need the device scope too.
+    // The cooperative-matrix shaders declare the memory model (query_device_info checked both features).
+    // With it enabled, every shader's Device-scope atomics (pool/unpool's atomicMax) need the device scope too.
     f12.vulkanMemoryModel = f12.vulkanMemoryModelDeviceScope = VK_TRUE;
-    *tail = &coopmat;
-    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    enable_cooperative_matrices(physical_.info, coopmat, tail, extensions);
   }
 
   VkDeviceCreateInfo info{};

@@ -57,6 +57,7 @@ void apply_switches(DeviceInfo& info, const DeviceOptions& options) {
   for (const auto& [name, off] : {std::pair<const char*, bool>{"fp16", options.disable_fp16},
                                   {"subgroup-size-control", options.disable_subgroup_size_control},
                                   {"cooperative-matrix", options.disable_cooperative_matrix},
+                                  {"cooperative-matrix-khr", options.disable_cooperative_matrix_khr},
                                   {"int64", options.disable_int64},
                                   {"texel-buffers", options.disable_texel_buffers},
                                   {"nan-preserve", options.disable_nan_preserve}}) {
@@ -68,8 +69,14 @@ void apply_switches(DeviceInfo& info, const DeviceOptions& options) {
   if (options.disable_texel_buffers) info.texel_buffers = false;
   if (options.disable_nan_preserve) info.nan_preserve = info.nan_preserve_fp16 = false;
   if (options.disable_host_specialization) info.host_specialization = false;
+  if (options.disable_cooperative_matrix_khr && info.cooperative_matrix_khr) {
+    // VK_NV_cooperative_matrix where the device has it too.
+    info.cooperative_matrix_khr = false;
+    info.cooperative_matrix_shapes = info.cooperative_matrix_nv_shapes;
+    info.cooperative_matrix = !info.cooperative_matrix_shapes.empty();
+  }
   if (options.disable_cooperative_matrix || !info.fp16()) {
-    info.cooperative_matrix = false;
+    info.cooperative_matrix = info.cooperative_matrix_khr = false;
     info.cooperative_matrix_shapes.clear();
   }
   info.force_staging = options.force_staging;

@@ -42,6 +42,9 @@ struct DeviceOptions {
   // Treat the device as having no cooperative matrices: the tensor-core
   // tactics decline (to compare, or avoid a driver's bugs).
   bool disable_cooperative_matrix = false;
+  // Treat the device as having no VK_KHR_cooperative_matrix: the tensor-core tactics use
+  // VK_NV_cooperative_matrix where the device has it, else decline (to compare the two, or avoid a driver's bugs).
+  bool disable_cooperative_matrix_khr = false;
   // Treat the device as having no 64-bit integers: the wide-load tactics
   // (gemm.block*_wide_a, conv.*_wide_a) decline (to compare, or avoid a driver's bugs).
   bool disable_int64 = false;
@@ -57,7 +60,8 @@ struct DeviceOptions {
 };
 
 // Applies the feature switches of `options` (disable_fp16, force_staging,
-// disable_subgroup_size_control, disable_cooperative_matrix, disable_int64, disable_texel_buffers,
+// disable_subgroup_size_control, disable_cooperative_matrix, disable_cooperative_matrix_khr, disable_int64,
+// disable_texel_buffers,
 // disable_nan_preserve, disable_host_specialization)
 // to a device's info.
 void apply_switches(DeviceInfo& info, const DeviceOptions& options);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "runtime/core/logger.h"
+#include "runtime/vulkan/cooperative_matrix.h"
 #include "runtime/vulkan/vk_check.h"
 
 namespace vkg::vk {
@@ -58,6 +59,8 @@ std::string hex_uuid(const uint8_t* bytes, size_t n) {
   return out;
 }
 
+}  // namespace
+
 bool has_device_extension(VkPhysicalDevice device, const char* name) {
   uint32_t count = 0;
   if (vkEnumerateDeviceExtensionProperties(device, nullptr, &count, nullptr) != VK_SUCCESS) return false;
@@ -66,28 +69,6 @@ bool has_device_extension(VkPhysicalDevice device, const char* name) {
   return std::any_of(extensions.begin(), extensions.end(),
                      [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
 }
-
-// The fp16 shapes of VK_NV_cooperative_matrix with subgroup scope (A, B fp16; C, D both fp16 or both fp32).
-std::vector<CooperativeMatrixShape> cooperative_matrix_shapes(VkInstance instance, VkPhysicalDevice device) {
-  auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
-      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
-  std::vector<CooperativeMatrixShape> shapes;
-  uint32_t count = 0;
-  if (get == nullptr || get(device, &count, nullptr) != VK_SUCCESS) return shapes;
-  std::vector<VkCooperativeMatrixPropertiesNV> props(count);
-  for (auto& p : props) p.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
-  if (get(device, &count, props.data()) != VK_SUCCESS) return shapes;
-  for (const auto& p : props) {
-    if (p.AType != VK_COMPONENT_TYPE_FLOAT16_NV || p.BType != VK_COMPONENT_TYPE_FLOAT16_NV || p.CType != p.DType ||
-        p.scope != VK_SCOPE_SUBGROUP_NV)
-      continue;
-    if (p.CType != VK_COMPONENT_TYPE_FLOAT16_NV && p.CType != VK_COMPONENT_TYPE_FLOAT32_NV) continue;
-    shapes.push_back({p.MSize, p.NSize, p.KSize, p.CType == VK_COMPONENT_TYPE_FLOAT32_NV});
-  }
-  return shapes;
-}
-
-}  // namespace
 
 DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint32_t index) {
   DeviceInfo info;
@@ -98,7 +79,6 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
   const bool v12 = base.apiVersion >= VK_API_VERSION_1_2;
   const bool size_control = base.apiVersion >= VK_API_VERSION_1_3 ||
                             has_device_extension(device, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-  const bool coopmat = v12 && has_device_extension(device, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
 
   VkPhysicalDeviceSubgroupProperties subgroup{};
   subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
@@ -155,8 +135,7 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
   storage16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
   VkPhysicalDeviceSubgroupSizeControlFeatures size_features{};
   size_features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
-  VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat_features{};
-  coopmat_features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+  CooperativeMatrixFeatures coopmat;
   VkPhysicalDeviceFeatures2 features{};
   features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
   if (v12) {
@@ -164,7 +143,7 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
     f11.pNext = &f12;
     void** tail = &f12.pNext;
     if (size_control) *tail = &size_features, tail = &size_features.pNext;
-    if (coopmat) *tail = &coopmat_features;
+    coopmat.chain_for_query(device, tail);
   } else {
     features.pNext = &storage16;
   }
@@ -179,14 +158,10 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
     info.min_subgroup_size = size_props.minSubgroupSize;
     info.max_subgroup_size = size_props.maxSubgroupSize;
   }
-  // gemm/coopmat.comp's SPIR-V declares the Vulkan memory model (GL_KHR_memory_scope_semantics, which
-  // GL_NV_cooperative_matrix's loads take), so the device must enable that feature with the extension,
-  // and its device scope, which the other shaders' atomics use once the memory model is on.
-  if (coopmat && coopmat_features.cooperativeMatrix && f12.vulkanMemoryModel && f12.vulkanMemoryModelDeviceScope &&
-      info.fp16()) {
-    info.cooperative_matrix_shapes = cooperative_matrix_shapes(instance, device);
-    info.cooperative_matrix = !info.cooperative_matrix_shapes.empty();
-  }
+  // The cooperative-matrix shaders declare the Vulkan memory model (GL_KHR_memory_scope_semantics, which
+  // their loads take), so the device must enable that feature with the extension, and its device scope,
+  // which the other shaders' atomics use once the memory model is on.
+  if (v12) read_cooperative_matrices(instance, device, coopmat, f12.vulkanMemoryModel && f12.vulkanMemoryModelDeviceScope, info);
 
   info.max_texel_buffer_elements = l.maxTexelBufferElements;
   info.texel_buffers = info.max_texel_buffer_elements > 0;

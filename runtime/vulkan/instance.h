@@ -23,6 +23,9 @@ struct PhysicalDevice {
 // Queries everything DeviceInfo holds; `index` is the device's place in the instance's list.
 DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint32_t index);
 
+// True when the device lists the extension `name`.
+bool has_device_extension(VkPhysicalDevice device, const char* name);
+
 class Instance {
  public:
   // Creates a Vulkan 1.2 instance. With `validation`, enables VK_LAYER_KHRONOS_validation

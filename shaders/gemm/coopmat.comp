@@ -1,7 +1,7 @@
 // vkgraphy-variants: f16 f16acc32
-// fp16 GEMM on tensor cores through cooperative matrices (VK_NV_cooperative_
-// matrix: Debian 12's headers and glslang have the NV form, not yet the KHR
-// one), on the interface of gemm/common.glsl with any strides. A workgroup of
+// vkgraphy-coopmat-khr
+// fp16 GEMM on tensor cores through cooperative matrices (NV or KHR:
+// common/coopmat.glsl), on the interface of gemm/common.glsl with any strides. A workgroup of
 // kWarpsM x kWarpsN subgroups computes a kBM x kBN tile of Y; each subgroup
 // owns 2 x 2 fragments of 16 x 16 (fp16 accumulators in .f16, fp32 in
 // .f16acc32). Slices of A and B, kBK deep, are staged in shared memory as
@@ -21,7 +21,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_memory_scope_semantics : require
-#extension GL_NV_cooperative_matrix : require
+#include "common/coopmat.glsl"
 #include "common/precision.glsl"
 #include "common/epilogue.glsl"
 #include "gemm/common.glsl"
@@ -63,8 +63,8 @@ void main() {
     const uint b_base = gemm_b_base(batch);
     for (uint mt = gl_WorkGroupID.y; mt < tiles_m; mt += gl_NumWorkGroups.y) {
       const uint m0 = mt * kBM;
-      fcoopmatNV<ACC_BITS, gl_ScopeSubgroup, kFrag, kFrag> acc[kFrags * kFrags];
-      [[unroll]] for (uint i = 0; i < kFrags * kFrags; ++i) acc[i] = fcoopmatNV<ACC_BITS, gl_ScopeSubgroup, kFrag, kFrag>(0.0);
+      COOPMAT_ACC(ACC_BITS, kFrag, kFrag) acc[kFrags * kFrags];
+      [[unroll]] for (uint i = 0; i < kFrags * kFrags; ++i) acc[i] = COOPMAT_ACC(ACC_BITS, kFrag, kFrag)(0.0);
       for (uint k0 = 0; k0 < p.K; k0 += kBK) {
         for (uint e = lid; e < kBM * kBK; e += threads) {
           const uint r = e / kBK, kk = e % kBK;
@@ -80,22 +80,22 @@ void main() {
         }
         barrier();
         [[unroll]] for (uint ks = 0; ks < kKSteps; ++ks) {
-          fcoopmatNV<16, gl_ScopeSubgroup, kFrag, kFrag> fa[kFrags], fb[kFrags];
+          COOPMAT_A(kFrag, kFrag) fa[kFrags];
+          COOPMAT_B(kFrag, kFrag) fb[kFrags];
           [[unroll]] for (uint i = 0; i < kFrags; ++i)
-            coopMatLoadNV(fa[i], tile_a, ((wm * kFrags + i) * kFrag) * kBK + ks * kFrag, kBK, false);
+            coopmat_load(fa[i], tile_a, ((wm * kFrags + i) * kFrag) * kBK + ks * kFrag, kBK);
           [[unroll]] for (uint j = 0; j < kFrags; ++j)
-            coopMatLoadNV(fb[j], tile_b, ks * kFrag * kBN + (wn * kFrags + j) * kFrag, kBN, false);
+            coopmat_load(fb[j], tile_b, ks * kFrag * kBN + (wn * kFrags + j) * kFrag, kBN);
           [[unroll]] for (uint i = 0; i < kFrags; ++i) {
             [[unroll]] for (uint j = 0; j < kFrags; ++j)
-              acc[i * kFrags + j] = coopMatMulAddNV(fa[i], fb[j], acc[i * kFrags + j]);
+              acc[i * kFrags + j] = coopmat_mul_add(fa[i], fb[j], acc[i * kFrags + j]);
           }
         }
         barrier();
       }
       [[unroll]] for (uint i = 0; i < kFrags; ++i) {
         [[unroll]] for (uint j = 0; j < kFrags; ++j)
-          coopMatStoreNV(acc[i * kFrags + j], tile_y, (wm * kFrags + i) * kFrag * kBN + (wn * kFrags + j) * kFrag, kBN,
-                         false);
+          coopmat_store(acc[i * kFrags + j], tile_y, (wm * kFrags + i) * kFrag * kBN + (wn * kFrags + j) * kFrag, kBN);
       }
       barrier();
       for (uint e = lid; e < kBM * kBN; e += threads) {

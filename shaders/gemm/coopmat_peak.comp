@@ -1,5 +1,6 @@
 // vkgraphy-variants: f16 f16acc32
-// The tensor cores' peak through VK_NV_cooperative_matrix (vkgraphy_tactic_bench --peak): the
+// vkgraphy-coopmat-khr
+// The tensor cores' peak through cooperative matrices, NV or KHR (vkgraphy_tactic_bench --peak): the
 // inner loop of gemm/coopmat_vec.comp without the global memory. Each subgroup holds
 // kFragsM x kFragsN accumulators of 16 x 16 and runs kIters steps of kFragsM * kFragsN
 // 16x16x16 multiply-adds on kFragsM fragments of A and kFragsN of B. kShared 0: the fragments
@@ -16,7 +17,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_memory_scope_semantics : require
-#extension GL_NV_cooperative_matrix : require
+#include "common/coopmat.glsl"
 #include "common/precision.glsl"
 
 #if defined(VKG_PRECISION_F16ACC32)
@@ -48,13 +49,14 @@ void main() {
     tile[v / vecs * kRow + v % vecs] = x8[v];
   }
   barrier();
-  fcoopmatNV<ACC_BITS, gl_ScopeSubgroup, kFrag, kFrag> acc[kFragsM * kFragsN];
+  COOPMAT_ACC(ACC_BITS, kFrag, kFrag) acc[kFragsM * kFragsN];
   [[unroll]] for (uint i = 0; i < kFragsM * kFragsN; ++i) {
-    acc[i] = fcoopmatNV<ACC_BITS, gl_ScopeSubgroup, kFrag, kFrag>(0.0);
+    acc[i] = COOPMAT_ACC(ACC_BITS, kFrag, kFrag)(0.0);
   }
-  fcoopmatNV<16, gl_ScopeSubgroup, kFrag, kFrag> fa[kFragsM], fb[kFragsN];
-  [[unroll]] for (uint i = 0; i < kFragsM; ++i) coopMatLoadNV(fa[i], tile, i * 2, kRow, false);
-  [[unroll]] for (uint j = 0; j < kFragsN; ++j) coopMatLoadNV(fb[j], tile, (kFragsM + j) * 2, kRow, false);
+  COOPMAT_A(kFrag, kFrag) fa[kFragsM];
+  COOPMAT_B(kFrag, kFrag) fb[kFragsN];
+  [[unroll]] for (uint i = 0; i < kFragsM; ++i) coopmat_load(fa[i], tile, i * 2, kRow);
+  [[unroll]] for (uint j = 0; j < kFragsN; ++j) coopmat_load(fb[j], tile, (kFragsM + j) * 2, kRow);
   // Never true for the bench's small fp16 values, but the compiler cannot know: the loop may
   // write shared memory, so the loads of a slice cannot be hoisted out of it.
   const bool never = x8[0].x == 0xffffffffu;
@@ -62,18 +64,18 @@ void main() {
     if (kShared != 0u) {
       if (never) tile[it % (2 * kSlice)] = uvec4(it);
       const uint slice = (it & 1u) * kSlice;
-      [[unroll]] for (uint i = 0; i < kFragsM; ++i) coopMatLoadNV(fa[i], tile, slice + i * 2, kRow, false);
+      [[unroll]] for (uint i = 0; i < kFragsM; ++i) coopmat_load(fa[i], tile, slice + i * 2, kRow);
       [[unroll]] for (uint j = 0; j < kFragsN; ++j) {
-        coopMatLoadNV(fb[j], tile, slice + (kFragsM + j) * 2, kRow, false);
+        coopmat_load(fb[j], tile, slice + (kFragsM + j) * 2, kRow);
       }
     }
     [[unroll]] for (uint j = 0; j < kFragsN; ++j) {
       [[unroll]] for (uint i = 0; i < kFragsM; ++i) {
-        acc[i * kFragsN + j] = coopMatMulAddNV(fa[i], fb[j], acc[i * kFragsN + j]);
+        acc[i * kFragsN + j] = coopmat_mul_add(fa[i], fb[j], acc[i * kFragsN + j]);
       }
     }
   }
   [[unroll]] for (uint i = 1; i < kFragsM * kFragsN; ++i) acc[0] += acc[i];
   const uint subgroup = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID;
-  coopMatStoreNV(acc[0], y, subgroup * kFrag * kFrag, kFrag, false);
+  coopmat_store(acc[0], y, subgroup * kFrag * kFrag, kFrag);
 }

@@ -1,4 +1,5 @@
 // vkgraphy-variants: f16 f16acc32
+// vkgraphy-coopmat-khr
 // fp16 GEMM on tensor cores for large aligned products (gemm.coopmatv*), on the interface of
 // gemm/common.glsl: the form NVIDIA's cooperative-matrix samples take. A workgroup of
 // kWarpsM x kWarpsN subgroups computes a kBM x kBN tile of Y, each subgroup kFragsM x kFragsN
@@ -28,7 +29,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_memory_scope_semantics : require
-#extension GL_NV_cooperative_matrix : require
+#include "common/coopmat.glsl"
 #include "common/precision.glsl"
 #include "common/epilogue.glsl"
 #include "gemm/common.glsl"
@@ -126,9 +127,9 @@ void main() {
     const uint a_base = batch * p.a_bs, b_base = batch * p.b_bs;
     for (uint mt = tile.y; mt < tiles_m; mt += gl_NumWorkGroups.y) {
       const uint m0 = mt * kBM;
-      fcoopmatNV<ACC_BITS, gl_ScopeSubgroup, kFrag, kFrag> acc[kFragsM * kFragsN];
+      COOPMAT_ACC(ACC_BITS, kFrag, kFrag) acc[kFragsM * kFragsN];
       [[unroll]] for (uint i = 0; i < kFragsM * kFragsN; ++i) {
-        acc[i] = fcoopmatNV<ACC_BITS, gl_ScopeSubgroup, kFrag, kFrag>(0.0);
+        acc[i] = COOPMAT_ACC(ACC_BITS, kFrag, kFrag)(0.0);
       }
       barrier();  // the previous tile's subgroups are done with the shared buffers
       load_slice(a_base, b_base, m0, n0, 0);
@@ -140,15 +141,15 @@ void main() {
         if (more) load_slice(a_base, b_base, m0, n0, k0 + kBK);  // in flight during the math
         const uint a_off = buf * kStageA, b_off = buf * kStageB;
         [[unroll]] for (uint ks = 0; ks < kKSteps; ++ks) {
-          fcoopmatNV<16, gl_ScopeSubgroup, kFrag, kFrag> fa[kFragsM];
+          COOPMAT_A(kFrag, kFrag) fa[kFragsM];
           [[unroll]] for (uint i = 0; i < kFragsM; ++i) {
-            coopMatLoadNV(fa[i], tile_a, a_off + (wm * kFragsM + i) * kFrag * kRowA + ks * 2, kRowA, false);
+            coopmat_load(fa[i], tile_a, a_off + (wm * kFragsM + i) * kFrag * kRowA + ks * 2, kRowA);
           }
           [[unroll]] for (uint j = 0; j < kFragsN; ++j) {
-            fcoopmatNV<16, gl_ScopeSubgroup, kFrag, kFrag> fb;
-            coopMatLoadNV(fb, tile_b, b_off + ks * kFrag * kRowB + (wn * kFragsN + j) * 2, kRowB, false);
+            COOPMAT_B(kFrag, kFrag) fb;
+            coopmat_load(fb, tile_b, b_off + ks * kFrag * kRowB + (wn * kFragsN + j) * 2, kRowB);
             [[unroll]] for (uint i = 0; i < kFragsM; ++i) {
-              acc[i * kFragsN + j] = coopMatMulAddNV(fa[i], fb, acc[i * kFragsN + j]);
+              acc[i * kFragsN + j] = coopmat_mul_add(fa[i], fb, acc[i * kFragsN + j]);
             }
           }
         }
@@ -167,7 +168,7 @@ void main() {
       const uint base = warp * kFrag * kFrag;
       [[unroll]] for (uint i = 0; i < kFragsM; ++i) {
         [[unroll]] for (uint j = 0; j < kFragsN; ++j) {
-          coopMatStoreNV(acc[i * kFragsN + j], scratch, base, kFrag, false);
+          coopmat_store(acc[i * kFragsN + j], scratch, base, kFrag);
           subgroupMemoryBarrierShared();
           subgroupBarrier();
           const uint fm = m0 + (wm * kFragsM + i) * kFrag, fn = n0 + (wn * kFragsN + j) * kFrag;

@@ -382,8 +382,11 @@ class TestDeviceFeatures(CliTestCase):
         out = self.vkgraphy("inspect", "device")
         self.assertIn("subgroup size control: yes (8 to 8, full subgroups)", out)
         self.assertIn("cooperative matrix: no", out)
-        out = self.vkgraphy("inspect", "device", "--vk-disable-subgroup-size-control", "--vk-disable-cooperative-matrix")
+        out = self.vkgraphy("inspect", "device", "--vk-disable-subgroup-size-control", "--vk-disable-cooperative-matrix",
+                            "--vk-disable-cooperative-matrix-khr")
         self.assertIn("subgroup size control: no", out)
+        self.assertIn("cooperative matrix: no", out)
+        self.assertNotIn("VK_KHR_cooperative_matrix", out)  # lavapipe reports none
 
     def test_wide_loads_need_64_bit_integers(self):
         # lavapipe has 64-bit integers: gemm.block16x16_wide_a serves, and matches the reference; switched off, it

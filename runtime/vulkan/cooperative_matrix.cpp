@@ -1,0 +1,135 @@
+#include "runtime/vulkan/cooperative_matrix.h"
+
+#include <algorithm>
+
+#include "runtime/engine/shader_library.h"
+#include "runtime/vulkan/instance.h"
+
+namespace vkg::vk {
+
+namespace {
+
+std::string component_name(VkComponentTypeKHR t) {
+  switch (t) {
+    case VK_COMPONENT_TYPE_FLOAT16_KHR: return "f16";
+    case VK_COMPONENT_TYPE_FLOAT32_KHR: return "f32";
+    case VK_COMPONENT_TYPE_FLOAT64_KHR: return "f64";
+    case VK_COMPONENT_TYPE_SINT8_KHR: return "s8";
+    case VK_COMPONENT_TYPE_SINT16_KHR: return "s16";
+    case VK_COMPONENT_TYPE_SINT32_KHR: return "s32";
+    case VK_COMPONENT_TYPE_SINT64_KHR: return "s64";
+    case VK_COMPONENT_TYPE_UINT8_KHR: return "u8";
+    case VK_COMPONENT_TYPE_UINT16_KHR: return "u16";
+    case VK_COMPONENT_TYPE_UINT32_KHR: return "u32";
+    case VK_COMPONENT_TYPE_UINT64_KHR: return "u64";
+    case VK_COMPONENT_TYPE_BFLOAT16_KHR: return "bf16";
+    default: return "type" + std::to_string(int(t));  // a newer type this header does not name
+  }
+}
+
+std::string scope_name(VkScopeKHR s) {
+  switch (s) {
+    case VK_SCOPE_DEVICE_KHR: return "device";
+    case VK_SCOPE_WORKGROUP_KHR: return "workgroup";
+    case VK_SCOPE_SUBGROUP_KHR: return "subgroup";
+    case VK_SCOPE_QUEUE_FAMILY_KHR: return "queue-family";
+    default: return "scope" + std::to_string(int(s));
+  }
+}
+
+std::vector<CooperativeMatrixProperties> khr_properties(VkInstance instance, VkPhysicalDevice device) {
+  auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+  std::vector<CooperativeMatrixProperties> out;
+  uint32_t count = 0;
+  if (get == nullptr || get(device, &count, nullptr) != VK_SUCCESS) return out;
+  std::vector<VkCooperativeMatrixPropertiesKHR> props(count);
+  for (auto& p : props) p = {}, p.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
+  if (get(device, &count, props.data()) != VK_SUCCESS) return out;
+  props.resize(count);
+  for (const auto& p : props) {
+    out.push_back({p.MSize, p.NSize, p.KSize, component_name(p.AType), component_name(p.BType), component_name(p.CType),
+                   component_name(p.ResultType), p.saturatingAccumulation == VK_TRUE, scope_name(p.scope)});
+  }
+  return out;
+}
+
+// The fp16 shapes of VK_NV_cooperative_matrix with subgroup scope (A, B fp16; C, D both fp16 or both fp32).
+std::vector<CooperativeMatrixShape> nv_shapes(VkInstance instance, VkPhysicalDevice device) {
+  auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  std::vector<CooperativeMatrixShape> shapes;
+  uint32_t count = 0;
+  if (get == nullptr || get(device, &count, nullptr) != VK_SUCCESS) return shapes;
+  std::vector<VkCooperativeMatrixPropertiesNV> props(count);
+  for (auto& p : props) p.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+  if (get(device, &count, props.data()) != VK_SUCCESS) return shapes;
+  props.resize(count);
+  for (const auto& p : props) {
+    if (p.AType != VK_COMPONENT_TYPE_FLOAT16_NV || p.BType != VK_COMPONENT_TYPE_FLOAT16_NV || p.CType != p.DType ||
+        p.scope != VK_SCOPE_SUBGROUP_NV)
+      continue;
+    if (p.CType != VK_COMPONENT_TYPE_FLOAT16_NV && p.CType != VK_COMPONENT_TYPE_FLOAT32_NV) continue;
+    shapes.push_back({p.MSize, p.NSize, p.KSize, p.CType == VK_COMPONENT_TYPE_FLOAT32_NV});
+  }
+  return shapes;
+}
+
+}  // namespace
+
+void CooperativeMatrixFeatures::chain_for_query(VkPhysicalDevice device, void**& tail) {
+  khr.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
+  nv.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+  has_khr = has_device_extension(device, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  has_nv = has_device_extension(device, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  if (has_khr) *tail = &khr, tail = &khr.pNext;
+  if (has_nv) *tail = &nv, tail = &nv.pNext;
+}
+
+std::vector<CooperativeMatrixShape> fp16_shapes(const std::vector<CooperativeMatrixProperties>& properties) {
+  std::vector<CooperativeMatrixShape> shapes;
+  for (const CooperativeMatrixProperties& p : properties) {
+    if (p.a_type != "f16" || p.b_type != "f16" || p.c_type != p.result_type || p.scope != "subgroup" || p.saturating)
+      continue;
+    if (p.c_type != "f16" && p.c_type != "f32") continue;
+    const CooperativeMatrixShape shape{p.m, p.n, p.k, p.c_type == "f32"};
+    if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
+  }
+  return shapes;
+}
+
+void read_cooperative_matrices(VkInstance instance, VkPhysicalDevice device, const CooperativeMatrixFeatures& features,
+                               bool memory_model, DeviceInfo& info) {
+  if (features.has_khr) info.cooperative_matrix_khr_properties = khr_properties(instance, device);
+  if (!memory_model || !info.fp16()) return;
+  if (features.has_nv && features.nv.cooperativeMatrix) info.cooperative_matrix_nv_shapes = nv_shapes(instance, device);
+  // The KHR form where the device has it and this build compiled its shaders.
+  const std::vector<CooperativeMatrixShape> khr = fp16_shapes(info.cooperative_matrix_khr_properties);
+  if (features.has_khr && features.khr.cooperativeMatrix && !khr.empty() && has_builtin_shader("gemm/coopmat_khr.f16")) {
+    info.cooperative_matrix_khr = true;
+    info.cooperative_matrix_shapes = khr;
+  } else {
+    info.cooperative_matrix_shapes = info.cooperative_matrix_nv_shapes;
+  }
+  info.cooperative_matrix = !info.cooperative_matrix_shapes.empty();
+}
+
+void enable_cooperative_matrices(const DeviceInfo& info, CooperativeMatrixFeatures& features, void**& tail,
+                                 std::vector<const char*>& extensions) {
+  if (!info.cooperative_matrix) return;
+  if (info.cooperative_matrix_khr) {
+    features.khr = {};
+    features.khr.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
+    features.khr.cooperativeMatrix = VK_TRUE;
+    *tail = &features.khr, tail = &features.khr.pNext;
+    extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  } else {
+    features.nv = {};
+    features.nv.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+    features.nv.cooperativeMatrix = VK_TRUE;
+    *tail = &features.nv, tail = &features.nv.pNext;
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
+}
+
+}  // namespace vkg::vk
