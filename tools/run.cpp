@@ -188,6 +188,9 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
   VKG_START("RUNNING | Runner: " << name);
   VKG_VERBOSE(name << " | memory path: " << vk::memory_path_name(ctx->device().info().memory_path()));
   vk::EngineExecutor executor(ctx->device(), *engine, options);
+  VKG_VERBOSE(name << " | " << executor.recorded_dispatches() << " dispatches recorded with "
+                   << executor.recorded_barriers() << " barriers"
+                   << (args.profile ? " (one after each layer: --profile)" : " (only between dependent dispatches)"));
   if ((args.warm_up > 0 || args.warm_up_ms > 0) && !feeds.empty()) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto elapsed_ms = [&] {
@@ -236,16 +239,20 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
     std::ostringstream table;
     table << name << " | per-layer device time (median of " << feeds.size() << " iteration(s)):\n";
     table << "    " << std::left << std::setw(5) << "#" << std::setw(int(width)) << "layer" << std::setw(20) << "op"
-          << std::setw(34) << "tactic" << std::setw(6) << "prec" << std::right << std::setw(12) << "time (ms)"
-          << std::setw(8) << "%";
+          << std::setw(34) << "tactic" << std::setw(6) << "prec" << std::right << std::setw(6) << "disp"
+          << std::setw(12) << "time (ms)" << std::setw(8) << "%";
     for (size_t l = 0; l < engine->layers.size(); ++l) {
       const EngineLayer& layer = engine->layers[l];
       table << "\n    " << std::left << std::setw(5) << l << std::setw(int(width)) << layer.name.substr(0, width - 1)
             << std::setw(20) << layer.op << std::setw(34) << layer.tactic << std::setw(6)
-            << profile_precision(*engine, layer) << std::right << std::fixed << std::setprecision(4) << std::setw(12)
-            << med[l] / 1e6 << std::setprecision(1) << std::setw(8) << (total > 0 ? 100 * med[l] / total : 0);
+            << profile_precision(*engine, layer) << std::right << std::setw(6) << layer.plan.dispatches.size()
+            << std::fixed << std::setprecision(4) << std::setw(12) << med[l] / 1e6 << std::setprecision(1)
+            << std::setw(8) << (total > 0 ? 100 * med[l] / total : 0);
     }
-    table << "\n    total " << std::fixed << std::setprecision(4) << total / 1e6 << " ms";
+    const size_t dispatches = executor.recorded_dispatches();
+    table << "\n    total " << std::fixed << std::setprecision(4) << total / 1e6 << " ms | " << dispatches
+          << " dispatches, " << std::setprecision(1) << (dispatches ? total / 1e3 / double(dispatches) : 0.0)
+          << " us of device time per dispatch";
     VKG_INFO(table.str());
   }
   if (executor.last_device_ns() > 0) {

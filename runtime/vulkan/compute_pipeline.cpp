@@ -17,7 +17,9 @@ ComputePipeline::ComputePipeline(Device& device, std::span<const uint32_t> spirv
     : device_(&device), desc_(std::move(desc)) {
   const DeviceInfo& info = device.info();
   VKG_CHECK(!spirv.empty() && spirv[0] == 0x07230203u, "pipeline '" << desc_.name << "': not SPIR-V (bad magic)");
-  texel_bindings_ = texel_buffer_bindings(spirv) & (desc_.bindings >= 32 ? ~0u : (1u << desc_.bindings) - 1);
+  const uint32_t declared = desc_.bindings >= 32 ? ~0u : (1u << desc_.bindings) - 1;
+  texel_bindings_ = texel_buffer_bindings(spirv) & declared;
+  read_only_bindings_ = vk::read_only_bindings(spirv) & declared;
   const uint32_t texels = uint32_t(std::popcount(texel_bindings_)), storage = desc_.bindings - texels;
   VKG_CHECK(storage <= info.max_storage_buffers_per_stage, "pipeline '" << desc_.name << "': " << storage
                                                                         << " storage buffers exceed the device's "
@@ -156,7 +158,8 @@ ComputePipeline::ComputePipeline(ComputePipeline&& other) noexcept
       set_layout_(std::exchange(other.set_layout_, VK_NULL_HANDLE)),
       layout_(std::exchange(other.layout_, VK_NULL_HANDLE)),
       pipeline_(std::exchange(other.pipeline_, VK_NULL_HANDLE)),
-      texel_bindings_(other.texel_bindings_) {}
+      texel_bindings_(other.texel_bindings_),
+      read_only_bindings_(other.read_only_bindings_) {}
 
 ComputePipeline& ComputePipeline::operator=(ComputePipeline&& other) noexcept {
   if (this != &other) {
@@ -168,6 +171,7 @@ ComputePipeline& ComputePipeline::operator=(ComputePipeline&& other) noexcept {
     layout_ = std::exchange(other.layout_, VK_NULL_HANDLE);
     pipeline_ = std::exchange(other.pipeline_, VK_NULL_HANDLE);
     texel_bindings_ = other.texel_bindings_;
+    read_only_bindings_ = other.read_only_bindings_;
   }
   return *this;
 }

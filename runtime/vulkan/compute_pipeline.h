@@ -62,6 +62,8 @@ class ComputePipeline {
   VkDescriptorSetLayout set_layout() const { return set_layout_; }
   // Bit b: binding b is a uniform texel buffer (texel_buffer_bindings of the SPIR-V).
   uint32_t texel_bindings() const { return texel_bindings_; }
+  // Bit b: binding b is only read (read_only_bindings of the SPIR-V).
+  uint32_t read_only_bindings() const { return read_only_bindings_; }
 
  private:
   void release();
@@ -73,6 +75,7 @@ class ComputePipeline {
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   VkPipeline pipeline_ = VK_NULL_HANDLE;
   uint32_t texel_bindings_ = 0;
+  uint32_t read_only_bindings_ = 0;
 };
 
 // The format of the view through which a pipeline's texel binding reads its buffer: vec4s of the

@@ -84,6 +84,7 @@ void apply_switches(DeviceInfo& info, const DeviceOptions& options) {
 
 bool validation_from_env() { return env_switch("VKGRAPHY_VK_VALIDATION"); }
 bool force_staging_from_env() { return env_switch("VKGRAPHY_VK_FORCE_STAGING"); }
+bool sync_validation_from_env() { return env_switch("VKGRAPHY_VK_SYNC_VALIDATION"); }
 
 size_t select_device(const std::vector<DeviceInfo>& devices, const std::string& selector) {
   VKG_CHECK(!devices.empty(), "no Vulkan device found");

@@ -71,6 +71,9 @@ void apply_switches(DeviceInfo& info, const DeviceOptions& options);
 bool validation_from_env();
 // The same reading of VKGRAPHY_VK_FORCE_STAGING (DeviceOptions::force_staging).
 bool force_staging_from_env();
+// The same reading of VKGRAPHY_VK_SYNC_VALIDATION: with validation on, the layer's synchronization
+// validation too (hazards between dispatches that no barrier orders; slower).
+bool sync_validation_from_env();
 
 // Rank of a device type in the default choice: lower is preferred
 // (discrete, then integrated, then virtual, then CPU, then other).

@@ -164,7 +164,10 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
       const auto words = engine.spirv.find(d.shader);
       VKG_CHECK(words != engine.spirv.end(), "layer '" << layer.name << "': no SPIR-V for shader '" << d.shader << "'");
       const ComputePipeline& p = pipeline_for(pipeline_desc(d), words->second);
-      layers_[li].steps.push_back({&p, std::make_unique<DescriptorSet>(device, p, buffers), &d});
+      std::vector<BufferAccess> accesses;
+      for (size_t i = 0; i < buffers.size(); ++i)
+        accesses.push_back({buffers[i].buffer, buffers[i].offset, buffers[i].size, !(p.read_only_bindings() >> i & 1u)});
+      layers_[li].steps.push_back({&p, std::make_unique<DescriptorSet>(device, p, buffers), &d, std::move(accesses)});
     }
     const bool by_tactic = any_glob_matches(options_.faulty_tactics, layer.tactic);
     const bool by_layer = any_glob_matches(options_.faulty_layers, layer.name) ||
@@ -183,8 +186,8 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
       const std::vector<uint32_t> words(span.begin(), span.end());
       const ComputePipeline& p = pipeline_for(pipeline_desc(fault), words);
       const BufferRegion region = tensor_region(t);
-      layers_[li].faults.push_back(
-          {&p, std::make_unique<DescriptorSet>(device, p, std::span(&region, 1)), fault.push[0], fault.groups});
+      layers_[li].faults.push_back({&p, std::make_unique<DescriptorSet>(device, p, std::span(&region, 1)),
+                                    fault.push[0], fault.groups, {{region.buffer, region.offset, region.size, true}}});
     }
   }
   record();
@@ -193,6 +196,7 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
 EngineExecutor::~EngineExecutor() = default;
 
 void EngineExecutor::record() {
+  recorded_dispatches_ = recorded_barriers_ = 0;
   recordings_.clear();
   program_.clear();
   conditions_.clear();
@@ -285,21 +289,30 @@ void EngineExecutor::flush(Pending& pending, bool last) {
     if (copied) cmd.barrier();
   }
   if (timestamps) rec.first_mark = rec.last_mark = cmd.write_timestamp();
+  HazardTracker hazards;  // the input copies ended with a barrier, as the previous recording did
   for (const auto& [li, begin, end] : pending.layers) {
     for (size_t s = begin; s < end; ++s) {
       const Step& step = layers_[li].steps[s];
-      cmd.dispatch(*step.pipeline, *step.set, step.dispatch->groups[0], step.dispatch->groups[1],
-                   step.dispatch->groups[2], step.dispatch->push.data(), uint32_t(step.dispatch->push.size() * 4));
-      cmd.barrier();
+      record_dispatch(cmd, hazards, step.accesses, *step.pipeline, *step.set, step.dispatch->groups,
+                      step.dispatch->push.data(), uint32_t(step.dispatch->push.size() * 4));
     }
-    for (const Fault& f : layers_[li].faults) {
-      cmd.dispatch(*f.pipeline, *f.set, f.groups[0], f.groups[1], f.groups[2], &f.elements, 4);
-      cmd.barrier();
-    }
+    for (const Fault& f : layers_[li].faults)
+      record_dispatch(cmd, hazards, f.accesses, *f.pipeline, *f.set, f.groups, &f.elements, 4);
     if (timestamps && options_.profile) {
+      if (!hazards.empty()) {  // the layer's time is its own: nothing of it runs past the mark
+        cmd.barrier();
+        hazards.clear();
+        ++recorded_barriers_;
+      }
       rec.last_mark = cmd.write_timestamp();
       rec.layer_marks.emplace_back(li, rec.last_mark);
     }
+  }
+  // Before the timestamp, the copies to the host and the next recording (a barrier orders work of
+  // earlier submissions on the queue too).
+  if (!hazards.empty()) {
+    cmd.barrier();
+    ++recorded_barriers_;
   }
   if (timestamps && !options_.profile) rec.last_mark = cmd.write_timestamp();
   for (int32_t tensor : pending.readbacks) {
@@ -317,6 +330,20 @@ void EngineExecutor::flush(Pending& pending, bool last) {
   program_.push_back({Instruction::Kind::Submit, recordings_.size(), 0});
   recordings_.push_back(std::move(rec));
   pending = Pending{};
+}
+
+void EngineExecutor::record_dispatch(ComputeCommands& cmd, HazardTracker& hazards,
+                                     const std::vector<BufferAccess>& accesses, const ComputePipeline& pipeline,
+                                     const DescriptorSet& set, const std::array<uint32_t, 3>& groups, const void* push,
+                                     uint32_t push_bytes) {
+  if (hazards.conflicts(accesses) || (options_.profile && !hazards.empty())) {
+    cmd.barrier();
+    hazards.clear();
+    ++recorded_barriers_;
+  }
+  cmd.dispatch(pipeline, set, groups[0], groups[1], groups[2], push, push_bytes);
+  hazards.add(accesses);
+  ++recorded_dispatches_;
 }
 
 int32_t EngineExecutor::read_condition(size_t index) const {

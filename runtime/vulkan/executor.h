@@ -2,7 +2,8 @@
 // buffer per memory slot, packed weights uploaded once (in place or through
 // staging, by the device's memory path), a pipeline per distinct (shader,
 // specialization) and a descriptor set per dispatch, all created up front; the
-// command buffer (input copies, every dispatch with a barrier after each,
+// command buffer (input copies, the dispatches with a barrier before each one that
+// depends on memory an earlier one since the last barrier wrote or read, runtime/vulkan/hazards.h;
 // output copies, timestamps) is recorded once. Each run writes the inputs,
 // resubmits that command buffer, waits and reads the outputs.
 //
@@ -32,6 +33,7 @@
 #include "runtime/vulkan/compute_commands.h"
 #include "runtime/vulkan/compute_pipeline.h"
 #include "runtime/vulkan/device.h"
+#include "runtime/vulkan/hazards.h"
 
 namespace vkg::vk {
 
@@ -43,7 +45,8 @@ struct ExecutorOptions {
   // name or one of whose ONNX nodes matches one of these globs, so that a
   // fault can be put on one node whatever tactic runs it and whatever it was fused with.
   std::vector<std::string> faulty_layers;
-  // Timestamps around every layer (last_layer_ns()).
+  // Timestamps around every layer (last_layer_ns()), with a barrier after each so that layers do not
+  // overlap and each one's time is its own.
   bool profile = false;
 };
 
@@ -102,18 +105,24 @@ class EngineExecutor {
   double last_device_ns() const { return last_device_ns_; }
   // With options.profile: device time of each engine layer in the last run.
   const std::vector<double>& last_layer_ns() const { return last_layer_ns_; }
+  // The dispatches and the barriers between them in the recorded command buffers (each
+  // recording counted once, whether a run submits it once, never or once per loop iteration).
+  size_t recorded_dispatches() const { return recorded_dispatches_; }
+  size_t recorded_barriers() const { return recorded_barriers_; }
 
  private:
   struct Step {
     const ComputePipeline* pipeline;
     std::unique_ptr<DescriptorSet> set;
     const Dispatch* dispatch;
+    std::vector<BufferAccess> accesses;
   };
   struct Fault {
     const ComputePipeline* pipeline;
     std::unique_ptr<DescriptorSet> set;
     uint32_t elements;
     std::array<uint32_t, 3> groups;
+    std::vector<BufferAccess> accesses;
   };
   struct LayerSteps {
     std::vector<Step> steps;
@@ -153,6 +162,10 @@ class EngineExecutor {
   void record();
   void emit(const LayerBlock& block, Pending& pending);
   void flush(Pending& pending, bool last);
+  // Records a dispatch after a barrier where `hazards` says it must wait (always while profiling).
+  void record_dispatch(ComputeCommands& cmd, HazardTracker& hazards, const std::vector<BufferAccess>& accesses,
+                       const ComputePipeline& pipeline, const DescriptorSet& set, const std::array<uint32_t, 3>& groups,
+                       const void* push, uint32_t push_bytes);
   int32_t read_condition(size_t index) const;
   const ComputePipeline& pipeline_for(const PipelineDesc& desc, const std::vector<uint32_t>& words);
 
@@ -172,6 +185,7 @@ class EngineExecutor {
   std::vector<Recording> recordings_;  // last: destroyed before the buffers and pipelines they use
   double last_device_ns_ = 0;
   std::vector<double> last_layer_ns_;
+  size_t recorded_dispatches_ = 0, recorded_barriers_ = 0;
 };
 
 }  // namespace vkg::vk

@@ -222,9 +222,17 @@ Instance::Instance(bool validation) : validation_(validation) {
   app.apiVersion = VK_API_VERSION_1_3;  // the most vkgraphy uses (subgroup size control); 1.2 drivers still load
   // Chained into the create info, the messenger also sees instance creation and destruction.
   VkDebugUtilsMessengerCreateInfoEXT debug = messenger_info(&Instance::on_message, log_.get());
+  // Synchronization validation (VKGRAPHY_VK_SYNC_VALIDATION=1): the layer also reports hazards between
+  // dispatches that no barrier orders, which the executor's barrier placement (hazards.h) must not leave.
+  const VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+  VkValidationFeaturesEXT features{};
+  features.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT;
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = &sync;
+  features.pNext = &debug;
   VkInstanceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
-  info.pNext = validation_ ? &debug : nullptr;
+  info.pNext = !validation_ ? nullptr : sync_validation_from_env() ? static_cast<const void*>(&features) : &debug;
   info.pApplicationInfo = &app;
   info.enabledLayerCount = uint32_t(layers.size());
   info.ppEnabledLayerNames = layers.data();

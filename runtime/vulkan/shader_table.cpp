@@ -36,6 +36,40 @@ uint32_t texel_buffer_bindings(std::span<const uint32_t> spirv) {
   return mask;
 }
 
+uint32_t read_only_bindings(std::span<const uint32_t> spirv) {
+  constexpr uint32_t kOpTypeStruct = 30, kOpTypePointer = 32, kOpVariable = 59, kOpDecorate = 71,
+                     kOpMemberDecorate = 72, kDecorationNonWritable = 24, kDecorationBinding = 33, kHeaderWords = 5;
+  std::map<uint32_t, uint32_t> binding_of, pointee, members, read_only_members;  // by id
+  std::map<uint32_t, uint32_t> variable_type;                                    // variable id -> pointer type
+  std::set<uint32_t> non_writable;                                               // decorated ids
+  for (size_t i = kHeaderWords; i < spirv.size();) {
+    const uint32_t words = spirv[i] >> 16, opcode = spirv[i] & 0xffffu;
+    if (words == 0 || i + words > spirv.size()) break;  // malformed: the driver will say so
+    const uint32_t* w = spirv.data() + i;
+    if (opcode == kOpDecorate && words >= 4 && w[2] == kDecorationBinding) binding_of[w[1]] = w[3];
+    if (opcode == kOpDecorate && words >= 3 && w[2] == kDecorationNonWritable) non_writable.insert(w[1]);
+    if (opcode == kOpMemberDecorate && words >= 4 && w[3] == kDecorationNonWritable) ++read_only_members[w[1]];
+    if (opcode == kOpTypeStruct && words >= 2) members[w[1]] = words - 2;
+    if (opcode == kOpTypePointer && words >= 4) pointee[w[1]] = w[3];
+    if (opcode == kOpVariable && words >= 4) variable_type[w[2]] = w[1];
+    i += words;
+  }
+  // A binding is read-only when every variable declared at it is (shaders alias one binding as
+  // scalars and vectors); uniform texel buffers always are.
+  const uint32_t texel = texel_buffer_bindings(spirv);
+  uint32_t declared = 0, writable = 0;
+  for (const auto& [variable, binding] : binding_of) {
+    if (binding >= 32) continue;
+    const auto type = variable_type.find(variable);
+    if (type == variable_type.end()) continue;
+    declared |= 1u << binding;
+    const uint32_t block = pointee.count(type->second) ? pointee[type->second] : 0;
+    const bool all_members = members.count(block) && members[block] > 0 && read_only_members[block] >= members[block];
+    if (!non_writable.count(variable) && !all_members && !(texel >> binding & 1u)) writable |= 1u << binding;
+  }
+  return (declared & ~writable) | texel;
+}
+
 std::vector<uint32_t> preserving_nan(std::span<const uint32_t> spirv, bool fp16) {
   constexpr uint32_t kOpCapability = 17, kOpEntryPoint = 15, kOpExecutionMode = 16, kOpExecutionModeId = 331,
                      kCapabilityFloat16 = 9, kCapabilityPreserve = 4466, kModePreserve = 4461, kHeaderWords = 5;

@@ -26,6 +26,11 @@ using vkg::synchronizes_workgroup;
 // Throws vkg::Error for a texel buffer at binding 32 or above.
 uint32_t texel_buffer_bindings(std::span<const uint32_t> spirv);
 
+// The bindings of descriptor set 0 that the SPIR-V never writes, as a bit mask: its uniform texel
+// buffers, and storage buffers declared readonly (NonWritable on the variable or on every member of
+// its block). The executor needs no barrier between dispatches that only read the same memory.
+uint32_t read_only_bindings(std::span<const uint32_t> spirv);
+
 // `spirv` with the SignedZeroInfNanPreserve execution mode (SPIR-V 1.4 float controls) on every
 // entry point, for 32-bit floats and, with `fp16` and where the module declares Float16, 16-bit
 // ones: without it a driver may assume that no value is NaN or infinite and fold NaN away

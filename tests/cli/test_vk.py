@@ -447,3 +447,40 @@ class TestDeviceFeatures(CliTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestBarriers(CliTestCase):
+    """The executor places a barrier only before a dispatch that depends on memory an earlier one since the last
+    barrier wrote or read (runtime/vulkan/hazards.h), so that independent layers may overlap on a GPU. The validation
+    layer's synchronization validation (VKGRAPHY_VK_SYNC_VALIDATION) reports any hazard a missing barrier leaves:
+    every run here has it on, and any message fails the run."""
+
+    SYNC = {"VKGRAPHY_VK_VALIDATION": "1", "VKGRAPHY_VK_SYNC_VALIDATION": "1"}
+
+    def counts(self, out):
+        m = re.search(r"(\d+) dispatches recorded with (\d+) barriers", out)
+        self.assertIsNotNone(m, out)
+        return int(m.group(1)), int(m.group(2))
+
+    def test_independent_layers_share_barriers_and_the_results_hold(self):
+        cases = [(vk_model("branchy.onnx"), []),
+                 (model("residual_block.onnx"), ["--input-shapes", "gpu_0/data_0:[1,3,224,224]"]),
+                 (vk_model("transformer.onnx"), [])]
+        for path, extra in cases:
+            with self.subTest(model=os.path.basename(path)):
+                out = self.vkgraphy("run", path, "--vk", "--ref", "-v", "--builder-optimization-level", "1", *extra,
+                                    env=self.SYNC)
+                self.assertIn("PASSED | All outputs matched", out)
+                dispatches, barriers = self.counts(out)
+                if "transformer" in path:  # one chain of layers: every dispatch waits for the one before
+                    self.assertLessEqual(barriers, dispatches, out)
+                else:  # branches: the shortcut of the residual block, branchy's three heads
+                    self.assertLess(barriers, dispatches, out)
+
+    def test_profile_orders_every_layer_and_counts_the_dispatches(self):
+        out = self.vkgraphy("run", vk_model("branchy.onnx"), "--vk", "--profile", "-v", env=self.SYNC)
+        dispatches, barriers = self.counts(out)
+        self.assertIn("(one after each layer: --profile)", out)
+        self.assertIn(f"| {dispatches} dispatches, ", out)
+        self.assertRegex(out, r"\d+\.\d us of device time per dispatch")
+        self.assertRegex(out, r"#\s+layer\s+op\s+tactic\s+prec\s+disp\s+time \(ms\)")
