@@ -158,6 +158,9 @@ std::pair<size_t, OptimizedLayer> GraphRewriter::fuse_tail(size_t i) {
   for (size_t k : t.absorbs) absorbed[k] = true;
   const auto up = upsampled.find(i);
   if (up != upsampled.end()) t.held.insert(t.held.begin(), kept[up->second.first]->name);
+  const auto tr = transposed.find(i);
+  if (tr != transposed.end())
+    for (auto it = tr->second.rbegin(); it != tr->second.rend(); ++it) t.held.insert(t.held.begin(), kept[it->first]->name);
   for (const Chain& chain : t.chains)
     if (chain.resize)
       t.held.insert(std::find(t.held.begin(), t.held.end(), kept[chain.node]->name), kept[*chain.resize]->name);
@@ -172,6 +175,15 @@ std::pair<size_t, OptimizedLayer> GraphRewriter::fuse_tail(size_t i) {
   Node fused = t.folded ? t.producer->finish(name, t.output, out.constants) : head;
   fused.name = name;
   fused.outputs = {t.output};
+  if (tr != transposed.end()) {
+    Attribute& a = fused.attrs[kTransposedInputsAttr];
+    a.kind = Attribute::Kind::Ints;
+    for (const auto& [k, input] : tr->second) {
+      commit({{RewriteKind::FoldTranspose, kept[k]->name, "", {kept[k]->name, head.name}}}, name);
+      fused.inputs[input] = kept[k]->inputs[0];
+      a.ints.push_back(int64_t(input));
+    }
+  }
   if (up != upsampled.end()) {
     const std::vector<int64_t>& v = up->second.second;
     fused.inputs[size_t(v[0])] = kept[up->second.first]->inputs[0];
@@ -207,6 +219,7 @@ OptimizedGraph GraphRewriter::run() {
   remove_noops();
   count_consumers();
   find_upsamplings();
+  find_transposed_operands();
   // Layers keyed by the position where they run, in graph order otherwise.
   std::vector<std::pair<size_t, OptimizedLayer>> layers;
   for (size_t i = 0; i < kept.size(); ++i) {
@@ -258,6 +271,12 @@ std::vector<ChainedOp> chained_ops(const Node& node) {
   for (size_t k = 0; k < 2 && node.has_attr(kChainOpAttrs[k]); ++k)
     ops.push_back({node.attr_string(kChainOpAttrs[k], ""), node.attr_int(kChainOperandFirstAttrs[k], 0) != 0});
   return ops;
+}
+
+bool reads_transposed(const Node& node, size_t input) {
+  if (!node.has_attr(graph_rewrite::kTransposedInputsAttr)) return false;
+  const std::vector<int64_t> v = node.attr_ints(graph_rewrite::kTransposedInputsAttr);
+  return std::find(v.begin(), v.end(), int64_t(input)) != v.end();
 }
 
 std::optional<UpsampledOperand> upsampled_operand(const Node& node) {

@@ -40,6 +40,8 @@
 //   Mul and an Add by constants that vary at most along the normalized axes: how exporters of
 //   opsets before 17 write it, PP-OCRv4 rec among them) becomes one LayerNormalization layer, the
 //   scale and shift expanded to the normalized shape.
+// - a Transpose of the last two axes read only by a MatMul (both of whose inputs are runtime
+//   tensors) is read by it with those axes' strides swapped (fold-transpose): attention's K^T.
 // A fused layer is named after the nodes it holds ("conv1+bn1") and remembers
 // them, so that every user-facing file and flag can speak in ONNX node names.
 // A tensor the user reads (a model output or a marked tensor) is never fused
@@ -103,6 +105,9 @@ struct UpsampledOperand {
   int64_t factor_h = 1, factor_w = 1;
 };
 std::optional<UpsampledOperand> upsampled_operand(const Node& node);
+// True when the fused MatMul `node` reads input `input` transposed (fold-transpose: its last two
+// axes swapped; the tensor bound is the Transpose's input).
+bool reads_transposed(const Node& node, size_t input);
 
 // A fused node carries its activation as attributes: "vkgraphy.activation" (the kind), "vkgraphy.alpha",
 // "vkgraphy.beta", and kPostScaleAttr and kPostShiftAttr (when not 1 and 0). nullopt for a node

@@ -95,6 +95,8 @@ inline constexpr const char* kChainOperandFirstAttrs[] = {"vkgraphy.chain_operan
                                                           "vkgraphy.chain_operand_first2"};
 
 inline constexpr const char* kUpsampleAttr = "vkgraphy.upsample";
+// The inputs of a MatMul that it reads transposed (its last two axes swapped), each from a Transpose's input.
+inline constexpr const char* kTransposedInputsAttr = "vkgraphy.transposed_inputs";
 // The attributes that carry a FusedActivation: the layer's own (fused_activation) and the hidden
 // one of a squeeze-and-excitation gate (squeeze_gate).
 struct ActivationAttrs {
@@ -196,6 +198,7 @@ class GraphRewriter {
 
   // graph_tail.cpp
   void find_upsamplings();
+  void find_transposed_operands();
   // `upsampling` says whether the layer already reads one operand through an upsampling (only one may).
   std::optional<Chain> match_chain(const std::string& x, bool upsampling);
   Tail tail_of(size_t i);
@@ -218,6 +221,9 @@ class GraphRewriter {
   // Nearest upsamplings that a binary op reads through (the header's Resize fusion): the binary
   // node's index -> the Resize's index and the attribute's value.
   std::map<size_t, std::pair<size_t, std::vector<int64_t>>> upsampled;
+  // Transposes of the last two axes that a MatMul reads through (fold-transpose): the MatMul's
+  // index -> each Transpose's index and the input it fed.
+  std::map<size_t, std::vector<std::pair<size_t, size_t>>> transposed;
 };
 
 }  // namespace vkg::graph_rewrite

@@ -47,6 +47,32 @@ void GraphRewriter::find_upsamplings() {
   }
 }
 
+// A Transpose that swaps only the last two axes of a float runtime tensor, read by nothing but one
+// input of a float MatMul whose inputs are both runtime tensors (a MatMul with constant weights may
+// fold a bias into them and change form): the MatMul reads the Transpose's input with the strides of
+// those axes swapped, and the transposed tensor is never written (attention's K^T, x^T W).
+void GraphRewriter::find_transposed_operands() {
+  for (size_t i = 0; options.rewrites.fusion && i < kept.size(); ++i) {
+    const Node& t = *kept[i];
+    if (t.op_type != "Transpose" || t.inputs.size() != 1 || t.outputs.size() != 1 || absorbed[i]) continue;
+    const std::optional<Shape> in = shape_of(t.inputs[0]);
+    if (!in || in->size() < 2 || constant(t.inputs[0]) != nullptr || !is_float(t.inputs[0])) continue;
+    const size_t rank = in->size();
+    std::vector<int64_t> swap(rank);
+    for (size_t d = 0; d < rank; ++d) swap[d] = int64_t(d);
+    std::swap(swap[rank - 2], swap[rank - 1]);
+    if (!t.has_attr("perm") || t.attr_ints("perm") != swap) continue;
+    const size_t m = users.single(t.outputs[0], "MatMul");
+    if (m == SIZE_MAX) continue;
+    const Node& mm = *kept[m];
+    if (mm.inputs.size() != 2 || mm.inputs[0] == mm.inputs[1] || !is_float(mm.outputs[0])) continue;
+    if (constant(mm.inputs[0]) != nullptr || constant(mm.inputs[1]) != nullptr) continue;
+    if (!allowed(RewriteKind::FoldTranspose, t.name, {t.name, mm.name})) continue;
+    transposed[m].emplace_back(i, mm.inputs[0] == t.outputs[0] ? 0 : 1);
+    absorbed[i] = true;
+  }
+}
+
 std::optional<GraphRewriter::Chain> GraphRewriter::match_chain(const std::string& x, bool upsampling) {
   const std::vector<size_t> c = users.of(x);
   if (c.size() != 1 || !is_arithmetic(*kept[c[0]]) || !is_float(kept[c[0]]->outputs[0])) return std::nullopt;

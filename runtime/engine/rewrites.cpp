@@ -25,6 +25,7 @@ const char* rewrite_kind_name(RewriteKind kind) {
     case RewriteKind::ReformatOutputFp32: return "reformat-output-f32";
     case RewriteKind::ConcatElimination: return "concat-elimination";
     case RewriteKind::RangeCopyView: return "range-copy-view";
+    case RewriteKind::FoldTranspose: return "fold-transpose";
   }
   return "?";
 }
@@ -36,7 +37,7 @@ const std::vector<RewriteKind>& all_rewrite_kinds() {
       RewriteKind::FuseActivation,     RewriteKind::PostScale,          RewriteKind::SqueezeGate,
       RewriteKind::TransposePair,      RewriteKind::LayerNormPattern,   RewriteKind::ReformatOnUpload,
       RewriteKind::ReformatFp32Read,   RewriteKind::ReformatFp32Write,  RewriteKind::ReformatOutputFp32,
-      RewriteKind::ConcatElimination,  RewriteKind::RangeCopyView};
+      RewriteKind::ConcatElimination,  RewriteKind::RangeCopyView,      RewriteKind::FoldTranspose};
   return kinds;
 }
 

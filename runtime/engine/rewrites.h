@@ -32,6 +32,7 @@ enum class RewriteKind {
   ReformatOutputFp32,  // an fp16 layer writes an fp32 model output in fp32 (no host conversion)
   ConcatElimination,   // a Concat's inputs written in place into its output
   RangeCopyView,       // a copy of a contiguous range of a tensor becomes a view of it
+  FoldTranspose,       // a MatMul reads a Transpose's input with its last two strides swapped
 };
 
 const char* rewrite_kind_name(RewriteKind kind);  // "noop-alias", ...

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/core/error.h"
+#include "runtime/engine/graph_optimizer.h"
 #include "runtime/tactics/gemm_planners.h"
 
 namespace vkg::gemm_tactics {
@@ -17,6 +18,11 @@ Product matmul_product(const LayerContext& ctx, size_t a_input, size_t b_input, 
                                                 << ": inputs must have rank >= 1, got " << shape_to_string(a_in)
                                                 << " and " << shape_to_string(b_in));
   Shape a_shape = a_in, b_shape = b_in;
+  // fold-transpose: an input bound as the Transpose's input, its last two axes read swapped.
+  const bool trans_a = a_shape.size() >= 2 && reads_transposed(ctx.node, a_input);
+  const bool trans_b = b_shape.size() >= 2 && reads_transposed(ctx.node, b_input);
+  if (trans_a) std::swap(a_shape[a_shape.size() - 2], a_shape.back());
+  if (trans_b) std::swap(b_shape[b_shape.size() - 2], b_shape.back());
   if (a_shape.size() == 1) a_shape.insert(a_shape.begin(), 1);
   if (b_shape.size() == 1) b_shape.push_back(1);
   Product p;
@@ -38,9 +44,9 @@ Product matmul_product(const LayerContext& ctx, size_t a_input, size_t b_input, 
   p.batches = num_elements(batch);
   const int64_t a_batches = num_elements(a_batch);
   p.b_batches = num_elements(b_batch);
-  p.a_sm = p.K, p.a_sk = 1, p.a_bs = p.M * p.K;
-  p.b_sk = p.N, p.b_sn = 1, p.b_bs = p.K * p.N;
-  if (fold_batches && p.b_batches == 1 && a_batches == p.batches) {
+  p.a_sm = trans_a ? 1 : p.K, p.a_sk = trans_a ? p.M : 1, p.a_bs = p.M * p.K;
+  p.b_sk = trans_b ? 1 : p.N, p.b_sn = trans_b ? p.K : 1, p.b_bs = p.K * p.N;
+  if (fold_batches && !trans_a && p.b_batches == 1 && a_batches == p.batches) {
     // B is shared: the batches of A are just more rows.
     p.M *= p.batches;
     p.batches = 1;

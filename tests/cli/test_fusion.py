@@ -649,8 +649,60 @@ class TestFusion(CliTestCase):
                  numpy_helper.from_array(np.array([0.25], np.float32), "shift")]
         path = make_model(nodes, inits, [1, 2, 8, 16], "y", path=self.path("scores.onnx"))
         out = self.run_vk(path)
-        self.assertIn("Fused 3 nodes into layer 'scores+scaled+shifted' (MatMul)", out)
+        self.assertIn("Fused 4 nodes into layer 'kT+scores+scaled+shifted' (MatMul)", out)  # K^T read in place
         self.assertIn("0 fused", self.run_vk(path, "--no-fusion"))
+
+    def test_transposes_of_the_last_two_axes_are_read_by_the_matmul(self):
+        # fold-transpose: A^T, B^T (2-D, and batched as attention's K^T), both; in fp32 and fp16. Left
+        # alone: a Transpose read twice, one that moves other axes, and one feeding constant weights' MatMul.
+        def tr(name, x, perm):
+            return helper.make_node("Transpose", [x], [name], name=name, perm=perm)
+
+        def two_inputs(nodes, x_shape, y_shape, out_shape, inits=()):
+            graph = helper.make_graph(
+                nodes, "fold", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape),
+                                helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
+                [helper.make_tensor_value_info("z", TensorProto.FLOAT, out_shape)], list(inits))
+            m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+            m.ir_version = 8
+            path = self.path("fold.onnx")
+            onnx.save(onnx.shape_inference.infer_shapes(m), path)
+            return path
+
+        folded = [
+            ("A^T", [tr("xT", "x", [1, 0]), helper.make_node("MatMul", ["xT", "y"], ["z"], name="mm")],
+             [12, 5], [12, 7], [5, 7], "xT+mm"),
+            ("B^T", [tr("yT", "y", [1, 0]), helper.make_node("MatMul", ["x", "yT"], ["z"], name="mm")],
+             [6, 12], [8, 12], [6, 8], "yT+mm"),
+            ("K^T", [tr("kT", "y", [0, 1, 3, 2]), helper.make_node("MatMul", ["x", "kT"], ["z"], name="mm")],
+             [2, 3, 5, 8], [2, 3, 9, 8], [2, 3, 5, 9], "kT+mm"),
+            ("both", [tr("xT", "x", [0, 2, 1]), tr("yT", "y", [0, 2, 1]),
+                      helper.make_node("MatMul", ["xT", "yT"], ["z"], name="mm")],
+             [3, 16, 4], [3, 8, 16], [3, 4, 8], "xT+yT+mm")]
+        for label, nodes, xs, ys, zs, layer in folded:
+            with self.subTest(case=label):
+                path = two_inputs(nodes, xs, ys, zs)
+                out = self.run_vk(path)
+                self.assertIn(f"into layer '{layer}' (MatMul)", out)
+                self.assertIn("1 layers (", out)
+                out = self.vkgraphy("run", path, "--vk", "--ref", "-v", "--fp16", "--atol", "2e-2", "--rtol", "2e-2")
+                self.assertIn("All outputs matched", out)
+                self.assertIn(f"into layer '{layer}' (MatMul)", out)
+                out = self.run_vk(path, "--disable-rewrite", "fold-transpose")
+                self.assertNotIn(f"'{layer}'", out)
+        left = [
+            ("read twice", [tr("yT", "y", [1, 0]), helper.make_node("MatMul", ["x", "yT"], ["m"], name="mm"),
+                            helper.make_node("Add", ["m", "yT"], ["z"], name="add")], [8, 8], [8, 8], [8, 8]),
+            ("other axes", [tr("yT", "y", [1, 0, 2]), helper.make_node("MatMul", ["x", "yT"], ["z"], name="mm")],
+             [4, 5, 3], [3, 4, 6], [4, 5, 6]),
+        ]
+        for label, nodes, xs, ys, zs in left:
+            with self.subTest(case=label):
+                out = self.run_vk(two_inputs(nodes, xs, ys, zs))
+                self.assertNotIn("yT+mm", out)
+        nodes = [tr("wT", "w", [1, 0]), helper.make_node("MatMul", ["x", "wT"], ["z"], name="mm")]
+        out = self.run_vk(make_model(nodes, [const("w", [5, 7])], [3, 7], "z", path=self.path("w.onnx")))
+        self.assertNotIn("wT+mm", out)  # constant: folded at build time instead
 
     def test_copies_of_ranges_become_views(self):
         # An attention layer's query, key and value sliced from one tensor (whole rows: each slice is
