@@ -18,7 +18,9 @@
 #           Vulkan), node23 (the opset 18-23 node tests of tests/requirements.txt's onnx, carried),
 #           cli (the model, engine-file and measurement CLI tests, then again forcing staging);
 #           named only: conformance (the tactic conformance tests of the tactics CONFORMANCE_FILTER
-#           names, default gemm, validation layer on: new variants without the whole unit run)
+#           names, default gemm, validation layer on: new variants without the whole unit run; the
+#           tensor-core ones through VK_KHR_cooperative_matrix where the device has it), conformance-nv
+#           (the same through VK_NV_cooperative_matrix)
 #   models  device, peers-ocr (PP-OCRv4 det and rec and the transformer: vkgraphy, ncnn from the
 #           carried conversions, ONNX Runtime; PEERS_MODELS and PEERS_RUNTIMES: subsets), profile-ocr
 #           (the per-layer device times and tactics of the det and rec engines peers-ocr built, fp32
@@ -49,7 +51,7 @@ shift || true
 extra=()
 case "$part" in
   bench) all=(device peak gemm4096 gemm4096-nv cublas peers-resnet50 torch-resnet50 tactics) ;;
-  tests) all=(device unit node node23 cli) extra=(conformance) ;;
+  tests) all=(device unit node node23 cli) extra=(conformance conformance-nv) ;;
   models) all=(device peers-ocr profile-ocr paths-ocr torch-ocr recurrent) ;;
   iree) all=(device peers-iree) ;;
   *) echo "usage: bench/gpu.sh bench|tests|models|iree [STEP...]" >&2; exit 2 ;;
@@ -209,7 +211,11 @@ for step in "${steps[@]}"; do
     unit) unit_shards 8 300 ;;
     conformance)
       run_step conformance 150 env VKGRAPHY_VK_VALIDATION=1 vkgraphy_unit_tests --gtest_brief=1 \
-        --gtest_filter="*TacticConformance*${CONFORMANCE_FILTER:-gemm}*" ;;
+        --gtest_filter="*TacticConformance*${CONFORMANCE_FILTER:-gemm}*:CooperativeMatrix*" ;;
+    conformance-nv)
+      # The same through VK_NV_cooperative_matrix where the device also has KHR's.
+      run_step conformance-nv 150 env VKGRAPHY_VK_VALIDATION=1 VKGRAPHY_TEST_DISABLE_COOPERATIVE_MATRIX_KHR=1 \
+        vkgraphy_unit_tests --gtest_brief=1 --gtest_filter="*TacticConformance*${CONFORMANCE_FILTER:-gemm}*" ;;
     node)
       run_step node 150 vkgraphy_node_tests --backend vk --dir "$VKG_NODE_TESTS" \
         --exceptions tests/node/known_exceptions_vk.txt ;;

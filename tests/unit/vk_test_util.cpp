@@ -140,6 +140,10 @@ vk::Context* test_vk_context(std::string* why) {
     if (vk::vulkan_available(&failure)) {
       vk::DeviceOptions options;
       options.validation = true;
+      // On a GPU with both extensions, the tensor-core tests through VK_NV_cooperative_matrix
+      // (bench/gpu.sh tests conformance-nv); KHR's otherwise.
+      const char* nv = std::getenv("VKGRAPHY_TEST_DISABLE_COOPERATIVE_MATRIX_KHR");
+      options.disable_cooperative_matrix_khr = nv != nullptr && std::string(nv) == "1";
       shared_context = std::make_unique<vk::Context>(options);
     }
   }
