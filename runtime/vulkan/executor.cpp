@@ -36,6 +36,25 @@ bool any_glob_matches(const std::vector<std::string>& patterns, const std::strin
   return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return glob_match(p, text); });
 }
 
+// An engine whose tensor-core shaders were built for the cooperative-matrix extension another
+// device (or another switch) used: a clear error before any pipeline is made.
+void check_cooperative_matrices(const Engine& engine, const DeviceInfo& info) {
+  for (const auto& [name, words] : engine.spirv) {
+    const CooperativeMatrixNeed need = cooperative_matrix_need(words);
+    if (need == CooperativeMatrixNeed::None) continue;
+    const bool khr = need == CooperativeMatrixNeed::Khr;
+    const bool offered = info.cooperative_matrix && info.cooperative_matrix_khr == khr;
+    VKG_CHECK(offered, "the engine's shader '"
+                           << name << "' uses " << (khr ? "VK_KHR_cooperative_matrix" : "VK_NV_cooperative_matrix")
+                           << ", which device '" << info.name << "' "
+                           << (!info.cooperative_matrix ? "does not offer (or a switch turned off)"
+                                                        : khr ? "does not use (--vk-disable-cooperative-matrix-khr?)"
+                                                              : "does not use: it runs VK_KHR_cooperative_matrix "
+                                                                "(--vk-disable-cooperative-matrix-khr runs NV engines)")
+                           << "; build the engine on this device");
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> faulty_tactics_from_env() { return comma_list_from_env("VKGRAPHY_FAULTY_TACTICS"); }
@@ -112,6 +131,7 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
   VKG_CHECK(!needs_fp16 || device.info().fp16(), "the engine runs layers in fp16, but device '"
                                                      << device.info().name
                                                      << "' lacks fp16 arithmetic or 16-bit storage");
+  check_cooperative_matrices(engine, device.info());
   std::vector<BufferUse> uses(engine.slots.size(), BufferUse::Device);
   for (int32_t t : engine.inputs) uses.at(size_t(engine.tensors.at(size_t(t)).slot)) = BufferUse::HostWrite;
   for (int32_t t : engine.outputs) uses.at(size_t(engine.tensors.at(size_t(t)).slot)) = BufferUse::HostRead;

@@ -70,6 +70,18 @@ uint32_t read_only_bindings(std::span<const uint32_t> spirv) {
   return (declared & ~writable) | texel;
 }
 
+CooperativeMatrixNeed cooperative_matrix_need(std::span<const uint32_t> spirv) {
+  constexpr uint32_t kOpCapability = 17, kCapabilityNv = 5357, kCapabilityKhr = 6022, kHeaderWords = 5;
+  for (size_t i = kHeaderWords; i < spirv.size();) {
+    const uint32_t words = spirv[i] >> 16, opcode = spirv[i] & 0xffffu;
+    if (words == 0 || i + words > spirv.size()) break;
+    if (opcode == kOpCapability && words == 2 && spirv[i + 1] == kCapabilityNv) return CooperativeMatrixNeed::Nv;
+    if (opcode == kOpCapability && words == 2 && spirv[i + 1] == kCapabilityKhr) return CooperativeMatrixNeed::Khr;
+    i += words;
+  }
+  return CooperativeMatrixNeed::None;
+}
+
 std::vector<uint32_t> preserving_nan(std::span<const uint32_t> spirv, bool fp16) {
   constexpr uint32_t kOpCapability = 17, kOpEntryPoint = 15, kOpExecutionMode = 16, kOpExecutionModeId = 331,
                      kCapabilityFloat16 = 9, kCapabilityPreserve = 4466, kModePreserve = 4461, kHeaderWords = 5;

@@ -31,6 +31,11 @@ uint32_t texel_buffer_bindings(std::span<const uint32_t> spirv);
 // its block). The executor needs no barrier between dispatches that only read the same memory.
 uint32_t read_only_bindings(std::span<const uint32_t> spirv);
 
+// Which cooperative-matrix extension a shader's SPIR-V needs (its CooperativeMatrixNV or
+// CooperativeMatrixKHR capability), if any.
+enum class CooperativeMatrixNeed { None, Nv, Khr };
+CooperativeMatrixNeed cooperative_matrix_need(std::span<const uint32_t> spirv);
+
 // `spirv` with the SignedZeroInfNanPreserve execution mode (SPIR-V 1.4 float controls) on every
 // entry point, for 32-bit floats and, with `fp16` and where the module declares Float16, 16-bit
 // ones: without it a driver may assume that no value is NaN or infinite and fold NaN away

@@ -8,6 +8,8 @@
 
 #include "runtime/engine/shader_library.h"
 #include "runtime/vulkan/cooperative_matrix.h"
+#include "runtime/vulkan/executor.h"
+#include "runtime/vulkan/shader_table.h"
 #include "tests/unit/vk_test_util.h"
 
 namespace vkg::test {
@@ -146,6 +148,35 @@ TEST(CooperativeMatrixTactics, TakeTheBuildOfTheExtensionInUse) {
       ASSERT_TRUE(plan) << tactic << ": " << why;
       EXPECT_EQ(plan->dispatches.at(0).shader, shader + suffix) << tactic;
       EXPECT_EQ(plan->dispatches.at(0).subgroup_size, 32u) << tactic;
+    }
+  }
+}
+
+TEST(CooperativeMatrixEngines, NeedTheExtensionTheyWereBuiltFor) {
+  std::string why;
+  vk::Context* ctx = test_vk_context(&why);
+  if (ctx == nullptr) VKG_NO_VULKAN(why);
+  EXPECT_EQ(vk::cooperative_matrix_need(builtin_shader("gemm/coopmat_vec.f16")), vk::CooperativeMatrixNeed::Nv);
+  EXPECT_EQ(vk::cooperative_matrix_need(builtin_shader("gemm/smem.f32")), vk::CooperativeMatrixNeed::None);
+  for (const char* shader : {"gemm/coopmat.f16", "gemm/coopmat_khr.f16"}) {
+    if (!has_builtin_shader(shader)) continue;  // the KHR build where configured with its tools
+    Engine engine;  // as an engine file from a GPU would hold it: the shader's words
+    const auto words = builtin_shader(shader);
+    engine.spirv[shader] = std::vector<uint32_t>(words.begin(), words.end());
+    const DeviceInfo& d = ctx->device().info();
+    const bool khr = std::string(shader).find("_khr") != std::string::npos;
+    if (d.cooperative_matrix && d.cooperative_matrix_khr == khr) {  // a GPU with that extension in use
+      EXPECT_NO_THROW(vk::EngineExecutor(ctx->device(), engine)) << shader;
+      continue;
+    }
+    try {
+      vk::EngineExecutor executor(ctx->device(), engine);
+      ADD_FAILURE() << shader << ": an engine needing cooperative matrices ran on " << d.name;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("the engine's shader '") + shader + "' uses VK_"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("build the engine on this device"), std::string::npos) << e.what();
     }
   }
 }
