@@ -37,42 +37,49 @@ std::string scope_name(VkScopeKHR s) {
   }
 }
 
-std::vector<CooperativeMatrixProperties> khr_properties(VkInstance instance, VkPhysicalDevice device) {
-  auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
-      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
-  std::vector<CooperativeMatrixProperties> out;
+// Every entry of a vkGetPhysicalDeviceCooperativeMatrixProperties{KHR,NV}-style query (empty when
+// the driver lacks the function or it fails).
+template <typename Props, typename Get>
+std::vector<Props> enumerate(VkInstance instance, VkPhysicalDevice device, const char* function, VkStructureType type) {
+  auto get = reinterpret_cast<Get>(vkGetInstanceProcAddr(instance, function));
   uint32_t count = 0;
-  if (get == nullptr || get(device, &count, nullptr) != VK_SUCCESS) return out;
-  std::vector<VkCooperativeMatrixPropertiesKHR> props(count);
-  for (auto& p : props) p = {}, p.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
-  if (get(device, &count, props.data()) != VK_SUCCESS) return out;
+  if (get == nullptr || get(device, &count, nullptr) != VK_SUCCESS) return {};
+  std::vector<Props> props(count, Props{});
+  for (Props& p : props) p.sType = type;
+  if (get(device, &count, props.data()) != VK_SUCCESS) return {};
   props.resize(count);
-  for (const auto& p : props) {
-    out.push_back({p.MSize, p.NSize, p.KSize, component_name(p.AType), component_name(p.BType), component_name(p.CType),
-                   component_name(p.ResultType), p.saturatingAccumulation == VK_TRUE, scope_name(p.scope)});
+  return props;
+}
+
+// One multiply-add in vkgraphy's terms; the NV extension's component types and scopes have the
+// KHR ones' values.
+CooperativeMatrixProperties described(uint32_t m, uint32_t n, uint32_t k, int a, int b, int c, int result,
+                                      bool saturating, int scope) {
+  return {m, n, k, component_name(VkComponentTypeKHR(a)), component_name(VkComponentTypeKHR(b)),
+          component_name(VkComponentTypeKHR(c)), component_name(VkComponentTypeKHR(result)), saturating,
+          scope_name(VkScopeKHR(scope))};
+}
+
+std::vector<CooperativeMatrixProperties> khr_properties(VkInstance instance, VkPhysicalDevice device) {
+  std::vector<CooperativeMatrixProperties> out;
+  for (const auto& p : enumerate<VkCooperativeMatrixPropertiesKHR, PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+           instance, device, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR",
+           VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR)) {
+    out.push_back(described(p.MSize, p.NSize, p.KSize, p.AType, p.BType, p.CType, p.ResultType,
+                            p.saturatingAccumulation == VK_TRUE, p.scope));
   }
   return out;
 }
 
-// The fp16 shapes of VK_NV_cooperative_matrix with subgroup scope (A, B fp16; C, D both fp16 or both fp32).
+// The fp16 shapes of VK_NV_cooperative_matrix, by the rule of the KHR ones (fp16_shapes).
 std::vector<CooperativeMatrixShape> nv_shapes(VkInstance instance, VkPhysicalDevice device) {
-  auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
-      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
-  std::vector<CooperativeMatrixShape> shapes;
-  uint32_t count = 0;
-  if (get == nullptr || get(device, &count, nullptr) != VK_SUCCESS) return shapes;
-  std::vector<VkCooperativeMatrixPropertiesNV> props(count);
-  for (auto& p : props) p.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
-  if (get(device, &count, props.data()) != VK_SUCCESS) return shapes;
-  props.resize(count);
-  for (const auto& p : props) {
-    if (p.AType != VK_COMPONENT_TYPE_FLOAT16_NV || p.BType != VK_COMPONENT_TYPE_FLOAT16_NV || p.CType != p.DType ||
-        p.scope != VK_SCOPE_SUBGROUP_NV)
-      continue;
-    if (p.CType != VK_COMPONENT_TYPE_FLOAT16_NV && p.CType != VK_COMPONENT_TYPE_FLOAT32_NV) continue;
-    shapes.push_back({p.MSize, p.NSize, p.KSize, p.CType == VK_COMPONENT_TYPE_FLOAT32_NV});
+  std::vector<CooperativeMatrixProperties> described_nv;
+  for (const auto& p : enumerate<VkCooperativeMatrixPropertiesNV, PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+           instance, device, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV",
+           VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV)) {
+    described_nv.push_back(described(p.MSize, p.NSize, p.KSize, p.AType, p.BType, p.CType, p.DType, false, p.scope));
   }
-  return shapes;
+  return fp16_shapes(described_nv);
 }
 
 }  // namespace

@@ -319,21 +319,14 @@ void EngineExecutor::flush(Pending& pending, bool last) {
     for (const Fault& f : layers_[li].faults)
       record_dispatch(cmd, hazards, f.accesses, *f.pipeline, *f.set, f.groups, &f.elements, 4);
     if (timestamps && options_.profile) {
-      if (!hazards.empty()) {  // the layer's time is its own: nothing of it runs past the mark
-        cmd.barrier();
-        hazards.clear();
-        ++recorded_barriers_;
-      }
+      if (!hazards.empty()) barrier(cmd, hazards);  // the layer's time is its own: nothing of it runs past the mark
       rec.last_mark = cmd.write_timestamp();
       rec.layer_marks.emplace_back(li, rec.last_mark);
     }
   }
   // Before the timestamp, the copies to the host and the next recording (a barrier orders work of
   // earlier submissions on the queue too).
-  if (!hazards.empty()) {
-    cmd.barrier();
-    ++recorded_barriers_;
-  }
+  if (!hazards.empty()) barrier(cmd, hazards);
   if (timestamps && !options_.profile) rec.last_mark = cmd.write_timestamp();
   for (int32_t tensor : pending.readbacks) {
     conditions_.push_back(std::make_unique<Buffer>(device_, 4, BufferUse::Staging));
@@ -356,14 +349,16 @@ void EngineExecutor::record_dispatch(ComputeCommands& cmd, HazardTracker& hazard
                                      const std::vector<BufferAccess>& accesses, const ComputePipeline& pipeline,
                                      const DescriptorSet& set, const std::array<uint32_t, 3>& groups, const void* push,
                                      uint32_t push_bytes) {
-  if (hazards.conflicts(accesses) || (options_.profile && !hazards.empty())) {
-    cmd.barrier();
-    hazards.clear();
-    ++recorded_barriers_;
-  }
+  if (hazards.conflicts(accesses) || (options_.profile && !hazards.empty())) barrier(cmd, hazards);
   cmd.dispatch(pipeline, set, groups[0], groups[1], groups[2], push, push_bytes);
   hazards.add(accesses);
   ++recorded_dispatches_;
+}
+
+void EngineExecutor::barrier(ComputeCommands& cmd, HazardTracker& hazards) {
+  cmd.barrier();
+  hazards.clear();
+  ++recorded_barriers_;
 }
 
 int32_t EngineExecutor::read_condition(size_t index) const {

@@ -162,6 +162,8 @@ class EngineExecutor {
   void record();
   void emit(const LayerBlock& block, Pending& pending);
   void flush(Pending& pending, bool last);
+  // Records a barrier: nothing recorded before it is pending any more.
+  void barrier(ComputeCommands& cmd, HazardTracker& hazards);
   // Records a dispatch after a barrier where `hazards` says it must wait (always while profiling).
   void record_dispatch(ComputeCommands& cmd, HazardTracker& hazards, const std::vector<BufferAccess>& accesses,
                        const ComputePipeline& pipeline, const DescriptorSet& set, const std::array<uint32_t, 3>& groups,
