@@ -9,6 +9,8 @@
 #   tests/sanitizer/run.sh --gtest_filter=Suite.*   extra arguments go to the test binary
 #   SANITIZER_FULL=1                       every unit test (what subset.txt stands for)
 #   SANITIZER_BUILD_DIR=dir                another build directory (default build-asan)
+#   SANITIZER_SHARDS=N                     test processes side by side (default: the number of cores,
+#                                          or 1 when arguments are given)
 #   SANITIZER_SKIP_BUILD=1                 run what is built
 #   SANITIZER_PYTHON=0                     leave out the Python module's tests (run after the unit
 #                                          tests when the module is built: its C++ side under ASan and UBSan)
@@ -25,6 +27,12 @@ if [ "${SANITIZER_SKIP_BUILD:-0}" != 1 ]; then
   command -v ccache >/dev/null && extra+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   # The shaders do not depend on the C++ flags: embed the SPIR-V the Release build compiled.
   [ -d build/generated/shaders ] && extra+=("-DVKGRAPHY_SPIRV_FROM=$PWD/build/generated/shaders")
+  # Nor does the tests' own code, which is not instrumented (tests/CMakeLists.txt): link the objects
+  # the Release build compiled (brought up to date first) instead of compiling them again.
+  if [ -f build/build.ninja ]; then
+    ninja -C build vkgraphy_unit_tests
+    extra+=("-DVKGRAPHY_TEST_OBJECTS_FROM=$PWD/build")
+  fi
   # -O0: GCC instruments and compiles vkgraphy's code in about 60% of the time -Og takes (the
   # largest unity source of runtime/: 73 s against 122 s), and the tests run nearly as fast: the
   # driver and the validation layer under ASan's allocator take most of their time (docs/testing.md).
@@ -59,9 +67,29 @@ if [ ${#args[@]} -eq 0 ] && [ "${SANITIZER_FULL:-0}" != 1 ]; then
   args=(--gtest_filter="$filter")
 fi
 
+# In as many processes side by side as there are cores (GoogleTest's shards of the chosen tests):
+# one process keeps one core busy, its time going to ASan's allocator and the driver's host work.
+# With arguments (a filter, --gtest_output=json:FILE) in one process unless SANITIZER_SHARDS says.
+shards=$(nproc)
+[ $# -gt 0 ] && shards=1
+[ "${SANITIZER_SHARDS:-}" ] && shards=$SANITIZER_SHARDS
 start=$(date +%s)
 status=0
-"$BUILD/tests/vkgraphy_unit_tests" --gtest_brief=1 "${args[@]}" || status=$?
+logs=$(mktemp -d)
+pids=()
+for ((i = 0; i < shards; ++i)); do
+  GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i "$BUILD/tests/vkgraphy_unit_tests" --gtest_brief=1 "${args[@]}" \
+    >"$logs/$i.log" 2>&1 &
+  pids+=($!)
+done
+for ((i = 0; i < shards; ++i)); do
+  shard_status=0
+  wait "${pids[$i]}" || shard_status=$?
+  echo "--- shard $((i + 1)) of $shards: exit status $shard_status"
+  cat "$logs/$i.log"
+  [ "$status" = 0 ] && status=$shard_status
+done
+rm -rf "$logs"
 echo "sanitizer run: exit status $status after $(( $(date +%s) - start )) s"
 
 # The Python module's C++ side (keyword arguments, numpy conversion, engines, data calls):

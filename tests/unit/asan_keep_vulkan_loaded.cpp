@@ -9,18 +9,9 @@
 // Opened once more here with RTLD_NODELETE, the libraries stay mapped after the
 // loader's dlclose, as in any process that keeps its instance. RTLD_LOCAL: none of
 // their symbols interposes the loader's (the layer exports vkGetInstanceProcAddr).
-// The sanitizer build defines VKG_TEST_UNDER_ASAN (tests/CMakeLists.txt: the test code itself is
-// not instrumented there, so the compiler's own macros are not set in this file).
-#ifdef VKG_TEST_UNDER_ASAN
-#elif defined(__SANITIZE_ADDRESS__)
-#define VKG_TEST_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define VKG_TEST_UNDER_ASAN 1
-#endif
-#endif
-
-#ifdef VKG_TEST_UNDER_ASAN
+// Whether ASan is in the process is asked at run time, not of the compiler: the test code is not
+// instrumented (tests/CMakeLists.txt), and the sanitizer build links the Release build's test
+// objects (tests/sanitizer/run.sh), so this file is compiled the same way for both.
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -31,6 +22,9 @@
 #include <vector>
 
 #include "tests/unit/vk_test_util.h"
+
+// Defined by AddressSanitizer's runtime only.
+extern "C" void __asan_init() __attribute__((weak));
 
 namespace vkg::test {
 namespace {
@@ -58,10 +52,10 @@ std::vector<std::string> vulkan_libraries() {
 }
 
 [[maybe_unused]] const bool vulkan_libraries_pinned = [] {
+  if (&__asan_init == nullptr) return false;  // not under AddressSanitizer
   for (const std::string& lib : vulkan_libraries()) dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
   return true;
 }();
 
 }  // namespace
 }  // namespace vkg::test
-#endif
