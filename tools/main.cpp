@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   tools::add_inspect_tool(app);
   tools::add_surgeon_tool(app);
   tools::add_debug_tool(app);
+  tools::add_data_tool(app);
 
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {

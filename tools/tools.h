@@ -15,6 +15,7 @@ void add_convert_tool(CLI::App& app);         // tools/convert.cpp
 void add_inspect_tool(CLI::App& app);         // tools/inspect.cpp
 void add_surgeon_tool(CLI::App& app);         // tools/surgeon.cpp
 void add_debug_tool(CLI::App& app);           // tools/debug.cpp
+void add_data_tool(CLI::App& app);            // tools/data.cpp
 void add_inspect_device(CLI::App& inspect);   // tools/inspect_device.cpp: `inspect device`
 void add_inspect_tactics(CLI::App& inspect);  // tools/inspect_tactics.cpp: `inspect tactics`
 // Adds `diff-tactics` to `parent` (`inspect`, `debug`): tools/diff_tactics.cpp. Exits 0 when it

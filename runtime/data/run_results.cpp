@@ -191,9 +191,9 @@ TensorMap IterationResult::to_map() const {
   return map;
 }
 
-RunResults run_results_from_json(std::string_view json, const std::string& source) {
-  const Json root = parse_json(json, source);
-  const Where top{source, ""};
+namespace {
+
+RunResults run_results_from(const Json& root, const Where& top) {
   if (root.is_array()) {
     top.fail("holds a list, which is an inputs file (as written by --save-inputs), not outputs (RunResults)");
   }
@@ -222,6 +222,8 @@ RunResults run_results_from_json(std::string_view json, const std::string& sourc
   return results;
 }
 
+}  // namespace
+
 std::string run_results_to_json(const RunResults& results) {
   Json lst = Json::array();
   for (const auto& [runner, iterations] : results.runs) {
@@ -249,9 +251,20 @@ std::string run_results_to_json(const RunResults& results) {
   return dump_json(root);
 }
 
-std::vector<TensorMap> inputs_from_json(std::string_view json, const std::string& source) {
-  const Json root = parse_json(json, source);
-  const Where top{source, ""};
+namespace {
+
+// One {name: array} dict of an inputs file.
+TensorMap feed_from(const Json& feed, const Where& where) {
+  if (!feed.is_object() || !class_of(feed).empty()) where.fail("expected a {name: array} dict");
+  TensorMap map;
+  for (const auto& [name, value] : feed.items()) {
+    if (is_class_marker(name)) continue;
+    map.emplace(name, decode_array(value, where / key_path(name)));
+  }
+  return map;
+}
+
+std::vector<TensorMap> inputs_from(const Json& root, const Where& top) {
   if (!root.is_array()) {
     const std::string cls = class_of(root);
     if (cls == "RunResults") {
@@ -262,18 +275,33 @@ std::vector<TensorMap> inputs_from_json(std::string_view json, const std::string
     top.fail("not an inputs file: expected a list of {name: array} dicts, found " + json_type(root));
   }
   std::vector<TensorMap> inputs;
-  for (size_t i = 0; i < root.size(); ++i) {
-    const Where entry = top / indexed("", i);
-    const Json& feed = root[i];
-    if (!feed.is_object() || !class_of(feed).empty()) entry.fail("expected a {name: array} dict");
-    TensorMap map;
-    for (const auto& [name, value] : feed.items()) {
-      if (is_class_marker(name)) continue;
-      map.emplace(name, decode_array(value, entry / key_path(name)));
-    }
-    inputs.push_back(std::move(map));
-  }
+  for (size_t i = 0; i < root.size(); ++i) inputs.push_back(feed_from(root[i], top / indexed("", i)));
   return inputs;
+}
+
+}  // namespace
+
+RunResults run_results_from_json(std::string_view json, const std::string& source) {
+  return run_results_from(parse_json(json, source), Where{source, ""});
+}
+
+std::vector<TensorMap> inputs_from_json(std::string_view json, const std::string& source) {
+  return inputs_from(parse_json(json, source), Where{source, ""});
+}
+
+DataFile data_file_from_json(std::string_view json, const std::string& source) {
+  const Json root = parse_json(json, source);
+  const Where top{source, ""};
+  DataFile file;
+  if (root.is_object() && class_of(root) == "RunResults") {
+    file.holds_outputs = true;
+    file.outputs = run_results_from(root, top);
+  } else if (root.is_object() && class_of(root).empty()) {
+    file.inputs.push_back(feed_from(root, top));  // one feed dict alone
+  } else {
+    file.inputs = inputs_from(root, top);
+  }
+  return file;
 }
 
 std::string inputs_to_json(const std::vector<TensorMap>& inputs) {
@@ -296,6 +324,10 @@ void save_run_results(const std::string& path, const RunResults& results) {
 
 std::vector<TensorMap> load_inputs(const std::string& path) {
   return inputs_from_json(read_whole_file(path, "inputs file"), path);
+}
+
+DataFile load_data_file(const std::string& path) {
+  return data_file_from_json(read_whole_file(path, "data file"), path);
 }
 
 void save_inputs(const std::string& path, const std::vector<TensorMap>& inputs) {

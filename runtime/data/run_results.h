@@ -38,6 +38,15 @@ struct RunResults {
   std::vector<std::pair<std::string, std::vector<IterationResult>>> runs;
 };
 
+// A data file of either kind, told apart by what it holds (`data concat`, `data merge`): outputs
+// (RunResults), or inputs: a list of feed dicts, or one feed dict alone, as Polygraphy's data
+// tools take it.
+struct DataFile {
+  bool holds_outputs = false;
+  RunResults outputs;               // when holds_outputs
+  std::vector<TensorMap> inputs;    // otherwise: one per iteration
+};
+
 // Files. Every malformed file is an Error naming the file and what is wrong.
 RunResults load_run_results(const std::string& path);
 void save_run_results(const std::string& path, const RunResults& results);
@@ -48,6 +57,8 @@ void save_inputs(const std::string& path, const std::vector<TensorMap>& inputs);
 RunResults run_results_from_json(std::string_view json, const std::string& source);
 std::string run_results_to_json(const RunResults& results);
 std::vector<TensorMap> inputs_from_json(std::string_view json, const std::string& source);
+DataFile data_file_from_json(std::string_view json, const std::string& source);
+DataFile load_data_file(const std::string& path);
 std::string inputs_to_json(const std::vector<TensorMap>& inputs);
 
 }  // namespace vkg
