@@ -1,10 +1,12 @@
-// `vkgraphy surgeon`: changes ONNX models (Polygraphy's `surgeon extract` and
-// `surgeon sanitize`). The result is checked and written whole or not at all.
+// `vkgraphy surgeon`: changes ONNX models (Polygraphy's `surgeon extract`, `sanitize` and
+// `insert`). The result is checked and written whole or not at all.
 #include "runtime/onnx/surgeon.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "runtime/core/logger.h"
+#include "runtime/onnx/surgeon_insert.h"
 #include "tools/args_model.h"
 #include "tools/tools.h"
 
@@ -26,6 +28,14 @@ struct SanitizeArgs {
   std::string fold_size_threshold;
   bool cleanup = false;
   bool toposort = false;
+  std::string output_path;
+};
+
+struct InsertArgs {
+  ModelArgs model;
+  InsertNodeSpec node;
+  std::vector<std::string> attrs;  // name=value
+  bool shape_inference = false;
   std::string output_path;
 };
 
@@ -107,10 +117,66 @@ void add_output_option(CLI::App& cmd, std::string& path) {
   cmd.add_option("-o,--output", path, "Path of the ONNX model to write")->required();
 }
 
+void run_insert(const InsertArgs& args) {
+  VKG_START("RUNNING | Command: vkgraphy surgeon insert " << args.model.path);
+  OnnxModel model = load_for_surgery(args.model);
+  const bool checker_passed = onnx_checker_problem(model).empty();
+  InsertNodeSpec spec = args.node;
+  for (const std::string& text : args.attrs) {
+    const size_t eq = text.find('=');
+    VKG_CHECK(eq != std::string::npos && eq > 0, "--attrs: expected name=value, got '" << text << "'");
+    spec.attrs.emplace_back(text.substr(0, eq), text.substr(eq + 1));
+  }
+  const size_t removed = insert_node(model, spec);
+  // A node of an op ONNX does not define (a plugin's) cannot pass the checker; it is saved with a warning.
+  const bool known_op = is_onnx_op(model, spec.op);
+  try {
+    validate_onnx_model(model);
+  } catch (const Error& e) {
+    VKG_THROW("the model with the new " << spec.op << " node would be invalid: " << e.what());
+  }
+  // A graph output the new node writes has no shape yet: inferred, so that the checker passes.
+  const auto& outputs = model.proto->graph().output();
+  const bool output_shape_unknown = std::any_of(outputs.begin(), outputs.end(), [](const auto& v) {
+    return v.type().has_tensor_type() && !v.type().tensor_type().has_shape();
+  });
+  if (args.shape_inference || (output_shape_unknown && known_op)) infer_shapes(model, /*strict=*/false);
+  VKG_INFO("Inserted a " << spec.op << " node" << (removed > 0 ? ", replacing " + std::to_string(removed) + " node(s)" : ""));
+  save(model, args.output_path, "the model with the inserted node", checker_passed && known_op);
+  VKG_FINISH("PASSED | Command: vkgraphy surgeon insert " << args.model.path);
+}
+
+void add_insert(CLI::App& surgeon) {
+  auto args = std::make_shared<InsertArgs>();
+  CLI::App* insert = surgeon.add_subcommand(
+      "insert", "Insert one node between given tensors; what computed its outputs before is removed");
+  insert->fallthrough();
+  args->model.add_to(*insert, "--override-input-shapes");
+  for (const char* unused : {"--override-input-shapes", "--no-fold-constants", "--no-shape-inference"})
+    insert->remove_option(insert->get_option(unused));
+  insert->add_option("--inputs", args->node.inputs, "The new node's input tensors, in order")->required()->take_all();
+  insert
+      ->add_option("--outputs", args->node.outputs,
+                   "The new node's output tensors, in order; one that is also an input gets a new tensor")
+      ->required()
+      ->take_all();
+  insert->add_option("--op", args->node.op, "The ONNX op of the new node")->required();
+  insert->add_option("--name", args->node.name, "The new node's name");
+  insert
+      ->add_option("--attrs", args->attrs,
+                   "Attributes as name=value: an integer, a float (with a point), a string (quoted to force "
+                   "one: name='53'), or a list in brackets, e.g. axes=[0,1]")
+      ->take_all();
+  insert->add_flag("--shape-inference,--do-shape-inference", args->shape_inference,
+                   "Infer shapes of the result before saving it");
+  add_output_option(*insert, args->output_path);
+  insert->callback([args] { run_insert(*args); });
+}
+
 }  // namespace
 
 void add_surgeon_tool(CLI::App& app) {
-  CLI::App* surgeon = app.add_subcommand("surgeon", "Change ONNX models: extract subgraphs, sanitize");
+  CLI::App* surgeon = app.add_subcommand("surgeon", "Change ONNX models: extract subgraphs, sanitize, insert nodes");
   surgeon->require_subcommand(1);
   surgeon->fallthrough();
 
@@ -148,6 +214,7 @@ void add_surgeon_tool(CLI::App& app) {
   sanitize->add_flag("--toposort", sanitize_args->toposort, "Sort the nodes topologically");
   add_output_option(*sanitize, sanitize_args->output_path);
   sanitize->callback([sanitize_args] { run_sanitize(*sanitize_args); });
+  add_insert(*surgeon);
 }
 
 }  // namespace vkg::tools

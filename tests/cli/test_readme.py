@@ -120,6 +120,10 @@ class ReadmeTest(CliTestCase):
          lambda t, out: (t.assertIn("[W] Input 'x': fixed dimension 0 changes from 1 to 4", out),
                          t.assertIn("y [dtype=float32, shape=(4, 10)]",
                                     t.run_here("./build/vkgraphy inspect model clean.onnx")[1]))),
+        ("./build/vkgraphy surgeon insert model.onnx --inputs feat --outputs normalized --op LeakyRelu", 0,
+         lambda t, out: (t.assertIn("Inserted a LeakyRelu node, replacing 3 node(s)", out),
+                         t.assertIn("Op counts: Conv x2, Relu x2, Flatten x1, Gemm x1, GlobalAveragePool x1, LeakyRelu x1",
+                                    t.run_here("./build/vkgraphy inspect model inserted.onnx")[1]))),
         (".venv/bin/python -c \"import vkgraphy;", 0, lambda t, out: t.assertIn("<CompareResult PASSED, 1 output(s)>", out)),
         (".venv/bin/polygraphy run model.onnx --vkgraphy --onnxrt --vkgraphy-fp16 --atol 0.1 --rtol 1e-2 "
          "--vkgraphy-load-layer-precisions", 0,
