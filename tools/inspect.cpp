@@ -385,6 +385,7 @@ void add_inspect_tool(CLI::App& app) {
   inspect->fallthrough();
   add_inspect_device(*inspect);
   add_inspect_tactics(*inspect);
+  add_inspect_capability(*inspect);
   add_diff_tactics_tool(*inspect);
 
   auto model_args = std::make_shared<InspectModelArgs>();

@@ -18,6 +18,7 @@ void add_debug_tool(CLI::App& app);           // tools/debug.cpp
 void add_data_tool(CLI::App& app);            // tools/data.cpp
 void add_inspect_device(CLI::App& inspect);   // tools/inspect_device.cpp: `inspect device`
 void add_inspect_tactics(CLI::App& inspect);  // tools/inspect_tactics.cpp: `inspect tactics`
+void add_inspect_capability(CLI::App& inspect);  // tools/inspect_capability.cpp: `inspect capability`
 // Adds `diff-tactics` to `parent` (`inspect`, `debug`): tools/diff_tactics.cpp. Exits 0 when it
 // names suspect tactics, kExitDebugNotFound when it cannot decide.
 void add_diff_tactics_tool(CLI::App& parent);
