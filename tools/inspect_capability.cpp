@@ -28,7 +28,7 @@ struct CapabilityArgs {
 };
 
 // A run of consecutive nodes [begin, end) that are all supported or all not.
-struct Run {
+struct NodeRun {
   int begin = 0, end = 0;
   bool supported = false;
 };
@@ -73,8 +73,8 @@ std::vector<NodeCapability> capabilities(const OnnxModel& model, const Capabilit
   return caps;
 }
 
-std::vector<Run> runs_of(const std::vector<NodeCapability>& caps) {
-  std::vector<Run> runs;
+std::vector<NodeRun> runs_of(const std::vector<NodeCapability>& caps) {
+  std::vector<NodeRun> runs;
   for (int i = 0; i < int(caps.size()); ++i) {
     if (runs.empty() || runs.back().supported != caps[size_t(i)].supported)
       runs.push_back({i, i, caps[size_t(i)].supported});
@@ -85,7 +85,7 @@ std::vector<Run> runs_of(const std::vector<NodeCapability>& caps) {
 
 // The nodes [run.begin, run.end) of `base` as a model of their own: inputs are the tensors they
 // read and do not compute, outputs those they compute that other nodes or the graph's outputs read.
-void save_run(const OnnxModel& base, const Run& run, const std::string& path) {
+void save_run(const OnnxModel& base, const NodeRun& run, const std::string& path) {
   const onnx::GraphProto& g = base.proto->graph();
   std::set<std::string> produced, initializers, read_outside;
   for (const auto& t : g.initializer()) initializers.insert(t.name());
@@ -116,11 +116,11 @@ void save_run(const OnnxModel& base, const Run& run, const std::string& path) {
 
 // Polygraphy's table: operator, count, reason, node ranges ([begin, end) of each unsupported run).
 std::string summary_table(const onnx::GraphProto& g, const std::vector<NodeCapability>& caps,
-                          const std::vector<Run>& runs) {
+                          const std::vector<NodeRun>& runs) {
   std::map<std::string, std::map<std::string, std::vector<std::string>>> rows;  // op -> reason -> ranges
   std::vector<std::string> op_order;
   size_t op_width = 9, reason_width = 6;
-  for (const Run& run : runs) {
+  for (const NodeRun& run : runs) {
     if (run.supported) continue;
     std::string reason;
     for (int i = run.begin; i < run.end; ++i)
@@ -150,7 +150,7 @@ void inspect_capability(const CapabilityArgs& args) {
   OnnxModel model = load_onnx_model(args.model.path, true, args.model.external_data_dir);
   name_every_node(model);
   const std::vector<NodeCapability> caps = capabilities(model, args);
-  const std::vector<Run> runs = runs_of(caps);
+  const std::vector<NodeRun> runs = runs_of(caps);
   if (runs.size() <= 1 && (runs.empty() || runs[0].supported)) {
     VKG_INFO("Graph is fully supported by the Vulkan builder; will not generate subgraphs.");
     return;
@@ -161,7 +161,7 @@ void inspect_capability(const CapabilityArgs& args) {
   if (!shapes.empty()) override_input_shapes(base, shapes);
   infer_shapes(base, /*strict=*/false);
   std::filesystem::create_directories(args.output_dir);
-  for (const Run& run : runs) {
+  for (const NodeRun& run : runs) {
     const std::string name = std::string(run.supported ? "supported" : "unsupported") + "_subgraph-nodes-" +
                              std::to_string(run.begin) + "-" + std::to_string(run.end - 1) + ".onnx";
     save_run(base, run, (std::filesystem::path(args.output_dir) / name).string());

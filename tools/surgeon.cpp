@@ -4,9 +4,13 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
+#include <sstream>
 
+#include "runtime/core/file_io.h"
 #include "runtime/core/logger.h"
 #include "runtime/onnx/surgeon_insert.h"
+#include "runtime/onnx/weight_strip.h"
 #include "tools/args_model.h"
 #include "tools/tools.h"
 
@@ -36,6 +40,13 @@ struct InsertArgs {
   InsertNodeSpec node;
   std::vector<std::string> attrs;  // name=value
   bool shape_inference = false;
+  std::string output_path;
+};
+
+struct WeightArgs {
+  ModelArgs model;
+  std::string exclude_list;  // weight-strip
+  uint64_t seed = 1;         // weight-reconstruct
   std::string output_path;
 };
 
@@ -113,6 +124,13 @@ void run_sanitize(const SanitizeArgs& args) {
   VKG_FINISH("PASSED | Command: vkgraphy surgeon sanitize " << args.model.path);
 }
 
+// The model argument and --external-data-dir only: the tool neither reshapes, infers nor folds.
+void add_model_only(CLI::App& cmd, ModelArgs& model) {
+  model.add_to(cmd, "--override-input-shapes");
+  for (const char* unused : {"--override-input-shapes", "--no-fold-constants", "--no-shape-inference"})
+    cmd.remove_option(cmd.get_option(unused));
+}
+
 void add_output_option(CLI::App& cmd, std::string& path) {
   cmd.add_option("-o,--output", path, "Path of the ONNX model to write")->required();
 }
@@ -146,14 +164,86 @@ void run_insert(const InsertArgs& args) {
   VKG_FINISH("PASSED | Command: vkgraphy surgeon insert " << args.model.path);
 }
 
+// The model for weight-strip and weight-reconstruct: ops ONNX does not define (plugins) are welcome.
+void load_for_weights(const WeightArgs& args, OnnxModel& model) {
+  model = load_onnx_model(args.model.path, true, args.model.external_data_dir);
+  validate_onnx_model(model);
+}
+
+std::set<std::string> read_exclude_list(const std::string& path) {
+  std::set<std::string> names;
+  if (path.empty()) return names;
+  std::istringstream lines(read_whole_file(path, "exclude list"));
+  for (std::string line; std::getline(lines, line);) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) names.insert(line);
+  }
+  return names;
+}
+
+void run_weight_strip(const WeightArgs& args) {
+  VKG_START("RUNNING | Command: vkgraphy surgeon weight-strip " << args.model.path);
+  OnnxModel model;
+  load_for_weights(args, model);
+  const StripReport report = strip_weights(model, read_exclude_list(args.exclude_list));
+  if (!report.excluded_not_found.empty()) {
+    std::string list;
+    for (const std::string& n : report.excluded_not_found) list += (list.empty() ? "" : ", ") + n;
+    VKG_WARNING("these weights of the exclude list were not found among those stripped: " << list);
+  }
+  // ONNX's checker refuses initializers without data, so it is not run: weight-reconstruct makes
+  // the model whole again.
+  save_onnx_model(model, args.output_path);
+  VKG_INFO("Saved ONNX model to: " << args.output_path);
+  VKG_FINISH("Finished stripping " << report.stripped << " weights");
+}
+
+void run_weight_reconstruct(const WeightArgs& args) {
+  VKG_START("RUNNING | Command: vkgraphy surgeon weight-reconstruct " << args.model.path);
+  OnnxModel model;
+  load_for_weights(args, model);
+  const size_t filled = reconstruct_weights(model, args.seed);
+  // Whether the model passed ONNX's checker before it was stripped is not known here: a problem
+  // the checker finds is a warning.
+  try {
+    validate_onnx_model(model);
+  } catch (const Error& e) {
+    VKG_THROW("the reconstructed model would be invalid: " << e.what());
+  }
+  if (const std::string problem = onnx_checker_problem(model); !problem.empty())
+    VKG_WARNING("the reconstructed model does not pass ONNX's checker: " << problem);
+  save_onnx_model(model, args.output_path);
+  VKG_INFO("Saved ONNX model to: " << args.output_path);
+  VKG_FINISH("Finished reconstructing " << filled << " weights");
+}
+
+void add_weight_tools(CLI::App& surgeon) {
+  auto strip_args = std::make_shared<WeightArgs>();
+  CLI::App* strip = surgeon.add_subcommand(
+      "weight-strip", "Remove the weights' data from a model (names, types and shapes stay), to share it");
+  strip->fallthrough();
+  add_model_only(*strip, strip_args->model);
+  strip->add_option("--exclude-list", strip_args->exclude_list, "A text file of initializer names to keep, one a line")
+      ->check(CLI::ExistingFile);
+  add_output_option(*strip, strip_args->output_path);
+  strip->callback([strip_args] { run_weight_strip(*strip_args); });
+
+  auto reconstruct_args = std::make_shared<WeightArgs>();
+  CLI::App* reconstruct = surgeon.add_subcommand(
+      "weight-reconstruct", "Fill the weights weight-strip removed with proxy values, so that the model builds and runs");
+  reconstruct->fallthrough();
+  add_model_only(*reconstruct, reconstruct_args->model);
+  reconstruct->add_option("--seed", reconstruct_args->seed, "Seed of the proxy values")->capture_default_str();
+  add_output_option(*reconstruct, reconstruct_args->output_path);
+  reconstruct->callback([reconstruct_args] { run_weight_reconstruct(*reconstruct_args); });
+}
+
 void add_insert(CLI::App& surgeon) {
   auto args = std::make_shared<InsertArgs>();
   CLI::App* insert = surgeon.add_subcommand(
       "insert", "Insert one node between given tensors; what computed its outputs before is removed");
   insert->fallthrough();
-  args->model.add_to(*insert, "--override-input-shapes");
-  for (const char* unused : {"--override-input-shapes", "--no-fold-constants", "--no-shape-inference"})
-    insert->remove_option(insert->get_option(unused));
+  add_model_only(*insert, args->model);
   insert->add_option("--inputs", args->node.inputs, "The new node's input tensors, in order")->required()->take_all();
   insert
       ->add_option("--outputs", args->node.outputs,
@@ -176,7 +266,7 @@ void add_insert(CLI::App& surgeon) {
 }  // namespace
 
 void add_surgeon_tool(CLI::App& app) {
-  CLI::App* surgeon = app.add_subcommand("surgeon", "Change ONNX models: extract subgraphs, sanitize, insert nodes");
+  CLI::App* surgeon = app.add_subcommand("surgeon", "Change ONNX models: extract subgraphs, sanitize, insert nodes, strip and reconstruct weights");
   surgeon->require_subcommand(1);
   surgeon->fallthrough();
 
@@ -215,6 +305,7 @@ void add_surgeon_tool(CLI::App& app) {
   add_output_option(*sanitize, sanitize_args->output_path);
   sanitize->callback([sanitize_args] { run_sanitize(*sanitize_args); });
   add_insert(*surgeon);
+  add_weight_tools(*surgeon);
 }
 
 }  // namespace vkg::tools

@@ -16,7 +16,7 @@ std::vector<std::string> names_of(const TensorMap& map) {
   return names;
 }
 
-std::string joined(const std::vector<std::string>& names) {
+std::string quoted_names(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "'" : ", '") + n + "'";
   return "[" + out + "]";
@@ -31,7 +31,7 @@ class NameCheck {
     auto [it, first] = expected_.try_emplace(stream, names);
     if (!first && it->second != names) {
       VKG_WARNING("iteration " << index << " of '" << path << "' holds other tensors than earlier iterations: "
-                               << joined(names) << " where " << joined(it->second) << " came before");
+                               << quoted_names(names) << " where " << quoted_names(it->second) << " came before");
     }
   }
 

@@ -8,7 +8,7 @@ namespace vkg {
 
 namespace {
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+std::string first_line_of(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 // `node` as a graph of its own, or a reason it cannot be one.
 Graph single_node_graph(const Graph& graph, const Node& node) {
@@ -54,7 +54,7 @@ NodeCapability node_capability(const Graph& graph, const Node& node, BuilderConf
     build_engine(one, config, device, device_identity(device), nullptr);
     return {true, ""};
   } catch (const Error& e) {
-    return {false, first_line(e.what())};
+    return {false, first_line_of(e.what())};
   }
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime/onnx/onnx_import.h"
+#include "runtime/onnx/weight_strip.h"
 
 namespace vkg {
 
@@ -32,6 +33,10 @@ Tensor tensor_from_proto(const onnx::TensorProto& p) {
     n *= d;
     shape.push_back(d);
   }
+  // A weight `surgeon weight-strip` (vkgraphy's or Polygraphy's) left without data.
+  VKG_CHECK(n == 0 || p.has_raw_data() || p.doc_string().rfind(kWeightlessMark, 0) != 0,
+            what << " was stripped of its data (weight-strip); `vkgraphy surgeon weight-reconstruct` fills it with "
+                    "proxy values");
   // The data must be there before anything is allocated: a corrupt shape never
   // turns into a huge allocation.
   const size_t nbytes = size_t(n) * dtype_size(*dtype);

@@ -15,7 +15,7 @@ namespace vkg {
 
 namespace {
 
-std::string trimmed(const std::string& s) {
+std::string trimmed_text(const std::string& s) {
   const size_t first = s.find_first_not_of(" \t");
   if (first == std::string::npos) return "";
   return s.substr(first, s.find_last_not_of(" \t") - first + 1);
@@ -31,7 +31,7 @@ struct Scalar {
 };
 
 Scalar parse_scalar(const std::string& text) {
-  const std::string t = trimmed(text);
+  const std::string t = trimmed_text(text);
   Scalar out;
   if (!t.empty()) {
     char* end = nullptr;
@@ -132,7 +132,7 @@ bool is_onnx_op(const OnnxModel& model, const std::string& op) {
 onnx::AttributeProto parse_node_attribute(const std::string& name, const std::string& value) {
   onnx::AttributeProto attr;
   attr.set_name(name);
-  const std::string t = trimmed(value);
+  const std::string t = trimmed_text(value);
   const size_t open = t.find_first_not_of('['), close = t.find_last_not_of(']');
   if (!t.empty() && (open != 0 || close + 1 != t.size())) {  // brackets at either end: a list
     const std::string body = open == std::string::npos ? "" : t.substr(open, close - open + 1);

@@ -127,6 +127,11 @@ class ReadmeTest(CliTestCase):
          lambda t, out: (t.assertIn("Inserted a LeakyRelu node, replacing 3 node(s)", out),
                          t.assertIn("Op counts: Conv x2, Relu x2, Flatten x1, Gemm x1, GlobalAveragePool x1, LeakyRelu x1",
                                     t.run_here("./build/vkgraphy inspect model inserted.onnx")[1]))),
+        ("./build/vkgraphy surgeon weight-strip model.onnx -o weightless.onnx", 0,
+         lambda t, out: t.assertIn("Finished stripping 6 weights", out)),
+        ("./build/vkgraphy surgeon weight-reconstruct weightless.onnx -o proxy.onnx", 0,
+         lambda t, out: (t.assertIn("Finished reconstructing 6 weights", out),
+                         t.assertIn("Op counts: Conv x2", t.run_here("./build/vkgraphy inspect model proxy.onnx")[1]))),
         (".venv/bin/python -c \"import vkgraphy;", 0, lambda t, out: t.assertIn("<CompareResult PASSED, 1 output(s)>", out)),
         (".venv/bin/polygraphy run model.onnx --vkgraphy --onnxrt --vkgraphy-fp16 --atol 0.1 --rtol 1e-2 "
          "--vkgraphy-load-layer-precisions", 0,
