@@ -93,14 +93,14 @@ void save_run(const OnnxModel& base, const NodeRun& run, const std::string& path
     for (const auto& out : g.node(i).output()) produced.insert(out);
   for (int i = 0; i < g.node_size(); ++i) {
     if (i >= run.begin && i < run.end) continue;
-    for (const auto& in : g.node(i).input()) read_outside.insert(in);
+    for (const std::string& in : node_reads(g.node(i))) read_outside.insert(in);
   }
   for (const auto& out : g.output()) read_outside.insert(out.name());
   std::vector<TensorSpec> inputs, outputs, unread;
   std::set<std::string> seen;
   for (int i = run.begin; i < run.end; ++i) {
-    for (const auto& in : g.node(i).input())
-      if (!in.empty() && !produced.count(in) && !initializers.count(in) && seen.insert(in).second)
+    for (const std::string& in : node_reads(g.node(i)))  // subgraphs' outer reads too
+      if (!produced.count(in) && !initializers.count(in) && seen.insert(in).second)
         inputs.push_back({in, std::nullopt, std::nullopt});
     for (const auto& out : g.node(i).output()) {
       if (out.empty()) continue;

@@ -103,17 +103,6 @@ void collect_outer_references(const onnx::GraphProto& g, std::set<std::string>& 
     if (!defined.count(o.name())) refs.insert(o.name());
 }
 
-// Everything node `n` reads: its inputs and what its sub-graphs read from outside.
-std::vector<std::string> node_reads(const onnx::NodeProto& n) {
-  std::set<std::string> refs;
-  for (const auto& in : n.input())
-    if (!in.empty()) refs.insert(in);
-  for (const auto& a : n.attribute()) {
-    if (a.has_g()) collect_outer_references(a.g(), refs);
-    for (const auto& sub : a.graphs()) collect_outer_references(sub, refs);
-  }
-  return {refs.begin(), refs.end()};
-}
 
 // Marks the nodes needed to compute `targets`, not looking past `stop` tensors. Calls
 // `reached_input(target, input)` for every graph input (not in `stop`) a target depends on.
@@ -207,6 +196,17 @@ std::string join_names(const std::vector<TensorSpec>& specs) {
 }
 
 }  // namespace
+
+std::vector<std::string> node_reads(const onnx::NodeProto& n) {
+  std::set<std::string> refs;
+  for (const auto& in : n.input())
+    if (!in.empty()) refs.insert(in);
+  for (const auto& a : n.attribute()) {
+    if (a.has_g()) collect_outer_references(a.g(), refs);
+    for (const auto& sub : a.graphs()) collect_outer_references(sub, refs);
+  }
+  return {refs.begin(), refs.end()};
+}
 
 TensorSpec parse_input_spec(const std::string& text) {
   TensorSpec spec;

@@ -14,6 +14,10 @@
 #include "runtime/core/graph.h"
 #include "runtime/onnx/onnx_import.h"
 
+namespace onnx {
+class NodeProto;
+}
+
 namespace vkg {
 
 // A tensor of an extracted subgraph as the user names it. Unset fields are
@@ -31,6 +35,10 @@ struct TensorSpec {
 TensorSpec parse_input_spec(const std::string& text);
 // Parses Polygraphy's `--outputs` syntax "name:dtype" or "name" (dtype "auto" or a numpy name).
 TensorSpec parse_output_spec(const std::string& text);
+
+// Everything node `n` reads: its inputs and the tensors its subgraphs (If branches, Loop and Scan
+// bodies) read from the graphs around them.
+std::vector<std::string> node_reads(const onnx::NodeProto& n);
 
 // Parses a byte count with an optional K, M or G suffix (KiB, MiB, GiB): "4096", "16M".
 int64_t parse_byte_size(const std::string& text);

@@ -86,6 +86,30 @@ class InspectCapability(CliTestCase):
             self.assertIn("the type or shape of its input 'd' is not known (give --input-shapes)", f.read())
         self.assertTrue(os.path.exists(self.path(os.path.join(DUMPS, "unsupported_subgraph-nodes-4-5.onnx"))))
 
+    def test_a_branch_reading_outer_tensors_is_saved_with_them(self):
+        """An If whose branches read a tensor of the graph around them: its subgraph file takes that
+        tensor (and the condition) as inputs."""
+        then_g = helper.make_graph([helper.make_node("Add", ["b", "b"], ["t"])], "then", [],
+                                   [helper.make_tensor_value_info("t", TensorProto.FLOAT, [1, 4])])
+        else_g = helper.make_graph([helper.make_node("Neg", ["b"], ["e"])], "else", [],
+                                   [helper.make_tensor_value_info("e", TensorProto.FLOAT, [1, 4])])
+        nodes = [
+            helper.make_node("Relu", ["x"], ["a"], name="relu"),
+            helper.make_node("Cast", ["a"], ["wide"], to=TensorProto.DOUBLE, name="widen"),
+            helper.make_node("Cast", ["wide"], ["b"], to=TensorProto.FLOAT, name="narrow"),
+            helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g, name="choose"),
+        ]
+        graph = helper.make_graph(nodes, "branches", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4]),
+                                                      helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        onnx.save(model, self.path("branches.onnx"))
+        self.vkgraphy("inspect", "capability", "branches.onnx")
+        chosen = onnx.load(self.path(os.path.join(DUMPS, "supported_subgraph-nodes-3-3.onnx")))
+        self.assertEqual(sorted(i.name for i in chosen.graph.input), ["b", "c"])
+        self.vkgraphy("run", self.path(os.path.join(DUMPS, "supported_subgraph-nodes-3-3.onnx")), "--ref")
+
     def test_bad_input_is_a_clear_error(self):
         out = self.vkgraphy("inspect", "capability", "missing.onnx", expect=3)
         self.assertIn("missing.onnx", out)
