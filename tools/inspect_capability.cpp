@@ -87,10 +87,12 @@ std::vector<NodeRun> runs_of(const std::vector<NodeCapability>& caps) {
 // read and do not compute, outputs those they compute that other nodes or the graph's outputs read.
 void save_run(const OnnxModel& base, const NodeRun& run, const std::string& path) {
   const onnx::GraphProto& g = base.proto->graph();
-  std::set<std::string> produced, initializers, read_outside;
-  for (const auto& t : g.initializer()) initializers.insert(t.name());
-  for (int i = run.begin; i < run.end; ++i)
-    for (const auto& out : g.node(i).output()) produced.insert(out);
+  const GraphIndex index(g);
+  auto computed_in_run = [&](const std::string& tensor) {
+    auto p = index.producer.find(tensor);
+    return p != index.producer.end() && p->second >= run.begin && p->second < run.end;
+  };
+  std::set<std::string> read_outside;
   for (int i = 0; i < g.node_size(); ++i) {
     if (i >= run.begin && i < run.end) continue;
     for (const std::string& in : node_reads(g.node(i))) read_outside.insert(in);
@@ -100,7 +102,7 @@ void save_run(const OnnxModel& base, const NodeRun& run, const std::string& path
   std::set<std::string> seen;
   for (int i = run.begin; i < run.end; ++i) {
     for (const std::string& in : node_reads(g.node(i)))  // subgraphs' outer reads too
-      if (!produced.count(in) && !initializers.count(in) && seen.insert(in).second)
+      if (!computed_in_run(in) && !index.initializers.count(in) && seen.insert(in).second)
         inputs.push_back({in, std::nullopt, std::nullopt});
     for (const auto& out : g.node(i).output()) {
       if (out.empty()) continue;

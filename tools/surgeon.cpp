@@ -1,5 +1,5 @@
-// `vkgraphy surgeon`: changes ONNX models (Polygraphy's `surgeon extract`, `sanitize` and
-// `insert`). The result is checked and written whole or not at all.
+// `vkgraphy surgeon`: changes ONNX models (Polygraphy's `surgeon extract`, `sanitize`, `insert`,
+// `weight-strip` and `weight-reconstruct`). The result is written whole or not at all.
 #include "runtime/onnx/surgeon.h"
 
 #include <algorithm>

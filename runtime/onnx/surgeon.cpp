@@ -52,35 +52,6 @@ std::vector<Dim> parse_dims(const std::string& text, const std::string& spec) {
   return dims;
 }
 
-// Producers, defined tensors and types of one graph.
-struct GraphIndex {
-  std::map<std::string, int> producer;  // tensor -> node index
-  std::set<std::string> graph_inputs;   // runtime inputs (not initializers)
-  std::set<std::string> initializers;
-  std::map<std::string, const onnx::TypeProto*> types;  // what the model knows of each tensor
-
-  explicit GraphIndex(const onnx::GraphProto& g) {
-    for (const auto& t : g.initializer()) initializers.insert(t.name());
-    for (const auto& in : g.input()) {
-      if (!initializers.count(in.name())) graph_inputs.insert(in.name());
-      types[in.name()] = &in.type();
-    }
-    for (const auto& vi : g.value_info()) types[vi.name()] = &vi.type();
-    for (const auto& out : g.output()) {
-      const auto& tt = out.type().tensor_type();
-      const bool richer = out.type().has_tensor_type() && tt.elem_type() != 0 && tt.has_shape();
-      if (richer || !types.count(out.name())) types[out.name()] = &out.type();
-    }
-    for (int i = 0; i < g.node_size(); ++i)
-      for (const auto& o : g.node(i).output())
-        if (!o.empty()) producer[o] = i;
-  }
-
-  bool has(const std::string& name) const {
-    return producer.count(name) || graph_inputs.count(name) || initializers.count(name);
-  }
-};
-
 // Tensors a graph reads from its enclosing scopes (node inputs it does not define itself).
 void collect_outer_references(const onnx::GraphProto& g, std::set<std::string>& refs) {
   std::set<std::string> defined;
@@ -102,7 +73,6 @@ void collect_outer_references(const onnx::GraphProto& g, std::set<std::string>& 
   for (const auto& o : g.output())
     if (!defined.count(o.name())) refs.insert(o.name());
 }
-
 
 // Marks the nodes needed to compute `targets`, not looking past `stop` tensors. Calls
 // `reached_input(target, input)` for every graph input (not in `stop`) a target depends on.
@@ -196,6 +166,23 @@ std::string join_names(const std::vector<TensorSpec>& specs) {
 }
 
 }  // namespace
+
+GraphIndex::GraphIndex(const onnx::GraphProto& g) {
+  for (const auto& t : g.initializer()) initializers.insert(t.name());
+  for (const auto& in : g.input()) {
+    if (!initializers.count(in.name())) graph_inputs.insert(in.name());
+    types[in.name()] = &in.type();
+  }
+  for (const auto& vi : g.value_info()) types[vi.name()] = &vi.type();
+  for (const auto& out : g.output()) {
+    const auto& tt = out.type().tensor_type();
+    const bool richer = out.type().has_tensor_type() && tt.elem_type() != 0 && tt.has_shape();
+    if (richer || !types.count(out.name())) types[out.name()] = &out.type();
+  }
+  for (int i = 0; i < g.node_size(); ++i)
+    for (const auto& o : g.node(i).output())
+      if (!o.empty()) producer[o] = i;
+}
 
 std::vector<std::string> node_reads(const onnx::NodeProto& n) {
   std::set<std::string> refs;

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,7 +17,9 @@
 #include "runtime/onnx/onnx_import.h"
 
 namespace onnx {
+class GraphProto;
 class NodeProto;
+class TypeProto;
 }
 
 namespace vkg {
@@ -35,6 +39,19 @@ struct TensorSpec {
 TensorSpec parse_input_spec(const std::string& text);
 // Parses Polygraphy's `--outputs` syntax "name:dtype" or "name" (dtype "auto" or a numpy name).
 TensorSpec parse_output_spec(const std::string& text);
+
+// Producers, defined tensors and types of one graph (as it is when indexed).
+struct GraphIndex {
+  std::map<std::string, int> producer;  // tensor -> node index
+  std::set<std::string> graph_inputs;   // runtime inputs (not initializers)
+  std::set<std::string> initializers;
+  std::map<std::string, const onnx::TypeProto*> types;  // what the model knows of each tensor
+
+  explicit GraphIndex(const onnx::GraphProto& g);
+  bool has(const std::string& name) const {
+    return producer.count(name) || graph_inputs.count(name) || initializers.count(name);
+  }
+};
 
 // Everything node `n` reads: its inputs and the tensors its subgraphs (If branches, Loop and Scan
 // bodies) read from the graphs around them.

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <set>
 
 #include "runtime/core/error.h"
 #include "runtime/onnx/surgeon.h"
@@ -77,33 +76,16 @@ void redirect_readers(onnx::GraphProto* top, const std::string& from, const std:
   });
 }
 
-int producer_of(const onnx::GraphProto& g, const std::string& tensor) {
-  for (int n = 0; n < g.node_size(); ++n)
-    for (const auto& out : g.node(n).output())
-      if (out == tensor) return n;
-  return -1;
-}
-
-bool is_graph_input(const onnx::GraphProto& g, const std::string& name) {
-  return std::any_of(g.input().begin(), g.input().end(), [&](const auto& v) { return v.name() == name; });
-}
-bool is_initializer(const onnx::GraphProto& g, const std::string& name) {
-  return std::any_of(g.initializer().begin(), g.initializer().end(), [&](const auto& t) { return t.name() == name; });
-}
 onnx::ValueInfoProto* graph_output(onnx::GraphProto* g, const std::string& name) {
   for (auto& v : *g->mutable_output())
     if (v.name() == name) return &v;
   return nullptr;
 }
 
-void require_tensor(const onnx::GraphProto& g, const std::string& name) {
-  const bool known = is_graph_input(g, name) || is_initializer(g, name) || producer_of(g, name) >= 0;
-  VKG_CHECK(known, "tensor '" << name << "' does not exist in the model");
-}
-
 // The input tensor `name` is renamed `name` + suffix everywhere it is defined or described, so that
 // `name` (a graph output) becomes the new node's output; the nodes reading `name` then read that.
-void rename_definition(onnx::GraphProto* g, const std::string& name, const std::string& renamed) {
+void rename_definition(onnx::GraphProto* g, const GraphIndex& index, const std::string& name,
+                       const std::string& renamed) {
   onnx::ValueInfoProto described;
   described.set_name(renamed);
   if (const onnx::ValueInfoProto* out = graph_output(g, name)) *described.mutable_type() = out->type();
@@ -114,8 +96,8 @@ void rename_definition(onnx::GraphProto* g, const std::string& name, const std::
   bool has_info = false;
   for (auto& v : *g->mutable_value_info())
     if (v.name() == name) v.set_name(renamed), has_info = true;
-  if (const int p = producer_of(*g, name); p >= 0) {
-    for (auto& out : *g->mutable_node(p)->mutable_output())
+  if (auto p = index.producer.find(name); p != index.producer.end()) {
+    for (auto& out : *g->mutable_node(p->second)->mutable_output())
       if (out == name) out = renamed;
   }
   if (!has_info && described.has_type()) *g->add_value_info() = described;
@@ -166,8 +148,10 @@ size_t insert_node(OnnxModel& model, const InsertNodeSpec& spec) {
   VKG_CHECK(!spec.op.empty(), "surgeon insert: no op given");
   VKG_CHECK(!spec.outputs.empty(), "surgeon insert: the new node needs at least one output");
   onnx::GraphProto* g = model.proto->mutable_graph();
-  for (const std::string& name : spec.inputs) require_tensor(*g, name);
-  for (const std::string& name : spec.outputs) require_tensor(*g, name);
+  // Node indices stay valid until the new node goes in; renamed tensors keep their producers.
+  const GraphIndex index(*g);
+  for (const std::vector<std::string>* names : {&spec.inputs, &spec.outputs})
+    for (const std::string& name : *names) VKG_CHECK(index.has(name), "tensor '" << name << "' does not exist in the model");
   std::vector<std::string> inputs = spec.inputs, outputs;
   std::vector<std::pair<std::string, std::string>> redirects;  // readers of .first read .second
   for (const std::string& name : spec.outputs) {
@@ -175,7 +159,7 @@ size_t insert_node(OnnxModel& model, const InsertNodeSpec& spec) {
     if (also_input) {
       const std::string suffixed = name + kInsertOutputSuffix;
       if (graph_output(g, name) != nullptr) {
-        rename_definition(g, name, suffixed);
+        rename_definition(g, index, name, suffixed);
         std::replace(inputs.begin(), inputs.end(), name, suffixed);
         outputs.push_back(name);
       } else {
@@ -184,10 +168,9 @@ size_t insert_node(OnnxModel& model, const InsertNodeSpec& spec) {
       }
       continue;
     }
-    VKG_CHECK(!is_graph_input(*g, name) && !is_initializer(*g, name),
+    VKG_CHECK(index.producer.count(name) != 0,
               "'" << name << "' is a graph input or initializer; the new node cannot write it");
-    const int p = producer_of(*g, name);
-    auto* outs = g->mutable_node(p)->mutable_output();
+    auto* outs = g->mutable_node(index.producer.at(name))->mutable_output();
     for (auto& out : *outs)
       if (out == name) out.clear();  // an optional output left out; the slots after it keep their places
     while (!outs->empty() && outs->rbegin()->empty()) outs->RemoveLast();
@@ -196,7 +179,8 @@ size_t insert_node(OnnxModel& model, const InsertNodeSpec& spec) {
 
   // After the last producer of its inputs.
   int position = 0;
-  for (const std::string& name : inputs) position = std::max(position, producer_of(*g, name) + 1);
+  for (const std::string& name : spec.inputs)
+    if (auto p = index.producer.find(name); p != index.producer.end()) position = std::max(position, p->second + 1);
   onnx::NodeProto node;
   node.set_op_type(spec.op);
   if (!spec.name.empty()) node.set_name(spec.name);

@@ -11,24 +11,24 @@
 #include <vector>
 
 #include "runtime/core/error.h"
-#include "runtime/core/logger.h"
+#include "runtime/onnx/surgeon.h"
 
 namespace vkg {
 
 namespace {
 
+// The graph's initializers by name (to strip or fill) and its producers (GraphIndex).
 struct ModelIndex {
+  const onnx::GraphProto& graph;
+  const GraphIndex tensors;
   std::map<std::string, onnx::TensorProto*> initializers;
-  std::map<std::string, const onnx::NodeProto*> producers;
 
-  explicit ModelIndex(onnx::GraphProto* g) {
+  explicit ModelIndex(onnx::GraphProto* g) : graph(*g), tensors(*g) {
     for (auto& t : *g->mutable_initializer()) initializers.emplace(t.name(), &t);
-    for (const auto& n : g->node())
-      for (const auto& out : n.output()) producers.emplace(out, &n);
   }
   const onnx::NodeProto* producer(const std::string& tensor) const {
-    auto it = producers.find(tensor);
-    return it == producers.end() ? nullptr : it->second;
+    auto it = tensors.producer.find(tensor);
+    return it == tensors.producer.end() ? nullptr : &graph.node(it->second);
   }
 };
 
