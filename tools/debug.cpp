@@ -141,35 +141,28 @@ std::vector<PrecisionCandidate> precision_candidates(const Graph& graph, Builder
   config.random_seed.reset();
   config.progress = false;
   const std::map<std::string, Precision> user_pins = config.layer_precisions;
-  const Severity severity = Logger::get().severity();
-  Logger::get().set_severity(Severity::Error);
+  const ScopedSeverity quiet(Severity::Error);
   // Pins speak in node names: a fused layer ("conv1+relu1") is pinned through its nodes.
   auto nodes_of = [](const TacticChoice& layer) {
     return layer.nodes.empty() ? std::vector<std::string>{layer.name} : layer.nodes;
   };
   auto is_node_layer = [](const TacticChoice& layer) { return layer.op != "Reformat" && layer.op != "Constant"; };
   std::vector<PrecisionCandidate> out;
-  try {
-    config.layer_precisions.clear();
-    const BuildResult all = build_engine(graph, config, info, device_identity(info), nullptr);
-    config.constraints = PrecisionConstraints::Prefer;
-    for (const TacticChoice& layer : all.replay.layers)
-      if (is_node_layer(layer))
-        for (const std::string& node : nodes_of(layer)) config.layer_precisions[node] = Precision::FP16;
-    const BuildResult fp16 = build_engine(graph, config, info, device_identity(info), nullptr);
-    for (const TacticChoice& layer : fp16.replay.layers) {
-      const std::vector<std::string> nodes = nodes_of(layer);
-      const bool pinned = std::any_of(nodes.begin(), nodes.end(), [&](const std::string& n) {
-        return std::any_of(user_pins.begin(), user_pins.end(),
-                           [&](const auto& pin) { return layer_precision_matches(pin.first, n); });
-      });
-      if (is_node_layer(layer) && layer.precision == Precision::FP16 && !pinned) out.push_back({layer.name, nodes});
-    }
-  } catch (...) {
-    Logger::get().set_severity(severity);
-    throw;
+  config.layer_precisions.clear();
+  const BuildResult all = build_engine(graph, config, info, device_identity(info), nullptr);
+  config.constraints = PrecisionConstraints::Prefer;
+  for (const TacticChoice& layer : all.replay.layers)
+    if (is_node_layer(layer))
+      for (const std::string& node : nodes_of(layer)) config.layer_precisions[node] = Precision::FP16;
+  const BuildResult fp16 = build_engine(graph, config, info, device_identity(info), nullptr);
+  for (const TacticChoice& layer : fp16.replay.layers) {
+    const std::vector<std::string> nodes = nodes_of(layer);
+    const bool pinned = std::any_of(nodes.begin(), nodes.end(), [&](const std::string& n) {
+      return std::any_of(user_pins.begin(), user_pins.end(),
+                         [&](const auto& pin) { return layer_precision_matches(pin.first, n); });
+    });
+    if (is_node_layer(layer) && layer.precision == Precision::FP16 && !pinned) out.push_back({layer.name, nodes});
   }
-  Logger::get().set_severity(severity);
   return out;
 }
 

@@ -61,15 +61,13 @@ std::vector<NodeCapability> capabilities(const OnnxModel& model, const Capabilit
   BuilderConfig config;
   config.fp16 = args.fp16;
   // Each node's build is quiet: only its verdict is reported.
-  const Severity severity = Logger::get().severity();
-  Logger::get().set_severity(Severity::Error);
+  const ScopedSeverity quiet(Severity::Error);
   std::vector<NodeCapability> caps;
   for (const auto& proto : model.proto->graph().node()) {
     auto it = by_name.find(proto.name());
     caps.push_back(it == by_name.end() ? NodeCapability{true, ""}
                                        : node_capability(graph, *it->second, config, ctx->device().info()));
   }
-  Logger::get().set_severity(severity);
   return caps;
 }
 

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   tools::add_surgeon_tool(app);
   tools::add_debug_tool(app);
   tools::add_data_tool(app);
+  tools::add_check_tool(app);
 
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {

@@ -16,6 +16,7 @@ void add_inspect_tool(CLI::App& app);         // tools/inspect.cpp
 void add_surgeon_tool(CLI::App& app);         // tools/surgeon.cpp
 void add_debug_tool(CLI::App& app);           // tools/debug.cpp
 void add_data_tool(CLI::App& app);            // tools/data.cpp
+void add_check_tool(CLI::App& app);           // tools/check.cpp
 void add_inspect_device(CLI::App& inspect);   // tools/inspect_device.cpp: `inspect device`
 void add_inspect_tactics(CLI::App& inspect);  // tools/inspect_tactics.cpp: `inspect tactics`
 void add_inspect_capability(CLI::App& inspect);  // tools/inspect_capability.cpp: `inspect capability`

@@ -66,6 +66,7 @@ void Logger::set_log_file(const std::string& path) {
 }
 
 bool Logger::enabled(Severity s, const char* file) const {
+  if (capture_ && s >= capture_->min_) return true;  // captured whatever the printed severity
   Severity threshold = severity_;
   if (file && !path_severity_.empty()) {
     size_t best = 0;
@@ -80,6 +81,10 @@ bool Logger::enabled(Severity s, const char* file) const {
 }
 
 void Logger::log(Severity s, const std::string& message, const char* file, int line) {
+  if (capture_ && s >= capture_->min_) {
+    capture_->messages_.emplace_back(s, message);
+    return;
+  }
   std::string prefix = std::string("[") + severity_letter(s) + "] ";
   if (timestamp_) {
     const auto now = std::chrono::system_clock::now();
@@ -117,6 +122,10 @@ void Logger::log(Severity s, const std::string& message, const char* file, int l
     std::fflush(file_.get());
   }
 }
+
+LogCapture::LogCapture(Severity min) : min_(min), outer_(Logger::get().capture_) { Logger::get().capture_ = this; }
+
+LogCapture::~LogCapture() { Logger::get().capture_ = outer_; }
 
 Logger& Logger::get() {
   static Logger logger;

@@ -8,6 +8,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace vkg {
 
@@ -27,6 +29,8 @@ enum class Severity : int {
 // Parses "VERBOSE", "info", "warning", ... and numeric levels. Returns false if unknown.
 bool parse_severity(const std::string& text, Severity* out);
 const char* severity_letter(Severity s);  // "V", "I", "W", "E", "!" ...
+
+class LogCapture;
 
 class Logger {
  public:
@@ -54,6 +58,38 @@ class Logger {
   bool line_info_ = false;
   bool colors_ = false;
   std::unique_ptr<FILE, int (*)(FILE*)> file_{nullptr, &std::fclose};
+  LogCapture* capture_ = nullptr;  // the innermost live LogCapture
+  friend class LogCapture;
+};
+
+// While alive, the messages of at least `min` severity are kept here instead of printed (the
+// innermost capture takes them): for a tool that reports what a step said, as `check lint`
+// reports the warnings of a model's import and reference run as findings.
+class LogCapture {
+ public:
+  explicit LogCapture(Severity min = Severity::Warning);
+  ~LogCapture();
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+  const std::vector<std::pair<Severity, std::string>>& messages() const { return messages_; }
+
+ private:
+  friend class Logger;
+  Severity min_;
+  LogCapture* outer_;
+  std::vector<std::pair<Severity, std::string>> messages_;
+};
+
+// Sets the process-wide logger's severity for a scope and restores it on any exit.
+class ScopedSeverity {
+ public:
+  explicit ScopedSeverity(Severity s) : saved_(Logger::get().severity()) { Logger::get().set_severity(s); }
+  ~ScopedSeverity() { Logger::get().set_severity(saved_); }
+  ScopedSeverity(const ScopedSeverity&) = delete;
+  ScopedSeverity& operator=(const ScopedSeverity&) = delete;
+
+ private:
+  Severity saved_;
 };
 
 }  // namespace vkg

@@ -69,18 +69,24 @@ struct OnnxModel {
 // counts ("ReduceMean-18 x4, Split-18"); "" when ONNX's rules cover every node.
 std::string vkgraphy_shape_rules_used(const OnnxModel& model);
 
+// What loading does with nodes that share a name with an earlier node of their graph.
+enum class NodeNames {
+  MakeUnique,  // renamed "<name>_2", "<name>_3", ... in graph order, with one warning
+  AsInFile     // kept (check lint reports them)
+};
+
 // Reads and parses a model file. External data is loaded from `external_data_dir`
 // ("" = the model's folder). Throws Error for a missing, unreadable, truncated or
 // non-ONNX file, or missing external data. Nodes that share a name with an earlier node
-// of their graph (ONNX's checker allows it) are renamed "<name>_2", "<name>_3", ... in
-// graph order, with one warning, so that every node can be addressed by name.
+// of their graph (ONNX's checker allows it) are renamed (NodeNames::MakeUnique), so that
+// every node can be addressed by name.
 OnnxModel load_onnx_model(const std::string& path, bool load_external_data = true,
-                          const std::string& external_data_dir = "");
+                          const std::string& external_data_dir = "", NodeNames names = NodeNames::MakeUnique);
 // The same for a model held in memory (the bytes of a model file). `source` names it in messages
 // and is the OnnxModel's path ("" for none); external data is read from `external_data_dir`
 // ("": the folder of `source`, else the working directory).
 OnnxModel parse_onnx_model(const std::string& bytes, const std::string& source, bool load_external_data = true,
-                           const std::string& external_data_dir = "");
+                           const std::string& external_data_dir = "", NodeNames names = NodeNames::MakeUnique);
 
 // The graph inputs a caller feeds: declared inputs that no initializer gives a value.
 std::vector<std::string> runtime_input_names(const OnnxModel& model);

@@ -107,12 +107,13 @@ void make_node_names_unique(onnx::GraphProto& g, std::vector<std::string>& renam
 
 }  // namespace
 
-OnnxModel load_onnx_model(const std::string& path, bool load_external, const std::string& external_data_dir) {
-  return parse_onnx_model(read_whole_file(path, "model file"), path, load_external, external_data_dir);
+OnnxModel load_onnx_model(const std::string& path, bool load_external, const std::string& external_data_dir,
+                          NodeNames names) {
+  return parse_onnx_model(read_whole_file(path, "model file"), path, load_external, external_data_dir, names);
 }
 
 OnnxModel parse_onnx_model(const std::string& bytes, const std::string& source, bool load_external,
-                           const std::string& external_data_dir) {
+                           const std::string& external_data_dir, NodeNames names) {
   const std::string& path = source.empty() ? std::string("<model bytes>") : source;
   VKG_CHECK(!bytes.empty(), "model file '" << path << "' is empty");
   // Files users give by mistake, named for what they are.
@@ -135,7 +136,7 @@ OnnxModel parse_onnx_model(const std::string& bytes, const std::string& source, 
     VKG_WARNING("model '" << path << "' has IR version " << proto->ir_version() << ", newer than " << kMaxIrVersion
                           << "; trying anyway");
   std::vector<std::string> renamed;
-  make_node_names_unique(*proto->mutable_graph(), renamed);
+  if (names == NodeNames::MakeUnique) make_node_names_unique(*proto->mutable_graph(), renamed);
   if (!renamed.empty()) {
     std::string list;
     for (const auto& r : renamed) list += (list.empty() ? "" : ", ") + r;

@@ -410,7 +410,7 @@ SanitizeReport sanitize_model(OnnxModel& model, const SanitizeOptions& options) 
   return report;
 }
 
-std::string onnx_checker_problem(const OnnxModel& model) {
+std::string onnx_checker_problem(const OnnxModel& model, CheckerText text) {
   const int64_t ir_version = model.proto->ir_version();
   model.proto->set_ir_version(std::min<int64_t>(ir_version, 8));
   std::string problem;
@@ -418,7 +418,8 @@ std::string onnx_checker_problem(const OnnxModel& model) {
     onnx::checker::check_model(*model.proto);
   } catch (const std::exception& e) {
     problem = e.what();
-    if (auto nl = problem.find('\n'); nl != std::string::npos) problem = problem.substr(0, nl);
+    if (auto nl = problem.find('\n'); nl != std::string::npos && text == CheckerText::FirstLine)
+      problem = problem.substr(0, nl);
     if (problem.empty()) problem = "unknown problem";
   }
   model.proto->set_ir_version(ir_version);

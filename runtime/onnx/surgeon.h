@@ -107,9 +107,11 @@ struct SanitizeReport {
 SanitizeReport sanitize_model(OnnxModel& model, const SanitizeOptions& options);
 
 // The first problem ONNX's checker (what onnx.checker.check_model runs) finds, ""
-// when there is none. Models of IR versions above 8, which the checker of ONNX 1.12
-// refuses, are checked as IR version 8.
-std::string onnx_checker_problem(const OnnxModel& model);
+// when there is none: its first line, or the whole text, whose context lines say where
+// ("Bad node spec for node ..." for a node's problem). Models of IR versions above 8, which
+// the checker of ONNX 1.12 refuses, are checked as IR version 8.
+enum class CheckerText { FirstLine, Whole };
+std::string onnx_checker_problem(const OnnxModel& model, CheckerText text = CheckerText::FirstLine);
 
 // Final check before writing a model: validate_onnx_model, then ONNX's checker.
 // A checker problem throws Error when `checker_must_pass` (the source model passed
