@@ -15,7 +15,7 @@ class TestUsageErrors(CliTestCase):
     def test_misspelled_tool_and_subcommand(self):
         out = self.vkgraphy("rnu", MODEL, expect=2)
         self.assertIn("[E] 'rnu' is not a vkgraphy tool; did you mean 'run'? "
-                      "(choose from: run, convert, inspect, surgeon, debug, data)", out)
+                      "(choose from: run, convert, inspect, surgeon, debug, data, check)", out)
         out = self.vkgraphy("debug", "precison", MODEL, expect=2)
         self.assertIn("[E] 'precison' is not a subcommand of 'vkgraphy debug'; did you mean 'precision'?", out)
         out = self.vkgraphy("inspect", expect=2)
