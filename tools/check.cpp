@@ -1,6 +1,9 @@
 // `vkgraphy check`: Polygraphy's check tools.
 //   check lint MODEL [-o REPORT.json]   the model's faults, node by node (debug/model_lint.h);
 //                                       exits 1 when any finding is an exception
+//   check accuracy RESULTS.json         a run's saved error statistics against other tolerances
+//                                       (runtime/data/accuracy_results.h); exits 1 when one fails
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -8,6 +11,8 @@
 #include "runtime/core/error.h"
 #include "runtime/core/file_io.h"
 #include "runtime/core/logger.h"
+#include "runtime/data/accuracy_results.h"
+#include "runtime/data/option_parsing.h"
 #include "tools/args_data_loader.h"
 #include "tools/args_model.h"
 #include "tools/tools.h"
@@ -56,6 +61,54 @@ void add_lint(CLI::App& check) {
   cmd->callback([args] { run_lint(*args); });
 }
 
+struct AccuracyArgs {
+  std::string path;
+  std::vector<std::string> atol, rtol, error_stat;
+  bool check_average = false;
+  std::string save;
+};
+
+void run_accuracy(const AccuracyArgs& args) {
+  VKG_START("RUNNING | Checking the accuracy results in " << args.path);
+  AccuracyResults results = load_accuracy_results(args.path);
+  CompareOptions options;
+  options.atol = parse_tolerances(args.atol, "--atol");
+  options.rtol = parse_tolerances(args.rtol, "--rtol");
+  options.check_error_stat = parse_error_stats(args.error_stat, "--check-error-stat");
+  rethreshold(results, options, args.check_average);
+  log_accuracy_summary(results);
+  if (!args.save.empty()) {
+    save_accuracy_results(args.save, results);
+    VKG_INFO("Saved the accuracy results to " << args.save);
+  }
+  const bool passed = std::all_of(results.begin(), results.end(), [](const AccuracyResult& r) { return r.passed(); });
+  if (passed) {
+    VKG_FINISH("PASSED | Accuracy results passed the requested thresholds.");
+  } else {
+    VKG_ERROR("FAILED | Accuracy results did not pass the requested thresholds.");
+    set_exit_code(kExitFailed);
+  }
+}
+
+void add_accuracy(CLI::App& check) {
+  auto args = std::make_shared<AccuracyArgs>();
+  CLI::App* cmd = check.add_subcommand(
+      "accuracy", "Check saved accuracy results (run --save-accuracy-results, or Polygraphy's) against other "
+                  "tolerances, without running anything");
+  cmd->fallthrough();
+  cmd->add_option("path", args->path, "Accuracy results file")->required();
+  cmd->add_option("--atol", args->atol, "Absolute tolerance, per output as NAME:VALUE (default 1e-5)")->take_all();
+  cmd->add_option("--rtol", args->rtol, "Relative tolerance, per output as NAME:VALUE (default 1e-5)")->take_all();
+  cmd->add_option("--check-error-stat", args->error_stat,
+                  "Error statistic checked, per output as NAME:STAT: max, mean, median, or quantile (when the run "
+                  "checked one); elemwise needs every element, which the file does not hold")
+      ->take_all();
+  cmd->add_flag("--check-average", args->check_average,
+                "Check each output's statistics averaged over the iterations instead of every iteration");
+  cmd->add_option("--save-accuracy-results", args->save, "Save the results checked again to this JSON file");
+  cmd->callback([args] { run_accuracy(*args); });
+}
+
 }  // namespace
 
 void add_check_tool(CLI::App& app) {
@@ -63,6 +116,7 @@ void add_check_tool(CLI::App& app) {
   check->require_subcommand(1);
   check->fallthrough();
   add_lint(*check);
+  add_accuracy(*check);
 }
 
 }  // namespace vkg::tools

@@ -11,6 +11,7 @@
 
 #include "debug/layer_isolation.h"
 #include "runtime/core/logger.h"
+#include "runtime/data/accuracy_results.h"
 #include "runtime/data/array_stats.h"
 #include "runtime/data/comparator.h"
 #include "runtime/data/data_loader.h"
@@ -33,6 +34,7 @@ struct RunArgs {
   ModelArgs model;
   DataLoaderArgs data;
   ComparatorArgs compare;
+  std::string save_accuracy_results;  // --save-accuracy-results
   BuilderArgs builder;
   ReportArgs report;
   bool ref = false;
@@ -469,6 +471,10 @@ int run_tool(RunArgs& args) {
     // Consecutive runners are compared, iteration by iteration, as Polygraphy does.
     std::vector<PairComparison> comparisons;
     ok = compare_accuracy(results, args.compare.options(), &comparisons) && ok;
+    if (!args.save_accuracy_results.empty()) {
+      save_accuracy_results(args.save_accuracy_results, accuracy_results_of(comparisons));
+      VKG_INFO("Saving accuracy results to " << args.save_accuracy_results);
+    }
     args.report.add_comparisons(comparisons);
   } else if (results.runs.empty()) {
     VKG_THROW("nothing to run: choose a backend (--vk, --ref) or give --load-outputs");
@@ -530,6 +536,9 @@ void add_run_tool(CLI::App& app) {
       ->take_all();
   args->data.add_to(*run);
   args->compare.add_to(*run);
+  run->add_option("--save-accuracy-results", args->save_accuracy_results,
+                  "Save each comparison's error statistics and tolerances (Polygraphy's accuracy results) to this "
+                  "JSON file, for `check accuracy` with other tolerances");
   args->builder.add_to(*run);
   args->builder.use_data_loader(args->data);
   args->report.add_to(*run, "run");
