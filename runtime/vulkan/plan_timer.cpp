@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "runtime/core/error.h"
+#include "runtime/core/logger.h"
 #include "runtime/vulkan/buffer.h"
 #include "runtime/vulkan/compute_commands.h"
 #include "runtime/vulkan/executor.h"
@@ -236,8 +237,19 @@ std::vector<double> VulkanPlanTimer::time(const LayerPlan& plan, const std::vect
     probe.begin();
     record_runs(probe, 1, true, marks);
     const bool kept_busy = last_end_ && std::chrono::steady_clock::now() - *last_end_ < kShortIdle;
+    const auto submitted = std::chrono::steady_clock::now();
     probe.submit_and_wait(kProbeTimeout);
     probe_ns = probe.elapsed_ns(marks[0].first, marks[0].second);
+    // Where a driver compiles at the first dispatch (lavapipe), the probe's wall time less its
+    // device time is the compile: what bench/build_time.sh's per-shader figures add up.
+    if (Logger::get().enabled(Severity::ExtraVerbose)) {
+      std::string shaders;
+      for (const Dispatch& d : plan.dispatches) shaders += (shaders.empty() ? "" : " ") + d.shader;
+      const double wall_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - submitted).count();
+      VKG_EXTRA_VERBOSE("Probe run: " << wall_ms << " ms wall, " << probe_ns / 1e6 << " ms on the device | "
+                                      << shaders);
+    }
     if (probe_ns > kSlowRunNs) {
       samples = std::clamp(int(4 * kSlowRunNs / probe_ns), 1, samples);
       warmup = 0;

@@ -182,6 +182,10 @@ class TestWorkflows(CliTestCase):
         precisions = {l["name"]: l["precision"] for l in self.read_json("p.json")["layers"]}
         self.assertEqual([precisions[n] for n in ("conv1+relu1", "conv2+relu2", "energy", "norm")], ["fp32"] * 4)
 
+class TestWorkflowsWithoutGoldens(CliTestCase):
+    """The workflows that compare with no golden outputs: run once (the class below repeats only
+    those with goldens, made by the real Polygraphy)."""
+
     def test_fp16_risk_follows_the_data_loader(self):
         path = vk_model("fp16_two_sites.onnx")
         out = self.vkgraphy("inspect", "model", path, "--show", "fp16-risk")
@@ -299,8 +303,6 @@ class TestWorkflows(CliTestCase):
                 self.vkgraphy("run", "reduced.onnx", "--vk", "--ref", "--builder-optimization-level", "0",
                               env={FAULTY: "softmax.*"}, expect=1)
                 self.vkgraphy("run", "reduced.onnx", "--vk", "--ref", "--builder-optimization-level", "0")
-
-
 
 
 class TestWorkflowsWithPolygraphyGoldens(TestWorkflows):
