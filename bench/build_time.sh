@@ -2,7 +2,7 @@
 # What an engine build costs on this machine's device (lavapipe in CI), and what the builder's
 # cost model for CPU devices saves (BuilderConfig::prune_for_device, docs/builder.md):
 #
-#   bench/build_time.sh [times|prune|debug|all]      (default all; from the repository root)
+#   bench/build_time.sh [times|prune|debug|jobs|all] (default all; from the repository root)
 #
 #   times  PP-OCRv4 det at 1x3x320x320 (from the rapidocr wheel ./setup.sh downloads): a cold build
 #          (empty Mesa shader cache and timing cache) in fp32 and fp16, with the cost model and
@@ -15,6 +15,8 @@
 #          measurements, summed over the layers: the engine time the pruning gives up
 #   debug  `debug build --until 20` on det (a check that always passes), with a warm Mesa cache,
 #          and again with --vk-disable-host-specialization
+#   jobs   the same one iteration at a time and side by side (--jobs 2 --devices 0 0: two jobs on
+#          lavapipe's one device, a core each)
 #
 # Writes its figures to stdout; docs/bench.md ("Build time on lavapipe") records them.
 set -euo pipefail
@@ -101,7 +103,10 @@ EOF
 # debug_build [FLAGS...]: debug build --until 20 on det, after a build that warms Mesa's cache.
 debug_build() {
   mkdir -p "$TMP/mesa-debug"
-  MESA_SHADER_CACHE_DIR=$TMP/mesa-debug "$BIN" convert "${DET[@]}" -o "$TMP/warm.engine" "$@" >/dev/null 2>&1
+  local convert_flags=()  # the flags that change what is compiled warm the cache too
+  [ "${1:-}" != --vk-disable-host-specialization ] || convert_flags=("$1")
+  MESA_SHADER_CACHE_DIR=$TMP/mesa-debug "$BIN" convert "${DET[@]}" -o "$TMP/warm.engine" "${convert_flags[@]}" \
+    >/dev/null 2>&1
   local t0 t1
   t0=$(date +%s.%N)
   (cd "$TMP" && MESA_SHADER_CACHE_DIR=$TMP/mesa-debug VKGRAPHY_CACHE_DIR=$TMP/vkcache "$BIN" debug build "${DET[@]}" \
@@ -115,6 +120,7 @@ case "$what" in
   times) times ;;
   prune) prune ;;
   debug) debug_build; debug_build --vk-disable-host-specialization ;;
-  all) times; prune; debug_build; debug_build --vk-disable-host-specialization ;;
-  *) echo "usage: bench/build_time.sh [times|prune|debug|all]" >&2; exit 2 ;;
+  jobs) debug_build; debug_build --jobs 2 --devices 0 0 ;;
+  all) times; prune; debug_build; debug_build --vk-disable-host-specialization; debug_build --jobs 2 --devices 0 0 ;;
+  *) echo "usage: bench/build_time.sh [times|prune|debug|jobs|all]" >&2; exit 2 ;;
 esac

@@ -48,6 +48,10 @@ ArtifactSorter::ArtifactSorter(std::vector<std::string> artifacts, std::string d
     : artifacts_(std::move(artifacts)), dir_(std::move(dir)) {}
 
 std::vector<std::string> ArtifactSorter::sort(bool passed, int iteration) const {
+  return sort(passed, iteration, artifacts_);
+}
+
+std::vector<std::string> ArtifactSorter::sort(bool passed, int iteration, const std::vector<std::string>& sources) const {
   std::vector<std::string> moved;
   if (artifacts_.empty()) return moved;
   const fs::path dest_dir = fs::path(dir_) / (passed ? "good" : "bad");
@@ -55,13 +59,14 @@ std::vector<std::string> ArtifactSorter::sort(bool passed, int iteration) const 
   fs::create_directories(dest_dir, ec);
   VKG_CHECK(!ec, "cannot create the artifacts folder '" << dest_dir.string() << "': " << ec.message());
   const std::string stamp = utc_timestamp();
-  for (const std::string& artifact : artifacts_) {
+  for (size_t i = 0; i < artifacts_.size(); ++i) {
+    const std::string& artifact = sources.at(i);
     const fs::path src(artifact);
     if (!fs::exists(fs::symlink_status(src))) {
       VKG_ERROR("Artifact '" << artifact << "' does not exist, so it was not sorted. Was it supposed to be written?");
       continue;
     }
-    const fs::path name = src.filename();
+    const fs::path name = fs::path(artifacts_[i]).filename();
     const std::string stem = name.has_extension() ? name.stem().string() : name.string();
     const std::string ext = name.has_extension() ? name.extension().string() : "";
     const std::string base = stem + "_iter" + std::to_string(iteration) + "_" + stamp;

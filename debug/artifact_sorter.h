@@ -24,6 +24,9 @@ class ArtifactSorter {
   // when that name exists. A missing artifact is an error message, not a
   // failure of the tool. Returns the new paths. Throws Error when a move fails.
   std::vector<std::string> sort(bool passed, int iteration) const;
+  // The same for copies of the artifacts written elsewhere (a side-by-side job's, `sources[i]`
+  // standing for artifacts()[i]), named as the artifacts themselves would be.
+  std::vector<std::string> sort(bool passed, int iteration, const std::vector<std::string>& sources) const;
 
  private:
   std::vector<std::string> artifacts_;

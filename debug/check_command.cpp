@@ -153,7 +153,7 @@ void CheckCommand::require_runnable() const {
 CheckResult CheckCommand::run(const std::string& artifact) const {
   if (interactive()) return ask(artifact);
   VKG_INFO("Running check command: " << join_command(options_.command));
-  CheckResult r = run_command();
+  CheckResult r = run_program(options_);
   r.passed = !r.timed_out && check_passed(options_, r.exit_code, r.output);
   if (r.timed_out)
     VKG_ERROR("The check command ran longer than --check-timeout " << format_seconds(options_.timeout_s)
@@ -190,14 +190,27 @@ CheckResult CheckCommand::ask(const std::string& artifact) const {
   }
 }
 
-CheckResult CheckCommand::run_command() const {
+CheckResult run_program(const CheckOptions& options) {
   int out_pipe[2];
   int exec_pipe[2];  // reports an exec failure to the parent (closed on successful exec)
   VKG_CHECK(pipe2(out_pipe, O_CLOEXEC) == 0 && pipe2(exec_pipe, O_CLOEXEC) == 0,
             "cannot create a pipe for the check command: " << std::strerror(errno));
   std::vector<char*> argv;
-  for (const std::string& a : options_.command) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // The environment, made before fork (the child of a threaded process only execs).
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    const bool replaced = std::any_of(options.env.begin(), options.env.end(),
+                                      [&](const std::string& x) { return x.substr(0, x.find('=')) == name; });
+    if (!replaced) env_text.push_back(entry);
+  }
+  env_text.insert(env_text.end(), options.env.begin(), options.env.end());
+  std::vector<char*> envp;
+  for (std::string& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
 
   const pid_t pid = fork();
   if (pid < 0) {
@@ -213,7 +226,7 @@ CheckResult CheckCommand::run_command() const {
     if (devnull >= 0) dup2(devnull, STDIN_FILENO);
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(out_pipe[1], STDERR_FILENO);
-    execvp(argv[0], argv.data());
+    execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;
     [[maybe_unused]] const ssize_t n = write(exec_pipe[1], &err, sizeof(err));
     _exit(127);
@@ -228,9 +241,9 @@ CheckResult CheckCommand::run_command() const {
   char buffer[65536];
   for (;;) {
     int wait_ms = 200;
-    if (options_.timeout_s > 0) {
+    if (options.timeout_s > 0) {
       const double left =
-          options_.timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          options.timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (left <= 0) {
         r.timed_out = true;
         kill_group(pid);
@@ -263,7 +276,7 @@ CheckResult CheckCommand::run_command() const {
   int exec_errno = 0;
   const bool exec_failed = read(exec_pipe[0], &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno);
   close(exec_pipe[0]);
-  VKG_CHECK(!exec_failed, "the check command '" << options_.command[0] << "' cannot be run: " << std::strerror(exec_errno));
+  VKG_CHECK(!exec_failed, "the command '" << options.command[0] << "' cannot be run: " << std::strerror(exec_errno));
   if (killed_for_interrupt) throw StopRequested{"interrupted"};
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (WIFSIGNALED(status) && !r.timed_out)

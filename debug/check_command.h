@@ -16,6 +16,7 @@ struct CheckOptions {
   bool show_output = false;                // --show-output: print the output of passing runs too
   bool hide_fail_output = false;           // --hide-fail-output: do not print the output of failing runs
   double timeout_s = 0;                    // --check-timeout: kill a run after this long (0: no limit)
+  std::vector<std::string> env;            // "NAME=VALUE" set for the command (a side-by-side job's device)
 };
 
 // What one run of the check gave.
@@ -38,6 +39,12 @@ struct StopRequested {
   std::string why;
 };
 
+// Runs `options.command` as the check runs (no shell, its own process group, stdin from /dev/null,
+// stdout and stderr captured, killed at options.timeout_s or on Ctrl-C), with options.env set, and
+// returns its exit code and output; `passed` is left false. Throws Error when it cannot be
+// started, StopRequested on Ctrl-C. Safe to call from several threads at once.
+CheckResult run_program(const CheckOptions& options);
+
 class CheckCommand {
  public:
   // Compiles the regexes; throws Error naming a bad one.
@@ -56,7 +63,6 @@ class CheckCommand {
   CheckResult run(const std::string& artifact) const;
 
  private:
-  CheckResult run_command() const;
   CheckResult ask(const std::string& artifact) const;
 
   CheckOptions options_;

@@ -59,9 +59,9 @@ IterationLoop::IterationLoop(std::string tool, IterationOptions options)
     VKG_START("Starting an interactive debugging session since no --check command was given");
 }
 
-void IterationLoop::log_running(const std::string& description, std::optional<int> remaining) const {
+void IterationLoop::log_running(int index, const std::string& description, std::optional<int> remaining) const {
   std::ostringstream os;
-  os << "RUNNING | Iteration " << iterations_;
+  os << "RUNNING | Iteration " << index;
   if (!description.empty()) os << " | " << description;
   if (remaining) {
     os << " | about " << *remaining << " iteration(s) remaining";
@@ -75,60 +75,52 @@ void IterationLoop::save_replay(const std::string& path) const {
   save_debug_replay(path, replay_);
 }
 
-bool IterationLoop::run(const std::string& description, const std::function<void()>& make,
-                        std::optional<int> remaining) {
-  if (interrupt_requested()) throw StopRequested{"interrupted"};
-  const int index = iterations_;
-  log_running(description, remaining);
-  const auto start = std::chrono::steady_clock::now();
-  bool passed = false;
-  std::vector<std::string> sorted;
-
-  const ReplayEntry* replayed = loaded_.find(index);
-  if (replayed && !replayed->description.empty() && replayed->description != description) {
-    VKG_WARNING("Debug replay entry for iteration " << index << " was for '" << replayed->description
+std::optional<bool> IterationLoop::replayed(int index, const std::string& description) const {
+  const ReplayEntry* entry = loaded_.find(index);
+  if (!entry) return std::nullopt;
+  if (!entry->description.empty() && entry->description != description) {
+    VKG_WARNING("Debug replay entry for iteration " << index << " was for '" << entry->description
                                                     << "', not for this iteration: checking it again");
-    replayed = nullptr;
+    return std::nullopt;
   }
-  if (replayed) {
-    passed = replayed->passed;
-    VKG_INFO("Result from debug replay " << options_.load_replay << ": " << (passed ? "passed" : "failed"));
-    replay_.set(ReplayEntry{index, passed, description});
-    save_replay(options_.save_replay);
-  } else {
-    struct Cleanup {
-      const IterationOptions& o;
-      ~Cleanup() {
-        if (o.remove_intermediate) remove_quietly(o.iter_artifact);
-        remove_quietly(o.iter_info);
-      }
-    } cleanup{options_};
-    if (!options_.iter_info.empty()) {
-      nlohmann::ordered_json info = {{"iteration", index}, {"tool", tool_}, {"description", description}};
-      if (!options_.iter_artifact.empty()) info["iter_artifact"] = options_.iter_artifact;
-      write_file_atomically(options_.iter_info, info.dump(2) + "\n", "iteration info");
-    }
-    make();
-    if (interrupt_requested()) throw StopRequested{"interrupted"};
-    // Written first with this iteration failed: if the check crashes the
-    // machine or hangs, loading this replay skips past it.
-    if (!options_.save_replay.empty()) {
-      DebugReplay skip = replay_;
-      skip.set(ReplayEntry{index, false, description});
-      save_debug_replay(skip_current_path(options_.save_replay), skip);
-    }
-    passed = check_.interactive() && options_.builtin_check ? options_.builtin_check()
-                                                            : check_.run(options_.iter_artifact).passed;
-    // The check ended (it did not take the machine down): the real replay below supersedes the skip file.
-    if (!options_.save_replay.empty()) remove_quietly(skip_current_path(options_.save_replay));
-    sorted = sorter_.sort(passed, index);
-    replay_.set(ReplayEntry{index, passed, description});
-    save_replay(options_.save_replay);
-    seconds_checked_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    ++checked_;
+  return entry->passed;
+}
+
+bool IterationLoop::record_replayed(const std::string& description, bool passed) {
+  const auto start = std::chrono::steady_clock::now();
+  VKG_INFO("Result from debug replay " << options_.load_replay << ": " << (passed ? "passed" : "failed"));
+  replay_.set(ReplayEntry{iterations_, passed, description});
+  save_replay(options_.save_replay);
+  return finish(description, passed, true, {}, start);
+}
+
+void IterationLoop::save_skip_file(const std::vector<std::pair<int, std::string>>& checking) const {
+  if (options_.save_replay.empty()) return;
+  if (checking.empty()) {
+    remove_quietly(skip_current_path(options_.save_replay));
+    return;
   }
-  records_.push_back(IterationRecord{index, description, passed, replayed != nullptr, std::move(sorted)});
-  ++iterations_;
+  DebugReplay skip = replay_;
+  for (const auto& [index, description] : checking) skip.set(ReplayEntry{index, false, description});
+  save_debug_replay(skip_current_path(options_.save_replay), skip);
+}
+
+bool IterationLoop::record(const std::string& description, bool passed, double seconds,
+                           const std::vector<std::string>& sources) {
+  std::vector<std::string> sorted = sorter_.sort(passed, iterations_, sources);
+  replay_.set(ReplayEntry{iterations_, passed, description});
+  save_replay(options_.save_replay);
+  seconds_checked_ += seconds;
+  ++checked_;
+  const auto start = std::chrono::steady_clock::now() -
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+  return finish(description, passed, false, std::move(sorted), start);
+}
+
+bool IterationLoop::finish(const std::string& description, bool passed, bool replayed, std::vector<std::string> sorted,
+                           std::chrono::steady_clock::time_point start) {
+  records_.push_back(IterationRecord{iterations_, description, passed, replayed, std::move(sorted)});
+  const int index = iterations_++;
   if (passed) ++passed_;
   const std::string duration =
       seconds_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -137,6 +129,42 @@ bool IterationLoop::run(const std::string& description, const std::function<void
   else
     VKG_ERROR("FAILED | Iteration " << index << " | Duration " << duration);
   return passed;
+}
+
+bool IterationLoop::run(const std::string& description, const std::function<void()>& make,
+                        std::optional<int> remaining) {
+  if (interrupt_requested()) throw StopRequested{"interrupted"};
+  const int index = iterations_;
+  log_running(index, description, remaining);
+  if (const std::optional<bool> answer = replayed(index, description)) return record_replayed(description, *answer);
+  const auto start = std::chrono::steady_clock::now();
+  struct Cleanup {
+    const IterationOptions& o;
+    ~Cleanup() {
+      if (o.remove_intermediate) remove_quietly(o.iter_artifact);
+      remove_quietly(o.iter_info);
+    }
+  } cleanup{options_};
+  if (!options_.iter_info.empty()) {
+    nlohmann::ordered_json info = {{"iteration", index}, {"tool", tool_}, {"description", description}};
+    if (!options_.iter_artifact.empty()) info["iter_artifact"] = options_.iter_artifact;
+    write_file_atomically(options_.iter_info, info.dump(2) + "\n", "iteration info");
+  }
+  make();
+  if (interrupt_requested()) throw StopRequested{"interrupted"};
+  // Written first with this iteration failed: if the check crashes the
+  // machine or hangs, loading this replay skips past it.
+  save_skip_file({{index, description}});
+  const bool passed = check_.interactive() && options_.builtin_check ? options_.builtin_check()
+                                                                     : check_.run(options_.iter_artifact).passed;
+  // The check ended (it did not take the machine down): the real replay below supersedes the skip file.
+  save_skip_file({});
+  std::vector<std::string> sorted = sorter_.sort(passed, index);
+  replay_.set(ReplayEntry{index, passed, description});
+  save_replay(options_.save_replay);
+  seconds_checked_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ++checked_;
+  return finish(description, passed, false, std::move(sorted), start);
 }
 
 void IterationLoop::log_summary() const {

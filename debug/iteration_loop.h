@@ -57,6 +57,20 @@ class IterationLoop {
   // interactive input (the replay of the finished iterations is saved).
   bool run(const std::string& description, const std::function<void()>& make, std::optional<int> remaining = {});
 
+  // The same for an iteration made and checked elsewhere (side by side, debug/side_by_side.h),
+  // in iteration order: the RUNNING line was logged by log_running() when it started; this sorts
+  // its artifacts from `sources` (its copies of --artifacts), saves the replay and logs the result.
+  bool record(const std::string& description, bool passed, double seconds, const std::vector<std::string>& sources);
+  // The loaded replay's result for iteration `index` if it holds one for this description
+  // (a warning when it holds another), which a side-by-side run then records without running.
+  std::optional<bool> replayed(int index, const std::string& description) const;
+  // Records iteration iterations() from the loaded replay.
+  bool record_replayed(const std::string& description, bool passed);
+  // Saves the replay with these iterations failed in its '_skip_current' copy (they are being
+  // checked: loading that copy after a crash skips past them), or removes the copy when empty.
+  void save_skip_file(const std::vector<std::pair<int, std::string>>& checking) const;
+  void log_running(int index, const std::string& description, std::optional<int> remaining) const;
+
   int iterations() const { return iterations_; }
   int passed() const { return passed_; }
   // "Finished N iteration(s) | Passed: p/N | Pass Rate: x%" (logged once).
@@ -69,7 +83,8 @@ class IterationLoop {
 
  private:
   void save_replay(const std::string& path) const;
-  void log_running(const std::string& description, std::optional<int> remaining) const;
+  bool finish(const std::string& description, bool passed, bool replayed, std::vector<std::string> sorted,
+              std::chrono::steady_clock::time_point start);
 
   std::string tool_;
   IterationOptions options_;

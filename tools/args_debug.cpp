@@ -1,5 +1,6 @@
 #include "tools/args_debug.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "runtime/core/error.h"
@@ -8,7 +9,12 @@ namespace vkg::tools {
 
 namespace {
 std::vector<std::string> g_check_command;
+std::vector<std::string> g_own_command;
 }
+
+void set_own_command(int argc, char** argv) { g_own_command.assign(argv, argv + argc); }
+
+const std::vector<std::string>& own_command() { return g_own_command; }
 
 int split_check_command(int argc, char** argv) {
   bool in_debug = false;
@@ -81,6 +87,15 @@ void DebugArgs::add_to(CLI::App& app, const std::string& iter_artifact_default, 
             return std::string(e.what());
           }
         });
+    iter->add_option("--jobs", jobs_,
+                     "Iterations side by side, each with its own copies of the iteration artifact and --artifacts "
+                     "(recorded in order, as one at a time records them; docs/debug.md)")
+        ->check(CLI::Range(1, 256))
+        ->capture_default_str();
+    iter->add_option("--devices", devices_,
+                     "Devices of the --jobs, in turn (indices or name substrings as --device takes; a GPU takes one "
+                     "job, a CPU driver several with its cores divided). Default: the device --device picks")
+        ->expected(1, -1);
   }
   iter->add_option("--save-debug-replay", save_replay_,
                    "Write the result of every iteration here (and, before each check, a '_skip_current' copy with "
@@ -102,6 +117,12 @@ debug::IterationOptions DebugArgs::options() const {
   o.save_replay = save_replay_;
   o.load_replay = load_replay_;
   return o;
+}
+
+std::vector<debug::JobPlace> DebugArgs::places(const vk::DeviceOptions& device) const {
+  VKG_CHECK(devices_.empty() || device.device.empty() || std::getenv("VKGRAPHY_DEVICE"),
+            "give the devices of the jobs with --devices, not --device");
+  return debug::place_jobs(jobs_, devices_, device);
 }
 
 int iterations_exit_code(int passed, int iterations, bool stopped) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "debug/iteration_loop.h"
+#include "debug/side_by_side.h"
 
 namespace vkg::tools {
 
@@ -23,15 +24,22 @@ namespace vkg::tools {
 // command after it.
 int split_check_command(int argc, char** argv);
 const std::vector<std::string>& check_command();
+// The command line without its --check part (set by main(); argv[0] is the program), which a
+// side-by-side job's make command repeats in its worker form.
+void set_own_command(int argc, char** argv);
+const std::vector<std::string>& own_command();
 
 class DebugArgs {
  public:
   // `iter_artifact_default`: "" when the tool has no intermediate artifact (repeat).
-  // `with_until`: the tool takes --until (build, repeat).
+  // `with_until`: the tool takes --until (build, repeat), and with it --jobs and --devices.
   void add_to(CLI::App& app, const std::string& iter_artifact_default, bool with_until);
 
   debug::IterationOptions options() const;
   debug::Until until() const { return debug::parse_until(until_); }
+  int jobs() const { return jobs_; }
+  // Where --jobs run (debug/side_by_side.h); checks --devices against --device.
+  std::vector<debug::JobPlace> places(const vk::DeviceOptions& device) const;
 
  private:
   bool with_iter_artifact_ = false;
@@ -44,6 +52,8 @@ class DebugArgs {
   std::string until_;
   std::string save_replay_ = "vkgraphy_debug_replay.json";
   std::string load_replay_;
+  int jobs_ = 1;
+  std::vector<std::string> devices_;
 };
 
 // The exit code of a tool that ran `passed` of `iterations` checks (build, repeat):

@@ -1,12 +1,14 @@
 #include "tools/args_vulkan.h"
 
+#include <cstdlib>
+
 namespace vkg::tools {
 
 void VulkanArgs::add_to(CLI::App& app) {
   auto* g = "Vulkan";
   app.add_option("--device", device,
                  "Vulkan device to use: its index in `inspect device`, or a case-insensitive substring of its "
-                 "name (default: a discrete GPU, else integrated, else a CPU driver)")
+                 "name (default: VKGRAPHY_DEVICE, else a discrete GPU, else integrated, else a CPU driver)")
       ->group(g);
   app.add_flag("--vk-validation", validation,
                "Enable the Khronos validation layer; any validation message is an error "
@@ -53,7 +55,9 @@ void VulkanArgs::add_to(CLI::App& app) {
 
 vk::DeviceOptions VulkanArgs::options() const {
   vk::DeviceOptions options;
-  options.device = device;
+  // A side-by-side debug job's commands get their device this way (debug/side_by_side.h).
+  const char* env_device = std::getenv("VKGRAPHY_DEVICE");
+  options.device = device.empty() && env_device ? env_device : device;
   options.validation = validation || vk::validation_from_env();
   options.disable_fp16 = disable_fp16;
   options.disable_subgroup_size_control = disable_subgroup_size_control;

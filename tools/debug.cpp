@@ -7,6 +7,7 @@
 //   diff-tactics  (also `inspect diff-tactics`) the tactics to blame
 // Exit codes: docs/debug.md, "Exit codes".
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "debug/fp16_risk.h"
@@ -25,6 +26,7 @@
 #include "tools/args_debug.h"
 #include "tools/args_model.h"
 #include "tools/args_report.h"
+#include "tools/args_vulkan.h"
 #include "tools/tools.h"
 
 namespace vkg::tools {
@@ -39,23 +41,73 @@ struct BuildArgs {
   DataLoaderArgs data;  // --validate-tactics
   DebugArgs debug;
   ReportArgs report;
+  std::string make_iteration;  // the worker form of a side-by-side job: "N:PATH"
 };
 
+// What build iteration `index` tries ("build 3 (random tactics, seed 8)"); its config's seed is
+// --tactic-selection random[:SEED] plus the index: each iteration draws anew, reproducibly.
+std::string build_iteration(BuilderArgs& builder, int index, BuilderConfig* config_out = nullptr) {
+  BuilderConfig config = builder.config();
+  if (config.random_seed) *config.random_seed += static_cast<uint64_t>(index);
+  const std::string what =
+      "build " + std::to_string(index) +
+      (config.random_seed ? " (random tactics, seed " + std::to_string(*config.random_seed) + ")" : "");
+  if (config_out) *config_out = std::move(config);
+  return what;
+}
+
+// The worker form (--make-iteration N:PATH): builds iteration N's engine into PATH and exits.
+int make_build_iteration(BuildArgs& args) {
+  const size_t colon = args.make_iteration.find(':');
+  VKG_CHECK(colon != std::string::npos && colon > 0 && colon + 1 < args.make_iteration.size() &&
+                args.make_iteration.find_first_not_of("0123456789") == colon,
+            "--make-iteration takes N:PATH, not '" << args.make_iteration << "'");
+  const int index = std::stoi(args.make_iteration.substr(0, colon));
+  const Graph graph = import_onnx(args.model.path, args.model.builder_import_options());
+  std::unique_ptr<vk::Context> ctx = open_vulkan();
+  BuilderConfig config;
+  build_iteration(args.builder, index, &config);
+  save_engine(args.make_iteration.substr(colon + 1), args.builder.build_with(graph, *ctx, config).engine);
+  return kExitSuccess;
+}
+
+// The command a side-by-side job runs to make an iteration: this very command line in its worker form.
+std::vector<std::string> worker_command(int index, const std::string& artifact,
+                                        const std::vector<std::pair<std::string, std::string>>& renames) {
+  std::vector<std::string> argv = debug::renamed_args(own_command(), renames);
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (!ec) argv.at(0) = self;
+  argv.push_back("--make-iteration");
+  argv.push_back(std::to_string(index) + ":" + artifact);
+  return argv;
+}
+
+int debug_build_side_by_side(BuildArgs& args, const debug::Until& until, debug::IterationLoop& loop) {
+  VKG_CHECK(!args.report.wanted(), "--report is not made with --jobs above 1 yet: use --jobs 1 for a report");
+  const std::vector<debug::JobPlace> places = args.debug.places(vulkan_device_options());
+  const bool finished = debug::run_interruptible([&] {
+    debug::run_side_by_side(
+        loop, until, places, [&](int index) { return build_iteration(args.builder, index); }, worker_command,
+        own_command());
+  });
+  loop.log_summary();
+  return iterations_exit_code(loop.passed(), loop.iterations(), !finished);
+}
+
 int debug_build(BuildArgs& args) {
+  if (!args.make_iteration.empty()) return make_build_iteration(args);
   const debug::Until until = args.debug.until();
   debug::IterationLoop loop("build", args.debug.options());  // first: a check that cannot run fails before any work
   const Graph graph = import_onnx(args.model.path, args.model.builder_import_options());
+  if (args.debug.jobs() > 1) return debug_build_side_by_side(args, until, loop);
   std::unique_ptr<vk::Context> ctx = open_vulkan();
   std::optional<BuildResult> first;     // --report: the first build's engine and choices
   std::map<int, TacticReplay> choices;  // --report: each built iteration's choices
   const bool finished = debug::run_interruptible([&] {
     debug::run_until(loop, until, [&](int index) {
-      BuilderConfig config = args.builder.config();
-      // --tactic-selection random[:SEED]: each iteration draws anew (SEED + iteration), reproducibly.
-      if (config.random_seed) *config.random_seed += static_cast<uint64_t>(index);
-      const std::string what =
-          "build " + std::to_string(index) +
-          (config.random_seed ? " (random tactics, seed " + std::to_string(*config.random_seed) + ")" : "");
+      BuilderConfig config;
+      const std::string what = build_iteration(args.builder, index, &config);
       return loop.run(
           what,
           [&] {
@@ -94,10 +146,19 @@ struct RepeatArgs {
 int debug_repeat(RepeatArgs& args) {
   const debug::Until until = args.debug.until();
   debug::IterationLoop loop("repeat", args.debug.options());
+  auto describe = [](int index) { return "repeat " + std::to_string(index); };
+  const bool side_by_side = args.debug.jobs() > 1;
+  const std::vector<debug::JobPlace> places =
+      side_by_side ? args.debug.places(vulkan_device_options()) : std::vector<debug::JobPlace>{};
   const bool finished = debug::run_interruptible([&] {
+    if (side_by_side) {
+      debug::run_side_by_side(
+          loop, until, places, describe, [](int, const std::string&, const auto&) { return std::vector<std::string>{}; },
+          own_command());
+      return;
+    }
     debug::run_until(loop, until, [&](int index) {
-      return loop.run(
-          "repeat " + std::to_string(index), [] {}, until.remaining_after(index));
+      return loop.run(describe(index), [] {}, until.remaining_after(index));
     });
   });
   loop.log_summary();
@@ -609,6 +670,8 @@ void add_debug_tool(CLI::App& app) {
     args->builder.use_data_loader(args->data);
     args->debug.add_to(*sub, "vkgraphy_debug.engine", true);
     args->report.add_to(*sub, "debug build");
+    // The worker form of a --jobs job (debug/side_by_side.h): builds iteration N into PATH.
+    sub->add_option("--make-iteration", args->make_iteration)->group("");
     sub->callback([args] { set_exit_code(debug_build(*args)); });
   }
   {

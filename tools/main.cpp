@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     argc = tools::split_check_command(argc, argv);
+    tools::set_own_command(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() != 0 && tools::explain_usage_error(app, e, args, tools::check_command())) return kExitUsage;
