@@ -12,6 +12,7 @@
 #include "runtime/core/error.h"
 #include "runtime/core/file_io.h"
 #include "runtime/core/logger.h"
+#include "runtime/onnx/onnx_op_names.h"
 #include "runtime/onnx/surgeon.h"
 #include "runtime/reference/reference_backend.h"
 
@@ -92,6 +93,19 @@ std::string node_finding(const std::string& what) {
   return text;
 }
 
+// Whether a node's error may be a limit of vkgraphy rather than a fault of the model: an error that
+// says vkgraphy does not support something, or ONNX's schema check or type inference refusing an
+// op that ONNX changed after the version vkgraphy knows (a newer form of it). Such a node is a
+// warning, and what reads its outputs is not checked.
+bool vkgraphy_limit(const std::string& what, const OnnxModel& model, const onnx::NodeProto& node) {
+  if (what.find("not supported") != std::string::npos || what.find("unsupported") != std::string::npos) return true;
+  const bool schema_error = what.find("TypeInferenceError") != std::string::npos || what.find(" is invalid: ") != std::string::npos;
+  if (!schema_error || !(node.domain().empty() || node.domain() == "ai.onnx")) return false;
+  const int64_t opset = default_opset(model);
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), int(opset), "");
+  return onnx_changed_op_after(node.op_type(), schema ? schema->since_version() : 0, opset);
+}
+
 void name_unnamed_nodes(onnx::GraphProto& g) {
   std::set<std::string> names;
   for (const auto& n : g.node()) names.insert(n.name());
@@ -137,8 +151,10 @@ bool checker_passes(const OnnxModel& model, LintReport& report) {
   return false;
 }
 
-// The data loader's first feed for the model's runtime inputs (each name once).
-TensorMap first_feed(const OnnxModel& model, const LintOptions& options) {
+// The data loader's first feed for the model's runtime inputs (each name once). Inputs it cannot
+// make data for (sequences, optionals, strings) are left out with a warning: the nodes that read
+// them are not run.
+TensorMap first_feed(const OnnxModel& model, const LintOptions& options, LintReport& report) {
   std::vector<ValueInfo> inputs;
   std::set<std::string> seen;
   const std::vector<std::string> names = runtime_input_names(model);
@@ -148,6 +164,21 @@ TensorMap first_feed(const OnnxModel& model, const LintOptions& options) {
   DataLoaderOptions data = options.data;
   data.iterations = 1;
   data.input_shapes = options.input_shapes;
+  if (data.load_inputs_paths.empty()) {
+    std::vector<ValueInfo> usable;
+    for (const ValueInfo& in : inputs) {
+      try {
+        load_or_generate_inputs({in}, data);
+        usable.push_back(in);
+      } catch (const Error& e) {
+        report.add({LintLevel::Warning, LintSource::Reference,
+                    "No data for input '" + in.name + "' (" + one_line(e.what()) +
+                        "): the nodes that read it are not run",
+                    {}});
+      }
+    }
+    inputs = std::move(usable);
+  }
   return load_or_generate_inputs(inputs, data).at(0);
 }
 
@@ -172,12 +203,22 @@ bool whole_model_runs(const OnnxModel& model, const TensorMap& feed, LintReport&
   return true;
 }
 
-// Why a node of another domain than ONNX's cannot be checked (a custom op), if it cannot.
-std::optional<std::string> custom_op(const OnnxModel& model, const onnx::NodeProto& node) {
+// Why a node cannot be checked, if it cannot: an op of another domain without a schema (a custom
+// op), or an op ONNX defines that vkgraphy's ONNX does not know (newer than opset 17, without a
+// schema of vkgraphy's own). An op of ONNX's domain that ONNX does not define is left to the run.
+std::optional<std::string> unknown_op(const OnnxModel& model, const onnx::NodeProto& node) {
+  register_newer_onnx_schemas();
   const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
-  if (domain.empty()) return std::nullopt;
   const auto& imports = model.proto->opset_import();
-  auto it = std::find_if(imports.begin(), imports.end(), [&](const auto& op) { return op.domain() == domain; });
+  auto it = std::find_if(imports.begin(), imports.end(),
+                         [&](const auto& op) { return (op.domain() == "ai.onnx" ? "" : op.domain()) == domain; });
+  if (domain.empty()) {
+    if (it == imports.end() || onnx::OpSchemaRegistry::Schema(node.op_type(), int(it->version()), "") ||
+        !onnx_defines_op(node.op_type()))
+      return std::nullopt;
+    return "ONNX defines " + node.op_type() + " (opset " + std::to_string(it->version()) +
+           "), but not the ONNX vkgraphy is built with, nor vkgraphy itself: not checked";
+  }
   if (it == imports.end())
     return "No opset import for domain '" + domain + "' of op '" + node.op_type() + "' (a custom op): not checked";
   if (onnx::OpSchemaRegistry::Schema(node.op_type(), int(it->version()), domain)) return std::nullopt;
@@ -249,7 +290,7 @@ void lint_node_by_node(const OnnxModel& model, TensorMap values, LintReport& rep
     });
     if (!ready) {
       VKG_VERBOSE("Node '" << node.name() << "' is not checked: a node before it failed");
-    } else if (const std::optional<std::string> why = custom_op(model, node)) {
+    } else if (const std::optional<std::string> why = unknown_op(model, node)) {
       report.add({LintLevel::Warning, LintSource::Reference, *why, {node.name()}});
     } else {
       try {
@@ -260,7 +301,10 @@ void lint_node_by_node(const OnnxModel& model, TensorMap values, LintReport& rep
         else report.pass(node.name());
         for (auto& [name, value] : outputs) values.insert_or_assign(name, std::move(value));
       } catch (const std::exception& e) {
-        report.add({LintLevel::Exception, LintSource::Reference, node_finding(e.what()), {node.name()}});
+        const bool limit = vkgraphy_limit(e.what(), model, node);
+        report.add({limit ? LintLevel::Warning : LintLevel::Exception, LintSource::Reference,
+                    node_finding(e.what()) + (limit ? " (a limit of vkgraphy, not a verdict on the model)" : ""),
+                    {node.name()}});
       }
     }
     for (const std::string& name : reads[size_t(i)])
@@ -288,7 +332,7 @@ LintReport lint_model_file(const std::string& path, const LintOptions& options) 
   name_unnamed_nodes(*model.proto->mutable_graph());
   report_duplicate_names(model.proto->graph(), report);
   const bool checker_passed = checker_passes(model, report);
-  const TensorMap feed = first_feed(model, options);
+  const TensorMap feed = first_feed(model, options, report);
   const bool whole_ran = checker_passed && whole_model_runs(model, feed, report);
   if (!whole_ran) lint_node_by_node(model, feed, report);
   report_recorded_shapes(model, report);

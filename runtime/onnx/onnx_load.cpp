@@ -3,6 +3,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -190,7 +191,13 @@ std::vector<std::string> validate_onnx_model(const OnnxModel& model) {
   std::unordered_map<std::string, int> opsets;
   for (const auto& op : m.opset_import()) opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = int(op.version());
   const int64_t opset = default_opset(model);
-  if (opset <= 0) problem("it imports no opset of the default ONNX domain (opset_import is missing)");
+  // ONNX asks for some opset import, and ONNX's own domain's only where its ops are used (a model of
+  // ai.onnx.ml ops alone need not import it).
+  const bool uses_onnx_ops = std::any_of(g.node().begin(), g.node().end(), [](const onnx::NodeProto& n) {
+    return n.domain().empty() || n.domain() == "ai.onnx";
+  });
+  if (opset <= 0 && (m.opset_import_size() == 0 || uses_onnx_ops))
+    problem("it imports no opset of the default ONNX domain (opset_import is missing)");
   if (opset > kMaxSupportedOpset)
     VKG_WARNING(where << " uses opset " << opset << "; opsets up to " << kMaxSupportedOpset << " are supported, trying anyway");
   if (g.name().empty()) problem("its graph has no name (ONNX requires one)");
@@ -226,7 +233,7 @@ std::vector<std::string> validate_onnx_model(const OnnxModel& model) {
 
   // Nodes of known ops are checked against their schema (inputs, attributes).
   std::vector<std::string> unknown;
-  if (opset > 0) {
+  if (!opsets.empty()) {
     onnx::checker::CheckerContext ctx;
     ctx.set_ir_version(int(std::min<int64_t>(m.ir_version(), 8)));  // the 1.12 checker refuses IR >= 9
     ctx.set_opset_imports(opsets);
