@@ -87,11 +87,18 @@ std::optional<bool> IterationLoop::replayed(int index, const std::string& descri
 }
 
 bool IterationLoop::record_replayed(const std::string& description, bool passed) {
-  const auto start = std::chrono::steady_clock::now();
   VKG_INFO("Result from debug replay " << options_.load_replay << ": " << (passed ? "passed" : "failed"));
   replay_.set(ReplayEntry{iterations_, passed, description});
   save_replay(options_.save_replay);
-  return finish(description, passed, true, {}, start);
+  return finish(description, passed, true, {}, 0);
+}
+
+void IterationLoop::write_iter_info(int index, const std::string& description, const std::string& path,
+                                    const std::string& artifact) const {
+  if (path.empty()) return;
+  nlohmann::ordered_json info = {{"iteration", index}, {"tool", tool_}, {"description", description}};
+  if (!artifact.empty()) info["iter_artifact"] = artifact;
+  write_file_atomically(path, info.dump(2) + "\n", "iteration info");
 }
 
 void IterationLoop::save_skip_file(const std::vector<std::pair<int, std::string>>& checking) const {
@@ -112,18 +119,15 @@ bool IterationLoop::record(const std::string& description, bool passed, double s
   save_replay(options_.save_replay);
   seconds_checked_ += seconds;
   ++checked_;
-  const auto start = std::chrono::steady_clock::now() -
-                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
-  return finish(description, passed, false, std::move(sorted), start);
+  return finish(description, passed, false, std::move(sorted), seconds);
 }
 
 bool IterationLoop::finish(const std::string& description, bool passed, bool replayed, std::vector<std::string> sorted,
-                           std::chrono::steady_clock::time_point start) {
+                           double seconds) {
   records_.push_back(IterationRecord{iterations_, description, passed, replayed, std::move(sorted)});
   const int index = iterations_++;
   if (passed) ++passed_;
-  const std::string duration =
-      seconds_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  const std::string duration = seconds_text(seconds);
   if (passed)
     VKG_FINISH("PASSED | Iteration " << index << " | Duration " << duration);
   else
@@ -145,11 +149,7 @@ bool IterationLoop::run(const std::string& description, const std::function<void
       remove_quietly(o.iter_info);
     }
   } cleanup{options_};
-  if (!options_.iter_info.empty()) {
-    nlohmann::ordered_json info = {{"iteration", index}, {"tool", tool_}, {"description", description}};
-    if (!options_.iter_artifact.empty()) info["iter_artifact"] = options_.iter_artifact;
-    write_file_atomically(options_.iter_info, info.dump(2) + "\n", "iteration info");
-  }
+  write_iter_info(index, description, options_.iter_info, options_.iter_artifact);
   make();
   if (interrupt_requested()) throw StopRequested{"interrupted"};
   // Written first with this iteration failed: if the check crashes the
@@ -157,14 +157,10 @@ bool IterationLoop::run(const std::string& description, const std::function<void
   save_skip_file({{index, description}});
   const bool passed = check_.interactive() && options_.builtin_check ? options_.builtin_check()
                                                                      : check_.run(options_.iter_artifact).passed;
-  // The check ended (it did not take the machine down): the real replay below supersedes the skip file.
+  // The check ended (it did not take the machine down): the real replay record() saves supersedes the skip file.
   save_skip_file({});
-  std::vector<std::string> sorted = sorter_.sort(passed, index);
-  replay_.set(ReplayEntry{index, passed, description});
-  save_replay(options_.save_replay);
-  seconds_checked_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ++checked_;
-  return finish(description, passed, false, std::move(sorted), start);
+  return record(description, passed, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                options_.artifacts);
 }
 
 void IterationLoop::log_summary() const {

@@ -70,6 +70,9 @@ class IterationLoop {
   // checked: loading that copy after a crash skips past them), or removes the copy when empty.
   void save_skip_file(const std::vector<std::pair<int, std::string>>& checking) const;
   void log_running(int index, const std::string& description, std::optional<int> remaining) const;
+  // Writes the --iter-info file of iteration `index` to `path` (nothing when `path` is "").
+  void write_iter_info(int index, const std::string& description, const std::string& path,
+                       const std::string& artifact) const;
 
   int iterations() const { return iterations_; }
   int passed() const { return passed_; }
@@ -84,7 +87,7 @@ class IterationLoop {
  private:
   void save_replay(const std::string& path) const;
   bool finish(const std::string& description, bool passed, bool replayed, std::vector<std::string> sorted,
-              std::chrono::steady_clock::time_point start);
+              double seconds);
 
   std::string tool_;
   IterationOptions options_;

@@ -106,19 +106,6 @@ bool vkgraphy_limit(const std::string& what, const OnnxModel& model, const onnx:
   return onnx_changed_op_after(node.op_type(), schema ? schema->since_version() : 0, opset);
 }
 
-void name_unnamed_nodes(onnx::GraphProto& g) {
-  std::set<std::string> names;
-  for (const auto& n : g.node()) names.insert(n.name());
-  for (int i = 0; i < g.node_size(); ++i) {
-    onnx::NodeProto& n = *g.mutable_node(i);
-    if (!n.name().empty()) continue;
-    std::string name = kUnnamedNodePrefix + std::to_string(i);
-    for (int k = 0; names.count(name); ++k) name = kUnnamedNodePrefix + std::to_string(i) + "_" + std::to_string(k);
-    names.insert(name);
-    n.set_name(name);
-  }
-}
-
 void report_duplicate_names(const onnx::GraphProto& g, LintReport& report) {
   std::map<std::string, std::vector<int>> ids;
   std::vector<std::string> order;
@@ -167,15 +154,14 @@ TensorMap first_feed(const OnnxModel& model, const LintOptions& options, LintRep
   if (data.load_inputs_paths.empty()) {
     std::vector<ValueInfo> usable;
     for (const ValueInfo& in : inputs) {
-      try {
-        load_or_generate_inputs({in}, data);
+      if (in.dtype) {
         usable.push_back(in);
-      } catch (const Error& e) {
-        report.add({LintLevel::Warning, LintSource::Reference,
-                    "No data for input '" + in.name + "' (" + one_line(e.what()) +
-                        "): the nodes that read it are not run",
-                    {}});
+        continue;
       }
+      report.add({LintLevel::Warning, LintSource::Reference,
+                  "No data for input '" + in.name + "' (not a tensor of a type the data loader makes): the nodes "
+                  "that read it are not run",
+                  {}});
     }
     inputs = std::move(usable);
   }
@@ -275,13 +261,11 @@ void lint_node_by_node(const OnnxModel& model, TensorMap values, LintReport& rep
   const onnx::GraphProto& g = model.proto->graph();
   std::map<std::string, const onnx::TensorProto*> initializers;
   for (const auto& init : g.initializer()) initializers.emplace(init.name(), &init);
-  std::vector<std::vector<std::string>> reads(size_t(g.node_size()));
-  std::map<std::string, int> uses;  // node reads left, to free values
-  for (int i = 0; i < g.node_size(); ++i) {
-    for (const std::string& name : node_reads(g.node(i)))
-      if (!name.empty() && std::find(reads[size_t(i)].begin(), reads[size_t(i)].end(), name) == reads[size_t(i)].end())
-        reads[size_t(i)].push_back(name);
-    for (const std::string& name : reads[size_t(i)]) ++uses[name];
+  std::vector<std::vector<std::string>> reads;  // per node, each tensor once
+  std::map<std::string, int> uses;              // node reads left, to free values
+  for (const auto& node : g.node()) {
+    reads.push_back(node_reads(node));
+    for (const std::string& name : reads.back()) ++uses[name];
   }
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& node = g.node(i);
@@ -329,7 +313,8 @@ LintReport lint_model_file(const std::string& path, const LintOptions& options) 
     return report;
   }
   if (!options.input_shapes.empty()) override_input_shapes(model, options.input_shapes);
-  name_unnamed_nodes(*model.proto->mutable_graph());
+  name_unnamed_nodes(*model.proto->mutable_graph(),
+                     [](int i, const onnx::NodeProto&) { return kUnnamedNodePrefix + std::to_string(i); });
   report_duplicate_names(model.proto->graph(), report);
   const bool checker_passed = checker_passes(model, report);
   const TensorMap feed = first_feed(model, options, report);

@@ -7,12 +7,10 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 
 #include "runtime/core/error.h"
-#include "runtime/core/file_io.h"
 #include "runtime/core/logger.h"
 
 namespace vkg::debug {
@@ -43,7 +41,7 @@ std::vector<JobPlace> place_jobs(int jobs, const std::vector<std::string>& devic
   return places;
 }
 
-std::string job_path(const std::string& path, int iteration) {
+std::string iteration_copy(const std::string& path, int iteration) {
   if (path.empty()) return path;
   const fs::path p(path);
   const std::string name = p.filename().string();
@@ -114,7 +112,7 @@ class SideBySide {
     for (;;) {
       if (interrupt_requested()) stopping_ = true;
       start_jobs(lock);
-      record_finished(lock);
+      record_finished();
       loop_.save_skip_file(checking());
       if (running() == 0 && (stopping_ || !more_to_start()) && !recordable()) break;
       cv_.wait_for(lock, std::chrono::milliseconds(200));
@@ -166,9 +164,9 @@ class SideBySide {
       job.index = index;
       job.place = place;
       job.description = description;
-      job.artifact = job_path(o_.iter_artifact, index);
-      job.info = job_path(o_.iter_info, index);
-      for (const std::string& a : o_.artifacts) job.sources.push_back(job_path(a, index));
+      job.artifact = iteration_copy(o_.iter_artifact, index);
+      job.info = iteration_copy(o_.iter_info, index);
+      for (const std::string& a : o_.artifacts) job.sources.push_back(iteration_copy(a, index));
       loop_.log_running(index, description + " | job " + std::to_string(place) + " on " + places_[place].name,
                         until_.remaining_after(index));
       lock.unlock();
@@ -199,11 +197,7 @@ class SideBySide {
     std::exception_ptr error;
     try {
       for (const std::string& path : job.sources) remove_file(path);  // nothing left from an earlier session
-      if (!job.info.empty()) {
-        nlohmann::ordered_json info = {{"iteration", job.index}, {"tool", "debug"}, {"description", job.description}};
-        if (!job.artifact.empty()) info["iter_artifact"] = job.artifact;
-        write_file_atomically(job.info, info.dump(2) + "\n", "iteration info");
-      }
+      loop_.write_iter_info(job.index, job.description, job.info, job.artifact);
       const std::vector<std::string> make = make_(job.index, job.artifact, renames(job));
       if (!make.empty()) {
         CheckOptions run;
@@ -230,7 +224,7 @@ class SideBySide {
   }
 
   // Records the finished iterations that come next in order; stops the loop where `until` says.
-  void record_finished(std::unique_lock<std::mutex>&) {
+  void record_finished() {
     for (auto it = jobs_.find(loop_.iterations()); it != jobs_.end() && it->second.done && !ended_;
          it = jobs_.find(loop_.iterations())) {
       Job job = std::move(it->second);

@@ -34,7 +34,7 @@ struct JobPlace {
 std::vector<JobPlace> place_jobs(int jobs, const std::vector<std::string>& devices, const vk::DeviceOptions& options);
 
 // Iteration N's copy of `path`: "<stem>.iter<N><ext>" in the same folder ("" stays "").
-std::string job_path(const std::string& path, int iteration);
+std::string iteration_copy(const std::string& path, int iteration);
 
 // `args` with every argument that names one of `renames`' first paths (alone, or after '=' in
 // "--option=path") naming the second instead.

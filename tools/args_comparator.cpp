@@ -5,8 +5,7 @@
 
 namespace vkg {
 
-void ComparatorArgs::add_to(CLI::App& app) {
-  CLI::App* group = app.add_option_group("Comparator", "Options for comparing and checking outputs");
+void ComparatorArgs::add_tolerances(CLI::Option_group* group) {
   as_list(group->add_option("--atol", atol_,
                             "Absolute tolerance, per output as NAME:VALUE (default 1e-5). Example: --atol 1e-5 y:1e-3"))
       ->check(checked_by("--atol", "[NAME:]VALUE", [](const std::string& a) { parse_tolerances({a}, "--atol"); }));
@@ -19,6 +18,15 @@ void ComparatorArgs::add_to(CLI::App& app) {
                             "elemwise (default: each element), max, mean, median, quantile"))
       ->check(checked_by("--check-error-stat", "[NAME:]STAT",
                          [](const std::string& a) { parse_error_stats({a}, "--check-error-stat"); }));
+}
+
+void ComparatorArgs::add_tolerances_to(CLI::App& app) {
+  add_tolerances(app.add_option_group("Comparator", "Tolerances the saved statistics are checked against"));
+}
+
+void ComparatorArgs::add_to(CLI::App& app) {
+  CLI::Option_group* group = app.add_option_group("Comparator", "Options for comparing and checking outputs");
+  add_tolerances(group);
   as_list(group->add_option("--error-quantile", error_quantile_,
                             "Quantile of the error checked by --check-error-stat quantile, in [0, 1] (default 0.99)"))
       ->check(checked_by("--error-quantile", "[NAME:]Q",

@@ -16,6 +16,9 @@ class ComparatorArgs {
  public:
   // Adds the options to `app` in an option group named "Comparator".
   void add_to(CLI::App& app);
+  // Adds only --atol, --rtol and --check-error-stat, in a group named "Comparator" (`check accuracy`,
+  // which checks saved statistics against them).
+  void add_tolerances_to(CLI::App& app);
 
   // The parsed options (valid once the app has parsed the command line).
   CompareOptions options() const;
@@ -34,6 +37,8 @@ class ComparatorArgs {
   bool validate_ = false;
   std::vector<std::string> load_outputs_;
   std::string save_outputs_;
+
+  void add_tolerances(CLI::Option_group* group);
 };
 
 }  // namespace vkg

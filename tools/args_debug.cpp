@@ -1,9 +1,9 @@
 #include "tools/args_debug.h"
 
-#include <cstdlib>
 #include <cstring>
 
 #include "runtime/core/error.h"
+#include "tools/args_vulkan.h"
 
 namespace vkg::tools {
 
@@ -119,10 +119,9 @@ debug::IterationOptions DebugArgs::options() const {
   return o;
 }
 
-std::vector<debug::JobPlace> DebugArgs::places(const vk::DeviceOptions& device) const {
-  VKG_CHECK(devices_.empty() || device.device.empty() || std::getenv("VKGRAPHY_DEVICE"),
-            "give the devices of the jobs with --devices, not --device");
-  return debug::place_jobs(jobs_, devices_, device);
+std::vector<debug::JobPlace> DebugArgs::places() const {
+  VKG_CHECK(devices_.empty() || vulkan_args().device.empty(), "give the devices of the jobs with --devices, not --device");
+  return debug::place_jobs(jobs_, devices_, vulkan_device_options());
 }
 
 int iterations_exit_code(int passed, int iterations, bool stopped) {

@@ -38,8 +38,8 @@ class DebugArgs {
   debug::IterationOptions options() const;
   debug::Until until() const { return debug::parse_until(until_); }
   int jobs() const { return jobs_; }
-  // Where --jobs run (debug/side_by_side.h); checks --devices against --device.
-  std::vector<debug::JobPlace> places(const vk::DeviceOptions& device) const;
+  // Where --jobs run (debug/side_by_side.h), on the devices --devices names (or --device picks).
+  std::vector<debug::JobPlace> places() const;
 
  private:
   bool with_iter_artifact_ = false;

@@ -12,7 +12,7 @@
 #include "runtime/core/file_io.h"
 #include "runtime/core/logger.h"
 #include "runtime/data/accuracy_results.h"
-#include "runtime/data/option_parsing.h"
+#include "tools/args_comparator.h"
 #include "tools/args_data_loader.h"
 #include "tools/args_model.h"
 #include "tools/tools.h"
@@ -63,7 +63,7 @@ void add_lint(CLI::App& check) {
 
 struct AccuracyArgs {
   std::string path;
-  std::vector<std::string> atol, rtol, error_stat;
+  ComparatorArgs tolerances;  // --atol, --rtol, --check-error-stat
   bool check_average = false;
   std::string save;
 };
@@ -71,11 +71,7 @@ struct AccuracyArgs {
 void run_accuracy(const AccuracyArgs& args) {
   VKG_START("RUNNING | Checking the accuracy results in " << args.path);
   AccuracyResults results = load_accuracy_results(args.path);
-  CompareOptions options;
-  options.atol = parse_tolerances(args.atol, "--atol");
-  options.rtol = parse_tolerances(args.rtol, "--rtol");
-  options.check_error_stat = parse_error_stats(args.error_stat, "--check-error-stat");
-  rethreshold(results, options, args.check_average);
+  rethreshold(results, args.tolerances.options(), args.check_average);
   log_accuracy_summary(results);
   if (!args.save.empty()) {
     save_accuracy_results(args.save, results);
@@ -97,12 +93,8 @@ void add_accuracy(CLI::App& check) {
                   "tolerances, without running anything");
   cmd->fallthrough();
   cmd->add_option("path", args->path, "Accuracy results file")->required();
-  cmd->add_option("--atol", args->atol, "Absolute tolerance, per output as NAME:VALUE (default 1e-5)")->take_all();
-  cmd->add_option("--rtol", args->rtol, "Relative tolerance, per output as NAME:VALUE (default 1e-5)")->take_all();
-  cmd->add_option("--check-error-stat", args->error_stat,
-                  "Error statistic checked, per output as NAME:STAT: max, mean, median, or quantile (when the run "
-                  "checked one); elemwise needs every element, which the file does not hold")
-      ->take_all();
+  // elemwise, the default statistic, needs every element, which the file does not hold: name another.
+  args->tolerances.add_tolerances_to(*cmd);
   cmd->add_flag("--check-average", args->check_average,
                 "Check each output's statistics averaged over the iterations instead of every iteration");
   cmd->add_option("--save-accuracy-results", args->save, "Save the results checked again to this JSON file");

@@ -26,7 +26,6 @@
 #include "tools/args_debug.h"
 #include "tools/args_model.h"
 #include "tools/args_report.h"
-#include "tools/args_vulkan.h"
 #include "tools/tools.h"
 
 namespace vkg::tools {
@@ -85,7 +84,7 @@ std::vector<std::string> worker_command(int index, const std::string& artifact,
 
 int debug_build_side_by_side(BuildArgs& args, const debug::Until& until, debug::IterationLoop& loop) {
   VKG_CHECK(!args.report.wanted(), "--report is not made with --jobs above 1 yet: use --jobs 1 for a report");
-  const std::vector<debug::JobPlace> places = args.debug.places(vulkan_device_options());
+  const std::vector<debug::JobPlace> places = args.debug.places();
   const bool finished = debug::run_interruptible([&] {
     debug::run_side_by_side(
         loop, until, places, [&](int index) { return build_iteration(args.builder, index); }, worker_command,
@@ -149,7 +148,7 @@ int debug_repeat(RepeatArgs& args) {
   auto describe = [](int index) { return "repeat " + std::to_string(index); };
   const bool side_by_side = args.debug.jobs() > 1;
   const std::vector<debug::JobPlace> places =
-      side_by_side ? args.debug.places(vulkan_device_options()) : std::vector<debug::JobPlace>{};
+      side_by_side ? args.debug.places() : std::vector<debug::JobPlace>{};
   const bool finished = debug::run_interruptible([&] {
     if (side_by_side) {
       debug::run_side_by_side(

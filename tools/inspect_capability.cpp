@@ -33,21 +33,6 @@ struct NodeRun {
   bool supported = false;
 };
 
-// Every node gets a name, so that it can be found again after import: "<op>_<index>" for unnamed ones.
-void name_every_node(OnnxModel& model) {
-  std::set<std::string> names;
-  for (const auto& n : model.proto->graph().node()) names.insert(n.name());
-  auto* nodes = model.proto->mutable_graph()->mutable_node();
-  for (int i = 0; i < nodes->size(); ++i) {
-    onnx::NodeProto& n = (*nodes)[i];
-    if (!n.name().empty()) continue;
-    std::string name = n.op_type() + "_" + std::to_string(i);
-    while (names.count(name) != 0) name += "_";
-    n.set_name(name);
-    names.insert(name);
-  }
-}
-
 // The capability of each node of `model` (file order). A node import folded into constants is
 // supported: the builder computes it at build time.
 std::vector<NodeCapability> capabilities(const OnnxModel& model, const CapabilityArgs& args) {
@@ -148,7 +133,9 @@ std::string summary_table(const onnx::GraphProto& g, const std::vector<NodeCapab
 
 void inspect_capability(const CapabilityArgs& args) {
   OnnxModel model = load_onnx_model(args.model.path, true, args.model.external_data_dir);
-  name_every_node(model);
+  // Every node gets a name ("<op>_<index>" for unnamed ones), so that it can be found again after import.
+  name_unnamed_nodes(*model.proto->mutable_graph(),
+                     [](int i, const onnx::NodeProto& n) { return n.op_type() + "_" + std::to_string(i); });
   const std::vector<NodeCapability> caps = capabilities(model, args);
   const std::vector<NodeRun> runs = runs_of(caps);
   if (runs.size() <= 1 && (runs.empty() || runs[0].supported)) {

@@ -124,33 +124,32 @@ bool OutputAccuracy::passed() const {
 }
 
 std::vector<std::pair<std::string, OutputAccuracy>> AccuracyResult::averaged(const RunnerPairAccuracy& pair) const {
-  std::vector<std::pair<std::string, OutputAccuracy>> out;
-  for (const auto& iteration : pair.iterations) {
+  struct Sum {
+    OutputAccuracy first;  // its threshold
+    std::array<double, 4> abs{}, rel{};
+    std::array<int, 4> abs_n{}, rel_n{};
+  };
+  std::vector<std::pair<std::string, Sum>> sums;  // outputs in the order they appear
+  for (const auto& iteration : pair.iterations)
     for (const auto& [name, o] : iteration) {
       VKG_CHECK(o.comparable, "output '" << name << "' could not be compared in some iteration, so its "
                                           << "statistics cannot be averaged (check without --check-average)");
-      if (std::none_of(out.begin(), out.end(), [&](const auto& e) { return e.first == name; })) {
-        OutputAccuracy first = o;  // its threshold; the statistics follow
-        first.stored_passed.reset();
-        first.absdiff = {};
-        first.reldiff = {};
-        out.emplace_back(name, first);
+      auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& e) { return e.first == name; });
+      if (it == sums.end()) it = sums.insert(sums.end(), {name, Sum{o}});
+      for (size_t s = 0; s < 4; ++s) {
+        if (o.absdiff[s]) it->second.abs[s] += *o.absdiff[s], ++it->second.abs_n[s];
+        if (o.reldiff[s]) it->second.rel[s] += *o.reldiff[s], ++it->second.rel_n[s];
       }
     }
-  }
-  for (auto& [name, avg] : out) {
+  std::vector<std::pair<std::string, OutputAccuracy>> out;
+  for (const auto& [name, sum] : sums) {
+    OutputAccuracy avg = sum.first;
+    avg.stored_passed.reset();
     for (size_t s = 0; s < 4; ++s) {
-      double sa = 0, sr = 0;
-      size_t na = 0, nr = 0;
-      for (const auto& iteration : pair.iterations)
-        for (const auto& [n, o] : iteration)
-          if (n == name) {
-            if (o.absdiff[s]) sa += *o.absdiff[s], ++na;
-            if (o.reldiff[s]) sr += *o.reldiff[s], ++nr;
-          }
-      if (na) avg.absdiff[s] = sa / double(na);
-      if (nr) avg.reldiff[s] = sr / double(nr);
+      avg.absdiff[s] = sum.abs_n[s] ? std::optional<double>(sum.abs[s] / sum.abs_n[s]) : std::nullopt;
+      avg.reldiff[s] = sum.rel_n[s] ? std::optional<double>(sum.rel[s] / sum.rel_n[s]) : std::nullopt;
     }
+    out.emplace_back(name, avg);
   }
   return out;
 }

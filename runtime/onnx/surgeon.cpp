@@ -195,6 +195,19 @@ std::vector<std::string> node_reads(const onnx::NodeProto& n) {
   return {refs.begin(), refs.end()};
 }
 
+void name_unnamed_nodes(onnx::GraphProto& g, const std::function<std::string(int, const onnx::NodeProto&)>& base) {
+  std::set<std::string> names;
+  for (const auto& n : g.node()) names.insert(n.name());
+  for (int i = 0; i < g.node_size(); ++i) {
+    onnx::NodeProto& n = *g.mutable_node(i);
+    if (!n.name().empty()) continue;
+    std::string name = base(i, n);
+    while (names.count(name) != 0) name += "_";
+    n.set_name(name);
+    names.insert(name);
+  }
+}
+
 TensorSpec parse_input_spec(const std::string& text) {
   TensorSpec spec;
   std::string rest = text;

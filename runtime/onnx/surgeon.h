@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -56,6 +57,10 @@ struct GraphIndex {
 // Everything node `n` reads: its inputs and the tensors its subgraphs (If branches, Loop and Scan
 // bodies) read from the graphs around them.
 std::vector<std::string> node_reads(const onnx::NodeProto& n);
+
+// Gives each unnamed node of `g` the name `base(index, node)` (index in graph order), with "_"
+// appended while another node has it: every node can then be addressed by name.
+void name_unnamed_nodes(onnx::GraphProto& g, const std::function<std::string(int, const onnx::NodeProto&)>& base);
 
 // Parses a byte count with an optional K, M or G suffix (KiB, MiB, GiB): "4096", "16M".
 int64_t parse_byte_size(const std::string& text);

@@ -237,7 +237,7 @@ std::vector<double> VulkanPlanTimer::time(const LayerPlan& plan, const std::vect
     probe.begin();
     record_runs(probe, 1, true, marks);
     const bool kept_busy = last_end_ && std::chrono::steady_clock::now() - *last_end_ < kShortIdle;
-      probe.submit_and_wait(kProbeTimeout);
+    probe.submit_and_wait(kProbeTimeout);
     probe_ns = probe.elapsed_ns(marks[0].first, marks[0].second);
     if (probe_ns > kSlowRunNs) {
       samples = std::clamp(int(4 * kSlowRunNs / probe_ns), 1, samples);
