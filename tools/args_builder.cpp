@@ -110,6 +110,11 @@ void BuilderArgs::add_to(CLI::App& app) {
   g->add_option("--compile-threads", compile_threads_,
                 "Threads that create each layer's candidate pipelines before they are timed (default 0: one per core)")
       ->check(CLI::Range(0, 256));
+  g->add_option("--compile-workers", compile_workers_,
+                "Worker processes that compile each layer's candidates side by side, on drivers that compile one "
+                "pipeline at a time in a process (lavapipe); 0: none (default: $VKGRAPHY_COMPILE_WORKERS, else one "
+                "per core beyond the first)")
+      ->check(CLI::Range(0, 8));
   g->add_option("--save-tactics", save_tactics_, "Write the tactic replay file (choices and every measured time)");
   g->add_option("--load-tactics", load_tactics_, "Force the choices of a tactic replay file");
   g->add_option("--load-timing-cache", load_timing_cache_, "Take measured times from this timing cache");
@@ -264,7 +269,8 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
     c.faulty_layers = vk::faulty_layers_from_env();
   }
   std::unique_ptr<vk::VulkanPlanTimer> timer;
-  if (info.timestamps()) timer = std::make_unique<vk::VulkanPlanTimer>(ctx.device(), std::nullopt, compile_threads_);
+  if (info.timestamps())
+    timer = std::make_unique<vk::VulkanPlanTimer>(ctx.device(), std::nullopt, compile_threads_, compile_workers_);
   VKG_START("Building engine for " << info.name << " | optimization level " << c.optimization_level
                                    << (c.fp16 ? " | fp16" : "") << (c.deterministic ? " | deterministic" : "")
                                    << (c.random_seed ? " | random tactics (seed " + std::to_string(*c.random_seed) + ")"
@@ -295,7 +301,12 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
                                            std::to_string(s.layers_validated) + " layer(s), " +
                                            std::to_string(s.candidates_rejected) + " rejected"
                                      : "")
-             << (timer ? " | " + std::to_string(timer->pipelines_compiled()) + " pipelines" : ""));
+             << (timer ? " | " + std::to_string(timer->pipelines_compiled()) + " pipelines" : "")
+             << (timer && timer->workers().started()
+                     ? " (" + std::to_string(timer->workers().compiled_by_workers()) + " compiled by " +
+                           std::to_string(timer->workers().started()) + " worker process(es), " +
+                           std::to_string(timer->workers().compiled_here()) + " here)"
+                     : ""));
   if (write_files && !save_tactics_.empty()) {
     save_tactic_replay(save_tactics_, r.replay);
     VKG_INFO("Saved tactic replay to " << save_tactics_);

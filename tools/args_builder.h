@@ -71,6 +71,7 @@ class BuilderArgs {
   std::vector<std::string> allow_, deny_;
   int timing_samples_ = 0;
   unsigned compile_threads_ = 0;
+  std::optional<unsigned> compile_workers_;  // --compile-workers; default: vk::default_compile_workers()
   bool no_prune_ = false;
   bool validate_ = false;
   const DataLoaderArgs* data_ = nullptr;

@@ -47,6 +47,11 @@ void VulkanArgs::add_to(CLI::App& app) {
                "(lavapipe), where vkgraphy otherwise folds the constants into the SPIR-V first and the driver "
                "creates pipelines several times faster")
       ->group(g);
+  app.add_flag("--vk-disable-canonical-texel-views", disable_canonical_texel_views,
+               "Bind texel buffers as they are, also on lavapipe, where vkgraphy otherwise gives every buffer and "
+               "texel view sizes of one class, so that the driver compiles a pipeline once for every binding "
+               "(without it an engine's first run compiles again what its build compiled)")
+      ->group(g);
   app.add_flag("--vk-force-staging", force_staging,
                "Keep device memory unmapped and move weights, inputs and outputs through staging buffers, as on a "
                "discrete GPU (also VKGRAPHY_VK_FORCE_STAGING=1)")
@@ -67,6 +72,7 @@ vk::DeviceOptions VulkanArgs::options() const {
   options.disable_texel_buffers = disable_texel_buffers;
   options.disable_nan_preserve = disable_nan_preserve;
   options.disable_host_specialization = disable_host_specialization;
+  options.disable_canonical_texel_views = disable_canonical_texel_views;
   options.force_staging = force_staging || vk::force_staging_from_env();
   return options;
 }

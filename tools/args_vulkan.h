@@ -24,6 +24,7 @@ struct VulkanArgs {
   bool disable_texel_buffers = false;          // --vk-disable-texel-buffers
   bool disable_nan_preserve = false;           // --vk-disable-nan-preserve
   bool disable_host_specialization = false;    // --vk-disable-host-specialization
+  bool disable_canonical_texel_views = false;  // --vk-disable-canonical-texel-views
   bool force_staging = false;  // --vk-force-staging
 
   void add_to(CLI::App& app);

@@ -161,6 +161,11 @@ std::string format_device_info(const DeviceProfile& d) {
      << (d.fp16_slower ? " (--fp16 makes every layer that can be fp16 fp16: --fp16-policy auto)\n" : "\n");
   os << "    SPIR-V specialized on the host: " << yes_no(d.host_specialization)
      << (d.host_specialization ? " (pipelines get each shader with its constants folded in)\n" : "\n");
+  os << "    texel views of one class (one compile of a pipeline for every buffer): " << yes_no(d.canonical_texel_views)
+     << "\n";
+  os << "    compiles one pipeline at a time per process: " << yes_no(d.compiles_in_one_thread)
+     << (d.compiles_in_one_thread ? " (worker processes compile a layer's candidates side by side: --compile-workers)\n"
+                                  : "\n");
   os << "    subgroup size control: ";
   if (d.subgroup_size_control) {
     os << "yes (" << d.min_subgroup_size << " to " << d.max_subgroup_size << ", full subgroups)\n";

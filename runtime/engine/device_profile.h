@@ -128,6 +128,19 @@ struct DeviceProfile {
   // before they drop what its constants rule out. Not part of the device's identity for
   // timings: the driver compiles the same shader either way.
   bool host_specialization = false;
+  // The driver compiles a pipeline's machine code at its first dispatch, one pipeline at a time in
+  // a process, and keeps it in an on-disk cache that other processes read (llvmpipe, with Mesa's
+  // shader cache on): the builder's worker processes compile a layer's candidates side by side
+  // (runtime/vulkan/compile_workers.h). Not part of the device's identity for timings.
+  bool compiles_in_one_thread = false;
+  // The driver compiles a pipeline again for texel buffers of another class (llvmpipe, Mesa 22.3:
+  // a texel buffer's shader state holds whether its buffer's size is a power of two, and the
+  // view's byte range read as a mip level, its second byte zero or not): an engine's pipelines
+  // compiled again at its first run, where its buffers are not the ones its build timed (PP-OCRv4
+  // det: 45 more compiles, 14 s). Then every buffer gets a size that is not a power of two and room
+  // for every texel view to have a range with a nonzero second byte (runtime/vulkan/buffer.h,
+  // DescriptorSet), so one compile serves every binding. Off with --vk-disable-canonical-texel-views.
+  bool canonical_texel_views = false;
   // Memory path switch (--vk-force-staging): device memory is never mapped, as on a discrete GPU.
   bool force_staging = false;
   // The features the device has that a switch turned off (has_feature names, in that order):

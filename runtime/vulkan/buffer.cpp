@@ -1,5 +1,6 @@
 #include "runtime/vulkan/buffer.h"
 
+#include <bit>
 #include <cstring>
 #include <utility>
 
@@ -22,7 +23,17 @@ bool maps(BufferUse use, MemoryPath path) {
 
 }  // namespace
 
-Buffer::Buffer(Device& device, size_t bytes, BufferUse use) : device_(&device), bytes_(bytes) {
+size_t allocation_bytes(size_t bytes, const DeviceInfo& info) {
+  size_t size = (bytes + 15) / 16 * 16;
+  if (info.canonical_texel_views) {
+    size += kTexelViewSlack;
+    if (std::has_single_bit(size)) size += 16;
+  }
+  return size;
+}
+
+Buffer::Buffer(Device& device, size_t bytes, BufferUse use)
+    : device_(&device), bytes_(bytes), allocated_(allocation_bytes(bytes, device.info())) {
   VKG_CHECK(bytes > 0, "cannot create an empty Vulkan buffer");
   VkDevice dev = device.handle();
   VkBufferCreateInfo info{};
@@ -71,6 +82,7 @@ Buffer::Buffer(Buffer&& other) noexcept
       memory_(std::exchange(other.memory_, VK_NULL_HANDLE)),
       mapped_(std::exchange(other.mapped_, nullptr)),
       bytes_(std::exchange(other.bytes_, 0)),
+      allocated_(std::exchange(other.allocated_, 0)),
       coherent_(other.coherent_) {}
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
@@ -81,6 +93,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     memory_ = std::exchange(other.memory_, VK_NULL_HANDLE);
     mapped_ = std::exchange(other.mapped_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
+    allocated_ = std::exchange(other.allocated_, 0);
     coherent_ = other.coherent_;
   }
   return *this;

@@ -23,6 +23,11 @@ enum class BufferUse : uint8_t {
   Staging,    // host memory for transfers: host-visible and coherent, host-cached where the device has it
 };
 
+// The room a buffer keeps after its bytes where the device's profile asks for canonical_texel_views.
+inline constexpr size_t kTexelViewSlack = 256;
+// The bytes a buffer of `bytes` allocates on a device of this profile (Buffer::allocated_size).
+size_t allocation_bytes(size_t bytes, const DeviceInfo& info);
+
 class Buffer {
  public:
   // A buffer of `bytes` (> 0, allocated rounded up to 16) usable as a storage buffer, a uniform
@@ -36,7 +41,10 @@ class Buffer {
 
   VkBuffer handle() const { return buffer_; }
   size_t size() const { return bytes_; }
-  size_t allocated_size() const { return (bytes_ + 15) / 16 * 16; }  // what the device holds
+  // What the device holds: whole vec4 texels of fp32, and where the device's profile asks for
+  // canonical_texel_views, room for a texel view 256 bytes longer than the buffer, and a size that
+  // is not a power of two (DeviceProfile::canonical_texel_views).
+  size_t allocated_size() const { return allocated_; }
   // True when the host reads and writes the buffer in place.
   bool host_mapped() const { return mapped_ != nullptr; }
 
@@ -71,6 +79,7 @@ class Buffer {
   VkDeviceMemory memory_ = VK_NULL_HANDLE;
   void* mapped_ = nullptr;
   size_t bytes_ = 0;
+  size_t allocated_ = 0;
   bool coherent_ = true;
 };
 

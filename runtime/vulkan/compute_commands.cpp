@@ -1,5 +1,7 @@
 #include "runtime/vulkan/compute_commands.h"
 
+#include <vector>
+
 #include "runtime/vulkan/vk_check.h"
 
 namespace vkg::vk {
@@ -77,6 +79,19 @@ void ComputeCommands::dispatch(const ComputePipeline& pipeline, const Descriptor
   vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, 1, &handle, 0, nullptr);
   if (push_bytes > 0) vkCmdPushConstants(cmd_, pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
   vkCmdDispatch(cmd_, groups_x, groups_y, groups_z);
+  pipeline.mark_dispatched();
+}
+
+void ComputeCommands::empty_dispatch(const ComputePipeline& pipeline, const DescriptorSet& set) {
+  VKG_CHECK(state_ == State::Recording, "dispatch of '" << pipeline.desc().name << "' outside begin()/submit");
+  const std::vector<uint32_t> push(pipeline.desc().push_constant_bytes / 4, 0);
+  vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.handle());
+  VkDescriptorSet handle = set.handle();
+  vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, 1, &handle, 0, nullptr);
+  if (!push.empty())
+    vkCmdPushConstants(cmd_, pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(push.size() * 4), push.data());
+  vkCmdDispatch(cmd_, 0, 0, 0);
+  pipeline.mark_dispatched();
 }
 
 void ComputeCommands::copy(const Buffer& src, const Buffer& dst, size_t bytes, size_t src_offset, size_t dst_offset) {
@@ -174,6 +189,20 @@ double ComputeCommands::elapsed_ns(uint32_t begin_query, uint32_t end_query) con
             "timestamp query " << std::max(begin_query, end_query) << " was not written (" << results_ns_.size()
                                << " were)");
   return double(results_ns_[end_query]) - double(results_ns_[begin_query]);
+}
+
+void compile_pipeline_code(Device& device, const ComputePipeline& pipeline) {
+  if (pipeline.dispatched()) return;
+  // Placeholders of one texel (16 bytes) per binding: nothing reads them, the layout needs them bound.
+  std::vector<Buffer> placeholders;
+  placeholders.reserve(pipeline.desc().bindings);
+  std::vector<const Buffer*> bound;
+  for (uint32_t b = 0; b < pipeline.desc().bindings; ++b) bound.push_back(&placeholders.emplace_back(device, 16));
+  const DescriptorSet set(device, pipeline, bound);
+  ComputeCommands cmd(device);
+  cmd.begin();
+  cmd.empty_dispatch(pipeline, set);
+  cmd.submit_and_wait();
 }
 
 }  // namespace vkg::vk

@@ -53,6 +53,10 @@ class ComputeCommands {
   // Group counts must be > 0 and within the device's maxComputeWorkGroupCount.
   void dispatch(const ComputePipeline& pipeline, const DescriptorSet& set, uint32_t groups_x, uint32_t groups_y,
                 uint32_t groups_z, const void* push = nullptr, uint32_t push_bytes = 0);
+  // A dispatch of no workgroups, with zeroed push constants: runs nothing, but a driver that
+  // compiles a pipeline's machine code at its first dispatch (llvmpipe) compiles it here
+  // (compile_pipeline_code).
+  void empty_dispatch(const ComputePipeline& pipeline, const DescriptorSet& set);
   // Copies `bytes` from src at src_offset to dst at dst_offset (both ranges inside the buffers).
   void copy(const Buffer& src, const Buffer& dst, size_t bytes, size_t src_offset = 0, size_t dst_offset = 0);
   // Makes shader and transfer writes of earlier commands visible to later dispatches, copies and the host.
@@ -82,5 +86,11 @@ class ComputeCommands {
   bool reusable_ = false;
   std::vector<uint64_t> results_ns_;
 };
+
+// Makes the driver compile `pipeline`'s machine code now, if it has not run yet in this process:
+// an empty dispatch on placeholder buffers, submitted and waited for. Drivers that compile at
+// vkCreateComputePipelines have nothing left to do; llvmpipe compiles at the first dispatch, and
+// keeps the result in Mesa's on-disk shader cache (runtime/vulkan/compile_workers.h).
+void compile_pipeline_code(Device& device, const ComputePipeline& pipeline);
 
 }  // namespace vkg::vk

@@ -149,6 +149,36 @@ std::string pipeline_key(const PipelineDesc& desc) {
   return key.str();
 }
 
+std::optional<PipelineDesc> parse_pipeline_key(const std::string& key) {
+  std::vector<std::string> fields;
+  for (size_t start = 0;;) {
+    const size_t bar = key.find('|', start);
+    fields.push_back(key.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+    if (bar == std::string::npos) break;
+    start = bar + 1;
+  }
+  auto number = [](const std::string& text, uint32_t& out) {
+    if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+    const unsigned long long v = std::stoull(text);
+    out = uint32_t(v);
+    return v <= 0xffffffffull;
+  };
+  PipelineDesc desc;
+  if (fields.size() < 4 || fields[0].empty() || fields[0].find_first_of(" \t\n") != std::string::npos ||
+      !number(fields[1], desc.bindings) || !number(fields[2], desc.push_constant_bytes) ||
+      fields[3].compare(0, 2, "sg") != 0 || !number(fields[3].substr(2), desc.subgroup_size))
+    return std::nullopt;
+  desc.name = fields[0];
+  for (size_t i = 4; i < fields.size(); ++i) {
+    const size_t eq = fields[i].find('=');
+    SpecConstant c;
+    if (eq == std::string::npos || !number(fields[i].substr(0, eq), c.id) || !number(fields[i].substr(eq + 1), c.value))
+      return std::nullopt;
+    desc.specialization.push_back(c);
+  }
+  return desc;
+}
+
 ComputePipeline::~ComputePipeline() { release(); }
 
 ComputePipeline::ComputePipeline(ComputePipeline&& other) noexcept
@@ -159,7 +189,8 @@ ComputePipeline::ComputePipeline(ComputePipeline&& other) noexcept
       layout_(std::exchange(other.layout_, VK_NULL_HANDLE)),
       pipeline_(std::exchange(other.pipeline_, VK_NULL_HANDLE)),
       texel_bindings_(other.texel_bindings_),
-      read_only_bindings_(other.read_only_bindings_) {}
+      read_only_bindings_(other.read_only_bindings_),
+      dispatched_(other.dispatched()) {}
 
 ComputePipeline& ComputePipeline::operator=(ComputePipeline&& other) noexcept {
   if (this != &other) {
@@ -172,6 +203,7 @@ ComputePipeline& ComputePipeline::operator=(ComputePipeline&& other) noexcept {
     pipeline_ = std::exchange(other.pipeline_, VK_NULL_HANDLE);
     texel_bindings_ = other.texel_bindings_;
     read_only_bindings_ = other.read_only_bindings_;
+    dispatched_.store(other.dispatched(), std::memory_order_relaxed);
   }
   return *this;
 }
@@ -238,6 +270,11 @@ DescriptorSet::DescriptorSet(Device& device, const ComputePipeline& pipeline, st
       // The region's texels, a partial last one included where the allocation holds its bytes.
       const uint64_t room = r.buffer->allocated_size() - r.offset;
       sizes[i] = std::min((sizes[i] + texel_bytes - 1) / texel_bytes * texel_bytes, room / texel_bytes * texel_bytes);
+      // One class of view for the driver (DeviceProfile::canonical_texel_views): a range whose
+      // second byte is not zero, within the room every buffer keeps for it.
+      if (info.canonical_texel_views && (sizes[i] & 0xff00u) == 0 && sizes[i] + kTexelViewSlack <= room &&
+          (sizes[i] + kTexelViewSlack) / texel_bytes <= info.max_texel_buffer_elements)
+        sizes[i] += kTexelViewSlack;
       const uint64_t texels = sizes[i] / texel_bytes;
       VKG_CHECK(texels <= info.max_texel_buffer_elements,
                 "pipeline '" << desc.name << "': binding " << i << " is " << texels
@@ -276,7 +313,9 @@ DescriptorSet::DescriptorSet(Device& device, const ComputePipeline& pipeline, st
     views_.assign(regions.size(), VK_NULL_HANDLE);
     for (size_t i = 0; i < regions.size(); ++i) {
       const BufferRegion& r = regions[i];
-      const bool whole_buffer = r.offset == 0 && r.size == 0;
+      // The whole of a buffer with room for canonical texel views would bind that room too.
+      const bool whole_buffer = r.offset == 0 && r.size == 0 && !info.canonical_texel_views;
+      ranges_.push_back({r.offset, sizes[i]});
       writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
       writes[i].dstSet = set_;
       writes[i].dstBinding = uint32_t(i);
@@ -311,7 +350,8 @@ DescriptorSet::DescriptorSet(DescriptorSet&& other) noexcept
     : device_(other.device_),
       pool_(std::exchange(other.pool_, VK_NULL_HANDLE)),
       set_(std::exchange(other.set_, VK_NULL_HANDLE)),
-      views_(std::move(other.views_)) {}
+      views_(std::move(other.views_)),
+      ranges_(std::move(other.ranges_)) {}
 
 DescriptorSet& DescriptorSet::operator=(DescriptorSet&& other) noexcept {
   if (this != &other) {
@@ -320,6 +360,7 @@ DescriptorSet& DescriptorSet::operator=(DescriptorSet&& other) noexcept {
     pool_ = std::exchange(other.pool_, VK_NULL_HANDLE);
     set_ = std::exchange(other.set_, VK_NULL_HANDLE);
     views_ = std::move(other.views_);
+    ranges_ = std::move(other.ranges_);
     other.views_.clear();
   }
   return *this;

@@ -7,9 +7,12 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <bit>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -43,7 +46,10 @@ struct PipelineDesc {
 // The pipeline a dispatch runs on (its shader, bindings, push words, specialization, subgroup size).
 PipelineDesc pipeline_desc(const Dispatch& d);
 // A key naming a pipeline: pipelines with equal keys are interchangeable.
+// "<name>|<bindings>|<push bytes>|sg<subgroup size>|<id>=<value>|...", one line of printable text.
 std::string pipeline_key(const PipelineDesc& desc);
+// The PipelineDesc a pipeline_key names; nullopt when `key` is not one.
+std::optional<PipelineDesc> parse_pipeline_key(const std::string& key);
 
 class ComputePipeline {
  public:
@@ -64,6 +70,10 @@ class ComputePipeline {
   uint32_t texel_bindings() const { return texel_bindings_; }
   // Bit b: binding b is only read (read_only_bindings of the SPIR-V).
   uint32_t read_only_bindings() const { return read_only_bindings_; }
+  // Whether a command buffer has dispatched the pipeline (ComputeCommands): from then on its
+  // machine code exists on every driver, also on those that compile at the first dispatch.
+  bool dispatched() const { return dispatched_.load(std::memory_order_relaxed); }
+  void mark_dispatched() const { dispatched_.store(true, std::memory_order_relaxed); }
 
  private:
   void release();
@@ -76,6 +86,7 @@ class ComputePipeline {
   VkPipeline pipeline_ = VK_NULL_HANDLE;
   uint32_t texel_bindings_ = 0;
   uint32_t read_only_bindings_ = 0;
+  mutable std::atomic<bool> dispatched_{false};
 };
 
 // The format of the view through which a pipeline's texel binding reads its buffer: vec4s of the
@@ -108,6 +119,9 @@ class DescriptorSet {
   DescriptorSet& operator=(const DescriptorSet&) = delete;
 
   VkDescriptorSet handle() const { return set_; }
+  // The byte range (offset, size) each binding was given: the region asked for, its texel views
+  // rounded to whole texels and, on devices with canonical_texel_views, lengthened.
+  const std::vector<std::pair<uint64_t, uint64_t>>& ranges() const { return ranges_; }
 
  private:
   void release();
@@ -116,6 +130,7 @@ class DescriptorSet {
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   VkDescriptorSet set_ = VK_NULL_HANDLE;
   std::vector<VkBufferView> views_;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges_;
 };
 
 }  // namespace vkg::vk

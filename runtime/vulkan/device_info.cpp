@@ -1,6 +1,7 @@
 #include "runtime/vulkan/device_info.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <sstream>
@@ -52,16 +53,67 @@ int default_preference_rank(DeviceType t) {
   return 4;
 }
 
+namespace {
+
+// The named features' switches, in switched_off's order.
+std::array<std::pair<const char*, bool DeviceOptions::*>, 7> feature_switches() {
+  return {{{"fp16", &DeviceOptions::disable_fp16},
+           {"subgroup-size-control", &DeviceOptions::disable_subgroup_size_control},
+           {"cooperative-matrix", &DeviceOptions::disable_cooperative_matrix},
+           {"cooperative-matrix-khr", &DeviceOptions::disable_cooperative_matrix_khr},
+           {"int64", &DeviceOptions::disable_int64},
+           {"texel-buffers", &DeviceOptions::disable_texel_buffers},
+           {"nan-preserve", &DeviceOptions::disable_nan_preserve}}};
+}
+
+}  // namespace
+
+DeviceOptions switches_of(const DeviceInfo& info) {
+  DeviceOptions options;
+  options.device = std::to_string(info.index);
+  for (const auto& [name, off] : feature_switches())
+    if (std::find(info.switched_off.begin(), info.switched_off.end(), name) != info.switched_off.end())
+      options.*off = true;
+  // Host specialization is the CPU drivers' default (instance.cpp): off there only by its switch.
+  options.disable_host_specialization = info.type == DeviceType::Cpu && !info.host_specialization;
+  options.disable_canonical_texel_views = info.driver_name == "llvmpipe" && !info.canonical_texel_views;
+  options.force_staging = info.force_staging;
+  return options;
+}
+
+std::vector<std::string> switch_words(const DeviceOptions& options) {
+  std::vector<std::string> words;
+  for (const auto& [name, off] : feature_switches())
+    if (options.*off) words.push_back(name);
+  if (options.disable_host_specialization) words.push_back("host-specialization");
+  if (options.disable_canonical_texel_views) words.push_back("canonical-texel-views");
+  if (options.force_staging) words.push_back("force-staging");
+  return words;
+}
+
+DeviceOptions options_from_switch_words(const std::vector<std::string>& words) {
+  DeviceOptions options;
+  for (const std::string& w : words) {
+    const auto switches = feature_switches();
+    const auto feature = std::find_if(switches.begin(), switches.end(), [&](const auto& s) { return w == s.first; });
+    if (feature != switches.end())
+      options.*(feature->second) = true;
+    else if (w == "host-specialization")
+      options.disable_host_specialization = true;
+    else if (w == "canonical-texel-views")
+      options.disable_canonical_texel_views = true;
+    else if (w == "force-staging")
+      options.force_staging = true;
+    else
+      VKG_THROW("unknown device switch '" << w << "'");
+  }
+  return options;
+}
+
 void apply_switches(DeviceInfo& info, const DeviceOptions& options) {
   info.switched_off.clear();
-  for (const auto& [name, off] : {std::pair<const char*, bool>{"fp16", options.disable_fp16},
-                                  {"subgroup-size-control", options.disable_subgroup_size_control},
-                                  {"cooperative-matrix", options.disable_cooperative_matrix},
-                                  {"cooperative-matrix-khr", options.disable_cooperative_matrix_khr},
-                                  {"int64", options.disable_int64},
-                                  {"texel-buffers", options.disable_texel_buffers},
-                                  {"nan-preserve", options.disable_nan_preserve}}) {
-    if (off && info.has_feature(name)) info.switched_off.push_back(name);
+  for (const auto& [name, off] : feature_switches()) {
+    if (options.*off && info.has_feature(name)) info.switched_off.push_back(name);
   }
   if (options.disable_fp16) info.shader_float16 = info.storage_buffer_16bit = false;
   if (options.disable_subgroup_size_control) info.subgroup_size_control = false;
@@ -69,6 +121,7 @@ void apply_switches(DeviceInfo& info, const DeviceOptions& options) {
   if (options.disable_texel_buffers) info.texel_buffers = false;
   if (options.disable_nan_preserve) info.nan_preserve = info.nan_preserve_fp16 = false;
   if (options.disable_host_specialization) info.host_specialization = false;
+  if (options.disable_canonical_texel_views) info.canonical_texel_views = false;
   if (options.disable_cooperative_matrix_khr && info.cooperative_matrix_khr) {
     // VK_NV_cooperative_matrix where the device has it too.
     info.cooperative_matrix_khr = false;

@@ -57,14 +57,25 @@ struct DeviceOptions {
   // Give the driver every shader with its specialization info, as written, even where the
   // profile specializes on the host (to compare, or avoid a bug of the host's specialization).
   bool disable_host_specialization = false;
+  // Bind texel buffers as they are, even where the profile gives them one class
+  // (DeviceProfile::canonical_texel_views): to compare, or avoid a bug of that workaround.
+  bool disable_canonical_texel_views = false;
 };
 
 // Applies the feature switches of `options` (disable_fp16, force_staging,
 // disable_subgroup_size_control, disable_cooperative_matrix, disable_cooperative_matrix_khr, disable_int64,
 // disable_texel_buffers,
-// disable_nan_preserve, disable_host_specialization)
+// disable_nan_preserve, disable_host_specialization, disable_canonical_texel_views)
 // to a device's info.
 void apply_switches(DeviceInfo& info, const DeviceOptions& options);
+// The feature switches that made `info` from its device's own profile (its switched_off features,
+// host specialization and the memory path), for another process to open the device as this one did
+// (runtime/vulkan/compile_workers.h). `device` is the device's index; validation is left off.
+DeviceOptions switches_of(const DeviceInfo& info);
+// The switches `options` turns on, as words (a feature's name for its disable_ switch,
+// "host-specialization", "canonical-texel-views", "force-staging"), and the options such words give (Error on an unknown one).
+std::vector<std::string> switch_words(const DeviceOptions& options);
+DeviceOptions options_from_switch_words(const std::vector<std::string>& words);
 
 // True when VKGRAPHY_VK_VALIDATION asks for validation ("1", "true", "on", "yes");
 // unset, empty, "0", "false", "off", "no" mean off; anything else is an Error.

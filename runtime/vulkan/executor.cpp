@@ -184,10 +184,13 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
       const auto words = engine.spirv.find(d.shader);
       VKG_CHECK(words != engine.spirv.end(), "layer '" << layer.name << "': no SPIR-V for shader '" << d.shader << "'");
       const ComputePipeline& p = pipeline_for(pipeline_desc(d), words->second);
+      auto set = std::make_unique<DescriptorSet>(device, p, buffers);
+      // The ranges as bound (a texel view may reach past its region, DescriptorSet::ranges).
       std::vector<BufferAccess> accesses;
       for (size_t i = 0; i < buffers.size(); ++i)
-        accesses.push_back({buffers[i].buffer, buffers[i].offset, buffers[i].size, !(p.read_only_bindings() >> i & 1u)});
-      layers_[li].steps.push_back({&p, std::make_unique<DescriptorSet>(device, p, buffers), &d, std::move(accesses)});
+        accesses.push_back({buffers[i].buffer, set->ranges()[i].first, set->ranges()[i].second,
+                            !(p.read_only_bindings() >> i & 1u)});
+      layers_[li].steps.push_back({&p, std::move(set), &d, std::move(accesses)});
     }
     const bool by_tactic = any_glob_matches(options_.faulty_tactics, layer.tactic);
     const bool by_layer = any_glob_matches(options_.faulty_layers, layer.name) ||

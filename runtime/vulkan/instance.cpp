@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+
+#include <strings.h>
 
 #include "runtime/core/logger.h"
 #include "runtime/vulkan/cooperative_matrix.h"
@@ -13,6 +16,16 @@ namespace vkg::vk {
 namespace {
 
 constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+// Mesa's on-disk shader cache is on unless MESA_SHADER_CACHE_DISABLE (or its older name
+// MESA_GLSL_CACHE_DISABLE) says true, as Mesa reads them.
+bool mesa_shader_cache_on() {
+  for (const char* name : {"MESA_SHADER_CACHE_DISABLE", "MESA_GLSL_CACHE_DISABLE"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && (!std::strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes"))) return false;
+  }
+  return true;
+}
 
 bool has_layer(const char* name) {
   uint32_t count = 0;
@@ -110,6 +123,8 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
   if (v12 && driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) info.loop_iteration_limit = 65535;
   info.fp16_slower = info.type == DeviceType::Cpu;
   info.host_specialization = info.type == DeviceType::Cpu;
+  info.compiles_in_one_thread = v12 && driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE && mesa_shader_cache_on();
+  info.canonical_texel_views = v12 && driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE;
   info.nan_preserve = v12 && float_controls.shaderSignedZeroInfNanPreserveFloat32;
   info.nan_preserve_fp16 = info.nan_preserve && float_controls.shaderSignedZeroInfNanPreserveFloat16;
   for (int i = 0; i < 3; ++i) {

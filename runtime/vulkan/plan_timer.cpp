@@ -58,10 +58,12 @@ double VulkanPlanTimer::default_warmup_ms(const DeviceInfo& info) {
   return info.type == DeviceType::Cpu ? 0 : kGpuWarmupMs;
 }
 
-VulkanPlanTimer::VulkanPlanTimer(Device& device, std::optional<double> min_warmup_ms, unsigned compile_threads)
+VulkanPlanTimer::VulkanPlanTimer(Device& device, std::optional<double> min_warmup_ms, unsigned compile_threads,
+                                 std::optional<unsigned> compile_workers)
     : device_(device),
       min_warmup_ns_(min_warmup_ms.value_or(default_warmup_ms(device.info())) * 1e6),
-      compiler_(device, compile_threads) {
+      compiler_(device, compile_threads),
+      workers_(device, compile_workers.value_or(default_compile_workers())) {
   VKG_CHECK(device.info().timestamps(), "device '" << device.info().name
                                                    << "' has no timestamps on its compute queue: the builder cannot "
                                                       "time tactics (use --builder-optimization-level 0)");
@@ -92,6 +94,15 @@ void VulkanPlanTimer::compile(const std::vector<const LayerPlan*>& plans) {
   std::vector<std::shared_ptr<const ComputePipeline>> made = compiler_.compile(missing);
   for (size_t i = 0; i < made.size(); ++i)
     if (made[i]) pipelines_.emplace(keys[i], std::move(made[i]));
+  if (!workers_.enabled()) return;  // the first dispatch of each compiles it
+  std::vector<const ComputePipeline*> batch;
+  for (const LayerPlan* plan : plans) {
+    for (const Dispatch& d : plan->dispatches) {
+      auto it = pipelines_.find(pipeline_key(pipeline_desc(d)));
+      if (it != pipelines_.end()) batch.push_back(it->second.get());
+    }
+  }
+  workers_.compile(batch);
 }
 
 // A plan's buffers (inputs and outputs filled with `contents`, weights uploaded,

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "runtime/engine/builder.h"
+#include "runtime/vulkan/compile_workers.h"
 #include "runtime/vulkan/compute_pipeline.h"
 #include "runtime/vulkan/device.h"
 #include "runtime/vulkan/pipeline_compiler.h"
@@ -36,10 +37,12 @@ class VulkanPlanTimer : public PlanTimer {
   // Throws Error when the device has no timestamps on its compute queue.
   // `min_warmup_ms`: the least device time of untimed runs before the samples
   // (default: default_warmup_ms).
-  // `compile_threads`: the threads that compile a layer's candidates before they are timed
-  // (PipelineCompiler; 0: one per core).
+  // `compile_threads`: the threads that create a layer's candidates before they are timed
+  // (PipelineCompiler; 0: one per core). `compile_workers`: the worker processes that compile
+  // them side by side on a driver that compiles one pipeline at a time in a process
+  // (compile_workers.h; default: default_compile_workers()).
   explicit VulkanPlanTimer(Device& device, std::optional<double> min_warmup_ms = std::nullopt,
-                           unsigned compile_threads = 0);
+                           unsigned compile_threads = 0, std::optional<unsigned> compile_workers = std::nullopt);
   ~VulkanPlanTimer() override;
 
   // Each timed run is recorded between two timestamps in one submission after
@@ -53,10 +56,12 @@ class VulkanPlanTimer : public PlanTimer {
   std::vector<Tensor> run(const LayerPlan& plan, const std::vector<Tensor>& inputs, const std::vector<Buffer>& outputs,
                           bool inject_fault) override;
 
-  // Compiles the pipelines of `plans` not compiled yet, in parallel (PipelineCompiler).
+  // Creates the pipelines of `plans` not created yet, in parallel (PipelineCompiler), and where
+  // compile workers run, compiles their machine code with them (CompileWorkers).
   void compile(const std::vector<const LayerPlan*>& plans) override;
 
   size_t pipelines_compiled() const { return pipelines_.size(); }
+  const CompileWorkers& workers() const { return workers_; }
 
  private:
   struct Prepared;
@@ -71,6 +76,7 @@ class VulkanPlanTimer : public PlanTimer {
   std::optional<std::chrono::steady_clock::time_point> last_end_;  // of the last timed submission
   std::map<std::string, std::shared_ptr<const ComputePipeline>> pipelines_;  // from the device's pool
   PipelineCompiler compiler_;
+  CompileWorkers workers_;
 };
 
 }  // namespace vkg::vk
