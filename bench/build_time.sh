@@ -17,6 +17,10 @@
 #          and again with --vk-disable-host-specialization
 #   jobs   the same one iteration at a time and side by side (--jobs 2 --devices 0 0: two jobs on
 #          lavapipe's one device, a core each)
+#   workers  det cold in fp32 and fp16 with the compile workers (the default: one per core beyond the
+#          first) and without (--compile-workers 0), each engine's first run in a process of its own
+#          (compiling its pipelines ahead with workers, or not), and the same without texel views of
+#          one class (--vk-disable-canonical-texel-views), with the Mesa cache entries each made
 #
 # Writes its figures to stdout; docs/bench.md ("Build time on lavapipe") records them.
 set -euo pipefail
@@ -116,11 +120,47 @@ debug_build() {
     "$(grep -c 'Iteration [0-9]* |' "$TMP/debug.log" || true) iterations logged"
 }
 
+# first_run NAME MESA ENGINE [FLAGS...]: an engine's first run in a process of its own (with the
+# environment RUN_ENV holds), and Mesa's new entries.
+RUN_ENV=()
+first_run() {
+  local name=$1 mesa=$2 engine=$3
+  shift 3
+  local before t0 t1
+  before=$(find "$mesa" -type f | wc -l)
+  t0=$(date +%s.%N)
+  env "${RUN_ENV[@]}" MESA_SHADER_CACHE_DIR="$mesa" "$BIN" run "$engine" --vk "${DET[@]:1}" "$@" >/dev/null 2>&1
+  t1=$(date +%s.%N)
+  printf '%-34s %7.1f s  %d new cache entries\n' "$name" "$(echo "$t1 - $t0" | bc)" \
+    "$(( $(find "$mesa" -type f | wc -l) - before ))"
+}
+
+workers() {
+  for prec in fp32 fp16; do
+    local f=()
+    [ "$prec" = fp32 ] || f=(--fp16)
+    for mode in workers none no-canonical; do
+      local w=() v=()
+      RUN_ENV=()
+      [ "$mode" = workers ] || w=(--compile-workers 0) RUN_ENV=(VKGRAPHY_COMPILE_WORKERS=0)
+      [ "$mode" != no-canonical ] || v=(--vk-disable-canonical-texel-views)
+      local mesa=$TMP/mesa-w-$prec-$mode timing=$TMP/timing-w-$prec-$mode.json
+      rm -rf "$mesa" "$timing"
+      mkdir -p "$mesa"
+      build "det-$prec-$mode-cold" "$mesa" "$timing" "${DET[@]}" "${f[@]}" "${w[@]}" "${v[@]}"
+      printf '%-34s %7d cache entries\n' "  (after the build)" "$(find "$mesa" -type f | wc -l)"
+      first_run "  first run" "$mesa" "$TMP/det-$prec-$mode-cold.engine" "${v[@]}"
+    done
+  done
+}
+
 case "$what" in
   times) times ;;
   prune) prune ;;
   debug) debug_build; debug_build --vk-disable-host-specialization ;;
   jobs) debug_build; debug_build --jobs 2 --devices 0 0 ;;
-  all) times; prune; debug_build; debug_build --vk-disable-host-specialization; debug_build --jobs 2 --devices 0 0 ;;
-  *) echo "usage: bench/build_time.sh [times|prune|debug|jobs|all]" >&2; exit 2 ;;
+  workers) workers ;;
+  all) times; prune; debug_build; debug_build --vk-disable-host-specialization; debug_build --jobs 2 --devices 0 0
+       workers ;;
+  *) echo "usage: bench/build_time.sh [times|prune|debug|jobs|workers|all]" >&2; exit 2 ;;
 esac

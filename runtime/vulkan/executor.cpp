@@ -8,6 +8,7 @@
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
 #include "runtime/engine/tactic.h"
+#include "runtime/vulkan/compile_workers.h"
 #include "runtime/vulkan/compute_commands.h"
 #include "runtime/vulkan/pipeline_pool.h"
 #include "runtime/vulkan/shader_table.h"
@@ -213,7 +214,23 @@ EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOpt
                                     fault.push[0], fault.groups, {{region.buffer, region.offset, region.size, true}}});
     }
   }
+  compile_ahead();
   record();
+}
+
+void EngineExecutor::compile_ahead() {
+  // The engine's own pipelines (its epilogue constants are not those its build timed with) compiled
+  // side by side where the driver compiles one at a time in a process, instead of one by one at the
+  // first run; elsewhere (and with no workers) the first run compiles them, as it always did.
+  CompileWorkers workers(device_, default_compile_workers());
+  if (!workers.enabled()) return;
+  std::vector<const ComputePipeline*> pipelines;
+  for (const LayerSteps& l : layers_)
+    for (const Step& step : l.steps) pipelines.push_back(step.pipeline);
+  workers.compile(pipelines);
+  if (workers.started())
+    VKG_VERBOSE("engine pipelines compiled ahead: " << workers.compiled_by_workers() << " by " << workers.started()
+                                                     << " worker process(es), " << workers.compiled_here() << " here");
 }
 
 EngineExecutor::~EngineExecutor() = default;

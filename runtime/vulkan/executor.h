@@ -159,6 +159,8 @@ class EngineExecutor {
 
   const Buffer& tensor_buffer(int32_t tensor) const;  // its slot's buffer
   BufferRegion tensor_region(int32_t tensor) const;   // the slot's bytes it takes (a view: a part)
+  // Compiles the engine's pipelines with compile workers where the device has them (compile_workers.h).
+  void compile_ahead();
   void record();
   void emit(const LayerBlock& block, Pending& pending);
   void flush(Pending& pending, bool last);

@@ -5,9 +5,9 @@
 // does only the front half there (SPIR-V to NIR, about 10 ms a pipeline) and runs LLVM, most of
 // the cost (0.1 to 1 s a pipeline), at the pipeline's first dispatch, one pipeline at a time
 // in a process: compiling ahead on helper devices, or helper instances, ran no faster than
-// compiling in place (docs/bench.md, "Build time on lavapipe"). There the builder saves compile
-// time by compiling fewer candidates (BuilderConfig::prune_for_device) and through Mesa's own
-// on-disk shader cache, which a second build of the same layers reads.
+// compiling in place (docs/bench.md, "Build time on lavapipe"). There worker processes compile
+// side by side (compile_workers.h), and the builder compiles fewer candidates
+// (BuilderConfig::prune_for_device).
 #pragma once
 
 #include <memory>

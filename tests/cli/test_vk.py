@@ -3,6 +3,7 @@ models in fp32 and fp16 against the reference backend, engine files, replay
 files, the timing cache, marking outputs, fault injection, latency and profile."""
 import os
 import re
+import tempfile
 import unittest
 
 import numpy as np
@@ -484,3 +485,59 @@ class TestBarriers(CliTestCase):
         self.assertIn(f"| {dispatches} dispatches, ", out)
         self.assertRegex(out, r"\d+\.\d us of device time per dispatch")
         self.assertRegex(out, r"#\s+layer\s+op\s+tactic\s+prec\s+disp\s+time \(ms\)")
+
+
+class TestCompileWorkers(CliTestCase):
+    """lavapipe compiles one pipeline at a time in a process, at its first dispatch: the builder's
+    worker processes (--compile-workers, runtime/vulkan/compile_workers.h) compile a layer's
+    candidates side by side into Mesa's on-disk cache, which the build's own first dispatches read.
+    Texel views of one class let one compile serve every binding. Neither changes an engine or its
+    outputs. Each build here starts from an empty Mesa cache, so that the workers have work."""
+
+    def fresh_cache(self):
+        return {"MESA_SHADER_CACHE_DIR": tempfile.mkdtemp(dir=self.tmp)}
+
+    def test_inspect_device_names_both_properties_and_the_switch(self):
+        out = self.vkgraphy("inspect", "device")
+        self.assertIn("compiles one pipeline at a time per process: yes", out)
+        self.assertIn("texel views of one class (one compile of a pipeline for every buffer): yes", out)
+        out = self.vkgraphy("inspect", "device", "--vk-disable-canonical-texel-views")
+        self.assertIn("texel views of one class (one compile of a pipeline for every buffer): no", out)
+        out = self.vkgraphy("inspect", "device", env={"MESA_SHADER_CACHE_DISABLE": "true"})
+        self.assertIn("compiles one pipeline at a time per process: no", out)
+
+    def test_workers_build_the_same_engine_with_the_same_outputs(self):
+        # Timed with a worker; then built again without, on the choices the first made.
+        path = vk_model("cnn.onnx")
+        out = self.vkgraphy("convert", path, "-o", "w1.engine", "--compile-workers", "1", "--save-tactics", "w1.json",
+                            env=self.fresh_cache())
+        self.assertRegex(out, r"\d+ pipelines \(\d+ compiled by 1 worker process\(es\), \d+ here\)")
+        out = self.vkgraphy("convert", path, "-o", "w0.engine", "--compile-workers", "0", "--load-tactics", "w1.json",
+                            "--save-tactics", "w0.json", env=self.fresh_cache())
+        self.assertNotIn("worker process", out)
+        tactics = [[l["tactic"] for l in self.read_json(f"w{w}.json")["layers"]] for w in ("1", "0")]
+        self.assertEqual(tactics[0], tactics[1])
+        self.vkgraphy("run", "w0.engine", "--vk", "--save-outputs", self.path("w0.out.json"))
+        # The engine's own pipelines compiled ahead by a worker too, in a process of its own.
+        out = self.vkgraphy("run", "w1.engine", "--vk", "--load-outputs", self.path("w0.out.json"), "--atol", "0",
+                            "--rtol", "0", "-v", env=dict(self.fresh_cache(), VKGRAPHY_COMPILE_WORKERS="1"))
+        self.assertIn("All outputs matched", out)
+        self.assertRegex(out, r"engine pipelines compiled ahead: \d+ by 1 worker process\(es\), \d+ here")
+
+    def test_canonical_texel_views_give_the_same_outputs(self):
+        for name in ("cnn.onnx", "transformer.onnx"):
+            engine = self.path(name + ".engine")
+            self.vkgraphy("convert", vk_model(name), "-o", engine, "--builder-optimization-level", "0")
+            self.vkgraphy("run", engine, "--vk", "--save-outputs", self.path("canonical.json"))
+            out = self.vkgraphy("run", engine, "--vk", "--vk-disable-canonical-texel-views", "--load-outputs",
+                                self.path("canonical.json"), "--atol", "0", "--rtol", "0")
+            self.assertIn("All outputs matched", out)
+
+    def test_bad_counts_are_clear_errors(self):
+        out = self.vkgraphy("convert", vk_model("cnn.onnx"), "-o", "x.engine", "--compile-workers", "9", expect=None)
+        self.assertIn("--compile-workers", out)
+        self.assertNotIn("Built engine", out)
+        out = self.vkgraphy("convert", vk_model("cnn.onnx"), "-o", "x.engine", expect=None,
+                            env={"VKGRAPHY_COMPILE_WORKERS": "lots"})
+        self.assertIn("VKGRAPHY_COMPILE_WORKERS='lots': expected a count of worker processes", out)
+        self.assertFalse(os.path.exists(self.path("x.engine")))

@@ -7,6 +7,7 @@
 
 #include <bit>
 #include <cstdlib>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +55,20 @@ vk::PipelineDesc unary_desc(uint32_t local_size) {
   desc.specialization = {{0, local_size}, {1, 1}, {2, 3}, {3, 0}, {4, 0}, {5, 0}, {6, 0}};
   return desc;
 }
+
+// Pipelines of their own (not the pool's), so that none was dispatched in this process yet.
+struct FreshPipelines {
+  std::vector<std::unique_ptr<vk::ComputePipeline>> made;
+  std::vector<const vk::ComputePipeline*> list;
+
+  FreshPipelines(vk::Device& device, std::initializer_list<uint32_t> local_sizes) {
+    for (uint32_t local : local_sizes) {
+      const vk::PipelineDesc desc = unary_desc(local);
+      made.push_back(std::make_unique<vk::ComputePipeline>(device, vk::builtin_shader(desc.name), desc));
+      list.push_back(made.back().get());
+    }
+  }
+};
 
 TEST(PipelineKey, ParsesWhatItPrints) {
   vk::PipelineDesc desc = unary_desc(64);
@@ -149,14 +164,9 @@ TEST(CompileWorkers, EveryPipelineIsCompiledOnceHereOrByAWorker) {
   vk::Device& device = ctx->device();
   if (!device.info().compiles_in_one_thread) GTEST_SKIP() << "the device compiles pipelines where it creates them";
   ASSERT_FALSE(vk::compile_worker_program().empty()) << "vkgraphy_compile_worker is built with the unit tests";
-  // Pipelines of their own (not the pool's), so none was dispatched in this process yet.
-  std::vector<std::unique_ptr<vk::ComputePipeline>> made;
-  std::vector<const vk::ComputePipeline*> list;
-  for (uint32_t local : {8u, 16u, 24u, 40u}) {
-    const vk::PipelineDesc desc = unary_desc(local);
-    made.push_back(std::make_unique<vk::ComputePipeline>(device, vk::builtin_shader(desc.name), desc));
-    list.push_back(made.back().get());
-  }
+  FreshPipelines fresh(device, {8u, 16u, 24u, 40u});
+  const auto& made = fresh.made;
+  std::vector<const vk::ComputePipeline*> list = fresh.list;
   list.push_back(list.front());  // named twice, compiled once
   vk::CompileWorkers workers(device, 1);
   ASSERT_TRUE(workers.enabled());
@@ -188,13 +198,8 @@ TEST(CompileWorkers, WithoutAWorkingWorkerEverythingCompilesHere) {
   // No program, then one that exits at once (it never answers "ready").
   for (const char* program : {"/nonexistent/vkgraphy_compile_worker", "/bin/false"}) {
     ScopedEnv env("VKGRAPHY_COMPILE_WORKER", program);
-    std::vector<std::unique_ptr<vk::ComputePipeline>> made;
-    std::vector<const vk::ComputePipeline*> list;
-    for (uint32_t local : {48u, 56u, 72u}) {
-      const vk::PipelineDesc desc = unary_desc(local);
-      made.push_back(std::make_unique<vk::ComputePipeline>(device, vk::builtin_shader(desc.name), desc));
-      list.push_back(made.back().get());
-    }
+    FreshPipelines fresh(device, {48u, 56u, 72u});
+    const std::vector<const vk::ComputePipeline*>& list = fresh.list;
     vk::CompileWorkers workers(device, 2);
     workers.compile(list);
     EXPECT_EQ(workers.compiled_by_workers(), 0u) << program;
