@@ -58,6 +58,9 @@ export LSAN_OPTIONS="suppressions=$SUPP:print_suppressions=1"
 # llvmpipe without its LLVM optimization passes, as ctest runs the suite (tests/CMakeLists.txt):
 # the shaders compile faster, and those ctest compiled come from Mesa's cache.
 export GALLIVM_PERF=nopt
+# Without the builder's compile workers, as ctest runs the suite (tests/CMakeLists.txt): the shards
+# keep the cores busy, and each build's worker would be one more instrumented process.
+export VKGRAPHY_COMPILE_WORKERS=0
 
 # Without arguments: the tests subset.txt marks `run` (together they cover every arc of
 # runtime/ and debug/ the whole suite covers) and every test it does not name (added since).
