@@ -142,7 +142,7 @@ struct CompileWorkers::Worker {
 
 // One compile() call's list, taken from both ends.
 struct CompileWorkers::Batch {
-  std::span<const ComputePipeline* const> pipelines;
+  std::vector<std::string> keys;  // pipeline_key of each
   std::mutex mutex;
   size_t front = 0, back = 0;
   std::vector<size_t> returned;  // given to a worker that did not compile it
@@ -224,7 +224,7 @@ void CompileWorkers::serve(Worker& w, Batch& batch) {
       if (batch.front >= batch.back) return;
       i = --batch.back;
     }
-    const std::string key = pipeline_key(batch.pipelines[i]->desc());
+    const std::string& key = batch.keys[i];
     std::optional<std::string> reply;
     if (write_line(w.fd, "compile " + key)) reply = read_line(w.fd, w.buffer, kCompileTimeout);
     if (reply == "done") {
@@ -248,24 +248,37 @@ void CompileWorkers::serve(Worker& w, Batch& batch) {
 
 void CompileWorkers::compile(std::span<const ComputePipeline* const> pipelines) {
   std::vector<const ComputePipeline*> todo;
-  for (const ComputePipeline* p : pipelines)
-    if (p != nullptr && !p->dispatched() && std::find(todo.begin(), todo.end(), p) == todo.end()) todo.push_back(p);
-  auto compile_here = [&](const ComputePipeline& p) {
-    try {
-      compile_pipeline_code(device_, p);
-      ++compiled_here_;
-    } catch (const Error& e) {
-      VKG_EXTRA_VERBOSE("pipeline '" << p.desc().name << "' not compiled ahead: " << e.what());
-    }
-  };
-  if (todo.size() >= 2 && count_ > 0 && !started_) start_workers();
+  std::vector<PipelineDesc> descs;
+  for (const ComputePipeline* p : pipelines) {
+    if (p == nullptr || p->dispatched() || std::find(todo.begin(), todo.end(), p) != todo.end()) continue;
+    todo.push_back(p);
+    descs.push_back(p->desc());
+  }
+  compile(descs, [&] { return todo; });
+}
+
+void CompileWorkers::compile(std::span<const PipelineDesc> descs, const Create& create) {
+  if (descs.empty()) return;
   Batch batch;
-  batch.pipelines = todo;
-  batch.back = todo.size();
+  for (const PipelineDesc& d : descs) batch.keys.push_back(pipeline_key(d));
+  batch.back = descs.size();
+  if (descs.size() >= 2 && count_ > 0 && !started_) start_workers();
   std::vector<std::jthread> threads;
-  if (todo.size() >= 2)
+  if (descs.size() >= 2)
     for (auto& w : workers_)
       if (w->alive) threads.emplace_back([this, &w, &batch] { serve(*w, batch); });
+  const std::vector<const ComputePipeline*> made = create();
+  VKG_CHECK(made.size() == descs.size(), "compile workers: " << made.size() << " pipelines for " << descs.size());
+  auto compile_here = [&](size_t i) {
+    const ComputePipeline* p = made[i];
+    if (p == nullptr || p->dispatched()) return;
+    try {
+      compile_pipeline_code(device_, *p);
+      ++compiled_here_;
+    } catch (const Error& e) {
+      VKG_EXTRA_VERBOSE("pipeline '" << p->desc().name << "' not compiled ahead: " << e.what());
+    }
+  };
   while (true) {
     size_t i = 0;
     {
@@ -273,10 +286,10 @@ void CompileWorkers::compile(std::span<const ComputePipeline* const> pipelines) 
       if (batch.front >= batch.back) break;
       i = batch.front++;
     }
-    compile_here(*todo[i]);
+    compile_here(i);
   }
   threads.clear();  // joins
-  for (size_t i : batch.returned) compile_here(*todo[i]);
+  for (size_t i : batch.returned) compile_here(i);
   compiled_by_workers_ += batch.by_workers;
   for (auto& w : workers_) {
     for (const std::string& note : w->notes) VKG_VERBOSE(note);

@@ -21,6 +21,7 @@
 // builder's process, where an error reaches the build as it would without workers.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -55,6 +56,11 @@ class CompileWorkers {
   // this thread from the front of the list (compile_pipeline_code), the workers from its back.
   // Compile errors are not thrown here: a pipeline that fails is left for its first real dispatch.
   void compile(std::span<const ComputePipeline* const> pipelines);
+  // The same for pipelines this process has yet to create: the workers start on `descs` (distinct
+  // pipelines) at once, this thread once `create` has made their pipelines here (one per desc, in
+  // order; null where one failed), so that the workers compile while this thread creates.
+  using Create = std::function<std::vector<const ComputePipeline*>()>;
+  void compile(std::span<const PipelineDesc> descs, const Create& create);
 
   // Whether workers may run for this device (its profile, the count, the program).
   bool enabled() const { return count_ > 0; }

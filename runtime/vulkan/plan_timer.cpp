@@ -91,18 +91,21 @@ void VulkanPlanTimer::compile(const std::vector<const LayerPlan*>& plans) {
       missing.push_back(std::move(desc));
     }
   }
-  std::vector<std::shared_ptr<const ComputePipeline>> made = compiler_.compile(missing);
-  for (size_t i = 0; i < made.size(); ++i)
-    if (made[i]) pipelines_.emplace(keys[i], std::move(made[i]));
-  if (!workers_.enabled()) return;  // the first dispatch of each compiles it
-  std::vector<const ComputePipeline*> batch;
-  for (const LayerPlan* plan : plans) {
-    for (const Dispatch& d : plan->dispatches) {
-      auto it = pipelines_.find(pipeline_key(pipeline_desc(d)));
-      if (it != pipelines_.end()) batch.push_back(it->second.get());
+  auto create = [&] {
+    std::vector<std::shared_ptr<const ComputePipeline>> made = compiler_.compile(missing);
+    std::vector<const ComputePipeline*> out;
+    for (size_t i = 0; i < made.size(); ++i) {
+      out.push_back(made[i].get());
+      if (made[i]) pipelines_.emplace(keys[i], std::move(made[i]));
     }
-  }
-  workers_.compile(batch);
+    return out;
+  };
+  // Without workers the first dispatch of each compiles it; with them they start on the list while
+  // this thread creates the pipelines.
+  if (workers_.enabled())
+    workers_.compile(missing, create);
+  else
+    create();
 }
 
 // A plan's buffers (inputs and outputs filled with `contents`, weights uploaded,
