@@ -53,6 +53,16 @@ build() {
     "$(grep -o '[0-9]* tactic(s) timed\|[0-9]* pruned for the device\|[0-9]* pipelines' "$log" | paste -sd, -)"
 }
 
+# cold_build KEY MODEL_AND_FLAGS...: the build det-KEY-cold from an empty Mesa cache ($TMP/mesa-KEY)
+# and timing cache ($TMP/timing-KEY.json), which stay for a warm build after it.
+cold_build() {
+  local key=$1
+  shift
+  rm -rf "$TMP/mesa-$key" "$TMP/timing-$key.json"
+  mkdir -p "$TMP/mesa-$key"
+  build "det-$key-cold" "$TMP/mesa-$key" "$TMP/timing-$key.json" "$@"
+}
+
 times() {
   for prec in fp32 fp16; do
     local f=()
@@ -61,11 +71,9 @@ times() {
       local p=()
       [ "$model" != unpruned ] || p=(--no-prune)
       [ "$model" != driver-spec ] || p=(--vk-disable-host-specialization)
-      local mesa=$TMP/mesa-$prec-$model timing=$TMP/timing-$prec-$model.json
-      rm -rf "$mesa" "$timing"
-      mkdir -p "$mesa"
-      build "det-$prec-$model-cold" "$mesa" "$timing" "${DET[@]}" "${f[@]}" "${p[@]}"
-      build "det-$prec-$model-warm" "$mesa" "$timing" "${DET[@]}" "${f[@]}" "${p[@]}"
+      cold_build "$prec-$model" "${DET[@]}" "${f[@]}" "${p[@]}"
+      build "det-$prec-$model-warm" "$TMP/mesa-$prec-$model" "$TMP/timing-$prec-$model.json" "${DET[@]}" "${f[@]}" \
+        "${p[@]}"
     done
   done
 }
@@ -144,12 +152,10 @@ workers() {
       RUN_ENV=()
       [ "$mode" = workers ] || w=(--compile-workers 0) RUN_ENV=(VKGRAPHY_COMPILE_WORKERS=0)
       [ "$mode" != no-canonical ] || v=(--vk-disable-canonical-texel-views)
-      local mesa=$TMP/mesa-w-$prec-$mode timing=$TMP/timing-w-$prec-$mode.json
-      rm -rf "$mesa" "$timing"
-      mkdir -p "$mesa"
-      build "det-$prec-$mode-cold" "$mesa" "$timing" "${DET[@]}" "${f[@]}" "${w[@]}" "${v[@]}"
-      printf '%-34s %7d cache entries\n' "  (after the build)" "$(find "$mesa" -type f | wc -l)"
-      first_run "  first run" "$mesa" "$TMP/det-$prec-$mode-cold.engine" "${v[@]}"
+      local key=w-$prec-$mode
+      cold_build "$key" "${DET[@]}" "${f[@]}" "${w[@]}" "${v[@]}"
+      printf '%-34s %7d cache entries\n' "  (after the build)" "$(find "$TMP/mesa-$key" -type f | wc -l)"
+      first_run "  first run" "$TMP/mesa-$key" "$TMP/det-$key-cold.engine" "${v[@]}"
     done
   done
 }

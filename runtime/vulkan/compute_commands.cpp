@@ -63,7 +63,6 @@ void ComputeCommands::begin(bool reusable) {
 
 void ComputeCommands::dispatch(const ComputePipeline& pipeline, const DescriptorSet& set, uint32_t groups_x,
                                uint32_t groups_y, uint32_t groups_z, const void* push, uint32_t push_bytes) {
-  VKG_CHECK(state_ == State::Recording, "dispatch of '" << pipeline.desc().name << "' outside begin()/submit");
   const DeviceInfo& info = device_.info();
   const uint32_t groups[3] = {groups_x, groups_y, groups_z};
   for (int i = 0; i < 3; ++i) {
@@ -71,6 +70,18 @@ void ComputeCommands::dispatch(const ComputePipeline& pipeline, const Descriptor
               "dispatch of '" << pipeline.desc().name << "': " << groups[i] << " workgroups in dimension " << i
                               << " (the device allows 1.." << info.max_workgroup_count[i] << ")");
   }
+  bind_and_dispatch(pipeline, set, groups, push, push_bytes);
+}
+
+void ComputeCommands::empty_dispatch(const ComputePipeline& pipeline, const DescriptorSet& set) {
+  const std::vector<uint32_t> zeros(pipeline.desc().push_constant_bytes / 4, 0);
+  const uint32_t none[3] = {0, 0, 0};
+  bind_and_dispatch(pipeline, set, none, zeros.data(), uint32_t(zeros.size() * 4));
+}
+
+void ComputeCommands::bind_and_dispatch(const ComputePipeline& pipeline, const DescriptorSet& set,
+                                        const uint32_t (&groups)[3], const void* push, uint32_t push_bytes) {
+  VKG_CHECK(state_ == State::Recording, "dispatch of '" << pipeline.desc().name << "' outside begin()/submit");
   VKG_CHECK(push_bytes == pipeline.desc().push_constant_bytes,
             "dispatch of '" << pipeline.desc().name << "': " << push_bytes << " bytes of push constants, the pipeline takes "
                             << pipeline.desc().push_constant_bytes);
@@ -78,19 +89,7 @@ void ComputeCommands::dispatch(const ComputePipeline& pipeline, const Descriptor
   VkDescriptorSet handle = set.handle();
   vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, 1, &handle, 0, nullptr);
   if (push_bytes > 0) vkCmdPushConstants(cmd_, pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
-  vkCmdDispatch(cmd_, groups_x, groups_y, groups_z);
-  pipeline.mark_dispatched();
-}
-
-void ComputeCommands::empty_dispatch(const ComputePipeline& pipeline, const DescriptorSet& set) {
-  VKG_CHECK(state_ == State::Recording, "dispatch of '" << pipeline.desc().name << "' outside begin()/submit");
-  const std::vector<uint32_t> push(pipeline.desc().push_constant_bytes / 4, 0);
-  vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.handle());
-  VkDescriptorSet handle = set.handle();
-  vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, 1, &handle, 0, nullptr);
-  if (!push.empty())
-    vkCmdPushConstants(cmd_, pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(push.size() * 4), push.data());
-  vkCmdDispatch(cmd_, 0, 0, 0);
+  vkCmdDispatch(cmd_, groups[0], groups[1], groups[2]);
   pipeline.mark_dispatched();
 }
 

@@ -74,6 +74,9 @@ class ComputeCommands {
   double elapsed_ns(uint32_t begin_query, uint32_t end_query) const;
 
  private:
+  // Binds the pipeline, its set and push constants and records the dispatch (the checks every form shares).
+  void bind_and_dispatch(const ComputePipeline& pipeline, const DescriptorSet& set, const uint32_t (&groups)[3],
+                         const void* push, uint32_t push_bytes);
   enum class State { Idle, Recording, Ready, Pending, Done };
 
   Device& device_;

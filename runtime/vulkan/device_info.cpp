@@ -93,8 +93,8 @@ std::vector<std::string> switch_words(const DeviceOptions& options) {
 
 DeviceOptions options_from_switch_words(const std::vector<std::string>& words) {
   DeviceOptions options;
+  const auto switches = feature_switches();
   for (const std::string& w : words) {
-    const auto switches = feature_switches();
     const auto feature = std::find_if(switches.begin(), switches.end(), [&](const auto& s) { return w == s.first; });
     if (feature != switches.end())
       options.*(feature->second) = true;

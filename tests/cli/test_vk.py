@@ -98,6 +98,18 @@ def vk_model(name):
     return os.path.join(VK_MODELS, name)
 
 
+def assert_switch_keeps_outputs(test, switch):
+    """The same engine (cnn, transformer) run with a device switch computes bit for bit the outputs it
+    computes without it."""
+    for name in ("cnn.onnx", "transformer.onnx"):
+        engine = test.path(name + ".engine")
+        test.vkgraphy("convert", vk_model(name), "-o", engine, "--builder-optimization-level", "0")
+        test.vkgraphy("run", engine, "--vk", "--save-outputs", test.path("plain.json"))
+        out = test.vkgraphy("run", engine, "--vk", switch, "--load-outputs", test.path("plain.json"), "--atol", "0",
+                            "--rtol", "0")
+        test.assertIn("All outputs matched", out)
+
+
 class TestModels(CliTestCase):
     def test_fp32_matches_reference(self):
         for path, extra in MODELS:
@@ -409,13 +421,7 @@ class TestDeviceFeatures(CliTestCase):
         self.assertIn("SPIR-V specialized on the host: yes", self.vkgraphy("inspect", "device"))
         self.assertIn("SPIR-V specialized on the host: no",
                       self.vkgraphy("inspect", "device", "--vk-disable-host-specialization"))
-        for name in ("cnn.onnx", "transformer.onnx"):
-            engine = self.path(name + ".engine")
-            self.vkgraphy("convert", vk_model(name), "-o", engine, "--builder-optimization-level", "0")
-            self.vkgraphy("run", engine, "--vk", "--save-outputs", self.path("host.json"))
-            out = self.vkgraphy("run", engine, "--vk", "--vk-disable-host-specialization", "--load-outputs",
-                                self.path("host.json"), "--atol", "0", "--rtol", "0")
-            self.assertIn("All outputs matched", out)
+        assert_switch_keeps_outputs(self, "--vk-disable-host-specialization")
 
     def test_timings_with_a_feature_switched_off_are_another_devices(self):
         # Without texel buffers the same tactics run their storage-buffer builds: the timing cache
@@ -525,13 +531,7 @@ class TestCompileWorkers(CliTestCase):
         self.assertRegex(out, r"engine pipelines compiled ahead: \d+ by 1 worker process\(es\), \d+ here")
 
     def test_canonical_texel_views_give_the_same_outputs(self):
-        for name in ("cnn.onnx", "transformer.onnx"):
-            engine = self.path(name + ".engine")
-            self.vkgraphy("convert", vk_model(name), "-o", engine, "--builder-optimization-level", "0")
-            self.vkgraphy("run", engine, "--vk", "--save-outputs", self.path("canonical.json"))
-            out = self.vkgraphy("run", engine, "--vk", "--vk-disable-canonical-texel-views", "--load-outputs",
-                                self.path("canonical.json"), "--atol", "0", "--rtol", "0")
-            self.assertIn("All outputs matched", out)
+        assert_switch_keeps_outputs(self, "--vk-disable-canonical-texel-views")
 
     def test_bad_counts_are_clear_errors(self):
         out = self.vkgraphy("convert", vk_model("cnn.onnx"), "-o", "x.engine", "--compile-workers", "9", expect=None)
