@@ -369,7 +369,7 @@ int main(int argc, char** argv) {
           continue;
         }
         try {
-          print_timed("Peak", c.label, median(timer.time(c.plan, {c.in}, {c.out}, 2, samples)), c.flops);
+          print_timed("Peak", c.label, median(timer.time(c.plan, {c.in}, {c.out}, 2, samples, 0)), c.flops);
         } catch (const Error& e) {
           print_failed("Peak", c.label, e);
         }
@@ -417,12 +417,12 @@ int main(int argc, char** argv) {
           continue;
         }
         try {
-          print_timed(c.label, t->name, median(timer.time(*plan, in_bufs, out_bufs, 2, samples)), c.flops);
+          print_timed(c.label, t->name, median(timer.time(*plan, in_bufs, out_bufs, 2, samples, 0)), c.flops);
           // --per-dispatch: each dispatch of a multi-dispatch plan alone (on whatever its scratch holds).
           for (size_t i = 0; per_dispatch && plan->dispatches.size() > 1 && i < plan->dispatches.size(); ++i) {
             LayerPlan one = *plan;
             one.dispatches = {plan->dispatches[i]};
-            const double part = median(timer.time(one, in_bufs, out_bufs, 2, samples));
+            const double part = median(timer.time(one, in_bufs, out_bufs, 2, samples, 0));
             std::printf("%-28s   dispatch %zu: %-24s %12.3f\n", c.label.c_str(), i, one.dispatches[0].shader.c_str(),
                         part / 1e6);
           }

@@ -36,8 +36,12 @@ class PlanTimer {
   // Runs `plan` with scratch inputs/outputs of the given forms: `warmup` runs,
   // then up to `samples` timed runs (fewer when one run is slow). Returns the
   // time of each timed run in nanoseconds. Throws Error when the plan cannot run.
+  // `known_run_ns`: a run's time measured before (the builder's later passes over a
+  // layer's candidates), which spares the timer the probe run it would otherwise
+  // take to size the samples; 0 when none was.
   virtual std::vector<double> time(const LayerPlan& plan, const std::vector<Buffer>& inputs,
-                                   const std::vector<Buffer>& outputs, int warmup, int samples) = 0;
+                                   const std::vector<Buffer>& outputs, int warmup, int samples,
+                                   double known_run_ns) = 0;
   // Runs `plan` once on `inputs` (each in its storage form: float32, float16 or
   // int32; an empty Tensor for an absent or constant input) and returns every
   // output in the storage form `outputs` gives. With `inject_fault` the outputs

@@ -229,7 +229,8 @@ std::vector<Tensor> VulkanPlanTimer::run(const LayerPlan& plan, const std::vecto
 }
 
 std::vector<double> VulkanPlanTimer::time(const LayerPlan& plan, const std::vector<Buffer>& inputs,
-                                          const std::vector<Buffer>& outputs, int warmup, int samples) {
+                                          const std::vector<Buffer>& outputs, int warmup, int samples,
+                                          double known_run_ns) {
   const std::unique_ptr<Prepared> prepared = prepare(plan, inputs, outputs, {});
   auto record_runs = [&](ComputeCommands& cmd, int runs, bool timed,
                          std::vector<std::pair<uint32_t, uint32_t>>& marks) {
@@ -240,28 +241,28 @@ std::vector<double> VulkanPlanTimer::time(const LayerPlan& plan, const std::vect
     }
   };
 
-  // One probe run decides how many samples fit in the budget. A timeout poisons
-  // the device for the rest of the build, so the probe (which also pays the
-  // driver's pipeline compilation on lavapipe) gets a generous limit and the
-  // sampled runs a limit scaled from the probe.
+  // One probe run decides how many samples fit in the budget, unless a run's time is known
+  // (the builder's later passes). A timeout poisons the device for the rest of the build, so the
+  // probe (which also pays the driver's pipeline compilation on lavapipe) gets a generous limit
+  // and the sampled runs a limit scaled from the probe.
   std::vector<std::pair<uint32_t, uint32_t>> marks;
-  double probe_ns = 0;
-  {
+  const bool kept_busy = last_end_ && std::chrono::steady_clock::now() - *last_end_ < kShortIdle;
+  double probe_ns = known_run_ns;
+  if (probe_ns <= 0) {
     ComputeCommands probe(device_, 2);
     probe.begin();
     record_runs(probe, 1, true, marks);
-    const bool kept_busy = last_end_ && std::chrono::steady_clock::now() - *last_end_ < kShortIdle;
     probe.submit_and_wait(kProbeTimeout);
     probe_ns = probe.elapsed_ns(marks[0].first, marks[0].second);
-    if (probe_ns > kSlowRunNs) {
-      samples = std::clamp(int(4 * kSlowRunNs / probe_ns), 1, samples);
-      warmup = 0;
-    }
-    // Counted from the probe, which ran at whatever clock the idle gap before it left.
-    if (min_warmup_ns_ > 0) {
-      const double runs = std::ceil((kept_busy ? min_warmup_ns_ / 10 : min_warmup_ns_) / std::max(probe_ns, 1.0));
-      warmup = std::max(warmup, int(std::min(runs, double(kMaxWarmupRuns))));
-    }
+  }
+  if (probe_ns > kSlowRunNs) {
+    samples = std::clamp(int(4 * kSlowRunNs / probe_ns), 1, samples);
+    warmup = 0;
+  }
+  // Counted from the probe, which ran at whatever clock the idle gap before it left.
+  if (min_warmup_ns_ > 0) {
+    const double runs = std::ceil((kept_busy ? min_warmup_ns_ / 10 : min_warmup_ns_) / std::max(probe_ns, 1.0));
+    warmup = std::max(warmup, int(std::min(runs, double(kMaxWarmupRuns))));
   }
   marks.clear();
   ComputeCommands cmd(device_, uint32_t(2 * samples));
@@ -275,7 +276,7 @@ std::vector<double> VulkanPlanTimer::time(const LayerPlan& plan, const std::vect
   for (const auto& [a, b] : marks) out.push_back(cmd.elapsed_ns(a, b));
   // Where a driver compiles at the first dispatch, inside the timed commands (lavapipe), the probe
   // run less a later one is the compile: what a cold build's per-shader cost adds up from.
-  if (Logger::get().enabled(Severity::ExtraVerbose) && !out.empty()) {
+  if (known_run_ns <= 0 && Logger::get().enabled(Severity::ExtraVerbose) && !out.empty()) {
     std::ostringstream shaders;  // "shader[spec,...] ..."
     for (const Dispatch& d : plan.dispatches) {
       shaders << (&d == &plan.dispatches.front() ? "" : " ") << d.shader << '[';

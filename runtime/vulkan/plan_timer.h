@@ -48,9 +48,10 @@ class VulkanPlanTimer : public PlanTimer {
   // Each timed run is recorded between two timestamps in one submission after
   // `warmup` untimed runs, more where they take less than the minimum warm-up
   // time. When one run takes longer than about 20 ms, fewer samples are taken (at
-  // least 1) so that slow candidates do not stall the build.
+  // least 1) so that slow candidates do not stall the build. Without `known_run_ns` one
+  // untimed probe run comes first and sizes both.
   std::vector<double> time(const LayerPlan& plan, const std::vector<Buffer>& inputs, const std::vector<Buffer>& outputs,
-                           int warmup, int samples) override;
+                           int warmup, int samples, double known_run_ns) override;
 
   // One run on the given data, read back (--validate-tactics).
   std::vector<Tensor> run(const LayerPlan& plan, const std::vector<Tensor>& inputs, const std::vector<Buffer>& outputs,

@@ -28,7 +28,7 @@ class FakeTimer : public PlanTimer {
   int calls = 0;
   int reformat_calls = 0;
   std::vector<double> time(const LayerPlan& plan, const std::vector<Buffer>&, const std::vector<Buffer>&, int,
-                           int samples) override {
+                           int samples, double) override {
     ++calls;
     if (plan.dispatches.at(0).shader.rfind("engine/reformat", 0) == 0) {
       ++reformat_calls;

@@ -111,7 +111,7 @@ double Builder::reformat_time(StorageType from, StorageType to, uint64_t element
   try {
     const LayerPlan plan = reformat_plan(from, to, elements, device_, std::nullopt);
     const std::vector<double> samples =
-        timer_->time(plan, {{from, elements}}, {{to, elements}}, config_.warmup_runs, 5);
+        timer_->time(plan, {{from, elements}}, {{to, elements}}, config_.warmup_runs, 5, 0);
     ns = median(samples);
     if (config_.timing_cache) {
       config_.timing_cache->record(TimingEntry{identity_, signature,

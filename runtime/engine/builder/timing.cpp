@@ -226,7 +226,9 @@ void Builder::time_candidates(std::vector<Candidate>& cands, const LayerIo& io, 
         continue;
       try {
         const FixedEpilogueConstants fixed(c.plan);
-        for (double ns : timer_->time(c.plan, ins[i], outs[i], pass == 0 ? config_.warmup_runs : 1, share))
+        // A later pass knows a run's time from the first: no probe run.
+        const double known_ns = pass == 0 ? 0 : median(timing.samples_ns);
+        for (double ns : timer_->time(c.plan, ins[i], outs[i], pass == 0 ? config_.warmup_runs : 1, share, known_ns))
           timing.samples_ns.push_back(ns);
       } catch (const Error& e) {
         timing.error = e.what();
