@@ -9,10 +9,10 @@
 #          without (--no-prune, as before it), and with the cost model but the driver specializing
 #          the shaders (--vk-disable-host-specialization, as before host specialization), then a warm
 #          rebuild of each (Mesa's shader cache and the build's timing cache present)
-#   prune  the check of the cost model: det and rec with every tactic timed (optimization level 5)
-#          with --no-prune, and again with the cost model; per layer, the fastest candidate of the
-#          first build against the fastest of those the second kept, in the first build's
-#          measurements, summed over the layers: the engine time the pruning gives up
+#   prune  the check of the cost model: det and rec, in fp32 and in fp16, with every tactic timed
+#          (optimization level 5) with --no-prune, and again with the cost model; per layer, the
+#          fastest candidate of the first build against the fastest of those the second kept, in
+#          the first build's measurements, summed over the layers: the engine time pruning gives up
 #   debug  `debug build --until 20` on det (a check that always passes), with a warm Mesa cache,
 #          and again with --vk-disable-host-specialization
 #   jobs   the same one iteration at a time and side by side (--jobs 2 --devices 0 0: two jobs on
@@ -79,16 +79,27 @@ times() {
 }
 
 prune() {
-  for m in det rec; do
-    local model=("${DET[@]}")
-    [ "$m" = det ] || model=("${REC[@]}")
-    for mode in all kept; do
-      local p=()
-      [ "$mode" = kept ] || p=(--no-prune)
-      MESA_SHADER_CACHE_DIR=$TMP/mesa-prune VKGRAPHY_CACHE_DIR=$TMP/vkcache "$BIN" convert "${model[@]}" \
-        -o "$TMP/p.engine" --builder-optimization-level 5 "${p[@]}" --save-tactics "$TMP/$m-$mode.json" >/dev/null 2>&1
+  for prec in fp32 fp16; do
+    local f=()
+    [ "$prec" = fp32 ] || f=(--fp16)
+    for m in det rec; do
+      local model=("${DET[@]}")
+      [ "$m" = det ] || model=("${REC[@]}")
+      for mode in all kept; do
+        local p=()
+        [ "$mode" = kept ] || p=(--no-prune)
+        MESA_SHADER_CACHE_DIR=$TMP/mesa-prune VKGRAPHY_CACHE_DIR=$TMP/vkcache "$BIN" convert "${model[@]}" "${f[@]}" \
+          -o "$TMP/p.engine" --builder-optimization-level 5 "${p[@]}" --save-tactics "$TMP/$m-$mode.json" >/dev/null 2>&1
+      done
+      prune_check "$m $prec" "$TMP/$m-all.json" "$TMP/$m-kept.json"
     done
-    "$PY" - "$m" "$TMP/$m-all.json" "$TMP/$m-kept.json" <<'EOF'
+  done
+}
+
+# prune_check NAME ALL_REPLAY KEPT_REPLAY: the engine time the cost model gives up, in the first
+# build's measurements.
+prune_check() {
+  "$PY" - "$@" <<'EOF'
 import json, sys
 name, every, kept = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
 kept_names = {l["name"]: {c["tactic"] for c in l["candidates"]} for l in kept["layers"]}
@@ -109,7 +120,6 @@ for layer in every["layers"]:
 print(f"{name}: fastest of every candidate {best_all / 1e6:.2f} ms summed over the layers, fastest of the "
       f"kept {best_kept / 1e6:.2f} ms (x{best_kept / best_all:.3f}); worst layer x{worst[0]:.2f} {worst[1][:60]}")
 EOF
-  done
 }
 
 # debug_build [FLAGS...]: debug build --until 20 on det, after a build that warms Mesa's cache.
