@@ -223,6 +223,7 @@ void TacticRegistry::add_variants(const std::string& base, std::vector<std::stri
   for (Arith a : variants) {
     Tactic t{base + "." + arith_name(a), ops, a, priority, plan, traits.device_feature};
     t.gpu_priority = traits.gpu_priority;
+    if (a == Arith::F16) t.slow_fp16_priority = traits.slow_fp16_priority;
     add(std::move(t));
   }
 }
@@ -233,7 +234,9 @@ const Tactic* TacticRegistry::find(const std::string& name) const {
 }
 
 int Tactic::priority_on(const DeviceProfile& device) const {
-  return gpu_priority >= 0 && device.type != DeviceType::Cpu ? gpu_priority : priority;
+  if (gpu_priority >= 0 && device.type != DeviceType::Cpu) return gpu_priority;
+  if (slow_fp16_priority >= 0 && arith == Arith::F16 && device.fp16_slower) return slow_fp16_priority;
+  return priority;
 }
 
 std::vector<const Tactic*> TacticRegistry::for_op(const std::string& op) const {

@@ -207,9 +207,15 @@ struct Tactic {
   // The heuristic order on GPUs (devices that are not CPU drivers), where the shared-memory and
   // tensor-core forms belong among the first candidates a build times; -1: `priority` there too.
   int gpu_priority = -1;
+  // The heuristic order of an fp16-arithmetic variant (Arith::F16) on a device whose fp16
+  // arithmetic is slower than its fp32 (DeviceProfile::fp16_slower: lavapipe, which computes each
+  // fp16 operation through fp32), where a form's fp16 code can rank otherwise than its fp32 code;
+  // -1: `priority` there too.
+  int slow_fp16_priority = -1;
 
   Precision precision() const { return arith_precision(arith); }
-  // `priority`, or `gpu_priority` on a device that is not a CPU driver.
+  // `gpu_priority` on a device that is not a CPU driver, `slow_fp16_priority` for an fp16 variant
+  // where fp16 is slower, else `priority`.
   int priority_on(const DeviceProfile& device) const;
 };
 
@@ -222,6 +228,7 @@ class TacticRegistry {
   struct Traits {
     int gpu_priority = -1;
     std::string device_feature = {};
+    int slow_fp16_priority = -1;  // for the Arith::F16 variant only
   };
   // Registers `base.<arith>` for each arithmetic in `variants`, with the same planner and traits.
   void add_variants(const std::string& base, std::vector<std::string> ops, int priority,

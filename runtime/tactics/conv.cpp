@@ -108,9 +108,11 @@ void register_specialised_forms(TacticRegistry& r) {
 // The pointwise and im2col GEMMs.
 void register_gemm_forms(TacticRegistry& r) {
   const std::vector<std::string> conv{"Conv"};
-  r.add_variants("conv.1x1.8x8", conv, 30, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
-    return plan_pointwise(c, {8, 8}, w);
-  });
+  // In fp16 arithmetic on lavapipe it won 12 of det's 22 pointwise layers, the register blocks 2 (every
+  // tactic timed, 2026-12-01): there it comes before them, among the candidates level 3 times.
+  r.add_variants(
+      "conv.1x1.8x8", conv, 30, {kF32, kF16, kF16Acc32},
+      [](const LayerContext& c, std::string& w) { return plan_pointwise(c, {8, 8}, w); }, {.slow_fp16_priority = 24});
   r.add_variants("conv.im2col_gemm.8x8", conv, 40, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_im2col_gemm(c, {8, 8}, w);
   });

@@ -67,7 +67,7 @@ struct LoopState {
 };
 
 // timing.cpp: the budgets of the optimization levels and the numbers of the builder's log.
-size_t candidates_for_level(int level);
+size_t candidates_for_level(int level, const DeviceProfile& device);
 int samples_for_level(int level);
 double median(std::vector<double> v);
 std::string format_ns(double ns);

@@ -101,8 +101,12 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// How many candidates (in heuristic order) and samples each optimization level times.
-size_t candidates_for_level(int level) {
+// How many candidates (in heuristic order) and samples each optimization level times. On a CPU
+// device level 3 times four, not six: there a candidate's compile (0.1 to 4 s of LLVM) costs far
+// more than its timing, and with every tactic timed on PP-OCRv4 det and rec (lavapipe, 2026-12-01)
+// the fastest of the first four in the device's order was within 0.5% of the fastest of all,
+// summed over each model's layers, in fp32 and in fp16 (docs/bench.md).
+size_t candidates_for_level(int level, const DeviceProfile& device) {
   switch (level) {
     case 0:
       return 1;
@@ -111,7 +115,7 @@ size_t candidates_for_level(int level) {
     case 2:
       return 3;
     case 3:
-      return 6;
+      return device.type == DeviceType::Cpu ? 4 : 6;
     case 4:
       return 10;
     default:
@@ -126,7 +130,7 @@ size_t Builder::choose(const Node& node, std::vector<Candidate>& cands, const La
   if (config_.optimization_level == 0 || cands.size() == 1) return 0;
   // The level's budget of candidates applies per precision, so that with
   // --fp16 the fp32 tactics compete too (candidates come precision by precision).
-  const size_t level_limit = candidates_for_level(config_.optimization_level);
+  const size_t level_limit = candidates_for_level(config_.optimization_level, device_);
   std::map<Precision, size_t> taken;
   std::vector<Candidate> budgeted;
   for (Candidate& c : cands)

@@ -72,7 +72,7 @@ void Builder::validate_layer(const Node& node, const std::vector<std::string>& h
   // every one for a random choice, the first for level 0, the level's budget otherwise.
   const size_t quota = config_.random_seed               ? SIZE_MAX
                        : config_.optimization_level == 0 ? 1
-                                                         : candidates_for_level(config_.optimization_level);
+                                                         : candidates_for_level(config_.optimization_level, device_);
   validate(node, held, cands, outputs, quota, rejected, errors);
   if (cands.empty()) {
     std::ostringstream msg;
