@@ -114,7 +114,76 @@ void kill_group(pid_t pid) {
   kill(-pid, SIGKILL);
   kill(pid, SIGKILL);
 }
+// The check command's environment: ours, with the entries options.env names replaced by its.
+// Made before fork (the child of a threaded process only execs).
+std::vector<std::string> check_environment(const CheckOptions& options) {
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    const bool replaced = std::any_of(options.env.begin(), options.env.end(),
+                                      [&](const std::string& x) { return x.substr(0, x.find('=')) == name; });
+    if (!replaced) env_text.push_back(entry);
+  }
+  env_text.insert(env_text.end(), options.env.begin(), options.env.end());
+  return env_text;
+}
 
+// In the forked child: runs the command with its output on out_fd; reports an exec failure's
+// errno on exec_fd.
+[[noreturn]] void exec_check_command(int out_fd, int exec_fd, char* const* argv, char* const* envp) {
+  // Own process group, so a timeout kills everything it started and the
+  // terminal's Ctrl-C reaches only vkgraphy (which then stops the check).
+  setpgid(0, 0);
+  signal(SIGINT, SIG_DFL);
+  const int devnull = open("/dev/null", O_RDONLY);
+  if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+  dup2(out_fd, STDOUT_FILENO);
+  dup2(out_fd, STDERR_FILENO);
+  execvpe(argv[0], argv, envp);
+  const int err = errno;
+  [[maybe_unused]] const ssize_t n = write(exec_fd, &err, sizeof(err));
+  _exit(127);
+}
+
+// Reads the command's output from out_fd into r.output until it ends, --check-timeout passes
+// (r.timed_out) or the user interrupts; kills the command's process group in the last two
+// cases. Returns whether it was killed for an interrupt.
+bool collect_output(const CheckOptions& options, pid_t pid, int out_fd, CheckResult& r) {
+  const auto start = std::chrono::steady_clock::now();
+  bool killed_for_interrupt = false;
+  char buffer[65536];
+  for (;;) {
+    int wait_ms = 200;
+    if (options.timeout_s > 0) {
+      const double left =
+          options.timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (left <= 0) {
+        r.timed_out = true;
+        kill_group(pid);
+        break;
+      }
+      wait_ms = std::min(wait_ms, static_cast<int>(left * 1000) + 1);
+    }
+    if (interrupt_requested()) {
+      killed_for_interrupt = true;
+      kill_group(pid);
+      break;
+    }
+    pollfd p{out_fd, POLLIN, 0};
+    const int ready = poll(&p, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    const ssize_t n = read(out_fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // end of output: the command (and everything holding the pipe) finished
+    r.output.append(buffer, static_cast<size_t>(n));
+  }
+  // Drain what is left without blocking on grandchildren that keep the pipe open.
+  fcntl(out_fd, F_SETFL, O_NONBLOCK);
+  for (ssize_t n; (n = read(out_fd, buffer, sizeof(buffer))) > 0;) r.output.append(buffer, static_cast<size_t>(n));
+  return killed_for_interrupt;
+}
 }  // namespace
 
 bool check_passed(const CheckOptions& options, int exit_code, const std::string& output) {
@@ -198,16 +267,7 @@ CheckResult run_program(const CheckOptions& options) {
   std::vector<char*> argv;
   for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  // The environment, made before fork (the child of a threaded process only execs).
-  std::vector<std::string> env_text;
-  for (char** e = environ; *e; ++e) {
-    const std::string entry = *e;
-    const std::string name = entry.substr(0, entry.find('='));
-    const bool replaced = std::any_of(options.env.begin(), options.env.end(),
-                                      [&](const std::string& x) { return x.substr(0, x.find('=')) == name; });
-    if (!replaced) env_text.push_back(entry);
-  }
-  env_text.insert(env_text.end(), options.env.begin(), options.env.end());
+  std::vector<std::string> env_text = check_environment(options);
   std::vector<char*> envp;
   for (std::string& e : env_text) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -217,57 +277,13 @@ CheckResult run_program(const CheckOptions& options) {
     close(out_pipe[0]), close(out_pipe[1]), close(exec_pipe[0]), close(exec_pipe[1]);
     VKG_THROW("cannot start the check command: fork failed: " << std::strerror(errno));
   }
-  if (pid == 0) {
-    // Own process group, so a timeout kills everything it started and the
-    // terminal's Ctrl-C reaches only vkgraphy (which then stops the check).
-    setpgid(0, 0);
-    signal(SIGINT, SIG_DFL);
-    const int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
-    dup2(out_pipe[1], STDOUT_FILENO);
-    dup2(out_pipe[1], STDERR_FILENO);
-    execvpe(argv[0], argv.data(), envp.data());
-    const int err = errno;
-    [[maybe_unused]] const ssize_t n = write(exec_pipe[1], &err, sizeof(err));
-    _exit(127);
-  }
+  if (pid == 0) exec_check_command(out_pipe[1], exec_pipe[1], argv.data(), envp.data());
   setpgid(pid, pid);
   close(out_pipe[1]);
   close(exec_pipe[1]);
 
   CheckResult r;
-  const auto start = std::chrono::steady_clock::now();
-  bool killed_for_interrupt = false;
-  char buffer[65536];
-  for (;;) {
-    int wait_ms = 200;
-    if (options.timeout_s > 0) {
-      const double left =
-          options.timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (left <= 0) {
-        r.timed_out = true;
-        kill_group(pid);
-        break;
-      }
-      wait_ms = std::min(wait_ms, static_cast<int>(left * 1000) + 1);
-    }
-    if (interrupt_requested()) {
-      killed_for_interrupt = true;
-      kill_group(pid);
-      break;
-    }
-    pollfd p{out_pipe[0], POLLIN, 0};
-    const int ready = poll(&p, 1, wait_ms);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
-    const ssize_t n = read(out_pipe[0], buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // end of output: the command (and everything holding the pipe) finished
-    r.output.append(buffer, static_cast<size_t>(n));
-  }
-  // Drain what is left without blocking on grandchildren that keep the pipe open.
-  fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
-  for (ssize_t n; (n = read(out_pipe[0], buffer, sizeof(buffer))) > 0;) r.output.append(buffer, static_cast<size_t>(n));
+  const bool killed_for_interrupt = collect_output(options, pid, out_pipe[0], r);
   close(out_pipe[0]);
 
   int status = 0;

@@ -174,28 +174,22 @@ void check_comparable(const ReplaySets& sets, TacticDiffReport& report) {
                               list + "): a tactic may fail on one device and pass on another");
   }
 }
+// Why a report without good or without bad replays cannot decide.
+std::string missing_replays_reason(const ReplaySets& sets) {
+  const auto none_found = [](const std::string& kind, const std::string& source) {
+    return "no " + kind + " replays were " + (source.empty() ? "given" : "found in " + source);
+  };
+  std::string why;
+  if (sets.good.empty()) why = none_found("good", sets.good_source);
+  if (sets.bad.empty()) why += (why.empty() ? "" : " and ") + none_found("bad", sets.bad_source);
+  return "cannot decide: " + why;
+}
 
-}  // namespace
+// layer -> (tactic, precision) -> the largest error --validate-tactics recorded, in any replay
+using RecordedErrors = std::map<std::string, std::map<TacticKey, double>>;
 
-TacticDiffReport diff_tactics(const ReplaySets& sets) {
-  TacticDiffReport report;
-  report.good_replays = sets.good.size();
-  report.bad_replays = sets.bad.size();
-  check_comparable(sets, report);
-
-  if (sets.good.empty() || sets.bad.empty()) {
-    const auto none_found = [](const std::string& kind, const std::string& source) {
-      return "no " + kind + " replays were " + (source.empty() ? "given" : "found in " + source);
-    };
-    std::string why;
-    if (sets.good.empty()) why = none_found("good", sets.good_source);
-    if (sets.bad.empty()) why += (why.empty() ? "" : " and ") + none_found("bad", sets.bad_source);
-    report.undecided = "cannot decide: " + why;
-    return report;
-  }
-
-  // layer -> (tactic, precision) -> the largest error --validate-tactics recorded, in any replay
-  std::map<std::string, std::map<TacticKey, double>> recorded_errors;
+RecordedErrors recorded_validation_errors(const ReplaySets& sets) {
+  RecordedErrors recorded_errors;
   for (const auto* set : {&sets.good, &sets.bad}) {
     for (const auto& loaded : *set) {
       for (const auto& layer : loaded.replay.layers) {
@@ -207,13 +201,27 @@ TacticDiffReport diff_tactics(const ReplaySets& sets) {
       }
     }
   }
+  return recorded_errors;
+}
 
-  std::map<std::string, std::set<TacticKey>> good_tactics;  // layer -> every choice good replays made
+using LayerChoices = std::map<std::string, std::set<TacticKey>>;  // layer -> every choice good replays made
+
+LayerChoices good_choices(const ReplaySets& sets) {
+  LayerChoices good_tactics;
   for (const auto& loaded : sets.good)
     for (const auto& layer : loaded.replay.layers) good_tactics[layer.name].insert({layer.tactic, layer.precision});
+  return good_tactics;
+}
 
+// The bad replays' choices no good replay made for the same layer.
+struct BadChoices {
   std::vector<LayerSuspects> layers;  // every layer of the bad replays that a good one has, first-seen order
-  std::map<std::string, std::map<TacticKey, size_t>> counts;
+  std::map<std::string, std::map<TacticKey, size_t>> counts;  // layer -> choice -> bad replays that made it
+};
+
+// Counts the bad choices; layers no good replay has go to report.layers_only_in_bad.
+BadChoices count_bad_choices(const ReplaySets& sets, const LayerChoices& good_tactics, TacticDiffReport& report) {
+  BadChoices bad;
   for (const auto& loaded : sets.bad) {
     for (const auto& layer : loaded.replay.layers) {
       const auto good = good_tactics.find(layer.name);
@@ -222,15 +230,20 @@ TacticDiffReport diff_tactics(const ReplaySets& sets) {
         if (std::find(only.begin(), only.end(), layer.name) == only.end()) only.push_back(layer.name);
         continue;
       }
-      if (!counts.count(layer.name)) layers.push_back({layer.name, layer.op, {}});
-      auto& per_layer = counts[layer.name];
+      if (!bad.counts.count(layer.name)) bad.layers.push_back({layer.name, layer.op, {}});
+      auto& per_layer = bad.counts[layer.name];
       const TacticKey key{layer.tactic, layer.precision};
       if (!good->second.count(key)) ++per_layer[key];
     }
   }
+  return bad;
+}
 
-  for (auto& layer : layers) {
-    for (const auto& [key, n] : counts[layer.layer]) {
+// Moves every layer with a suspect into report.layers, its suspects most frequent first, then
+// by the largest recorded validation error.
+void rank_suspects(BadChoices& bad, RecordedErrors& recorded_errors, TacticDiffReport& report) {
+  for (auto& layer : bad.layers) {
+    for (const auto& [key, n] : bad.counts[layer.layer]) {
       SuspectTactic suspect{key.first, key.second, n, std::nullopt};
       const auto& errors = recorded_errors[layer.layer];
       if (auto e = errors.find(key); e != errors.end()) suspect.validation_error = e->second;
@@ -243,8 +256,10 @@ TacticDiffReport diff_tactics(const ReplaySets& sets) {
     });
     report.layers.push_back(std::move(layer));
   }
+}
 
-  // Tactics in every bad replay (any layer) and in no good replay (any layer).
+// Tactics in every bad replay (any layer) and in no good replay (any layer), into report.across_layers.
+void find_across_layers(const ReplaySets& sets, const LayerChoices& good_tactics, TacticDiffReport& report) {
   std::set<TacticKey> in_good;
   for (const auto& [layer, keys] : good_tactics) in_good.insert(keys.begin(), keys.end());
   std::map<TacticKey, size_t> bad_builds;  // bad replays that chose the tactic for some layer
@@ -264,8 +279,27 @@ TacticDiffReport diff_tactics(const ReplaySets& sets) {
   }
   for (const TacticKey& key : order)
     if (bad_builds[key] == sets.bad.size()) report.across_layers.push_back({key.first, key.second, where[key]});
+}
+}  // namespace
 
-  if (report.layers.empty() && counts.empty()) {
+TacticDiffReport diff_tactics(const ReplaySets& sets) {
+  TacticDiffReport report;
+  report.good_replays = sets.good.size();
+  report.bad_replays = sets.bad.size();
+  check_comparable(sets, report);
+
+  if (sets.good.empty() || sets.bad.empty()) {
+    report.undecided = missing_replays_reason(sets);
+    return report;
+  }
+
+  RecordedErrors recorded_errors = recorded_validation_errors(sets);
+  const LayerChoices good_tactics = good_choices(sets);
+  BadChoices bad = count_bad_choices(sets, good_tactics, report);
+  rank_suspects(bad, recorded_errors, report);
+  find_across_layers(sets, good_tactics, report);
+
+  if (report.layers.empty() && bad.counts.empty()) {
     report.undecided =
         "cannot decide: no layer of the bad replays appears in a good replay: the replays come from "
         "different models";

@@ -48,24 +48,30 @@ void add(Measured& m, const OutputComparison& c) {
   m.passed = m.passed && c.passed;
 }
 
-}  // namespace
-
-IsolationResult isolate_layers(const Graph& graph, const Engine& engine, vk::EngineExecutor& executor,
-                               const TensorMap& inputs, const CompareOptions& options) {
+// Isolation runs the layers through the engine's own executor, so control flow that the
+// device evaluates (branch layers) cannot be isolated.
+void check_no_device_branches(const Engine& engine) {
   for (const EngineLayer& layer : engine.layers)
     VKG_CHECK(!layer.is_branch(), "--isolate-layers: layer '"
                                       << layer.name << "' (" << layer.op
                                       << ") has control flow evaluated on the device, which isolation does not "
                                          "support; build with --freeze-inputs so that it folds, or compare "
                                          "every layer output with --vk-outputs mark layers");
+}
+
+// The reference's name of each engine tensor (see reference_name), by tensor index.
+std::vector<std::string> reference_names(const Graph& graph, const Engine& engine) {
   std::set<std::string> known;
   for (const ValueInfo& in : graph.inputs) known.insert(in.name);
   for (const std::string& name : graph.node_outputs()) known.insert(name);
   for (const auto& [name, t] : graph.initializers) known.insert(name);
-
-  // The reference keeps a tensor while a layer still reads or writes it.
   std::vector<std::string> ref(engine.tensors.size());
   for (size_t t = 0; t < engine.tensors.size(); ++t) ref[t] = reference_name(engine.tensors[t].name, known);
+  return ref;
+}
+
+// How many times each reference tensor will be released: once per layer that reads or writes it.
+std::map<std::string, int> reference_holds(const Engine& engine, const std::vector<std::string>& ref) {
   std::map<std::string, int> holds;
   for (const EngineLayer& layer : engine.layers) {
     for (int32_t t : layer.inputs)
@@ -73,83 +79,136 @@ IsolationResult isolate_layers(const Graph& graph, const Engine& engine, vk::Eng
     for (int32_t t : layer.outputs)
       if (t >= 0 && !ref[size_t(t)].empty()) ++holds[ref[size_t(t)]];
   }
-  ReferenceStepper reference(graph, inputs, holds);
+  return holds;
+}
 
+void write_engine_inputs(const Engine& engine, vk::EngineExecutor& executor, const TensorMap& inputs) {
   for (int32_t t : engine.inputs) {
     const EngineTensor& et = engine.tensors[size_t(t)];
     auto it = inputs.find(et.name);
     VKG_CHECK(it != inputs.end(), "input '" << et.name << "' of the engine was not provided");
     executor.write_tensor(t, it->second);
   }
+}
 
+// What every layer's isolation works with.
+struct IsolationRun {
+  const Engine& engine;
+  vk::EngineExecutor& executor;
+  ReferenceStepper& reference;
+  const std::vector<std::string>& ref;  // reference_names
+  const CompareOptions& options;
+};
+
+// The reference's value of engine tensor t; nullptr when the graph has none.
+const Tensor* reference_value(const IsolationRun& run, int32_t t) {
+  return run.ref[size_t(t)].empty() ? nullptr : run.reference.value(run.ref[size_t(t)]);
+}
+
+// Introduced: layer li run on the reference's inputs, its outputs against the reference's.
+// Puts the chained run's inputs back afterwards; a missing reference output goes to `note`.
+Measured measure_introduced(const IsolationRun& run, size_t li, const std::vector<std::pair<int32_t, Tensor>>& chained,
+                            std::string& note) {
+  const EngineLayer& layer = run.engine.layers[li];
+  Measured introduced;
+  for (int32_t t : layer.inputs)
+    if (t >= 0) run.executor.write_tensor(t, *run.reference.value(run.ref[size_t(t)]));
+  run.executor.run_layer(li);
+  for (int32_t t : layer.outputs) {
+    if (t < 0) continue;
+    const Tensor* expected = reference_value(run, t);
+    if (expected == nullptr) {
+      note = "no reference value for output '" + run.engine.tensors[size_t(t)].name + "'";
+      continue;
+    }
+    add(introduced,
+        measure_output(run.engine.tensors[size_t(t)].name, run.executor.read_tensor(t), *expected, run.options));
+  }
+  for (const auto& [t, value] : chained) run.executor.write_tensor(t, value);
+  return introduced;
+}
+
+// Total: layer li as the chained run has it; records each output's total error in `total_error`.
+Measured measure_total(const IsolationRun& run, size_t li, std::map<int32_t, double>& total_error) {
+  const EngineLayer& layer = run.engine.layers[li];
+  run.executor.run_layer(li);
+  Measured total;
+  for (int32_t t : layer.outputs) {
+    if (t < 0) continue;
+    const Tensor* expected = reference_value(run, t);
+    if (expected == nullptr) continue;
+    const OutputComparison c =
+        measure_output(run.engine.tensors[size_t(t)].name, run.executor.read_tensor(t), *expected, run.options);
+    add(total, c);
+    total_error[t] = c.failure.empty() ? c.required_atol : INFINITY;
+  }
+  return total;
+}
+
+// Layer li's row: the error it introduces and its total error. `total_error` holds the total
+// error of every engine tensor produced so far.
+LayerIsolation isolate_layer(const IsolationRun& run, size_t li, std::map<int32_t, double>& total_error) {
+  const EngineLayer& layer = run.engine.layers[li];
+  LayerIsolation row;
+  row.layer = layer.name;
+  row.op = layer.op;
+  row.tactic = layer.tactic;
+  row.precision = precision_name(layer.precision);
+
+  // The reference's inputs and the layer's chained inputs, kept while the layer runs.
+  std::vector<std::pair<int32_t, Tensor>> chained;
+  bool have_reference = true;
+  for (int32_t t : layer.inputs) {
+    if (t < 0) continue;
+    row.inherited = worse(row.inherited, total_error.count(t) ? total_error[t] : 0.0);
+    const Tensor* value = reference_value(run, t);
+    if (value == nullptr) {
+      have_reference = false;
+      row.note = "no reference value for input '" + run.engine.tensors[size_t(t)].name + "'";
+    }
+    chained.emplace_back(t, run.executor.read_tensor(t));
+  }
+  Measured introduced;
+  if (have_reference) introduced = measure_introduced(run, li, chained, row.note);
+  chained.clear();
+  const Measured total = measure_total(run, li, total_error);
+  row.introduced = introduced.abs;
+  row.introduced_rel = introduced.rel;
+  row.passed = introduced.passed;
+  row.total = total.abs;
+  row.total_rel = total.rel;
+  row.total_passed = total.passed;
+  return row;
+}
+
+// The reference drops a tensor after the last layer that reads or writes it.
+void release_layer_tensors(ReferenceStepper& reference, const EngineLayer& layer, const std::vector<std::string>& ref) {
+  for (int32_t t : layer.inputs)
+    if (t >= 0 && !ref[size_t(t)].empty()) reference.release(ref[size_t(t)]);
+  for (int32_t t : layer.outputs)
+    if (t >= 0 && !ref[size_t(t)].empty()) reference.release(ref[size_t(t)]);
+}
+}  // namespace
+
+IsolationResult isolate_layers(const Graph& graph, const Engine& engine, vk::EngineExecutor& executor,
+                               const TensorMap& inputs, const CompareOptions& options) {
+  check_no_device_branches(engine);
+  // The reference keeps a tensor while a layer still reads or writes it.
+  const std::vector<std::string> ref = reference_names(graph, engine);
+  ReferenceStepper reference(graph, inputs, reference_holds(engine, ref));
+  write_engine_inputs(engine, executor, inputs);
+
+  const IsolationRun run{engine, executor, reference, ref, options};
   IsolationResult result;
   std::map<int32_t, double> total_error;  // engine tensor -> its total absolute error, once produced
   for (size_t li = 0; li < engine.layers.size(); ++li) {
     const EngineLayer& layer = engine.layers[li];
-    LayerIsolation row;
-    row.layer = layer.name;
-    row.op = layer.op;
-    row.tactic = layer.tactic;
-    row.precision = precision_name(layer.precision);
-
-    // The reference's inputs and the layer's chained inputs, kept while the layer runs.
-    std::vector<std::pair<int32_t, Tensor>> chained;
-    bool have_reference = true;
-    for (int32_t t : layer.inputs) {
-      if (t < 0) continue;
-      row.inherited = worse(row.inherited, total_error.count(t) ? total_error[t] : 0.0);
-      const Tensor* value = ref[size_t(t)].empty() ? nullptr : reference.value(ref[size_t(t)]);
-      if (value == nullptr) {
-        have_reference = false;
-        row.note = "no reference value for input '" + engine.tensors[size_t(t)].name + "'";
-      }
-      chained.emplace_back(t, executor.read_tensor(t));
-    }
-    // Introduced: the layer on the reference's inputs.
-    Measured introduced;
-    if (have_reference) {
-      for (int32_t t : layer.inputs)
-        if (t >= 0) executor.write_tensor(t, *reference.value(ref[size_t(t)]));
-      executor.run_layer(li);
-      for (int32_t t : layer.outputs) {
-        if (t < 0) continue;
-        const Tensor* expected = ref[size_t(t)].empty() ? nullptr : reference.value(ref[size_t(t)]);
-        if (expected == nullptr) {
-          row.note = "no reference value for output '" + engine.tensors[size_t(t)].name + "'";
-          continue;
-        }
-        add(introduced, measure_output(engine.tensors[size_t(t)].name, executor.read_tensor(t), *expected, options));
-      }
-      for (const auto& [t, value] : chained) executor.write_tensor(t, value);
-    }
-    chained.clear();
-    // Total: the layer as the chained run has it.
-    executor.run_layer(li);
-    Measured total;
-    for (int32_t t : layer.outputs) {
-      if (t < 0) continue;
-      const Tensor* expected = ref[size_t(t)].empty() ? nullptr : reference.value(ref[size_t(t)]);
-      if (expected == nullptr) continue;
-      const OutputComparison c =
-          measure_output(engine.tensors[size_t(t)].name, executor.read_tensor(t), *expected, options);
-      add(total, c);
-      total_error[t] = c.failure.empty() ? c.required_atol : INFINITY;
-    }
-    row.introduced = introduced.abs;
-    row.introduced_rel = introduced.rel;
-    row.passed = introduced.passed;
-    row.total = total.abs;
-    row.total_rel = total.rel;
-    row.total_passed = total.passed;
+    LayerIsolation row = isolate_layer(run, li, total_error);
     if (!row.passed && result.first_failed < 0) result.first_failed = int(result.layers.size());
     VKG_VERBOSE("isolated layer " << li << " '" << layer.name << "': introduced " << format_g5(row.introduced)
                                   << ", total " << format_g5(row.total));
     result.layers.push_back(std::move(row));
-
-    for (int32_t t : layer.inputs)
-      if (t >= 0 && !ref[size_t(t)].empty()) reference.release(ref[size_t(t)]);
-    for (int32_t t : layer.outputs)
-      if (t >= 0 && !ref[size_t(t)].empty()) reference.release(ref[size_t(t)]);
+    release_layer_tensors(reference, layer, ref);
   }
   return result;
 }

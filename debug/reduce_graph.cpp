@@ -105,6 +105,66 @@ void lower_constants(OnnxModel& model) {
   if (lowered) VKG_VERBOSE("reduce: turned " << lowered << " Constant node(s) into initializers");
 }
 
+// A model with src's IR version, opset imports, metadata and functions, and an empty graph
+// named as src's.
+std::shared_ptr<onnx::ModelProto> empty_model_like(const onnx::ModelProto& src) {
+  const onnx::GraphProto& sg = src.graph();
+  auto proto = std::make_shared<onnx::ModelProto>();
+  proto->set_ir_version(src.ir_version());
+  *proto->mutable_opset_import() = src.opset_import();
+  proto->set_producer_name(src.producer_name());
+  proto->set_producer_version(src.producer_version());
+  proto->set_domain(src.domain());
+  proto->set_model_version(src.model_version());
+  proto->set_doc_string(src.doc_string());
+  *proto->mutable_metadata_props() = src.metadata_props();
+  *proto->mutable_functions() = src.functions();
+  onnx::GraphProto* g = proto->mutable_graph();
+  g->set_name(sg.name());
+  g->set_doc_string(sg.doc_string());
+  return proto;
+}
+
+// The new name of a kept node's output `o` that is also a candidate input (its copy of the
+// tensor goes unused): "<o>_reduce_unused", numbered past any name the source model has.
+std::string unused_output_name(const std::string& o, const std::map<std::string, size_t>& producer,
+                               const std::set<std::string>& initializers,
+                               const std::set<std::string>& original_inputs) {
+  std::string renamed = o + "_reduce_unused";
+  for (int k = 1; producer.count(renamed) || initializers.count(renamed) || original_inputs.count(renamed); ++k)
+    renamed = o + "_reduce_unused" + std::to_string(k);
+  return renamed;
+}
+
+// Copies into g the initializers of sg that the candidate reads (`used`), then the frozen values.
+void add_initializers(const onnx::GraphProto& sg, const std::set<std::string>& used,
+                      const std::map<std::string, Tensor>& frozen_values, onnx::GraphProto* g) {
+  for (const auto& t : sg.initializer())
+    if (used.count(t.name())) *g->add_initializer() = t;
+  for (const auto& t : sg.sparse_initializer())
+    if (used.count(t.values().name())) *g->add_sparse_initializer() = t;
+  for (const auto& [name, t] : frozen_values) tensor_to_proto(t, name, g->add_initializer());
+}
+
+// The value_info of the tensors the kept nodes produce, as far as `infos` knows their dtypes,
+// graph outputs excepted.
+void add_value_infos(const std::set<std::string>& produced, const std::set<std::string>& outputs,
+                     const std::map<std::string, ValueInfo>& infos, onnx::GraphProto* g) {
+  for (const auto& name : produced) {
+    auto it = infos.find(name);
+    if (it != infos.end() && it->second.dtype && !outputs.count(name)) info_to_proto(it->second, g->add_value_info());
+  }
+}
+
+// IR < 4 lists every initializer as a graph input too (those not already candidate inputs).
+void add_initializer_inputs(const std::set<std::string>& inputs, onnx::GraphProto* g) {
+  for (const auto& t : g->initializer()) {
+    if (inputs.count(t.name())) continue;
+    info_to_proto(info_from_dims(t.name(), *dtype_from_onnx(t.data_type()), Shape(t.dims().begin(), t.dims().end())),
+                  g->add_input());
+  }
+}
+
 }  // namespace
 
 ReductionGraph::ReductionGraph(OnnxModel model, const ReducePrepOptions& options)
@@ -304,19 +364,8 @@ OnnxModel ReductionGraph::materialize(const Boundary& b, std::vector<std::string
   const Selection s = select(b);
   const onnx::ModelProto& src = *model_.proto;
   const onnx::GraphProto& sg = src.graph();
-  auto proto = std::make_shared<onnx::ModelProto>();
-  proto->set_ir_version(src.ir_version());
-  *proto->mutable_opset_import() = src.opset_import();
-  proto->set_producer_name(src.producer_name());
-  proto->set_producer_version(src.producer_version());
-  proto->set_domain(src.domain());
-  proto->set_model_version(src.model_version());
-  proto->set_doc_string(src.doc_string());
-  *proto->mutable_metadata_props() = src.metadata_props();
-  *proto->mutable_functions() = src.functions();
+  const std::shared_ptr<onnx::ModelProto> proto = empty_model_like(src);
   onnx::GraphProto* g = proto->mutable_graph();
-  g->set_name(sg.name());
-  g->set_doc_string(sg.doc_string());
 
   const std::set<std::string> inputs(b.inputs.begin(), b.inputs.end());
   const std::set<std::string> original_inputs(graph_inputs_.begin(), graph_inputs_.end());
@@ -331,11 +380,7 @@ OnnxModel ReductionGraph::materialize(const Boundary& b, std::vector<std::string
         if (!o.empty()) produced.insert(o);
         continue;
       }
-      // A kept node that also produces a candidate input: its copy of the tensor goes unused.
-      std::string renamed = o + "_reduce_unused";
-      for (int k = 1; producer_.count(renamed) || initializers_.count(renamed) || original_inputs.count(renamed); ++k)
-        renamed = o + "_reduce_unused" + std::to_string(k);
-      o = renamed;
+      o = unused_output_name(o, producer_, initializers_, original_inputs);
     }
   }
 
@@ -365,23 +410,10 @@ OnnxModel ReductionGraph::materialize(const Boundary& b, std::vector<std::string
       info = info_of(out, /*need_shape=*/false);
     info_to_proto(info, g->add_output());
   }
-  for (const auto& t : sg.initializer())
-    if (used.count(t.name())) *g->add_initializer() = t;
-  for (const auto& t : sg.sparse_initializer())
-    if (used.count(t.values().name())) *g->add_sparse_initializer() = t;
-  for (const auto& [name, t] : frozen_values) tensor_to_proto(t, name, g->add_initializer());
+  add_initializers(sg, used, frozen_values, g);
   const std::set<std::string> outputs(b.outputs.begin(), b.outputs.end());
-  for (const auto& name : produced) {
-    auto it = infos_.find(name);
-    if (it != infos_.end() && it->second.dtype && !outputs.count(name)) info_to_proto(it->second, g->add_value_info());
-  }
-  if (proto->ir_version() < 4) {  // IR < 4 lists every initializer as a graph input too
-    for (const auto& t : g->initializer()) {
-      if (inputs.count(t.name())) continue;
-      info_to_proto(info_from_dims(t.name(), *dtype_from_onnx(t.data_type()), Shape(t.dims().begin(), t.dims().end())),
-                    g->add_input());
-    }
-  }
+  add_value_infos(produced, outputs, infos_, g);
+  if (proto->ir_version() < 4) add_initializer_inputs(inputs, g);
   if (frozen) *frozen = s.frozen;
   VKG_VERBOSE("reduce: " << describe(b) << (s.frozen.empty() ? "" : ", freezing " + join(s.frozen)));
   return OnnxModel{proto, ""};

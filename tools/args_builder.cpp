@@ -228,6 +228,74 @@ std::vector<std::string> layer_output_names(const Engine& engine) {
   return names;
 }
 
+// --validate-tactics: the inputs of the data loader's first feed and every node output the
+// reference backend computes from them, which the builder checks each candidate tactic against.
+TensorMap reference_values(const Graph& graph, const DataLoaderArgs& data) {
+  const auto t0 = std::chrono::steady_clock::now();
+  TensorMap values = load_or_generate_inputs(graph.inputs, data.options()).at(0);
+  TensorMap computed = ReferenceBackend(graph).run(values, graph.node_outputs());
+  values.merge(computed);
+  uint64_t bytes = 0;
+  for (const auto& [name, t] : values) bytes += t.nbytes();
+  VKG_INFO("Validating tactics against the reference backend: "
+           << values.size() << " tensors (" << bytes / 1e6 << " MB) computed in "
+           << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3
+           << " ms on the data loader's first feed");
+  return values;
+}
+
+// The one-line summary of a finished build: what the graph optimizations did, what was timed, validated and compiled.
+void log_built_engine(const BuildResult& r, const BuilderConfig& c, double secs, const vk::VulkanPlanTimer* timer) {
+  const BuildStats& s = r.stats;
+  // Layers as the engine holds them (reformats included), as `Saved engine` and `inspect` count them.
+  VKG_FINISH(
+      "Built engine in "
+      << secs << " s | " << r.engine.layers.size() << " layers (" << s.folded << " nodes folded, " << s.removed
+      << " no-ops removed, " << s.fused << " fused, "
+      << (s.inputs_converted_on_upload
+              ? std::to_string(s.inputs_converted_on_upload) + " input(s) converted on upload, "
+              : "")
+      << (s.reformats_fused ? std::to_string(s.reformats_fused) + " reformats fused into layers, " : "")
+      << (s.outputs_written_f32 ? std::to_string(s.outputs_written_f32) + " output(s) written in fp32, " : "")
+      << (s.concats_eliminated ? std::to_string(s.concats_eliminated) + " concats eliminated, " : "")
+      << (s.copies_eliminated ? std::to_string(s.copies_eliminated) + " copies made views, " : "") << s.reformats
+      << " reformats) | " << s.candidates_timed << " tactic(s) timed in " << s.layers_timed << " layer(s), "
+      << s.layers_reused << " layer(s) with an identical layer's timings, " << s.layers_cached
+      << " layer(s) from the timing cache"
+      << (s.candidates_pruned ? ", " + std::to_string(s.candidates_pruned) + " pruned for the device (--no-prune)" : "")
+      << (c.validation_values ? " | " + std::to_string(s.candidates_validated) + " candidate(s) validated in " +
+                                    std::to_string(s.layers_validated) + " layer(s), " +
+                                    std::to_string(s.candidates_rejected) + " rejected"
+                              : "")
+      << (timer ? " | " + std::to_string(timer->pipelines_compiled()) + " pipelines" : "")
+      << (timer && timer->workers().started()
+              ? " (" + std::to_string(timer->workers().compiled_by_workers()) + " compiled by " +
+                    std::to_string(timer->workers().started()) + " worker process(es), " +
+                    std::to_string(timer->workers().compiled_here()) + " here)"
+              : ""));
+}
+
+// --deterministic: extends the default timing cache; a failure only costs later builds their stability.
+void keep_deterministic_measurements(const std::string& path, const TimingCache& cache) {
+  try {
+    const size_t held = save_timing_cache(path, cache);
+    VKG_VERBOSE("--deterministic: " << held << " measurement(s) kept in " << path);
+  } catch (const Error& e) {
+    VKG_WARNING("--deterministic: could not keep this build's measurements ("
+                << e.what() << "); a later build may choose differently");
+  }
+}
+
+// --save-timing-cache: merges this build's measurements into the file.
+void write_timing_cache(const std::string& path, const TimingCache& cache) {
+  const size_t held = save_timing_cache(path, cache);
+  VKG_INFO("Saved timing cache to " << path << " (" << held << " entries"
+                                    << (held != cache.size() ? ", " + std::to_string(cache.size()) +
+                                                                   " from this build merged into the file's"
+                                                             : std::string())
+                                    << ")");
+}
+
 }  // namespace
 
 BuildResult BuilderArgs::build_for_outputs(const Graph& graph, vk::Context& ctx,
@@ -251,17 +319,7 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
   if (validate_) {
     VKG_CHECK(data_ != nullptr, "--validate-tactics: this tool has no data loader to feed the reference run");
     if (validated_graph_ != &graph) {
-      const auto t0 = std::chrono::steady_clock::now();
-      TensorMap values = load_or_generate_inputs(graph.inputs, data_->options()).at(0);
-      TensorMap computed = ReferenceBackend(graph).run(values, graph.node_outputs());
-      values.merge(computed);
-      uint64_t bytes = 0;
-      for (const auto& [name, t] : values) bytes += t.nbytes();
-      VKG_INFO("Validating tactics against the reference backend: "
-               << values.size() << " tensors (" << bytes / 1e6 << " MB) computed in "
-               << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3
-               << " ms on the data loader's first feed");
-      validation_values_ = std::move(values);
+      validation_values_ = reference_values(graph, *data_);
       validated_graph_ = &graph;
     }
     c.validation_values = &*validation_values_;
@@ -280,54 +338,13 @@ BuildResult BuilderArgs::build_with(const Graph& graph, vk::Context& ctx, Builde
   vk::add_rewrite_faults(r.engine, r.rewrites, vk::faulty_rewrites_from_env(), info);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ctx.check_validation("the engine build");
-  const BuildStats& s = r.stats;
-  // Layers as the engine holds them (reformats included), as `Saved engine` and `inspect` count them.
-  VKG_FINISH("Built engine in "
-             << secs << " s | " << r.engine.layers.size() << " layers (" << s.folded << " nodes folded, " << s.removed
-             << " no-ops removed, " << s.fused << " fused, "
-             << (s.inputs_converted_on_upload
-                     ? std::to_string(s.inputs_converted_on_upload) + " input(s) converted on upload, "
-                     : "")
-             << (s.reformats_fused ? std::to_string(s.reformats_fused) + " reformats fused into layers, " : "")
-             << (s.outputs_written_f32 ? std::to_string(s.outputs_written_f32) + " output(s) written in fp32, " : "")
-             << (s.concats_eliminated ? std::to_string(s.concats_eliminated) + " concats eliminated, " : "")
-             << (s.copies_eliminated ? std::to_string(s.copies_eliminated) + " copies made views, " : "") << s.reformats
-             << " reformats) | " << s.candidates_timed << " tactic(s) timed in " << s.layers_timed << " layer(s), "
-             << s.layers_reused << " layer(s) with an identical layer's timings, " << s.layers_cached
-             << " layer(s) from the timing cache"
-             << (s.candidates_pruned ? ", " + std::to_string(s.candidates_pruned) + " pruned for the device (--no-prune)"
-                                     : "")
-             << (c.validation_values ? " | " + std::to_string(s.candidates_validated) + " candidate(s) validated in " +
-                                           std::to_string(s.layers_validated) + " layer(s), " +
-                                           std::to_string(s.candidates_rejected) + " rejected"
-                                     : "")
-             << (timer ? " | " + std::to_string(timer->pipelines_compiled()) + " pipelines" : "")
-             << (timer && timer->workers().started()
-                     ? " (" + std::to_string(timer->workers().compiled_by_workers()) + " compiled by " +
-                           std::to_string(timer->workers().started()) + " worker process(es), " +
-                           std::to_string(timer->workers().compiled_here()) + " here)"
-                     : ""));
+  log_built_engine(r, c, secs, timer.get());
   if (write_files && !save_tactics_.empty()) {
     save_tactic_replay(save_tactics_, r.replay);
     VKG_INFO("Saved tactic replay to " << save_tactics_);
   }
-  if (!deterministic_cache_.empty()) {
-    try {
-      const size_t held = save_timing_cache(deterministic_cache_, *cache_);
-      VKG_VERBOSE("--deterministic: " << held << " measurement(s) kept in " << deterministic_cache_);
-    } catch (const Error& e) {
-      VKG_WARNING("--deterministic: could not keep this build's measurements (" << e.what()
-                                                                            << "); a later build may choose differently");
-    }
-  }
-  if (write_files && !save_timing_cache_.empty()) {
-    const size_t held = save_timing_cache(save_timing_cache_, *cache_);
-    VKG_INFO("Saved timing cache to " << save_timing_cache_ << " (" << held << " entries"
-                                      << (held != cache_->size() ? ", " + std::to_string(cache_->size()) +
-                                                                       " from this build merged into the file's"
-                                                                 : std::string())
-                                      << ")");
-  }
+  if (!deterministic_cache_.empty()) keep_deterministic_measurements(deterministic_cache_, *cache_);
+  if (write_files && !save_timing_cache_.empty()) write_timing_cache(save_timing_cache_, *cache_);
   return r;
 }
 

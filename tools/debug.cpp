@@ -3,7 +3,7 @@
 //   repeat     run the check again and again and sort the results
 //   precision  find the layers that need a higher precision
 //   reduce     shrink a failing ONNX model to the smallest failing subgraph
-//   rewrites   find the graph rewrite of the builder that makes the engine wrong
+//   rewrites   (tools/debug_rewrites.cpp) find the graph rewrite of the builder that makes the engine wrong
 //   diff-tactics  (also `inspect diff-tactics`) the tactics to blame
 // Exit codes: docs/debug.md, "Exit codes".
 #include <algorithm>
@@ -14,7 +14,6 @@
 #include "debug/precision_search.h"
 #include "debug/reduce.h"
 #include "debug/reference_check.h"
-#include "debug/rewrite_search.h"
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
 #include "runtime/engine/engine_file.h"
@@ -309,10 +308,9 @@ void warn_data_loader_mismatch(const CLI::App& app, const std::string& tool, con
   }
 }
 
-int debug_precision(PrecisionArgs& args) {
-  VKG_CHECK(args.builder.fp16(), "debug precision needs a lower precision to trade against: add --fp16");
-  const Precision high = args.precision == "float16" ? Precision::FP16 : Precision::FP32;
-  const Precision low = high == Precision::FP32 ? Precision::FP16 : Precision::FP32;
+// Settles --mode for -p (with -p float16, minimal would always answer "none", so bisect is the
+// default) and warns about the options the mode ignores.
+void settle_precision_mode(PrecisionArgs& args, Precision high) {
   if (high == Precision::FP16)
     VKG_WARNING(
         "-p float16 marks layers to run in fp16, the lowest precision vkgraphy has; the other candidate "
@@ -323,8 +321,7 @@ int debug_precision(PrecisionArgs& args) {
               "always none (every layer in fp32 passes): use --mode bisect or linear");
     args.mode = "bisect";  // the default for -p float16
   }
-  const bool minimal = args.mode == "minimal";
-  if (minimal) {
+  if (args.mode == "minimal") {
     for (const char* flag : {"--dir", "--prune"})
       if (given_option(*args.app, flag))
         VKG_WARNING(flag << " has no effect with --mode minimal (the default), which finds a 1-minimal set "
@@ -332,6 +329,111 @@ int debug_precision(PrecisionArgs& args) {
     warn_data_loader_mismatch(*args.app, "debug precision",
                               "the fp16-risk analysis that starts the search runs on debug precision's inputs");
   }
+}
+
+std::vector<std::string> candidate_layer_names(const std::vector<PrecisionCandidate>& candidates) {
+  std::vector<std::string> layers;
+  for (const PrecisionCandidate& c : candidates) layers.push_back(c.layer);
+  return layers;
+}
+
+// --mode bisect/linear, --dir and --prune as the search takes them.
+debug::PrecisionSearchOptions precision_search_options(const PrecisionArgs& args) {
+  debug::PrecisionSearchOptions search;
+  search.mode = args.mode == "linear" ? debug::SearchMode::Linear : debug::SearchMode::Bisect;
+  search.forward = args.direction == "forward";
+  search.prune = args.prune;
+  return search;
+}
+
+// The config of one iteration: the candidates in `marked` pinned to `high`, the other candidates to `low`
+// (obeyed unless --precision-constraints says otherwise).
+BuilderConfig marked_layers_config(const PrecisionArgs& args, const BuilderConfig& base,
+                                   const std::vector<PrecisionCandidate>& candidates, const std::vector<size_t>& marked,
+                                   Precision high, Precision low) {
+  BuilderConfig c = base;
+  if (!args.builder.precision_constraints_given()) c.constraints = PrecisionConstraints::Obey;
+  for (const PrecisionCandidate& l : candidates)
+    for (const std::string& node : l.nodes) c.layer_precisions[node] = low;
+  for (size_t i : marked)
+    for (const std::string& node : candidates[i].nodes) c.layer_precisions[node] = high;
+  return c;
+}
+
+// --report: the candidates, the answer (when one passed) and every iteration's marked layers.
+void write_precision_report(PrecisionArgs& args, const vk::DeviceInfo& info, const debug::IterationLoop& loop,
+                            const std::vector<std::string>& layers, const std::optional<std::vector<size_t>>& marked,
+                            const std::map<int, std::vector<std::string>>& marked_per_iteration, Precision high) {
+  args.report.report().title = "vkgraphy debug precision " + args.model.path;
+  args.report.set_device(info);
+  args.report.report().summary.emplace_back("candidate layers", std::to_string(layers.size()));
+  if (marked) {
+    std::string names;
+    for (size_t i : *marked) names += (names.empty() ? "" : ", ") + layers[i];
+    args.report.report().summary.emplace_back("layers to run in " + std::string(precision_name(high)),
+                                              names.empty() ? "(none)" : names);
+  }
+  args.report.set_iterations("debug precision iterations", loop.records(), marked_per_iteration,
+                             std::string("layers in ") + precision_name(high));
+  args.report.write();
+}
+
+// The answer is the configuration that passed: the search's pins and the user's own.
+LayerPrecisions passing_precisions(const BuilderConfig& base, const std::vector<PrecisionCandidate>& candidates,
+                                   const std::vector<size_t>& marked, Precision high) {
+  LayerPrecisions answer;
+  answer.constraints = PrecisionConstraints::Obey;
+  for (size_t i : marked)
+    for (const std::string& node : candidates[i].nodes) answer.layers[node] = high;
+  for (const auto& [name, precision] : base.layer_precisions) answer.layers.emplace(name, precision);
+  return answer;
+}
+
+// The user's own --layer-precisions, as they go on the suggested command line (" NAME:fp32 'pat*:fp16'").
+std::string user_pins_flag(const BuilderConfig& base) {
+  std::string user_flag;
+  for (const auto& [name, precision] : base.layer_precisions) {
+    const std::string pin = name + ":" + precision_name(precision);
+    user_flag += " " + (is_layer_pattern(name) ? "'" + pin + "'" : pin);
+  }
+  return user_flag;
+}
+
+// Saves the passing configuration (--save-layer-precisions) and logs the layers to pin and the
+// flags that pin them; returns the exit code.
+int finish_precision_search(const PrecisionArgs& args, const BuilderConfig& base,
+                            const std::vector<PrecisionCandidate>& candidates, const std::vector<std::string>& layers,
+                            const std::vector<size_t>& marked, Precision high) {
+  const LayerPrecisions answer = passing_precisions(base, candidates, marked, high);
+  const std::string user_flag = user_pins_flag(base);
+  if (!args.save_layer_precisions.empty()) {
+    save_layer_precisions(args.save_layer_precisions, answer);
+    VKG_INFO("Saved the layer precisions to " << args.save_layer_precisions
+                                              << " (build with --fp16 --load-layer-precisions "
+                                              << args.save_layer_precisions << ")");
+  }
+  if (marked.empty()) {
+    VKG_FINISH("The check passes with no layer in "
+               << precision_name(high) << (user_flag.empty() ? "" : " beyond --layer-precisions" + user_flag));
+    return kExitSuccess;
+  }
+  std::string names, flag;
+  for (size_t i : marked) {
+    names += (names.empty() ? "" : ", ") + layers[i];
+    for (const std::string& node : candidates[i].nodes) flag += " " + node + ":" + precision_name(high);
+  }
+  VKG_FINISH("To pass the check, run these " << marked.size() << " layer(s) in " << precision_name(high) << ": "
+                                             << names);
+  VKG_FINISH("Build with: --fp16 --layer-precisions" << flag << user_flag << " --precision-constraints obey");
+  return kExitSuccess;
+}
+
+int debug_precision(PrecisionArgs& args) {
+  VKG_CHECK(args.builder.fp16(), "debug precision needs a lower precision to trade against: add --fp16");
+  const Precision high = args.precision == "float16" ? Precision::FP16 : Precision::FP32;
+  const Precision low = high == Precision::FP32 ? Precision::FP16 : Precision::FP32;
+  settle_precision_mode(args, high);
+  const bool minimal = args.mode == "minimal";
   debug::IterationLoop loop("precision", args.debug.options());  // first: a check that cannot run fails now
   const Graph graph = import_onnx(args.model.path, args.model.builder_import_options());
   std::unique_ptr<vk::Context> ctx = open_vulkan();
@@ -342,26 +444,17 @@ int debug_precision(PrecisionArgs& args) {
   const BuilderConfig base = args.builder.config();
   const std::vector<PrecisionCandidate> candidates = precision_candidates(graph, base, info);
   VKG_CHECK(!candidates.empty(), "no layer of '" << args.model.path << "' can run in both fp16 and fp32");
-  std::vector<std::string> layers;
-  for (const PrecisionCandidate& c : candidates) layers.push_back(c.layer);
+  const std::vector<std::string> layers = candidate_layer_names(candidates);
   VKG_INFO("Layers that can take either precision (" << layers.size() << ", in network order):");
   for (const std::string& l : layers) VKG_INFO("    " << l);
   const std::vector<double> risk = minimal ? candidate_risk(graph, candidates, args) : std::vector<double>{};
   VKG_START("Using " << precision_name(high) << " as the higher precision; other candidate layers run in "
                      << precision_name(low));
 
-  debug::PrecisionSearchOptions search;
-  search.mode = args.mode == "linear" ? debug::SearchMode::Linear : debug::SearchMode::Bisect;
-  search.forward = args.direction == "forward";
-  search.prune = args.prune;
+  const debug::PrecisionSearchOptions search = precision_search_options(args);
   std::map<int, std::vector<std::string>> marked_per_iteration;  // --report
   const debug::MarkLayersFn make = [&](const std::vector<size_t>& m) {
-    BuilderConfig c = base;
-    if (!args.builder.precision_constraints_given()) c.constraints = PrecisionConstraints::Obey;
-    for (const PrecisionCandidate& l : candidates)
-      for (const std::string& node : l.nodes) c.layer_precisions[node] = low;
-    for (size_t i : m)
-      for (const std::string& node : candidates[i].nodes) c.layer_precisions[node] = high;
+    const BuilderConfig c = marked_layers_config(args, base, candidates, m, high, low);
     std::vector<std::string>& names = marked_per_iteration[loop.iterations()];
     for (size_t i : m) names.push_back(layers[i]);
     const BuildResult built = args.builder.build_with(graph, *ctx, c);
@@ -373,57 +466,14 @@ int debug_precision(PrecisionArgs& args) {
                      : debug::search_precision(layers, precision_name(high), loop, search, make);
   });
   loop.log_summary();
-  if (args.report.wanted()) {
-    args.report.report().title = "vkgraphy debug precision " + args.model.path;
-    args.report.set_device(info);
-    args.report.report().summary.emplace_back("candidate layers", std::to_string(layers.size()));
-    if (marked) {
-      std::string names;
-      for (size_t i : *marked) names += (names.empty() ? "" : ", ") + layers[i];
-      args.report.report().summary.emplace_back("layers to run in " + std::string(precision_name(high)),
-                                                names.empty() ? "(none)" : names);
-    }
-    args.report.set_iterations("debug precision iterations", loop.records(), marked_per_iteration,
-                               std::string("layers in ") + precision_name(high));
-    args.report.write();
-  }
+  if (args.report.wanted()) write_precision_report(args, info, loop, layers, marked, marked_per_iteration, high);
   if (!finished) return kExitInterrupted;
   if (!marked) {
     VKG_ERROR("No configuration passed, not even with all " << layers.size() << " candidate layer(s) in "
                                                             << precision_name(high));
     return kExitDebugNotFound;
   }
-  // The answer is the configuration that passed: the search's pins and the user's own.
-  LayerPrecisions answer;
-  answer.constraints = PrecisionConstraints::Obey;
-  for (size_t i : *marked)
-    for (const std::string& node : candidates[i].nodes) answer.layers[node] = high;
-  std::string user_flag;
-  for (const auto& [name, precision] : base.layer_precisions) {
-    answer.layers.emplace(name, precision);
-    const std::string pin = name + ":" + precision_name(precision);
-    user_flag += " " + (is_layer_pattern(name) ? "'" + pin + "'" : pin);
-  }
-  if (!args.save_layer_precisions.empty()) {
-    save_layer_precisions(args.save_layer_precisions, answer);
-    VKG_INFO("Saved the layer precisions to " << args.save_layer_precisions
-                                              << " (build with --fp16 --load-layer-precisions "
-                                              << args.save_layer_precisions << ")");
-  }
-  if (marked->empty()) {
-    VKG_FINISH("The check passes with no layer in "
-               << precision_name(high) << (user_flag.empty() ? "" : " beyond --layer-precisions" + user_flag));
-    return kExitSuccess;
-  }
-  std::string names, flag;
-  for (size_t i : *marked) {
-    names += (names.empty() ? "" : ", ") + layers[i];
-    for (const std::string& node : candidates[i].nodes) flag += " " + node + ":" + precision_name(high);
-  }
-  VKG_FINISH("To pass the check, run these " << marked->size() << " layer(s) in " << precision_name(high) << ": "
-                                             << names);
-  VKG_FINISH("Build with: --fp16 --layer-precisions" << flag << user_flag << " --precision-constraints obey");
-  return kExitSuccess;
+  return finish_precision_search(args, base, candidates, layers, *marked, high);
 }
 
 // ---- reduce --------------------------------------------------------------
@@ -508,146 +558,91 @@ int debug_reduce(ReduceArgs& args) {
   return kExitSuccess;
 }
 
-// ---- rewrites ------------------------------------------------------------
-
-struct RewritesArgs {
-  ModelArgs model;
-  BuilderArgs builder;
-  DataLoaderArgs data;     // the default check's inputs, --validate-tactics
-  ComparatorArgs compare;  // the default check's tolerances
-  DebugArgs debug;
-  ReportArgs report;
-};
-
-// "--disable-rewrite a --disable-rewrite b:n"
-std::string disable_flags(const std::vector<RewriteSwitch>& disabled) {
-  std::string flags;
-  for (const RewriteSwitch& s : disabled) flags += (flags.empty() ? "" : " ") + ("--disable-rewrite " + rewrite_switch_text(s));
-  return flags;
+// `debug build`: rebuilds the engine every iteration.
+void add_debug_build(CLI::App& debug) {
+  auto args = std::make_shared<BuildArgs>();
+  CLI::App* sub = debug.add_subcommand("build", "Rebuild the engine every iteration and sort good and bad results");
+  sub->fallthrough();
+  args->model.add_to(*sub);
+  args->builder.add_to(*sub);
+  args->data.add_to(*sub);
+  args->builder.use_data_loader(args->data);
+  args->debug.add_to(*sub, "vkgraphy_debug.engine", true);
+  args->report.add_to(*sub, "debug build");
+  // The worker form of a --jobs job (debug/side_by_side.h): builds iteration N into PATH.
+  sub->add_option("--make-iteration", args->make_iteration)->group("");
+  sub->callback([args] { set_exit_code(debug_build(*args)); });
 }
 
-// "a, b:n"
-std::string switch_list(const std::vector<RewriteSwitch>& switches) {
-  std::string list;
-  for (const RewriteSwitch& s : switches) list += (list.empty() ? "" : ", ") + rewrite_switch_text(s);
-  return list;
+// `debug repeat`: runs the check again and again.
+void add_debug_repeat(CLI::App& debug) {
+  auto args = std::make_shared<RepeatArgs>();
+  CLI::App* sub = debug.add_subcommand("repeat", "Run the check repeatedly and sort the artifacts of each run");
+  sub->fallthrough();
+  args->debug.add_to(*sub, "", true);
+  args->report.add_to(*sub, "debug repeat");
+  sub->callback([args] { set_exit_code(debug_repeat(*args)); });
 }
 
-// What one iteration of the search builds, for its log line and the debug replay.
-std::string rewrites_description(const std::vector<RewriteSwitch>& disabled, bool all_off) {
-  if (all_off) return "every rewrite off (--no-fusion)";
-  return disabled.empty() ? "every rewrite on" : "rewrites off: " + switch_list(disabled);
+// `debug precision`: finds the layers that need a higher precision.
+void add_debug_precision(CLI::App& debug) {
+  auto args = std::make_shared<PrecisionArgs>();
+  CLI::App* sub = debug.add_subcommand(
+      "precision", "Find the layers that must run at a higher precision (bisect or linear over the network)");
+  sub->fallthrough();
+  args->model.add_to(*sub);
+  args->builder.add_to(*sub);
+  args->data.add_to(*sub);
+  args->builder.use_data_loader(args->data);
+  args->debug.add_to(*sub, "vkgraphy_debug.engine", false);
+  sub->add_option("--mode", args->mode,
+                  "minimal (a 1-minimal set of layers, starting from an fp16-risk analysis of a reference run on "
+                  "the data loader's inputs), or Polygraphy's bisect (binary search over the number of layers) "
+                  "and linear (one more layer each iteration)")
+      ->check(CLI::IsMember({"minimal", "bisect", "linear"}))
+      ->capture_default_str();
+  sub->add_option("--dir,--direction", args->direction,
+                  "forward (mark layers from the network inputs) or reverse (from the outputs)")
+      ->check(CLI::IsMember({"forward", "reverse"}))
+      ->capture_default_str();
+  sub->add_option("-p,--precision", args->precision, "The higher precision: float32 or float16")
+      ->check(CLI::IsMember({"float32", "float16"}))
+      ->capture_default_str();
+  sub->add_flag("--prune", args->prune,
+                "bisect/linear: afterwards, try unmarking each marked layer (one iteration each)");
+  sub->add_option("--save-layer-precisions", args->save_layer_precisions,
+                  "Write the answer as a layer-precisions file, for convert/run --load-layer-precisions");
+  args->app = sub;
+  args->report.add_to(*sub, "debug precision");
+  sub->callback([args] { set_exit_code(debug_precision(*args)); });
 }
 
-// Logs the answer of the search; returns the exit code.
-int report_rewrite_search(const debug::RewriteSearchResult& result, const std::vector<std::string>& failed_outputs,
-                          bool builtin_check, int builds) {
-  using Outcome = debug::RewriteSearchResult::Outcome;
-  const std::string used = " (" + std::to_string(builds) + " build(s))";
-  switch (result.outcome) {
-    case Outcome::NoFailure:
-      VKG_ERROR((builtin_check ? "The engine agrees with the reference" : "The engine passes the check")
-                << " with every rewrite on: nothing to find" << used);
-      return kExitDebugNoFailure;
-    case Outcome::NotRewrite:
-      VKG_ERROR("The engine fails with every rewrite off (--no-fusion) too: the failure is not caused by a rewrite"
-                << used << ". Look at the tactics (debug build, run --isolate-layers) or the precision (debug precision)");
-      return kExitDebugNotFound;
-    case Outcome::NotFound:
-      VKG_ERROR("No set of rewrites explains the failure: the build with every rewrite off passes, but disabling "
-                "them kind by kind did not (does the check give the same answer every time? try debug repeat)"
-                << used);
-      return kExitDebugNotFound;
-    case Outcome::KindsOnly: {
-      std::vector<RewriteSwitch> kinds;
-      for (RewriteKind k : result.kinds) kinds.push_back({k, ""});
-      VKG_FINISH("The failure follows the rewrite kind(s) " << switch_list(kinds)
-                                                            << ", but no set of their instances does" << used
-                                                            << ": build with `" << disable_flags(kinds) << "`");
-      return kExitSuccess;
-    }
-    case Outcome::Found: break;
-  }
-  std::string outputs;
-  for (const std::string& o : failed_outputs) outputs += (outputs.empty() ? "" : ", ") + ("'" + o + "'");
-  const std::string differ =
-      outputs.empty() ? " makes the engine fail the check"
-                      : " makes output" + std::string(failed_outputs.size() > 1 ? "s " : " ") + outputs + " differ";
-  std::vector<RewriteSwitch> flags;
-  for (const AppliedRewrite& r : result.culprits) flags.push_back({r.kind, r.subject});
-  if (result.culprits.size() == 1) {
-    VKG_FINISH("Rewrite " << result.culprits[0].describe() << differ << ": build with `" << disable_flags(flags)
-                          << "` to avoid it" << used);
-  } else {
-    VKG_FINISH("No single rewrite is to blame: these " << result.culprits.size()
-                                                       << " rewrites together" << differ
-                                                       << " (disabling all of them passes, leaving any one on fails):");
-    for (const AppliedRewrite& r : result.culprits) VKG_FINISH("    " << r.describe());
-    VKG_FINISH("Build with `" << disable_flags(flags) << "` to avoid them" << used);
-  }
-  return kExitSuccess;
-}
-
-int debug_rewrites(RewritesArgs& args) {
-  VKG_CHECK(args.compare.save_outputs_path().empty() && args.compare.load_outputs_paths().empty() &&
-                !args.compare.validate(),
-            "debug rewrites compares each engine with the reference itself (without --check): --save-outputs, "
-            "--load-outputs and --validate do not apply; give a --check command for other comparisons");
-  debug::IterationOptions options = args.debug.options();
-  const bool builtin_check = options.check.command.empty();
-  std::unique_ptr<vk::Context> ctx;
-  std::optional<debug::ReferenceCheck> reference;
-  Engine engine;  // the iteration's, for the default check
-  if (builtin_check) {
-    options.builtin_check = [&] { return reference->check(*ctx, engine); };
-    options.builtin_check_what = "running the engine and the reference backend on the same inputs and comparing them "
-                                 "(--atol, --rtol, --check-error-stat)";
-  }
-  debug::IterationLoop loop("rewrites", options);  // first: a check that cannot run fails before any work
-  const Graph graph = import_onnx(args.model.path, args.model.builder_import_options());
-  ctx = open_vulkan();
-  if (builtin_check) {
-    args.data.set_input_shapes(args.model.shapes());
-    reference.emplace(graph, load_or_generate_inputs(graph.inputs, args.data.options()), args.compare.options());
-  }
-  const BuilderConfig base = args.builder.config();
-  VKG_CHECK(base.fusion, "debug rewrites looks for the rewrite to blame among those fusion applies: drop --no-fusion");
-  std::vector<std::string> failed_outputs;  // of the build with every rewrite on
-  const debug::RewriteTrialFn trial = [&](const std::vector<RewriteSwitch>& disabled, bool all_off) {
-    BuilderConfig config = base;
-    config.disabled_rewrites.insert(config.disabled_rewrites.end(), disabled.begin(), disabled.end());
-    config.fusion = !all_off;
-    const bool first = disabled.empty() && !all_off;
-    debug::RewriteTrial t;
-    bool built = false;
-    t.passed = loop.run(rewrites_description(disabled, all_off), [&] {
-      BuildResult r = args.builder.build_with(graph, *ctx, config);
-      save_engine(loop.iter_artifact(), r.engine);
-      t.applied = std::move(r.rewrites);
-      engine = std::move(r.engine);
-      built = true;
-    });
-    if (first && !built) t.applied = args.builder.build_with(graph, *ctx, config, false).rewrites;  // from the replay
-    if (first && reference) failed_outputs = reference->failed_outputs();
-    return t;
-  };
-  debug::RewriteSearchResult result;
-  const bool finished = debug::run_interruptible([&] { result = debug::find_faulty_rewrites(trial); });
-  loop.log_summary();
-  if (args.report.wanted()) {
-    args.report.report().title = "vkgraphy debug rewrites " + args.model.path;
-    args.report.set_device(ctx->device().info());
-    args.report.report().summary.emplace_back("rewrites applied with every rewrite on",
-                                              std::to_string(result.applied.size()));
-    std::string culprits;
-    for (const AppliedRewrite& r : result.culprits) culprits += (culprits.empty() ? "" : "; ") + r.describe();
-    if (!culprits.empty()) args.report.report().summary.emplace_back("rewrites to blame", culprits);
-    args.report.set_iterations("debug rewrites iterations", loop.records());
-    args.report.write();
-  }
-  if (!finished) return kExitInterrupted;
-  VKG_INFO("The build with every rewrite on applied " << result.applied.size() << " rewrite(s)");
-  return report_rewrite_search(result, failed_outputs, builtin_check, loop.iterations());
+// `debug reduce`: shrinks a failing ONNX model.
+void add_debug_reduce(CLI::App& debug) {
+  auto args = std::make_shared<ReduceArgs>();
+  CLI::App* sub = debug.add_subcommand("reduce", "Reduce a failing ONNX model to the smallest failing subgraph");
+  sub->fallthrough();
+  args->app = sub;
+  args->model.add_to(*sub, "--model-input-shapes,--model-inputs", /*with_fold_option=*/false);
+  args->data.add_to(*sub);
+  args->debug.add_to(*sub, "vkgraphy_debug.onnx", false);
+  sub->add_option("-o,--output", args->output, "Where to write the reduced (failing) model");
+  sub->add_option("--min-good,--minimal-good", args->min_good,
+                  "Where to write a passing model close in size to the reduced one (when one was seen)");
+  sub->add_option("--mode", args->mode, "bisect (binary search) or linear (every node; slower, better with branches)")
+      ->check(CLI::IsMember({"bisect", "linear"}))
+      ->capture_default_str();
+  auto* no_in = sub->add_flag("--no-reduce-inputs", args->no_reduce_inputs,
+                              "Keep the graph inputs: only find the earliest failing outputs");
+  sub->add_flag("--no-reduce-outputs", args->no_reduce_outputs,
+                "Keep the graph outputs: only find the latest failing inputs")
+      ->excludes(no_in);
+  sub->add_flag("--no-prune", args->no_prune,
+                "Skip the last phase, which removes single edge nodes while the model still fails");
+  sub->add_flag("--force-fallback-shape-inference", args->force_fallback,
+                "Take every tensor's shape from a reference-backend run instead of ONNX shape inference");
+  args->report.add_to(*sub, "debug reduce");
+  sub->callback([args] { set_exit_code(debug_reduce(*args)); });
 }
 
 }  // namespace
@@ -658,101 +653,11 @@ void add_debug_tool(CLI::App& app) {
                                        "minimal failing subgraphs");
   debug->require_subcommand(1);
   debug->fallthrough();
-
-  {
-    auto args = std::make_shared<BuildArgs>();
-    CLI::App* sub = debug->add_subcommand("build", "Rebuild the engine every iteration and sort good and bad results");
-    sub->fallthrough();
-    args->model.add_to(*sub);
-    args->builder.add_to(*sub);
-    args->data.add_to(*sub);
-    args->builder.use_data_loader(args->data);
-    args->debug.add_to(*sub, "vkgraphy_debug.engine", true);
-    args->report.add_to(*sub, "debug build");
-    // The worker form of a --jobs job (debug/side_by_side.h): builds iteration N into PATH.
-    sub->add_option("--make-iteration", args->make_iteration)->group("");
-    sub->callback([args] { set_exit_code(debug_build(*args)); });
-  }
-  {
-    auto args = std::make_shared<RepeatArgs>();
-    CLI::App* sub = debug->add_subcommand("repeat", "Run the check repeatedly and sort the artifacts of each run");
-    sub->fallthrough();
-    args->debug.add_to(*sub, "", true);
-    args->report.add_to(*sub, "debug repeat");
-    sub->callback([args] { set_exit_code(debug_repeat(*args)); });
-  }
-  {
-    auto args = std::make_shared<PrecisionArgs>();
-    CLI::App* sub = debug->add_subcommand(
-        "precision", "Find the layers that must run at a higher precision (bisect or linear over the network)");
-    sub->fallthrough();
-    args->model.add_to(*sub);
-    args->builder.add_to(*sub);
-    args->data.add_to(*sub);
-    args->builder.use_data_loader(args->data);
-    args->debug.add_to(*sub, "vkgraphy_debug.engine", false);
-    sub->add_option("--mode", args->mode,
-                    "minimal (a 1-minimal set of layers, starting from an fp16-risk analysis of a reference run on "
-                    "the data loader's inputs), or Polygraphy's bisect (binary search over the number of layers) "
-                    "and linear (one more layer each iteration)")
-        ->check(CLI::IsMember({"minimal", "bisect", "linear"}))
-        ->capture_default_str();
-    sub->add_option("--dir,--direction", args->direction,
-                    "forward (mark layers from the network inputs) or reverse (from the outputs)")
-        ->check(CLI::IsMember({"forward", "reverse"}))
-        ->capture_default_str();
-    sub->add_option("-p,--precision", args->precision, "The higher precision: float32 or float16")
-        ->check(CLI::IsMember({"float32", "float16"}))
-        ->capture_default_str();
-    sub->add_flag("--prune", args->prune,
-                  "bisect/linear: afterwards, try unmarking each marked layer (one iteration each)");
-    sub->add_option("--save-layer-precisions", args->save_layer_precisions,
-                    "Write the answer as a layer-precisions file, for convert/run --load-layer-precisions");
-    args->app = sub;
-    args->report.add_to(*sub, "debug precision");
-    sub->callback([args] { set_exit_code(debug_precision(*args)); });
-  }
-  {
-    auto args = std::make_shared<ReduceArgs>();
-    CLI::App* sub = debug->add_subcommand("reduce", "Reduce a failing ONNX model to the smallest failing subgraph");
-    sub->fallthrough();
-    args->app = sub;
-    args->model.add_to(*sub, "--model-input-shapes,--model-inputs", /*with_fold_option=*/false);
-    args->data.add_to(*sub);
-    args->debug.add_to(*sub, "vkgraphy_debug.onnx", false);
-    sub->add_option("-o,--output", args->output, "Where to write the reduced (failing) model");
-    sub->add_option("--min-good,--minimal-good", args->min_good,
-                    "Where to write a passing model close in size to the reduced one (when one was seen)");
-    sub->add_option("--mode", args->mode, "bisect (binary search) or linear (every node; slower, better with branches)")
-        ->check(CLI::IsMember({"bisect", "linear"}))
-        ->capture_default_str();
-    auto* no_in = sub->add_flag("--no-reduce-inputs", args->no_reduce_inputs,
-                                "Keep the graph inputs: only find the earliest failing outputs");
-    sub->add_flag("--no-reduce-outputs", args->no_reduce_outputs,
-                  "Keep the graph outputs: only find the latest failing inputs")
-        ->excludes(no_in);
-    sub->add_flag("--no-prune", args->no_prune,
-                  "Skip the last phase, which removes single edge nodes while the model still fails");
-    sub->add_flag("--force-fallback-shape-inference", args->force_fallback,
-                  "Take every tensor's shape from a reference-backend run instead of ONNX shape inference");
-    args->report.add_to(*sub, "debug reduce");
-    sub->callback([args] { set_exit_code(debug_reduce(*args)); });
-  }
-  {
-    auto args = std::make_shared<RewritesArgs>();
-    CLI::App* sub = debug->add_subcommand(
-        "rewrites", "Find the graph rewrite (fusion) of the builder that makes the engine wrong: bisect over the "
-                    "rewrites applied, kinds first (docs/debug.md)");
-    sub->fallthrough();
-    args->model.add_to(*sub);
-    args->builder.add_to(*sub);
-    args->data.add_to(*sub);
-    args->builder.use_data_loader(args->data);
-    args->compare.add_to(*sub);
-    args->debug.add_to(*sub, "vkgraphy_debug.engine", false);
-    args->report.add_to(*sub, "debug rewrites");
-    sub->callback([args] { set_exit_code(debug_rewrites(*args)); });
-  }
+  add_debug_build(*debug);
+  add_debug_repeat(*debug);
+  add_debug_precision(*debug);
+  add_debug_reduce(*debug);
+  add_debug_rewrites(*debug);
   add_diff_tactics_tool(*debug);
 }
 

@@ -145,27 +145,23 @@ std::string profile_precision(const Engine& engine, const EngineLayer& layer) {
   return precision_name(layer.precision);
 }
 
-std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const Engine* loaded,
-                                        const std::vector<TensorMap>& feeds, const std::string& name) {
-  std::unique_ptr<vk::Context> ctx = open_vulkan();
-  BuildResult built;
-  const Engine* engine = loaded;
+// A loaded engine's tactics were timed on the device it was built for: says so when that is another one.
+void warn_if_built_elsewhere(const Engine& engine, vk::Context& ctx) {
+  const DeviceIdentity here = device_identity(ctx.device().info());
+  if (!(engine.device == here))
+    VKG_WARNING("the engine was built for " << engine.device.describe() << " but runs on " << here.describe()
+                                            << ": its tactics were timed on the other device");
+}
+
+// The tensors `run --vk` returns: every engine output, or the names asked for, minus the excluded ones.
+// `loaded`: the engine came from a file, so only the tensors marked when it was built exist.
+std::vector<std::string> vulkan_outputs(const RunArgs& args, const Engine& engine, bool loaded) {
   const bool mark_all = is_mark_all(args.vk_outputs) || is_mark_layers(args.vk_outputs);
-  if (engine == nullptr) {
-    built = build_for_run(args, *graph, *ctx);
-    engine = &built.engine;
-  } else {
-    const DeviceIdentity here = device_identity(ctx->device().info());
-    if (!(engine->device == here))
-      VKG_WARNING("the engine was built for " << engine->device.describe() << " but runs on " << here.describe()
-                                              << ": its tactics were timed on the other device");
-  }
-  // The tensors returned: every engine output, or the names asked for, minus the excluded ones.
   std::vector<std::string> outputs;
   if (!args.vk_outputs.empty() && !mark_all) {
     for (const std::string& o : args.vk_outputs) {
-      const int32_t t = engine->find_tensor(o);
-      VKG_CHECK(t >= 0 && std::find(engine->outputs.begin(), engine->outputs.end(), t) != engine->outputs.end(),
+      const int32_t t = engine.find_tensor(o);
+      VKG_CHECK(t >= 0 && std::find(engine.outputs.begin(), engine.outputs.end(), t) != engine.outputs.end(),
                 "--vk-outputs names '" << o << "', which is not an output of the engine"
                                        << (loaded ? " (mark it when building the engine)" : ""));
       outputs.push_back(o);
@@ -174,7 +170,7 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
     if (mark_all && loaded)
       VKG_WARNING("--vk-outputs " << args.vk_outputs[1]
                                   << " with an engine file returns only the tensors marked when it was built");
-    for (int32_t t : engine->outputs) outputs.push_back(engine->tensors[size_t(t)].name);
+    for (int32_t t : engine.outputs) outputs.push_back(engine.tensors[size_t(t)].name);
   }
   outputs.erase(std::remove_if(outputs.begin(), outputs.end(),
                                [&](const std::string& o) {
@@ -182,17 +178,12 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
                                         args.vk_exclude_outputs.end();
                                }),
                 outputs.end());
+  return outputs;
+}
 
-  vk::ExecutorOptions options;
-  options.faulty_tactics = vk::faulty_tactics_from_env();
-  options.faulty_layers = vk::faulty_layers_from_env();
-  options.profile = args.profile;
-  VKG_START("RUNNING | Runner: " << name);
-  VKG_VERBOSE(name << " | memory path: " << vk::memory_path_name(ctx->device().info().memory_path()));
-  vk::EngineExecutor executor(ctx->device(), *engine, options);
-  VKG_VERBOSE(name << " | " << executor.recorded_dispatches() << " dispatches recorded with "
-                   << executor.recorded_barriers() << " barriers"
-                   << (args.profile ? " (one after each layer: --profile)" : " (only between dependent dispatches)"));
+// --warm-up / --warm-up-ms: untimed runs on the first feed, at least that many and at least that long.
+void warm_up(const RunArgs& args, vk::EngineExecutor& executor, const std::vector<TensorMap>& feeds,
+             const std::string& name) {
   if ((args.warm_up > 0 || args.warm_up_ms > 0) && !feeds.empty()) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto elapsed_ms = [&] {
@@ -205,72 +196,124 @@ std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const
     }
     VKG_INFO(name << " | " << runs << " warm-up run(s) took " << elapsed_ms() << " ms");
   }
+}
+
+// The timed iterations of a Vulkan run: their outputs, and per iteration the host wall time,
+// the device time and each layer's device time (layer_ns[layer][iteration]).
+struct TimedIterations {
   std::vector<IterationResult> results;
   std::vector<double> device_ms, wall_ms;
-  std::vector<std::vector<double>> layer_ns(engine->layers.size());
+  std::vector<std::vector<double>> layer_ns;
+};
+
+TimedIterations run_timed_iterations(vk::EngineExecutor& executor, const Engine& engine,
+                                     const std::vector<TensorMap>& feeds, const std::vector<std::string>& outputs,
+                                     const std::string& name) {
+  TimedIterations timed;
+  timed.layer_ns.resize(engine.layers.size());
   for (size_t i = 0; i < feeds.size(); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     TensorMap out = executor.run(feeds[i]);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    wall_ms.push_back(secs * 1e3);
-    device_ms.push_back(executor.last_device_ns() / 1e6);
-    for (size_t l = 0; l < executor.last_layer_ns().size(); ++l) layer_ns[l].push_back(executor.last_layer_ns()[l]);
+    timed.wall_ms.push_back(secs * 1e3);
+    timed.device_ms.push_back(executor.last_device_ns() / 1e6);
+    for (size_t l = 0; l < executor.last_layer_ns().size(); ++l)
+      timed.layer_ns[l].push_back(executor.last_layer_ns()[l]);
     IterationResult r;
     r.runner_name = name;
     r.runtime = secs;
     for (const std::string& o : outputs) r.outputs.emplace_back(o, std::move(out.at(o)));
-    VKG_VERBOSE(name << " | iteration " << i << " took " << wall_ms.back() << " ms (device " << device_ms.back()
-                     << " ms)");
-    results.push_back(std::move(r));
+    VKG_VERBOSE(name << " | iteration " << i << " took " << timed.wall_ms.back() << " ms (device "
+                     << timed.device_ms.back() << " ms)");
+    timed.results.push_back(std::move(r));
   }
-  ctx->check_validation("the run");
-  if (args.report.wanted()) {
-    args.report.set_device(ctx->device().info());
-    args.report.set_engine(*engine, (loaded ? "loaded from " : "built from ") + args.model.path,
-                           loaded ? nullptr : &built.replay, layer_ns);
+  return timed;
+}
+
+// --profile: the table of every layer's median device time and its share of the total.
+void log_profile_table(const Engine& engine, const std::vector<std::vector<double>>& layer_ns, size_t dispatches,
+                       size_t iterations, const std::string& name) {
+  double total = 0;
+  std::vector<double> med;
+  for (const auto& v : layer_ns) total += med.emplace_back(percentile(v, 0.5));
+  // Fused layers are named after all their nodes ("conv1+bn1+relu1"): the column fits them, up to 64.
+  size_t width = 32;
+  for (const EngineLayer& layer : engine.layers) width = std::max(width, std::min<size_t>(layer.name.size() + 1, 64));
+  std::ostringstream table;
+  table << name << " | per-layer device time (median of " << iterations << " iteration(s)):\n";
+  table << "    " << std::left << std::setw(5) << "#" << std::setw(int(width)) << "layer" << std::setw(20) << "op"
+        << std::setw(34) << "tactic" << std::setw(6) << "prec" << std::right << std::setw(6) << "disp" << std::setw(12)
+        << "time (ms)" << std::setw(8) << "%";
+  for (size_t l = 0; l < engine.layers.size(); ++l) {
+    const EngineLayer& layer = engine.layers[l];
+    table << "\n    " << std::left << std::setw(5) << l << std::setw(int(width)) << layer.name.substr(0, width - 1)
+          << std::setw(20) << layer.op << std::setw(34) << layer.tactic << std::setw(6)
+          << profile_precision(engine, layer) << std::right << std::setw(6) << layer.plan.dispatches.size()
+          << std::fixed << std::setprecision(4) << std::setw(12) << med[l] / 1e6 << std::setprecision(1) << std::setw(8)
+          << (total > 0 ? 100 * med[l] / total : 0);
   }
-  for (const auto& [o, t] : results.front().outputs) VKG_INFO(name << " | Output: '" << o << "' " << t.describe());
-  if (args.profile && !layer_ns.empty() && !layer_ns[0].empty()) {
-    double total = 0;
-    std::vector<double> med;
-    for (const auto& v : layer_ns) total += med.emplace_back(percentile(v, 0.5));
-    // Fused layers are named after all their nodes ("conv1+bn1+relu1"): the column fits them, up to 64.
-    size_t width = 32;
-    for (const EngineLayer& layer : engine->layers)
-      width = std::max(width, std::min<size_t>(layer.name.size() + 1, 64));
-    std::ostringstream table;
-    table << name << " | per-layer device time (median of " << feeds.size() << " iteration(s)):\n";
-    table << "    " << std::left << std::setw(5) << "#" << std::setw(int(width)) << "layer" << std::setw(20) << "op"
-          << std::setw(34) << "tactic" << std::setw(6) << "prec" << std::right << std::setw(6) << "disp"
-          << std::setw(12) << "time (ms)" << std::setw(8) << "%";
-    for (size_t l = 0; l < engine->layers.size(); ++l) {
-      const EngineLayer& layer = engine->layers[l];
-      table << "\n    " << std::left << std::setw(5) << l << std::setw(int(width)) << layer.name.substr(0, width - 1)
-            << std::setw(20) << layer.op << std::setw(34) << layer.tactic << std::setw(6)
-            << profile_precision(*engine, layer) << std::right << std::setw(6) << layer.plan.dispatches.size()
-            << std::fixed << std::setprecision(4) << std::setw(12) << med[l] / 1e6 << std::setprecision(1)
-            << std::setw(8) << (total > 0 ? 100 * med[l] / total : 0);
-    }
-    const size_t dispatches = executor.recorded_dispatches();
-    table << "\n    total " << std::fixed << std::setprecision(4) << total / 1e6 << " ms | " << dispatches
-          << " dispatches, " << std::setprecision(1) << (dispatches ? total / 1e3 / double(dispatches) : 0.0)
-          << " us of device time per dispatch";
-    VKG_INFO(table.str());
-  }
-  if (executor.last_device_ns() > 0) {
-    VKG_INFO(name << " | Latency (device time, " << feeds.size() << " iteration(s)): " << latency_text(device_ms));
+  table << "\n    total " << std::fixed << std::setprecision(4) << total / 1e6 << " ms | " << dispatches
+        << " dispatches, " << std::setprecision(1) << (dispatches ? total / 1e3 / double(dispatches) : 0.0)
+        << " us of device time per dispatch";
+  VKG_INFO(table.str());
+}
+
+// The latency lines that close a Vulkan run, and its PASSED line. `device_timed`: the device
+// reports timestamps, so device time and host overhead are known too.
+void log_vulkan_latency(const TimedIterations& timed, bool device_timed, size_t iterations, const std::string& name) {
+  if (device_timed) {
+    VKG_INFO(name << " | Latency (device time, " << iterations << " iteration(s)): " << latency_text(timed.device_ms));
     std::vector<double> overhead_ms;
-    for (size_t i = 0; i < wall_ms.size(); ++i) overhead_ms.push_back(std::max(0.0, wall_ms[i] - device_ms[i]));
+    for (size_t i = 0; i < timed.wall_ms.size(); ++i)
+      overhead_ms.push_back(std::max(0.0, timed.wall_ms[i] - timed.device_ms[i]));
     VKG_INFO(name << " | Host overhead (host wall time minus device time: input/output conversion and transfer, "
                      "submission, wait): "
                   << latency_text(overhead_ms));
   }
-  VKG_INFO(name << " | Latency (host wall time, " << feeds.size() << " iteration(s)): " << latency_text(wall_ms));
+  VKG_INFO(name << " | Latency (host wall time, " << iterations << " iteration(s)): " << latency_text(timed.wall_ms));
   double total = 0;
-  for (double x : wall_ms) total += x;
-  VKG_FINISH("PASSED | Runner: " << name << " | Completed " << feeds.size() << " iteration(s) in " << total
-                                 << " ms | Average inference time: " << total / double(feeds.size()) << " ms");
-  return results;
+  for (double x : timed.wall_ms) total += x;
+  VKG_FINISH("PASSED | Runner: " << name << " | Completed " << iterations << " iteration(s) in " << total
+                                 << " ms | Average inference time: " << total / double(iterations) << " ms");
+}
+
+std::vector<IterationResult> run_vulkan(RunArgs& args, const Graph* graph, const Engine* loaded,
+                                        const std::vector<TensorMap>& feeds, const std::string& name) {
+  std::unique_ptr<vk::Context> ctx = open_vulkan();
+  BuildResult built;
+  const Engine* engine = loaded;
+  if (engine == nullptr) {
+    built = build_for_run(args, *graph, *ctx);
+    engine = &built.engine;
+  } else {
+    warn_if_built_elsewhere(*engine, *ctx);
+  }
+  const std::vector<std::string> outputs = vulkan_outputs(args, *engine, loaded != nullptr);
+
+  vk::ExecutorOptions options;
+  options.faulty_tactics = vk::faulty_tactics_from_env();
+  options.faulty_layers = vk::faulty_layers_from_env();
+  options.profile = args.profile;
+  VKG_START("RUNNING | Runner: " << name);
+  VKG_VERBOSE(name << " | memory path: " << vk::memory_path_name(ctx->device().info().memory_path()));
+  vk::EngineExecutor executor(ctx->device(), *engine, options);
+  VKG_VERBOSE(name << " | " << executor.recorded_dispatches() << " dispatches recorded with "
+                   << executor.recorded_barriers() << " barriers"
+                   << (args.profile ? " (one after each layer: --profile)" : " (only between dependent dispatches)"));
+  warm_up(args, executor, feeds, name);
+  TimedIterations timed = run_timed_iterations(executor, *engine, feeds, outputs, name);
+  ctx->check_validation("the run");
+  if (args.report.wanted()) {
+    args.report.set_device(ctx->device().info());
+    args.report.set_engine(*engine, (loaded ? "loaded from " : "built from ") + args.model.path,
+                           loaded ? nullptr : &built.replay, timed.layer_ns);
+  }
+  for (const auto& [o, t] : timed.results.front().outputs)
+    VKG_INFO(name << " | Output: '" << o << "' " << t.describe());
+  if (args.profile && !timed.layer_ns.empty() && !timed.layer_ns[0].empty())
+    log_profile_table(*engine, timed.layer_ns, executor.recorded_dispatches(), feeds.size(), name);
+  log_vulkan_latency(timed, executor.last_device_ns() > 0, feeds.size(), name);
+  return std::move(timed.results);
 }
 
 // --freeze-inputs: the model with those inputs replaced by the value the data gives them
@@ -353,114 +396,101 @@ int run_isolation(RunArgs& args, const Graph& graph, const std::vector<TensorMap
   return kExitSuccess;
 }
 
-int run_tool(RunArgs& args) {
-  // An engine file runs as it is; a model is imported (and built for --vk).
-  std::optional<Engine> engine;
-  Graph graph;
-  std::vector<ValueInfo> input_infos;
-  InputShapes shapes = args.model.shapes();
-  ImportOptions import = args.vk ? args.model.builder_import_options() : args.model.import_options();
-  std::optional<OnnxModel> unimported;  // for --freeze-inputs: import changes the model in place
-  if (args.isolate_layers) {
-    VKG_CHECK(args.vk && args.ref,
-              "--isolate-layers compares the Vulkan engine with the reference: give --vk and --ref");
-    VKG_CHECK(!looks_like_engine(args.model.path),
-              "--isolate-layers needs the ONNX model (the reference runs it), but '" << args.model.path
-                                                                                     << "' is a vkgraphy engine");
-    VKG_CHECK(args.compare.save_outputs_path().empty() && args.compare.load_outputs_paths().empty(),
-              "--isolate-layers keeps only per-layer statistics: it cannot be combined with --save-outputs or "
-              "--load-outputs");
-    VKG_CHECK(args.onnx_outputs.empty() && args.onnx_exclude_outputs.empty(),
-              "--isolate-layers compares every layer's outputs with the reference's own: --onnx-outputs and "
-              "--onnx-exclude-outputs cannot be combined with it");
-    VKG_CHECK(!is_mark_all(args.vk_outputs),
-              "--isolate-layers runs the engine as built; --vk-outputs mark all would split its fusions");
-  }
-  // Inputs that can be checked before the long work: the golden files load now.
-  std::vector<std::pair<std::string, RunResults>> golden;
-  for (const std::string& path : args.compare.load_outputs_paths()) golden.emplace_back(path, load_run_results(path));
-  if (args.profile && !args.vk) VKG_WARNING("--profile times the Vulkan engine's layers: without --vk it has no effect");
-  if (looks_like_engine(args.model.path)) {
-    VKG_CHECK(!args.ref, "--ref needs an ONNX model, but '" << args.model.path << "' is a vkgraphy engine");
-    VKG_CHECK(args.vk, "'" << args.model.path << "' is a vkgraphy engine: run it with --vk");
-    const std::vector<std::string> ignored = args.builder.given();
-    if (!ignored.empty()) {
-      std::string list;
-      for (const std::string& o : ignored) list += (list.empty() ? "" : ", ") + o;
-      VKG_WARNING(list << ": builder options have no effect on an engine file, which runs as it was built (build "
-                          "another with `vkgraphy convert MODEL.onnx ...`)");
-    }
-    engine = load_engine(args.model.path);
-    for (int32_t t : engine->inputs) {
-      const EngineTensor& et = engine->tensors[size_t(t)];
-      ValueInfo vi;
-      vi.name = et.name;
-      vi.dtype = et.dtype;
-      std::vector<Dim> dims;
-      for (int64_t d : et.shape) dims.push_back(Dim{d, ""});
-      vi.shape = dims;
-      input_infos.push_back(vi);
-    }
-  } else {
-    OnnxModel model = load_onnx_model(args.model.path, import.load_external_data, import.external_data_dir);
-    if (args.vk) fix_shapes_from_loaded_inputs(model, args.data.options(), import.input_shapes);
-    shapes = import.input_shapes;
-    if (args.vk && !args.freeze_inputs.empty()) unimported = copy_onnx_model(model);
-    graph = import_onnx(model, import);
-    VKG_VERBOSE("loaded " << args.model.path << ": " << graph.nodes.size() << " nodes");
-    input_infos = graph.inputs;
-  }
+// --isolate-layers: the options it cannot be combined with fail before any work.
+void check_isolation_args(const RunArgs& args) {
+  VKG_CHECK(args.vk && args.ref, "--isolate-layers compares the Vulkan engine with the reference: give --vk and --ref");
+  VKG_CHECK(!looks_like_engine(args.model.path), "--isolate-layers needs the ONNX model (the reference runs it), but '"
+                                                     << args.model.path << "' is a vkgraphy engine");
+  VKG_CHECK(args.compare.save_outputs_path().empty() && args.compare.load_outputs_paths().empty(),
+            "--isolate-layers keeps only per-layer statistics: it cannot be combined with --save-outputs or "
+            "--load-outputs");
+  VKG_CHECK(args.onnx_outputs.empty() && args.onnx_exclude_outputs.empty(),
+            "--isolate-layers compares every layer's outputs with the reference's own: --onnx-outputs and "
+            "--onnx-exclude-outputs cannot be combined with it");
+  VKG_CHECK(!is_mark_all(args.vk_outputs),
+            "--isolate-layers runs the engine as built; --vk-outputs mark all would split its fusions");
+}
 
+// The engine file `run` was given, once the options that cannot apply to one are checked.
+Engine load_engine_to_run(RunArgs& args) {
+  VKG_CHECK(!args.ref, "--ref needs an ONNX model, but '" << args.model.path << "' is a vkgraphy engine");
+  VKG_CHECK(args.vk, "'" << args.model.path << "' is a vkgraphy engine: run it with --vk");
+  const std::vector<std::string> ignored = args.builder.given();
+  if (!ignored.empty()) {
+    std::string list;
+    for (const std::string& o : ignored) list += (list.empty() ? "" : ", ") + o;
+    VKG_WARNING(list << ": builder options have no effect on an engine file, which runs as it was built (build "
+                        "another with `vkgraphy convert MODEL.onnx ...`)");
+  }
+  return load_engine(args.model.path);
+}
+
+// The inputs of an engine, as the data loader sees a model's.
+std::vector<ValueInfo> engine_input_infos(const Engine& engine) {
+  std::vector<ValueInfo> input_infos;
+  for (int32_t t : engine.inputs) {
+    const EngineTensor& et = engine.tensors[size_t(t)];
+    ValueInfo vi;
+    vi.name = et.name;
+    vi.dtype = et.dtype;
+    std::vector<Dim> dims;
+    for (int64_t d : et.shape) dims.push_back(Dim{d, ""});
+    vi.shape = dims;
+    input_infos.push_back(vi);
+  }
+  return input_infos;
+}
+
+// The feeds of every iteration, loaded or generated (and saved with --save-inputs).
+std::vector<TensorMap> run_feeds(const RunArgs& args, const std::vector<ValueInfo>& input_infos,
+                                 const InputShapes& shapes) {
   DataLoaderOptions data_opts = args.data.options();
   for (const auto& [name, shape] : shapes) data_opts.input_shapes[name] = shape;
-  const std::vector<TensorMap> feeds = load_or_generate_inputs(input_infos, data_opts);
+  std::vector<TensorMap> feeds = load_or_generate_inputs(input_infos, data_opts);
   if (!args.data.save_inputs_path().empty()) {
     save_inputs(args.data.save_inputs_path(), feeds);
     VKG_INFO("Saving inference input data to " << args.data.save_inputs_path());
   }
+  return feeds;
+}
 
-  if (args.isolate_layers) {
-    if (args.freeze_inputs.empty()) return run_isolation(args, graph, feeds);
-    // The engine and the reference both see the frozen graph, as the engine was built from it.
-    std::vector<TensorMap> vk_feeds = feeds;
-    const Graph frozen = frozen_graph(args, std::move(*unimported), import, vk_feeds);
-    return run_isolation(args, frozen, vk_feeds);
-  }
+// The --vk runner: runs the engine file, or builds from `graph` (from the model with
+// --freeze-inputs applied when given: `unimported` is then consumed).
+std::vector<IterationResult> run_vulkan_runner(RunArgs& args, const Graph& graph, const std::optional<Engine>& engine,
+                                               std::optional<OnnxModel>& unimported, const ImportOptions& import,
+                                               const std::vector<TensorMap>& feeds, const std::string& name) {
+  VKG_CHECK(args.freeze_inputs.empty() || !engine, "--freeze-inputs applies when an engine is built from a model");
+  if (args.freeze_inputs.empty())
+    return run_vulkan(args, engine ? nullptr : &graph, engine ? &*engine : nullptr, feeds, name);
+  std::vector<TensorMap> vk_feeds = feeds;
+  const Graph frozen = frozen_graph(args, std::move(*unimported), import, vk_feeds);
+  return run_vulkan(args, &frozen, nullptr, vk_feeds, name);
+}
 
-  RunResults results;
-  if (args.vk) {
-    const std::string name = runner_name("vk", int(results.runs.size()));
-    VKG_CHECK(args.freeze_inputs.empty() || !engine, "--freeze-inputs applies when an engine is built from a model");
-    if (!args.freeze_inputs.empty()) {
-      std::vector<TensorMap> vk_feeds = feeds;
-      const Graph frozen = frozen_graph(args, std::move(*unimported), import, vk_feeds);
-      results.runs.emplace_back(name, run_vulkan(args, &frozen, nullptr, vk_feeds, name));
-    } else {
-      results.runs.emplace_back(name,
-                                run_vulkan(args, engine ? nullptr : &graph, engine ? &*engine : nullptr, feeds, name));
-    }
-  }
-  if (args.ref) {
-    const std::string name = runner_name("ref", int(results.runs.size()));
-    const bool pair_layers = args.onnx_outputs.empty() && !args.layer_outputs.empty();
-    const auto outputs =
-        requested_outputs(graph, pair_layers ? args.layer_outputs : args.onnx_outputs, args.onnx_exclude_outputs);
-    results.runs.emplace_back(name, run_reference(graph, feeds, outputs, name));
-  }
+// The tensors the --ref runner returns: under --vk-outputs mark layers (and no --onnx-outputs)
+// the ones the engine marked, so the two runners pair up.
+std::vector<std::string> reference_outputs(const RunArgs& args, const Graph& graph) {
+  const bool pair_layers = args.onnx_outputs.empty() && !args.layer_outputs.empty();
+  return requested_outputs(graph, pair_layers ? args.layer_outputs : args.onnx_outputs, args.onnx_exclude_outputs);
+}
+
+// --load-outputs: the golden runners join this run's, after it.
+void add_golden_runs(RunResults& results, std::vector<std::pair<std::string, RunResults>>& golden,
+                     size_t run_iterations) {
   for (auto& [path, loaded] : golden) {
     VKG_INFO("Loaded " << loaded.runs.size() << " runner result(s) from " << path);
     for (auto& [name, iterations] : loaded.runs)
-      if (iterations.size() != feeds.size())
-        VKG_WARNING("This run has " << feeds.size() << " iteration(s) but runner '" << name << "' in " << path
+      if (iterations.size() != run_iterations)
+        VKG_WARNING("This run has " << run_iterations << " iteration(s) but runner '" << name << "' in " << path
                                     << " has " << iterations.size() << ": only the first "
-                                    << std::min(iterations.size(), feeds.size()) << " are compared");
+                                    << std::min(iterations.size(), run_iterations) << " are compared");
     for (auto& r : loaded.runs) results.runs.push_back(std::move(r));
   }
-  if (!args.compare.save_outputs_path().empty()) {
-    save_run_results(args.compare.save_outputs_path(), results);
-    VKG_INFO("Saving inference results to " << args.compare.save_outputs_path());
-  }
+}
 
+// --validate and the comparison of consecutive runners (saved with --save-accuracy-results);
+// returns whether all passed.
+bool check_run_results(RunArgs& args, const RunResults& results) {
   bool ok = true;
   if (args.compare.validate()) {
     for (const auto& [name, iters] : results.runs)
@@ -479,6 +509,11 @@ int run_tool(RunArgs& args) {
   } else if (results.runs.empty()) {
     VKG_THROW("nothing to run: choose a backend (--vk, --ref) or give --load-outputs");
   }
+  return ok;
+}
+
+// Writes the --report and logs the verdict; returns the exit code.
+int finish_run(RunArgs& args, bool ok) {
   if (args.report.wanted()) {
     args.report.report().title = "vkgraphy run " + args.model.path;
     args.report.report().summary.emplace_back("result", ok ? "PASSED" : "FAILED");
@@ -490,6 +525,59 @@ int run_tool(RunArgs& args) {
     VKG_ERROR("FAILED | Runtime: vkgraphy run " << args.model.path);
   }
   return ok ? kExitSuccess : kExitFailed;
+}
+
+int run_tool(RunArgs& args) {
+  // An engine file runs as it is; a model is imported (and built for --vk).
+  std::optional<Engine> engine;
+  Graph graph;
+  std::vector<ValueInfo> input_infos;
+  InputShapes shapes = args.model.shapes();
+  ImportOptions import = args.vk ? args.model.builder_import_options() : args.model.import_options();
+  std::optional<OnnxModel> unimported;  // for --freeze-inputs: import changes the model in place
+  if (args.isolate_layers) check_isolation_args(args);
+  // Inputs that can be checked before the long work: the golden files load now.
+  std::vector<std::pair<std::string, RunResults>> golden;
+  for (const std::string& path : args.compare.load_outputs_paths()) golden.emplace_back(path, load_run_results(path));
+  if (args.profile && !args.vk)
+    VKG_WARNING("--profile times the Vulkan engine's layers: without --vk it has no effect");
+  if (looks_like_engine(args.model.path)) {
+    engine = load_engine_to_run(args);
+    input_infos = engine_input_infos(*engine);
+  } else {
+    OnnxModel model = load_onnx_model(args.model.path, import.load_external_data, import.external_data_dir);
+    if (args.vk) fix_shapes_from_loaded_inputs(model, args.data.options(), import.input_shapes);
+    shapes = import.input_shapes;
+    if (args.vk && !args.freeze_inputs.empty()) unimported = copy_onnx_model(model);
+    graph = import_onnx(model, import);
+    VKG_VERBOSE("loaded " << args.model.path << ": " << graph.nodes.size() << " nodes");
+    input_infos = graph.inputs;
+  }
+  const std::vector<TensorMap> feeds = run_feeds(args, input_infos, shapes);
+
+  if (args.isolate_layers) {
+    if (args.freeze_inputs.empty()) return run_isolation(args, graph, feeds);
+    // The engine and the reference both see the frozen graph, as the engine was built from it.
+    std::vector<TensorMap> vk_feeds = feeds;
+    const Graph frozen = frozen_graph(args, std::move(*unimported), import, vk_feeds);
+    return run_isolation(args, frozen, vk_feeds);
+  }
+
+  RunResults results;
+  if (args.vk) {
+    const std::string name = runner_name("vk", int(results.runs.size()));
+    results.runs.emplace_back(name, run_vulkan_runner(args, graph, engine, unimported, import, feeds, name));
+  }
+  if (args.ref) {
+    const std::string name = runner_name("ref", int(results.runs.size()));
+    results.runs.emplace_back(name, run_reference(graph, feeds, reference_outputs(args, graph), name));
+  }
+  add_golden_runs(results, golden, feeds.size());
+  if (!args.compare.save_outputs_path().empty()) {
+    save_run_results(args.compare.save_outputs_path(), results);
+    VKG_INFO("Saving inference results to " << args.compare.save_outputs_path());
+  }
+  return finish_run(args, check_run_results(args, results));
 }
 
 }  // namespace

@@ -43,6 +43,138 @@ std::vector<std::string> split_on(const std::string& s, char sep) {
   return out;
 }
 
+// The ellipsis rank of each operand (0 without one) and of the whole equation.
+struct EllipsisRanks {
+  std::vector<int64_t> per_operand;
+  int64_t max = 0;
+};
+
+// Checks each term's letter count against its operand's rank.
+EllipsisRanks ellipsis_ranks(const std::vector<Term>& terms, const std::vector<Shape>& shapes,
+                             const std::string& where) {
+  EllipsisRanks r;
+  r.per_operand.assign(terms.size(), 0);
+  for (size_t k = 0; k < terms.size(); ++k) {
+    const int64_t rank = int64_t(shapes[k].size()), named = int64_t(terms[k].letters.size());
+    if (terms[k].ellipsis_at < 0) {
+      VKG_CHECK(rank == named, where << ": Einsum term " << k << " names " << named << " axes, but input " << k
+                                     << " has shape " << shape_to_string(shapes[k]));
+    } else {
+      VKG_CHECK(rank >= named, where << ": Einsum term " << k << " names " << named << " axes, more than input " << k
+                                     << " of shape " << shape_to_string(shapes[k]) << " has");
+      r.per_operand[k] = rank - named;
+      r.max = std::max(r.max, r.per_operand[k]);
+    }
+  }
+  return r;
+}
+
+// The label of each letter and how often the inputs name it.
+struct Letters {
+  std::map<char, int32_t> label;
+  std::map<char, int> count;
+};
+
+// Gives every axis of every operand its label (e.inputs), creating the labels (e.names, e.sizes;
+// sizes unknown for letters yet): 0 .. max-1 are the ellipsis dimensions, then letters in
+// first-seen order.
+Letters label_input_axes(const std::vector<Term>& terms, const EllipsisRanks& ellipsis, EinsumEquation& e) {
+  Letters letters;
+  for (int64_t d = 0; d < ellipsis.max; ++d) {
+    e.names.push_back("..." + std::to_string(d));
+    e.sizes.push_back(1);
+  }
+  const auto label_of = [&](char c) {
+    auto it = letters.label.find(c);
+    if (it != letters.label.end()) return it->second;
+    const int32_t l = int32_t(e.sizes.size());
+    letters.label.emplace(c, l);
+    e.names.push_back(std::string(1, c));
+    e.sizes.push_back(-1);
+    return l;
+  };
+  for (size_t k = 0; k < terms.size(); ++k) {
+    std::vector<int32_t> axes;
+    const Term& t = terms[k];
+    const int64_t rank = ellipsis.per_operand[k];
+    for (size_t i = 0; i <= t.letters.size(); ++i) {
+      if (int(i) == t.ellipsis_at)
+        for (int64_t d = 0; d < rank; ++d) axes.push_back(int32_t(ellipsis.max - rank + d));
+      if (i < t.letters.size()) {
+        axes.push_back(label_of(t.letters[i]));
+        ++letters.count[t.letters[i]];
+      }
+    }
+    e.inputs.push_back(std::move(axes));
+  }
+  return letters;
+}
+
+// Sizes: letters must agree exactly; ellipsis dimensions broadcast.
+void infer_label_sizes(EinsumEquation& e, const std::vector<Shape>& shapes, int64_t max_ellipsis,
+                       const std::string& where) {
+  for (size_t k = 0; k < e.inputs.size(); ++k)
+    for (size_t a = 0; a < e.inputs[k].size(); ++a) {
+      const int32_t l = e.inputs[k][a];
+      const int64_t dim = shapes[k][a];
+      int64_t& size = e.sizes[size_t(l)];
+      if (l < max_ellipsis) {
+        VKG_CHECK(size == 1 || dim == 1 || size == dim,
+                  where << ": Einsum ellipsis dimensions of sizes " << size << " and " << dim << " do not broadcast");
+        if (dim != 1) size = dim;
+      } else {
+        VKG_CHECK(size < 0 || size == dim, where << ": Einsum label '" << e.names[size_t(l)] << "' has sizes " << size
+                                                 << " and " << dim << " in the inputs");
+        size = dim;
+      }
+    }
+}
+
+// The output labels the term after "->" names, each of an input and named once.
+std::vector<int32_t> explicit_output_labels(const Term& out, const Letters& letters, size_t num_labels,
+                                            int64_t max_ellipsis, const std::string& where,
+                                            const std::string& equation) {
+  std::vector<int32_t> output;
+  std::vector<bool> used(num_labels, false);
+  for (size_t i = 0; i <= out.letters.size(); ++i) {
+    if (int(i) == out.ellipsis_at)
+      for (int32_t d = 0; d < int32_t(max_ellipsis); ++d) output.push_back(d);
+    if (i == out.letters.size()) break;
+    const char c = out.letters[i];
+    auto it = letters.label.find(c);
+    VKG_CHECK(it != letters.label.end(),
+              where << ": Einsum output label '" << c << "' of '" << equation << "' is in no input");
+    VKG_CHECK(!used[size_t(it->second)],
+              where << ": Einsum output label '" << c << "' of '" << equation << "' is repeated");
+    used[size_t(it->second)] = true;
+    output.push_back(it->second);
+  }
+  return output;
+}
+
+// Without "->": the ellipsis dimensions, then the letters named once, in ASCII order.
+std::vector<int32_t> implicit_output_labels(const Letters& letters, int64_t max_ellipsis) {
+  std::vector<int32_t> output;
+  for (int32_t d = 0; d < int32_t(max_ellipsis); ++d) output.push_back(d);
+  for (const auto& [c, n] : letters.count)  // std::map: ASCII order
+    if (n == 1) output.push_back(letters.label.at(c));
+  return output;
+}
+
+// Strides: the axes of one label add (a diagonal); a size-1 axis of a larger label broadcasts.
+void set_label_strides(EinsumEquation& e, const std::vector<Shape>& shapes) {
+  for (size_t k = 0; k < e.inputs.size(); ++k) {
+    std::vector<int64_t> strides(e.sizes.size(), 0);
+    const std::vector<int64_t> axis_strides = contiguous_strides(shapes[k]);
+    for (size_t a = 0; a < e.inputs[k].size(); ++a) {
+      const int32_t l = e.inputs[k][a];
+      if (shapes[k][a] == 1 && e.sizes[size_t(l)] != 1) continue;
+      strides[size_t(l)] += axis_strides[a];
+    }
+    e.strides.push_back(std::move(strides));
+  }
+}
+
 }  // namespace
 
 Shape EinsumEquation::output_shape() const {
@@ -68,107 +200,20 @@ EinsumEquation parse_einsum(const std::string& equation, const std::vector<Shape
   for (const std::string& text : split_on(lhs, ',')) terms.push_back(parse_term(text, where, equation));
   VKG_CHECK(terms.size() == shapes.size(), where << ": Einsum equation '" << equation << "' names " << terms.size()
                                                  << " operand(s), but the node has " << shapes.size() << " input(s)");
-
-  // The ellipsis rank of each operand and of the whole equation.
-  std::vector<int64_t> ellipsis_rank(terms.size(), 0);
-  int64_t max_ellipsis = 0;
-  for (size_t k = 0; k < terms.size(); ++k) {
-    const int64_t rank = int64_t(shapes[k].size()), named = int64_t(terms[k].letters.size());
-    if (terms[k].ellipsis_at < 0) {
-      VKG_CHECK(rank == named, where << ": Einsum term " << k << " names " << named << " axes, but input " << k
-                                     << " has shape " << shape_to_string(shapes[k]));
-    } else {
-      VKG_CHECK(rank >= named, where << ": Einsum term " << k << " names " << named << " axes, more than input " << k
-                                     << " of shape " << shape_to_string(shapes[k]) << " has");
-      ellipsis_rank[k] = rank - named;
-      max_ellipsis = std::max(max_ellipsis, ellipsis_rank[k]);
-    }
-  }
+  const EllipsisRanks ellipsis = ellipsis_ranks(terms, shapes, where);
 
   EinsumEquation e;
-  // Labels 0 .. max_ellipsis-1 are the ellipsis dimensions, then letters in first-seen order.
-  std::map<char, int32_t> letter_label;
-  for (int64_t d = 0; d < max_ellipsis; ++d) {
-    e.names.push_back("..." + std::to_string(d));
-    e.sizes.push_back(1);
-  }
-  const auto label_of = [&](char c) {
-    auto it = letter_label.find(c);
-    if (it != letter_label.end()) return it->second;
-    const int32_t l = int32_t(e.sizes.size());
-    letter_label.emplace(c, l);
-    e.names.push_back(std::string(1, c));
-    e.sizes.push_back(-1);
-    return l;
-  };
-  std::map<char, int> letter_count;
-  for (size_t k = 0; k < terms.size(); ++k) {
-    std::vector<int32_t> axes;
-    const Term& t = terms[k];
-    for (size_t i = 0; i <= t.letters.size(); ++i) {
-      if (int(i) == t.ellipsis_at)
-        for (int64_t d = 0; d < ellipsis_rank[k]; ++d) axes.push_back(int32_t(max_ellipsis - ellipsis_rank[k] + d));
-      if (i < t.letters.size()) {
-        axes.push_back(label_of(t.letters[i]));
-        ++letter_count[t.letters[i]];
-      }
-    }
-    e.inputs.push_back(std::move(axes));
-  }
-
-  // Sizes: letters must agree exactly; ellipsis dimensions broadcast.
-  for (size_t k = 0; k < terms.size(); ++k)
-    for (size_t a = 0; a < e.inputs[k].size(); ++a) {
-      const int32_t l = e.inputs[k][a];
-      const int64_t dim = shapes[k][a];
-      int64_t& size = e.sizes[size_t(l)];
-      if (l < max_ellipsis) {
-        VKG_CHECK(size == 1 || dim == 1 || size == dim,
-                  where << ": Einsum ellipsis dimensions of sizes " << size << " and " << dim << " do not broadcast");
-        if (dim != 1) size = dim;
-      } else {
-        VKG_CHECK(size < 0 || size == dim, where << ": Einsum label '" << e.names[size_t(l)] << "' has sizes " << size
-                                                 << " and " << dim << " in the inputs");
-        size = dim;
-      }
-    }
-
-  // The output.
+  const Letters letters = label_input_axes(terms, ellipsis, e);
+  infer_label_sizes(e, shapes, ellipsis.max, where);
   if (explicit_output) {
     const Term out = parse_term(eq.substr(arrow + 2), where, equation);
-    std::vector<bool> used(e.sizes.size(), false);
-    for (size_t i = 0; i <= out.letters.size(); ++i) {
-      if (int(i) == out.ellipsis_at)
-        for (int32_t d = 0; d < int32_t(max_ellipsis); ++d) e.output.push_back(d);
-      if (i == out.letters.size()) break;
-      const char c = out.letters[i];
-      auto it = letter_label.find(c);
-      VKG_CHECK(it != letter_label.end(),
-                where << ": Einsum output label '" << c << "' of '" << equation << "' is in no input");
-      VKG_CHECK(!used[size_t(it->second)],
-                where << ": Einsum output label '" << c << "' of '" << equation << "' is repeated");
-      used[size_t(it->second)] = true;
-      e.output.push_back(it->second);
-    }
+    e.output = explicit_output_labels(out, letters, e.sizes.size(), ellipsis.max, where, equation);
   } else {
-    for (int32_t d = 0; d < int32_t(max_ellipsis); ++d) e.output.push_back(d);
-    for (const auto& [c, n] : letter_count)  // std::map: ASCII order
-      if (n == 1) e.output.push_back(letter_label.at(c));
+    e.output = implicit_output_labels(letters, ellipsis.max);
   }
   for (int32_t l = 0; l < int32_t(e.sizes.size()); ++l)
     if (std::find(e.output.begin(), e.output.end(), l) == e.output.end()) e.summed.push_back(l);
-
-  // Strides: the axes of one label add (a diagonal); a size-1 axis of a larger label broadcasts.
-  for (size_t k = 0; k < terms.size(); ++k) {
-    std::vector<int64_t> strides(e.sizes.size(), 0);
-    const std::vector<int64_t> axis_strides = contiguous_strides(shapes[k]);
-    for (size_t a = 0; a < e.inputs[k].size(); ++a) {
-      const int32_t l = e.inputs[k][a];
-      if (shapes[k][a] == 1 && e.sizes[size_t(l)] != 1) continue;
-      strides[size_t(l)] += axis_strides[a];
-    }
-    e.strides.push_back(std::move(strides));
-  }
+  set_label_strides(e, shapes);
   return e;
 }
 

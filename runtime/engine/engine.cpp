@@ -186,116 +186,164 @@ LayerBlock layer_blocks(const Engine& engine, const std::string& what) {
   return blocks_of(engine, 0, engine.layers.size(), what);
 }
 
-void validate_engine(const Engine& engine, const std::string& what) {
+namespace {
+
+// `where` (a layer's input, an engine output...) refers to tensor `t`: one of the engine's, or -1.
+void check_tensor_index(const Engine& engine, int32_t t, const std::string& what, const std::string& where) {
   const int32_t n = int32_t(engine.tensors.size());
-  auto check_tensor = [&](int32_t t, const std::string& where) {
-    VKG_CHECK(t >= -1 && t < n, what << ": " << where << " refers to tensor " << t << " of " << n);
-  };
-  for (size_t i = 0; i < engine.tensors.size(); ++i) {
-    const EngineTensor& t = engine.tensors[i];
-    VKG_CHECK(t.slot >= 0 && size_t(t.slot) < engine.slots.size(),
-              what << ": tensor '" << t.name << "' has memory slot " << t.slot << " of " << engine.slots.size());
-    VKG_CHECK(engine.slots[size_t(t.slot)] >= t.bytes(),
-              what << ": tensor '" << t.name << "' (" << t.bytes() << " bytes) does not fit its slot");
-    for (int64_t d : t.shape) VKG_CHECK(d >= 0, what << ": tensor '" << t.name << "' has a negative dimension");
-    if (t.view_of < 0) continue;
-    VKG_CHECK(t.view_of < n && t.view_of != int32_t(i),
-              what << ": tensor '" << t.name << "' is a view of tensor " << t.view_of << " of " << n);
-    const EngineTensor& base = engine.tensors[size_t(t.view_of)];
-    VKG_CHECK(t.offset <= base.bytes() && t.bytes() <= base.bytes() - t.offset && t.storage == base.storage,
-              what << ": tensor '" << t.name << "' (" << t.bytes() << " bytes at " << t.offset
-                   << ") is not a part of tensor '" << base.name << "' (" << base.bytes() << " bytes)");
-    int32_t hop = t.view_of;
-    for (size_t hops = 0; hop >= 0; ++hops) {
-      VKG_CHECK(hops < engine.tensors.size() && hop < n,
-                what << ": the views of tensor '" << t.name << "' form a cycle");
-      hop = engine.tensors[size_t(hop)].view_of;
-    }
-    VKG_CHECK(t.slot == engine.tensors[size_t(engine.memory_root(int32_t(i)))].slot,
-              what << ": tensor '" << t.name << "' does not share its memory's slot");
+  VKG_CHECK(t >= -1 && t < n, what << ": " << where << " refers to tensor " << t << " of " << n);
+}
+
+// A view tensor lies inside the tensor it views, reaches a memory root without a cycle and shares
+// that root's slot.
+void check_view(const Engine& engine, size_t i, const std::string& what) {
+  const int32_t n = int32_t(engine.tensors.size());
+  const EngineTensor& t = engine.tensors[i];
+  VKG_CHECK(t.view_of < n && t.view_of != int32_t(i),
+            what << ": tensor '" << t.name << "' is a view of tensor " << t.view_of << " of " << n);
+  const EngineTensor& base = engine.tensors[size_t(t.view_of)];
+  VKG_CHECK(t.offset <= base.bytes() && t.bytes() <= base.bytes() - t.offset && t.storage == base.storage,
+            what << ": tensor '" << t.name << "' (" << t.bytes() << " bytes at " << t.offset
+                 << ") is not a part of tensor '" << base.name << "' (" << base.bytes() << " bytes)");
+  int32_t hop = t.view_of;
+  for (size_t hops = 0; hop >= 0; ++hops) {
+    VKG_CHECK(hops < engine.tensors.size() && hop < n, what << ": the views of tensor '" << t.name << "' form a cycle");
+    hop = engine.tensors[size_t(hop)].view_of;
   }
-  for (int32_t t : engine.inputs) {
-    check_tensor(t, "an engine input");
-    VKG_CHECK(t >= 0, what << ": an engine input is missing");
+  VKG_CHECK(t.slot == engine.tensors[size_t(engine.memory_root(int32_t(i)))].slot,
+            what << ": tensor '" << t.name << "' does not share its memory's slot");
+}
+
+// Tensor i fits a valid slot, has no negative dimension and, as a view, is a valid one.
+void check_tensor(const Engine& engine, size_t i, const std::string& what) {
+  const EngineTensor& t = engine.tensors[i];
+  VKG_CHECK(t.slot >= 0 && size_t(t.slot) < engine.slots.size(),
+            what << ": tensor '" << t.name << "' has memory slot " << t.slot << " of " << engine.slots.size());
+  VKG_CHECK(engine.slots[size_t(t.slot)] >= t.bytes(),
+            what << ": tensor '" << t.name << "' (" << t.bytes() << " bytes) does not fit its slot");
+  for (int64_t d : t.shape) VKG_CHECK(d >= 0, what << ": tensor '" << t.name << "' has a negative dimension");
+  if (t.view_of >= 0) check_view(engine, i, what);
+}
+
+// The engine's inputs or outputs (`role`) are present tensors that hold their own memory.
+void check_engine_io(const Engine& engine, const std::vector<int32_t>& tensors, const std::string& role,
+                     const std::string& what) {
+  for (int32_t t : tensors) {
+    check_tensor_index(engine, t, what, "an engine " + role);
+    VKG_CHECK(t >= 0, what << ": an engine " << role << " is missing");
     VKG_CHECK(engine.tensors[size_t(t)].view_of < 0,
-              what << ": engine input '" << engine.tensors[size_t(t)].name << "' is a view of another tensor");
+              what << ": engine " << role << " '" << engine.tensors[size_t(t)].name << "' is a view of another tensor");
   }
-  for (int32_t t : engine.outputs) {
-    check_tensor(t, "an engine output");
-    VKG_CHECK(t >= 0, what << ": an engine output is missing");
-    VKG_CHECK(engine.tensors[size_t(t)].view_of < 0,
-              what << ": engine output '" << engine.tensors[size_t(t)].name << "' is a view of another tensor");
+}
+
+// The layer's scratch buffers have valid slots, its weights a supported dtype, and it dispatches.
+void check_layer_resources(const Engine& engine, const EngineLayer& l, const std::string& where,
+                           const std::string& what) {
+  VKG_CHECK(l.scratch_slots.size() == l.plan.scratch_bytes.size(), what << ": " << where << " scratch mismatch");
+  for (size_t s = 0; s < l.scratch_slots.size(); ++s) {
+    const int32_t slot = l.scratch_slots[s];
+    VKG_CHECK(slot >= 0 && size_t(slot) < engine.slots.size() &&
+                  engine.slots[size_t(slot)] >= std::max<uint64_t>(l.plan.scratch_bytes[s], 1),
+              what << ": " << where << " scratch " << s << " has no valid slot");
   }
-  for (const EngineLayer& l : engine.layers) {
-    const std::string where = "layer '" + l.name + "'";
-    for (int32_t t : l.inputs) check_tensor(t, where + " input");
-    for (int32_t t : l.outputs) check_tensor(t, where + " output");
-    VKG_CHECK(l.scratch_slots.size() == l.plan.scratch_bytes.size(), what << ": " << where << " scratch mismatch");
-    for (size_t s = 0; s < l.scratch_slots.size(); ++s) {
-      const int32_t slot = l.scratch_slots[s];
-      VKG_CHECK(slot >= 0 && size_t(slot) < engine.slots.size() &&
-                    engine.slots[size_t(slot)] >= std::max<uint64_t>(l.plan.scratch_bytes[s], 1),
-                what << ": " << where << " scratch " << s << " has no valid slot");
-    }
-    for (const Tensor& w : l.plan.weights) {
-      VKG_CHECK(w.dtype() == DType::Float32 || w.dtype() == DType::Float16 || w.dtype() == DType::Int32,
-                what << ": " << where << " has a weight of dtype " << dtype_name(w.dtype()));
-    }
-    VKG_CHECK(!l.plan.dispatches.empty(), what << ": " << where << " has no dispatch");
-    if (l.is_loop()) {
-      const size_t s = l.outputs.size();
-      VKG_CHECK(l.branch_dispatches.size() == 2 &&
-                    uint64_t(l.branch_dispatches[0]) + l.branch_dispatches[1] == l.plan.dispatches.size() &&
-                    l.branch_errors.empty(),
-                what << ": " << where << " splits its dispatches between setting and updating its state wrongly");
-      VKG_CHECK(l.inputs.size() >= 3 + 2 * s && l.loop_trip_count >= -1,
-                what << ": " << where << " needs a trip count, conditions, initial values and results for its state");
-      for (size_t at : {size_t(0), size_t(1), 2 + 2 * s}) {
-        const int32_t t = l.inputs[at];
-        VKG_CHECK(t < 0 || (engine.tensors[size_t(t)].storage == StorageType::I32 &&
-                            num_elements(engine.tensors[size_t(t)].shape) == 1),
-                  what << ": " << where << " reads a trip count or condition that is not one integer");
-      }
-    } else if (l.is_branch()) {
-      VKG_CHECK(l.branch_dispatches.size() == 2 &&
-                    uint64_t(l.branch_dispatches[0]) + l.branch_dispatches[1] == l.plan.dispatches.size(),
-                what << ": " << where << " splits its dispatches between the branches wrongly");
-      VKG_CHECK(l.inputs.size() == 1 + 2 * l.outputs.size() && l.inputs[0] >= 0 &&
-                    engine.tensors[size_t(l.inputs[0])].storage == StorageType::I32 &&
-                    engine.tensors[size_t(l.inputs[0])].shape.size() <= 1 &&
-                    num_elements(engine.tensors[size_t(l.inputs[0])].shape) == 1,
-                what << ": " << where << " needs a one-element integer condition and the results of both branches");
-      VKG_CHECK(l.branch_errors.empty() || l.branch_errors.size() == 2,
-                what << ": " << where << " needs an error entry per branch or none");
-      for (size_t b = 0; b < l.branch_errors.size() && l.branch_layers.size() == 2; ++b) {
-        if (l.branch_errors[b].empty()) continue;
-        bool results_absent = true;
-        for (size_t j = 0; j < l.outputs.size(); ++j) results_absent &= l.inputs[1 + b * l.outputs.size() + j] == -1;
-        VKG_CHECK(results_absent && l.branch_layers[b] == 0 && l.branch_dispatches[b] == 0,
-                  what << ": " << where << " has layers or results for a branch it marks as failing");
-      }
-    } else {
-      VKG_CHECK(l.branch_dispatches.empty() && l.branch_errors.empty() && l.loop_trip_count == -1,
-                what << ": " << where << " has branch data but no branches");
-    }
-    for (const Dispatch& d : l.plan.dispatches) {
-      VKG_CHECK(engine.spirv.count(d.shader), what << ": " << where << " uses shader '" << d.shader
-                                                   << "' whose SPIR-V is missing");
-      VKG_CHECK(d.push.size() <= 32, what << ": " << where << " pushes more than 128 bytes of constants");
-      for (uint32_t g : d.groups) VKG_CHECK(g > 0, what << ": " << where << " dispatches zero groups");
-      for (const BindingRef& b : d.bindings) {
-        bool ok = false;
-        switch (b.kind) {
-          case BindingRef::Kind::Input: ok = b.index < l.inputs.size() && l.inputs[b.index] >= 0; break;
-          case BindingRef::Kind::Output: ok = b.index < l.outputs.size() && l.outputs[b.index] >= 0; break;
-          case BindingRef::Kind::Weight: ok = b.index < l.plan.weights.size(); break;
-          case BindingRef::Kind::Scratch: ok = b.index < l.plan.scratch_bytes.size(); break;
-        }
-        VKG_CHECK(ok, what << ": " << where << " binds " << binding_kind_name(b.kind) << " " << b.index
-                           << ", which it does not have");
-      }
+  for (const Tensor& w : l.plan.weights) {
+    VKG_CHECK(w.dtype() == DType::Float32 || w.dtype() == DType::Float16 || w.dtype() == DType::Int32,
+              what << ": " << where << " has a weight of dtype " << dtype_name(w.dtype()));
+  }
+  VKG_CHECK(!l.plan.dispatches.empty(), what << ": " << where << " has no dispatch");
+}
+
+// A loop layer splits its dispatches into setting and updating its state, and reads one-integer
+// trip counts and conditions.
+void check_loop_layer(const Engine& engine, const EngineLayer& l, const std::string& where, const std::string& what) {
+  const size_t s = l.outputs.size();
+  VKG_CHECK(l.branch_dispatches.size() == 2 &&
+                uint64_t(l.branch_dispatches[0]) + l.branch_dispatches[1] == l.plan.dispatches.size() &&
+                l.branch_errors.empty(),
+            what << ": " << where << " splits its dispatches between setting and updating its state wrongly");
+  VKG_CHECK(l.inputs.size() >= 3 + 2 * s && l.loop_trip_count >= -1,
+            what << ": " << where << " needs a trip count, conditions, initial values and results for its state");
+  for (size_t at : {size_t(0), size_t(1), 2 + 2 * s}) {
+    const int32_t t = l.inputs[at];
+    VKG_CHECK(t < 0 || (engine.tensors[size_t(t)].storage == StorageType::I32 &&
+                        num_elements(engine.tensors[size_t(t)].shape) == 1),
+              what << ": " << where << " reads a trip count or condition that is not one integer");
+  }
+}
+
+// A branching layer splits its dispatches between two branches, reads a one-element integer
+// condition and the results of both, and a branch it marks as failing has no layers or results.
+void check_branch_layer(const Engine& engine, const EngineLayer& l, const std::string& where, const std::string& what) {
+  VKG_CHECK(l.branch_dispatches.size() == 2 &&
+                uint64_t(l.branch_dispatches[0]) + l.branch_dispatches[1] == l.plan.dispatches.size(),
+            what << ": " << where << " splits its dispatches between the branches wrongly");
+  VKG_CHECK(l.inputs.size() == 1 + 2 * l.outputs.size() && l.inputs[0] >= 0 &&
+                engine.tensors[size_t(l.inputs[0])].storage == StorageType::I32 &&
+                engine.tensors[size_t(l.inputs[0])].shape.size() <= 1 &&
+                num_elements(engine.tensors[size_t(l.inputs[0])].shape) == 1,
+            what << ": " << where << " needs a one-element integer condition and the results of both branches");
+  VKG_CHECK(l.branch_errors.empty() || l.branch_errors.size() == 2,
+            what << ": " << where << " needs an error entry per branch or none");
+  for (size_t b = 0; b < l.branch_errors.size() && l.branch_layers.size() == 2; ++b) {
+    if (l.branch_errors[b].empty()) continue;
+    bool results_absent = true;
+    for (size_t j = 0; j < l.outputs.size(); ++j) results_absent &= l.inputs[1 + b * l.outputs.size() + j] == -1;
+    VKG_CHECK(results_absent && l.branch_layers[b] == 0 && l.branch_dispatches[b] == 0,
+              what << ": " << where << " has layers or results for a branch it marks as failing");
+  }
+}
+
+// Whether layer `l` has the input, output, weight or scratch buffer that `b` binds.
+bool binding_exists(const EngineLayer& l, const BindingRef& b) {
+  bool ok = false;
+  switch (b.kind) {
+    case BindingRef::Kind::Input: ok = b.index < l.inputs.size() && l.inputs[b.index] >= 0; break;
+    case BindingRef::Kind::Output: ok = b.index < l.outputs.size() && l.outputs[b.index] >= 0; break;
+    case BindingRef::Kind::Weight: ok = b.index < l.plan.weights.size(); break;
+    case BindingRef::Kind::Scratch: ok = b.index < l.plan.scratch_bytes.size(); break;
+  }
+  return ok;
+}
+
+// Each dispatch has its SPIR-V, at most 128 bytes of push constants, some groups and bindings the
+// layer has.
+void check_dispatches(const Engine& engine, const EngineLayer& l, const std::string& where, const std::string& what) {
+  for (const Dispatch& d : l.plan.dispatches) {
+    VKG_CHECK(engine.spirv.count(d.shader),
+              what << ": " << where << " uses shader '" << d.shader << "' whose SPIR-V is missing");
+    VKG_CHECK(d.push.size() <= 32, what << ": " << where << " pushes more than 128 bytes of constants");
+    for (uint32_t g : d.groups) VKG_CHECK(g > 0, what << ": " << where << " dispatches zero groups");
+    for (const BindingRef& b : d.bindings) {
+      VKG_CHECK(binding_exists(l, b), what << ": " << where << " binds " << binding_kind_name(b.kind) << " " << b.index
+                                           << ", which it does not have");
     }
   }
+}
+
+// Everything layer `l` needs to run: valid tensors and buffers, consistent control flow, valid dispatches.
+void check_layer(const Engine& engine, const EngineLayer& l, const std::string& what) {
+  const std::string where = "layer '" + l.name + "'";
+  for (int32_t t : l.inputs) check_tensor_index(engine, t, what, where + " input");
+  for (int32_t t : l.outputs) check_tensor_index(engine, t, what, where + " output");
+  check_layer_resources(engine, l, where, what);
+  if (l.is_loop()) {
+    check_loop_layer(engine, l, where, what);
+  } else if (l.is_branch()) {
+    check_branch_layer(engine, l, where, what);
+  } else {
+    VKG_CHECK(l.branch_dispatches.empty() && l.branch_errors.empty() && l.loop_trip_count == -1,
+              what << ": " << where << " has branch data but no branches");
+  }
+  check_dispatches(engine, l, where, what);
+}
+
+}  // namespace
+
+void validate_engine(const Engine& engine, const std::string& what) {
+  for (size_t i = 0; i < engine.tensors.size(); ++i) check_tensor(engine, i, what);
+  check_engine_io(engine, engine.inputs, "input", what);
+  check_engine_io(engine, engine.outputs, "output", what);
+  for (const EngineLayer& l : engine.layers) check_layer(engine, l, what);
   layer_blocks(engine, what);
 }
 

@@ -180,98 +180,130 @@ int64_t default_opset(const OnnxModel& model) {
   return 0;
 }
 
-std::vector<std::string> validate_onnx_model(const OnnxModel& model) {
-  const onnx::ModelProto& m = *model.proto;
-  const onnx::GraphProto& g = m.graph();
-  const std::string where = "model '" + model.path + "'";
-  register_newer_onnx_schemas();
-  std::vector<std::string> problems;
-  auto problem = [&](const std::string& p) { problems.push_back(p); };
+namespace {
 
-  std::unordered_map<std::string, int> opsets;
-  for (const auto& op : m.opset_import()) opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = int(op.version());
-  const int64_t opset = default_opset(model);
+// The model-wide checks: an opset of the default domain is imported where needed (one newer
+// than supported only warns), and the graph has a name and outputs.
+void check_opsets_and_graph_header(const onnx::ModelProto& m, int64_t opset, const std::string& where,
+                                   std::vector<std::string>& problems) {
+  const onnx::GraphProto& g = m.graph();
   // ONNX asks for some opset import, and ONNX's own domain's only where its ops are used (a model of
   // ai.onnx.ml ops alone need not import it).
   const bool uses_onnx_ops = std::any_of(g.node().begin(), g.node().end(), [](const onnx::NodeProto& n) {
     return n.domain().empty() || n.domain() == "ai.onnx";
   });
   if (opset <= 0 && (m.opset_import_size() == 0 || uses_onnx_ops))
-    problem("it imports no opset of the default ONNX domain (opset_import is missing)");
+    problems.push_back("it imports no opset of the default ONNX domain (opset_import is missing)");
   if (opset > kMaxSupportedOpset)
-    VKG_WARNING(where << " uses opset " << opset << "; opsets up to " << kMaxSupportedOpset << " are supported, trying anyway");
-  if (g.name().empty()) problem("its graph has no name (ONNX requires one)");
-  if (g.output_size() == 0) problem("its graph has no outputs");
+    VKG_WARNING(where << " uses opset " << opset << "; opsets up to " << kMaxSupportedOpset
+                      << " are supported, trying anyway");
+  if (g.name().empty()) problems.push_back("its graph has no name (ONNX requires one)");
+  if (g.output_size() == 0) problems.push_back("its graph has no outputs");
+}
 
-  // Every tensor name is defined once: graph inputs, initializers, node outputs.
+// Checks that every tensor name is defined once (graph inputs, initializers, node outputs) and
+// that everything read is defined; returns the defined names.
+std::set<std::string> check_tensor_definitions(const onnx::GraphProto& g, std::vector<std::string>& problems) {
   std::set<std::string> defined, initializers, inputs;
   for (const auto& init : g.initializer()) {
-    if (!initializers.insert(init.name()).second) problem("initializer '" + init.name() + "' is defined twice");
+    if (!initializers.insert(init.name()).second)
+      problems.push_back("initializer '" + init.name() + "' is defined twice");
     defined.insert(init.name());
   }
   for (const auto& in : g.input()) {
-    if (in.name().empty()) problem("a graph input has no name");
-    if (!inputs.insert(in.name()).second) problem("graph input '" + in.name() + "' is declared twice");
+    if (in.name().empty()) problems.push_back("a graph input has no name");
+    if (!inputs.insert(in.name()).second) problems.push_back("graph input '" + in.name() + "' is declared twice");
     defined.insert(in.name());
   }
   std::set<std::string> node_names;
   for (const auto& node : g.node()) {
     if (!node.name().empty() && !node_names.insert(node.name()).second)
-      problem("node name '" + node.name() + "' is used by more than one node");
+      problems.push_back("node name '" + node.name() + "' is used by more than one node");
     for (const auto& out : node.output()) {
       if (out.empty()) continue;
-      if (defined.count(out)) problem("tensor '" + out + "' is produced twice (again by node '" + node.name() + "')");
+      if (defined.count(out))
+        problems.push_back("tensor '" + out + "' is produced twice (again by node '" + node.name() + "')");
       defined.insert(out);
     }
   }
   for (const auto& node : g.node())
     for (const auto& in : node.input())
       if (!in.empty() && !defined.count(in))
-        problem("node '" + node.name() + "' (" + node.op_type() + ") reads tensor '" + in + "', which nothing defines");
+        problems.push_back("node '" + node.name() + "' (" + node.op_type() + ") reads tensor '" + in +
+                           "', which nothing defines");
   for (const auto& out : g.output())
-    if (!defined.count(out.name())) problem("graph output '" + out.name() + "' is not produced by any node");
+    if (!defined.count(out.name())) problems.push_back("graph output '" + out.name() + "' is not produced by any node");
+  return defined;
+}
 
-  // Nodes of known ops are checked against their schema (inputs, attributes).
+// A checker message on one line, without trailing blanks.
+std::string one_line(std::string msg) {
+  while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+  for (size_t nl; (nl = msg.find('\n')) != std::string::npos;) msg.replace(nl, 1, " ");
+  return msg;
+}
+
+// Checks the nodes of known ops against their schema (inputs, attributes); returns the nodes
+// whose op has no schema at the imported opsets.
+std::vector<std::string> check_nodes_against_schemas(const onnx::ModelProto& m,
+                                                     const std::unordered_map<std::string, int>& opsets,
+                                                     const std::set<std::string>& defined,
+                                                     std::vector<std::string>& problems) {
   std::vector<std::string> unknown;
-  if (!opsets.empty()) {
-    onnx::checker::CheckerContext ctx;
-    ctx.set_ir_version(int(std::min<int64_t>(m.ir_version(), 8)));  // the 1.12 checker refuses IR >= 9
-    ctx.set_opset_imports(opsets);
-    // Names subgraphs (If/Loop bodies) may read from the outer graph; the graph may not
-    // be sorted yet, so that is every name it defines.
-    onnx::checker::LexicalScopeContext lex;
-    for (const std::string& name : defined) lex.add(name);
-    for (const auto& node : g.node()) {
-      const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
-      auto it = opsets.find(domain);
-      const onnx::OpSchema* schema =
-          it == opsets.end() ? nullptr
-                             : onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, domain);
-      const std::string label = node.op_type() + " '" + node.name() + "'";
-      if (it == opsets.end()) {
-        unknown.push_back(label + " (domain '" + domain + "' is not imported)");
-        continue;
-      }
-      if (!schema) {
-        unknown.push_back(label + (domain.empty() ? "" : " (domain '" + domain + "')"));
-        continue;
-      }
-      try {
-        onnx::checker::check_node(node, ctx, lex);
-      } catch (const std::exception& e) {
-        std::string msg = e.what();
-        while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
-        for (size_t nl; (nl = msg.find('\n')) != std::string::npos;) msg.replace(nl, 1, " ");
-        problem("node " + label + " is invalid: " + msg);
-      }
+  onnx::checker::CheckerContext ctx;
+  ctx.set_ir_version(int(std::min<int64_t>(m.ir_version(), 8)));  // the 1.12 checker refuses IR >= 9
+  ctx.set_opset_imports(opsets);
+  // Names subgraphs (If/Loop bodies) may read from the outer graph; the graph may not
+  // be sorted yet, so that is every name it defines.
+  onnx::checker::LexicalScopeContext lex;
+  for (const std::string& name : defined) lex.add(name);
+  for (const auto& node : m.graph().node()) {
+    const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    auto it = opsets.find(domain);
+    const onnx::OpSchema* schema =
+        it == opsets.end() ? nullptr : onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, domain);
+    const std::string label = node.op_type() + " '" + node.name() + "'";
+    if (it == opsets.end()) {
+      unknown.push_back(label + " (domain '" + domain + "' is not imported)");
+      continue;
+    }
+    if (!schema) {
+      unknown.push_back(label + (domain.empty() ? "" : " (domain '" + domain + "')"));
+      continue;
+    }
+    try {
+      onnx::checker::check_node(node, ctx, lex);
+    } catch (const std::exception& e) {
+      problems.push_back("node " + label + " is invalid: " + one_line(e.what()));
     }
   }
-  if (!problems.empty()) {
-    std::string text = where + " is invalid: " + problems.front();
-    for (size_t i = 1; i < problems.size() && i < 8; ++i) text += "; " + problems[i];
-    if (problems.size() > 8) text += "; and " + std::to_string(problems.size() - 8) + " more problems";
-    throw Error(text);
-  }
+  return unknown;
+}
+
+// Throws one Error naming the model and its first eight problems, if there are any.
+void throw_if_invalid(const std::string& where, const std::vector<std::string>& problems) {
+  if (problems.empty()) return;
+  std::string text = where + " is invalid: " + problems.front();
+  for (size_t i = 1; i < problems.size() && i < 8; ++i) text += "; " + problems[i];
+  if (problems.size() > 8) text += "; and " + std::to_string(problems.size() - 8) + " more problems";
+  throw Error(text);
+}
+
+}  // namespace
+
+std::vector<std::string> validate_onnx_model(const OnnxModel& model) {
+  const onnx::ModelProto& m = *model.proto;
+  const std::string where = "model '" + model.path + "'";
+  register_newer_onnx_schemas();
+  std::vector<std::string> problems;
+
+  std::unordered_map<std::string, int> opsets;
+  for (const auto& op : m.opset_import()) opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = int(op.version());
+  check_opsets_and_graph_header(m, default_opset(model), where, problems);
+  const std::set<std::string> defined = check_tensor_definitions(m.graph(), problems);
+  std::vector<std::string> unknown;
+  if (!opsets.empty()) unknown = check_nodes_against_schemas(m, opsets, defined, problems);
+  throw_if_invalid(where, problems);
   return unknown;
 }
 

@@ -484,12 +484,10 @@ void set_shape(onnx::ValueInfoProto& vi, const Shape& shape) {
   for (int64_t d : shape) s->add_dim()->set_dim_value(d);
 }
 
-}  // namespace
-
-void infer_shapes(OnnxModel& model, bool strict) {
-  register_newer_onnx_schemas();
+// A copy of `model` with the shapes ONNX infers, in up to five passes, each pinning the If outputs
+// the one before left open. Adds the value_info entries it declares for initializers to `entries`.
+OnnxModel inferred_copy(const OnnxModel& model, bool strict, std::set<std::string>& entries) {
   std::map<std::string, Shape> pins;
-  std::set<std::string> initializer_entries;
   OnnxModel copy;
   for (int pass = 0;; ++pass) {
     copy = OnnxModel{std::make_shared<onnx::ModelProto>(*model.proto), model.path};
@@ -513,7 +511,7 @@ void infer_shapes(OnnxModel& model, bool strict) {
       vi->set_name(init.name());
       vi->mutable_type()->mutable_tensor_type()->set_elem_type(init.data_type());
       set_shape(*vi, Shape(init.dims().begin(), init.dims().end()));
-      initializer_entries.insert(init.name());
+      entries.insert(init.name());
     }
     share_outer_constants(*cg, {});
     toposort(copy);  // inference reads the nodes in order
@@ -523,11 +521,48 @@ void infer_shapes(OnnxModel& model, bool strict) {
       // ONNX lists one problem per line; errors are one line.
       std::string message = e.what();
       for (size_t nl; (nl = message.find('\n')) != std::string::npos;) message.replace(nl, 1, "; ");
-      while (message.size() >= 2 && message.compare(message.size() - 2, 2, "; ") == 0) message.resize(message.size() - 2);
+      while (message.size() >= 2 && message.compare(message.size() - 2, 2, "; ") == 0)
+        message.resize(message.size() - 2);
       throw Error(message);
     }
     if (pass == 4 || !pin_if_outputs(copy.proto->graph(), pins)) break;
   }
+  return copy;
+}
+
+// Graph output `declared` takes the inferred type where it declares none, the inferred shape where
+// it declares another rank, and the inferred dimensions it leaves open.
+void merge_output_type(onnx::ValueInfoProto* declared, const onnx::TypeProto& inferred, const std::string& path) {
+  const bool typed = declared->type().has_tensor_type() && declared->type().tensor_type().elem_type() != 0;
+  if (!typed) {
+    *declared->mutable_type() = inferred;
+    return;
+  }
+  if (!inferred.has_tensor_type() || !inferred.tensor_type().has_shape()) return;
+  const auto& shape_in = inferred.tensor_type().shape();
+  auto* tt = declared->mutable_type()->mutable_tensor_type();
+  if (!tt->has_shape() || tt->shape().dim_size() != shape_in.dim_size()) {
+    if (tt->has_shape())
+      VKG_WARNING("model '" << path << "': output '" << declared->name() << "' is declared with rank "
+                            << tt->shape().dim_size() << " but has rank " << shape_in.dim_size()
+                            << "; using the inferred shape");
+    *tt->mutable_shape() = shape_in;
+    return;
+  }
+  // Same rank: inferred values fill the dimensions the declaration leaves open.
+  for (int d = 0; d < shape_in.dim_size(); ++d) {
+    auto* dim = tt->mutable_shape()->mutable_dim(d);
+    if (!(dim->has_dim_value() && dim->dim_value() >= 0) && shape_in.dim(d).has_dim_value())
+      dim->set_dim_value(shape_in.dim(d).dim_value());
+  }
+}
+
+}  // namespace
+
+void infer_shapes(OnnxModel& model, bool strict) {
+  register_newer_onnx_schemas();
+  std::set<std::string> initializer_entries;
+  const OnnxModel copy = inferred_copy(model, strict, initializer_entries);
   auto* g = model.proto->mutable_graph();
   // Inferred entries replace recorded ones; recorded ones that inference could not
   // find (after a failed lenient inference, or past data-dependent ops) stay.
@@ -554,35 +589,93 @@ void infer_shapes(OnnxModel& model, bool strict) {
         *n.mutable_attribute(a)->mutable_g() = it->second->attribute(a).g();
   }
   strip_outer_constants(*g, {});
-  for (int i = 0; i < g->output_size(); ++i) {
-    auto* declared = g->mutable_output(i);
-    const onnx::TypeProto& inferred = copy.proto->graph().output(i).type();
-    const bool typed = declared->type().has_tensor_type() && declared->type().tensor_type().elem_type() != 0;
-    if (!typed) {
-      *declared->mutable_type() = inferred;
-      continue;
-    }
-    if (!inferred.has_tensor_type() || !inferred.tensor_type().has_shape()) continue;
-    const auto& shape_in = inferred.tensor_type().shape();
-    auto* tt = declared->mutable_type()->mutable_tensor_type();
-    if (!tt->has_shape() || tt->shape().dim_size() != shape_in.dim_size()) {
-      if (tt->has_shape())
-        VKG_WARNING("model '" << model.path << "': output '" << declared->name() << "' is declared with rank "
-                              << tt->shape().dim_size() << " but has rank " << shape_in.dim_size()
-                              << "; using the inferred shape");
-      *tt->mutable_shape() = shape_in;
-      continue;
-    }
-    // Same rank: inferred values fill the dimensions the declaration leaves open.
-    for (int d = 0; d < shape_in.dim_size(); ++d) {
-      auto* dim = tt->mutable_shape()->mutable_dim(d);
-      if (!(dim->has_dim_value() && dim->dim_value() >= 0) && shape_in.dim(d).has_dim_value())
-        dim->set_dim_value(shape_in.dim(d).dim_value());
-    }
-  }
+  for (int i = 0; i < g->output_size(); ++i)
+    merge_output_type(g->mutable_output(i), copy.proto->graph().output(i).type(), model.path);
 }
 
 namespace {
+
+bool in_onnx_domain(const onnx::NodeProto& np) { return np.domain().empty() || np.domain() == "ai.onnx"; }
+
+// The nodes of Loop `np` unrolled, when its trip count is a constant of at most
+// kMaxUnrolledIterations and its condition absent or constant true; nullopt otherwise.
+std::optional<std::vector<onnx::NodeProto>> unrolled_loop(const onnx::NodeProto& np,
+                                                          const std::map<std::string, Tensor>& constants, int64_t opset,
+                                                          onnx::GraphProto& g) {
+  auto m = constants.find(np.input(0));
+  auto c = constants.find(np.input(1));
+  const bool cond_true =
+      np.input(1).empty() || (c != constants.end() && c->second.size() == 1 && c->second.get_as_double(0) != 0);
+  if (m == constants.end() || m->second.size() != 1 || !cond_true) return std::nullopt;
+  const int64_t trips = m->second.to_int64s().at(0);
+  if (trips < 1 || trips > kMaxUnrolledIterations) return std::nullopt;
+  auto nodes = unroll_loop(np, trips, opset, g);
+  if (nodes) VKG_VERBOSE("Loop '" << np.name() << "': " << trips << " iterations with a constant trip count, unrolled");
+  return nodes;
+}
+
+// The outputs of `node` computed now: a shape the scopes tell, or the reference kernel's results
+// on constant inputs; nullopt when they are not constant or the kernel fails.
+std::optional<std::vector<Tensor>> folded_outputs(const Node& node, const std::vector<const onnx::GraphProto*>& scopes,
+                                                  const std::map<std::string, Tensor>& constants, int64_t opset) {
+  std::vector<Tensor> outs;
+  if (auto s = fold_shape_node(scopes, node)) {
+    outs.push_back(std::move(*s));
+    return outs;
+  }
+  std::vector<const Tensor*> ins;
+  for (const auto& in : node.inputs) {
+    if (in.empty()) {
+      ins.push_back(nullptr);
+      continue;
+    }
+    auto it = constants.find(in);
+    if (it == constants.end()) return std::nullopt;
+    ins.push_back(&it->second);
+  }
+  if (!OpRegistry::reference().find(node.op_type)) return std::nullopt;
+  try {
+    return run_reference_node(node, opset, ins);
+  } catch (const Error& e) {
+    VKG_VERBOSE("constant folding skips " << node.describe() << ": " << e.what());
+    return std::nullopt;
+  }
+}
+
+// Whether the folded outputs of `node` fit FoldOptions::size_threshold; says so when not.
+bool within_size_threshold(const Node& node, const std::vector<Tensor>& outs, const FoldOptions& options) {
+  size_t bytes = 0;
+  for (const Tensor& t : outs) bytes += t.nbytes();
+  if (options.size_threshold >= 0 && int64_t(bytes) > options.size_threshold) {
+    VKG_VERBOSE("constant folding skips " << node.describe() << ": its outputs take " << bytes
+                                          << " bytes, more than the threshold " << options.size_threshold);
+    return false;
+  }
+  return true;
+}
+
+// Rewrites `g` with one round's results: inlined nodes replace theirs, folded nodes give way to
+// initializers of their outputs.
+void apply_folds(onnx::GraphProto& g, std::map<int, std::vector<onnx::NodeProto>>& inlined,
+                 const std::set<int>& folded_nodes, const std::vector<std::pair<std::string, Tensor>>& new_constants) {
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (int i = 0; i < g.node_size(); ++i) {
+    if (auto it = inlined.find(i); it != inlined.end()) {
+      for (auto& n : it->second) *kept.Add() = std::move(n);
+    } else if (!folded_nodes.count(i)) {
+      *kept.Add() = g.node(i);
+    }
+  }
+  g.mutable_node()->Swap(&kept);
+  for (auto& [name, t] : new_constants) tensor_to_proto(t, name, g.add_initializer());
+  // Folded tensors no longer need value_info entries.
+  std::set<std::string> now_const;
+  for (const auto& [name, t] : new_constants) now_const.insert(name);
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> vis;
+  for (const auto& vi : g.value_info())
+    if (!now_const.count(vi.name())) *vis.Add() = vi;
+  g.mutable_value_info()->Swap(&vis);
+}
 
 // One round of folding in `g`, whose enclosing graphs are `outer` (innermost first) with
 // the constants `constants` (g's own initializers are added): Ifs with a known condition
@@ -601,7 +694,7 @@ size_t fold_graph_once(onnx::GraphProto& g, std::map<std::string, Tensor> consta
   std::map<int, std::vector<onnx::NodeProto>> inlined;
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& np = g.node(i);
-    if (np.op_type() == "If" && (np.domain().empty() || np.domain() == "ai.onnx") && np.input_size() == 1) {
+    if (np.op_type() == "If" && in_onnx_domain(np) && np.input_size() == 1) {
       if (auto c = constants.find(np.input(0)); c != constants.end() && c->second.size() == 1) {
         const bool cond = c->second.get_as_double(0) != 0;
         inlined[i] = inline_if(np, cond, g);
@@ -614,92 +707,31 @@ size_t fold_graph_once(onnx::GraphProto& g, std::map<std::string, Tensor> consta
         if (a.has_g()) folded_in_branches += fold_graph_once(*a.mutable_g(), constants, scopes, opset, options);
       continue;
     }
-    if (np.op_type() == "Loop" && (np.domain().empty() || np.domain() == "ai.onnx") && np.input_size() >= 2) {
-      auto m = constants.find(np.input(0));
-      auto c = constants.find(np.input(1));
-      const bool cond_true = np.input(1).empty() || (c != constants.end() && c->second.size() == 1 &&
-                                                      c->second.get_as_double(0) != 0);
-      if (m != constants.end() && m->second.size() == 1 && cond_true) {
-        const int64_t trips = m->second.to_int64s().at(0);
-        if (trips >= 1 && trips <= kMaxUnrolledIterations) {
-          if (auto nodes = unroll_loop(np, trips, opset, g)) {
-            inlined[i] = std::move(*nodes);
-            VKG_VERBOSE("Loop '" << np.name() << "': " << trips << " iterations with a constant trip count, unrolled");
-          }
-        }
-      }
+    if (np.op_type() == "Loop" && in_onnx_domain(np) && np.input_size() >= 2) {
+      if (auto nodes = unrolled_loop(np, constants, opset, g)) inlined[i] = std::move(*nodes);
       continue;
     }
-    if (np.op_type() == "Scan" && (np.domain().empty() || np.domain() == "ai.onnx")) {
+    if (np.op_type() == "Scan" && in_onnx_domain(np)) {
       if (auto nodes = unroll_scan(np, opset, g)) {
         inlined[i] = std::move(*nodes);
         VKG_VERBOSE("Scan '" << np.name() << "': sequences of a static length, unrolled");
       }
       continue;
     }
-    if (!(np.domain().empty() || np.domain() == "ai.onnx") || is_nondeterministic(np.op_type()) || has_subgraph(np))
-      continue;
+    if (!in_onnx_domain(np) || is_nondeterministic(np.op_type()) || has_subgraph(np)) continue;
     const Node node = node_from_proto(np);
-    std::vector<Tensor> outs;
-    if (auto s = fold_shape_node(scopes, node)) {
-      outs.push_back(std::move(*s));
-    } else {
-      std::vector<const Tensor*> ins;
-      bool all_const = true;
-      for (const auto& in : node.inputs) {
-        if (in.empty()) {
-          ins.push_back(nullptr);
-          continue;
-        }
-        auto it = constants.find(in);
-        if (it == constants.end()) {
-          all_const = false;
-          break;
-        }
-        ins.push_back(&it->second);
-      }
-      if (!all_const || !OpRegistry::reference().find(node.op_type)) continue;
-      try {
-        outs = run_reference_node(node, opset, ins);
-      } catch (const Error& e) {
-        VKG_VERBOSE("constant folding skips " << node.describe() << ": " << e.what());
-        continue;
-      }
-    }
-    size_t bytes = 0;
-    for (const Tensor& t : outs) bytes += t.nbytes();
-    if (options.size_threshold >= 0 && int64_t(bytes) > options.size_threshold) {
-      VKG_VERBOSE("constant folding skips " << node.describe() << ": its outputs take " << bytes
-                                            << " bytes, more than the threshold " << options.size_threshold);
-      continue;
-    }
+    std::optional<std::vector<Tensor>> outs = folded_outputs(node, scopes, constants, opset);
+    if (!outs || !within_size_threshold(node, *outs, options)) continue;
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       if (node.outputs[o].empty()) continue;
-      constants[node.outputs[o]] = outs[o];
-      new_constants.emplace_back(node.outputs[o], std::move(outs[o]));
+      constants[node.outputs[o]] = (*outs)[o];
+      new_constants.emplace_back(node.outputs[o], std::move((*outs)[o]));
     }
     folded_nodes.insert(i);
     VKG_EXTRA_VERBOSE("folded " << node.describe());
   }
   if (folded_nodes.empty() && inlined.empty()) return folded_in_branches;
-
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
-  for (int i = 0; i < g.node_size(); ++i) {
-    if (auto it = inlined.find(i); it != inlined.end()) {
-      for (auto& n : it->second) *kept.Add() = std::move(n);
-    } else if (!folded_nodes.count(i)) {
-      *kept.Add() = g.node(i);
-    }
-  }
-  g.mutable_node()->Swap(&kept);
-  for (auto& [name, t] : new_constants) tensor_to_proto(t, name, g.add_initializer());
-  // Folded tensors no longer need value_info entries.
-  std::set<std::string> now_const;
-  for (const auto& [name, t] : new_constants) now_const.insert(name);
-  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> vis;
-  for (const auto& vi : g.value_info())
-    if (!now_const.count(vi.name())) *vis.Add() = vi;
-  g.mutable_value_info()->Swap(&vis);
+  apply_folds(g, inlined, folded_nodes, new_constants);
   return folded_in_branches + folded_nodes.size() + inlined.size();
 }
 

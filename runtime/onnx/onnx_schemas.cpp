@@ -425,7 +425,9 @@ OpSchema normalization(const char* op, int since) {
   return s;
 }
 
-std::vector<OpSchema> newer_schemas() {
+// New versions of ops ONNX 1.12 has, derived from their opset-17 form: reductions, Split, Pad,
+// Resize, pooling and casts.
+std::vector<OpSchema> derived_schemas() {
   std::vector<OpSchema> all;
   for (const char* op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
                          "ReduceMin", "ReduceProd", "ReduceSumSquare"})
@@ -467,6 +469,12 @@ std::vector<OpSchema> newer_schemas() {
     s.Attr("saturate", "", AttributeProto::INT, int64_t(1));
     all.push_back(std::move(s));
   }
+  return all;
+}
+
+// Activations and normalizations.
+std::vector<OpSchema> activation_and_normalization_schemas() {
+  std::vector<OpSchema> all;
   {
     OpSchema s = fresh("Mish", 18);
     s.Input(0, "X", "", "T")
@@ -494,6 +502,12 @@ std::vector<OpSchema> newer_schemas() {
     s.Attr("axis", "", AttributeProto::INT, int64_t(-1));
     all.push_back(std::move(s));
   }
+  return all;
+}
+
+// Sampling, convolution and signal ops: GridSample, DeformConv, AffineGrid, DFT.
+std::vector<OpSchema> sampling_and_signal_schemas() {
+  std::vector<OpSchema> all;
   {  // 20: N-D inputs, modes "linear" and "cubic" (22 only widened the types)
     OpSchema s = fresh("GridSample", 20);
     s.Input(0, "X", "", "T1")
@@ -549,6 +563,12 @@ std::vector<OpSchema> newer_schemas() {
         .TypeAndShapeInferenceFunction(dft_rule);
     all.push_back(std::move(s));
   }
+  return all;
+}
+
+// The transformer ops of opset 23: RotaryEmbedding, Attention.
+std::vector<OpSchema> transformer_schemas() {
+  std::vector<OpSchema> all;
   {
     OpSchema s = fresh("RotaryEmbedding", 23);
     s.Input(0, "X", "", "T")
@@ -590,23 +610,35 @@ std::vector<OpSchema> newer_schemas() {
         .TypeAndShapeInferenceFunction(attention_rule);
     all.push_back(std::move(s));
   }
-  {
-    const std::vector<std::string> integers = {"tensor(uint8)", "tensor(uint16)", "tensor(uint32)", "tensor(uint64)",
-                                               "tensor(int8)",  "tensor(int16)",  "tensor(int32)",  "tensor(int64)"};
-    for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
-      OpSchema s = fresh(op, 18);
-      s.Input(0, "A", "", "T")
-          .Input(1, "B", "", "T")
-          .Output(0, "C", "", "T")
-          .TypeConstraint("T", integers, "")
-          .TypeAndShapeInferenceFunction(broadcast_rule);
-      all.push_back(std::move(s));
-    }
-    OpSchema s = fresh("BitwiseNot", 18);
-    s.Input(0, "X", "", "T").Output(0, "Y", "", "T").TypeConstraint("T", integers, "").TypeAndShapeInferenceFunction(
-        same_as_first_input);
+  return all;
+}
+
+// Bitwise ops on integers.
+std::vector<OpSchema> bitwise_schemas() {
+  std::vector<OpSchema> all;
+  const std::vector<std::string> integers = {"tensor(uint8)", "tensor(uint16)", "tensor(uint32)", "tensor(uint64)",
+                                             "tensor(int8)",  "tensor(int16)",  "tensor(int32)",  "tensor(int64)"};
+  for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
+    OpSchema s = fresh(op, 18);
+    s.Input(0, "A", "", "T")
+        .Input(1, "B", "", "T")
+        .Output(0, "C", "", "T")
+        .TypeConstraint("T", integers, "")
+        .TypeAndShapeInferenceFunction(broadcast_rule);
     all.push_back(std::move(s));
   }
+  OpSchema s = fresh("BitwiseNot", 18);
+  s.Input(0, "X", "", "T")
+      .Output(0, "Y", "", "T")
+      .TypeConstraint("T", integers, "")
+      .TypeAndShapeInferenceFunction(same_as_first_input);
+  all.push_back(std::move(s));
+  return all;
+}
+
+// QuantizeLinear and DequantizeLinear at each opset that changed their form.
+std::vector<OpSchema> quantization_schemas() {
+  std::vector<OpSchema> all;
   for (int since : {19, 21, 23}) {  // 19: float16 scales, saturate; 21: blocks, 16 bits, output_dtype; 23: precision
     const std::vector<std::string> floats_and_int32 = {"tensor(float)", "tensor(float16)", "tensor(bfloat16)",
                                                        "tensor(int32)"};
@@ -623,8 +655,10 @@ std::vector<OpSchema> newer_schemas() {
         .TypeConstraint(since >= 23 ? "T3" : "T2", quantized, "")
         .TypeAndShapeInferenceFunction(quantize_rule);
     if (since >= 21)
-      q.Attr("block_size", "", AttributeProto::INT, int64_t(0)).Attr("output_dtype", "", AttributeProto::INT, int64_t(0));
-    if (since >= 23) q.Attr("precision", "", AttributeProto::INT, int64_t(0)).TypeConstraint("T2", floats_and_int32, "");
+      q.Attr("block_size", "", AttributeProto::INT, int64_t(0))
+          .Attr("output_dtype", "", AttributeProto::INT, int64_t(0));
+    if (since >= 23)
+      q.Attr("precision", "", AttributeProto::INT, int64_t(0)).TypeConstraint("T2", floats_and_int32, "");
     all.push_back(std::move(q));
     std::vector<std::string> dequantized = quantized;
     dequantized.push_back("tensor(int32)");
@@ -643,6 +677,16 @@ std::vector<OpSchema> newer_schemas() {
           .TypeConstraint("T3", {"tensor(float)", "tensor(float16)", "tensor(bfloat16)"}, "");
     all.push_back(std::move(d));
   }
+  return all;
+}
+
+// Every schema this file registers, in registration order.
+std::vector<OpSchema> newer_schemas() {
+  using SchemaTable = std::vector<OpSchema> (*)();
+  std::vector<OpSchema> all;
+  for (SchemaTable table : {derived_schemas, activation_and_normalization_schemas, sampling_and_signal_schemas,
+                            transformer_schemas, bitwise_schemas, quantization_schemas})
+    for (OpSchema& s : table()) all.push_back(std::move(s));
   return all;
 }
 

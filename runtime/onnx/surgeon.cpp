@@ -287,6 +287,87 @@ int64_t parse_byte_size(const std::string& text) {
   return std::stoll(digits) * scale;
 }
 
+namespace {
+
+// The names of the subgraph's inputs or outputs (`role`), each checked to be a tensor of the model
+// and given once.
+std::set<std::string> distinct_spec_names(const std::vector<TensorSpec>& specs, const GraphIndex& index,
+                                          const std::string& where, const std::string& role) {
+  std::set<std::string> names;
+  for (const auto& spec : specs) {
+    VKG_CHECK(index.has(spec.name),
+              where << " has no tensor '" << spec.name << "' (given as a subgraph " << role << ")");
+    VKG_CHECK(names.insert(spec.name).second, "tensor '" << spec.name << "' is given twice as a subgraph " << role);
+  }
+  return names;
+}
+
+// An input whose producer stays would be defined twice.
+void check_inputs_not_produced(const onnx::GraphProto& g, const GraphIndex& index,
+                               const std::vector<TensorSpec>& inputs, const std::vector<bool>& needed) {
+  for (const auto& in : inputs) {
+    auto it = index.producer.find(in.name);
+    if (it != index.producer.end() && needed[size_t(it->second)]) {
+      const auto& node = g.node(it->second);
+      VKG_THROW("input '" << in.name << "' is produced by node '" << node.name() << "' (" << node.op_type()
+                          << "), which the outputs still need for its other outputs; give those as inputs too");
+    }
+  }
+}
+
+// Inputs nothing reads stay, as unused inputs of the subgraph; the user hears of them.
+void warn_unused_inputs(const onnx::GraphProto& g, const std::vector<bool>& needed,
+                        const std::vector<TensorSpec>& inputs, const std::set<std::string>& output_names) {
+  std::set<std::string> read;
+  for (int i = 0; i < g.node_size(); ++i)
+    if (needed[size_t(i)])
+      for (const auto& r : node_reads(g.node(i))) read.insert(r);
+  for (const auto& in : inputs)
+    if (!read.count(in.name) && !output_names.count(in.name))
+      VKG_WARNING("subgraph input '" << in.name << "' is not used to compute any of the outputs");
+}
+
+// The tensor type of each initializer, by name.
+std::map<std::string, onnx::TypeProto> initializer_types(const onnx::GraphProto& g) {
+  std::map<std::string, onnx::TypeProto> types;
+  for (const auto& t : g.initializer()) {
+    onnx::TypeProto type;
+    type.mutable_tensor_type()->set_elem_type(t.data_type());
+    for (int64_t d : t.dims()) type.mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+    types[t.name()] = type;
+  }
+  return types;
+}
+
+// The value_info entries of the subgraph's inputs or outputs (`role`), typed by spec_type from what
+// the user gave and what the model knows (an initializer's type first).
+google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> spec_value_infos(
+    const std::vector<TensorSpec>& specs, const std::map<std::string, onnx::TypeProto>& init_types,
+    const GraphIndex& index, const std::string& role) {
+  auto known = [&](const std::string& name) -> const onnx::TypeProto* {
+    if (auto it = init_types.find(name); it != init_types.end()) return &it->second;
+    auto it = index.types.find(name);
+    return it == index.types.end() ? nullptr : it->second;
+  };
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> infos;
+  for (const auto& spec : specs) {
+    auto* vi = infos.Add();
+    vi->set_name(spec.name);
+    *vi->mutable_type() = spec_type(spec, known(spec.name), role);
+  }
+  return infos;
+}
+
+// Initializers that became inputs are no longer constants.
+void drop_initializers_named(onnx::GraphProto* g, const std::set<std::string>& names) {
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> inits;
+  for (auto& t : *g->mutable_initializer())
+    if (!names.count(t.name())) *inits.Add() = std::move(t);
+  g->mutable_initializer()->Swap(&inits);
+}
+
+}  // namespace
+
 ExtractReport extract_subgraph(OnnxModel& model, const std::vector<TensorSpec>& input_specs,
                                const std::vector<TensorSpec>& output_specs) {
   auto* g = model.proto->mutable_graph();
@@ -301,15 +382,8 @@ ExtractReport extract_subgraph(OnnxModel& model, const std::vector<TensorSpec>& 
     for (const auto& out : g->output()) outputs.push_back({out.name(), std::nullopt, std::nullopt});
   VKG_CHECK(!outputs.empty(), "cannot extract a subgraph without outputs");
 
-  std::set<std::string> input_names, output_names;
-  for (const auto& in : inputs) {
-    VKG_CHECK(index.has(in.name), where << " has no tensor '" << in.name << "' (given as a subgraph input)");
-    VKG_CHECK(input_names.insert(in.name).second, "tensor '" << in.name << "' is given twice as a subgraph input");
-  }
-  for (const auto& out : outputs) {
-    VKG_CHECK(index.has(out.name), where << " has no tensor '" << out.name << "' (given as a subgraph output)");
-    VKG_CHECK(output_names.insert(out.name).second, "tensor '" << out.name << "' is given twice as a subgraph output");
-  }
+  const std::set<std::string> input_names = distinct_spec_names(inputs, index, where, "input");
+  const std::set<std::string> output_names = distinct_spec_names(outputs, index, where, "output");
 
   std::vector<std::string> targets;
   for (const auto& out : outputs) targets.push_back(out.name);
@@ -319,58 +393,18 @@ ExtractReport extract_subgraph(OnnxModel& model, const std::vector<TensorSpec>& 
                              << "', which is not among the subgraph inputs (" << join_names(inputs)
                              << "): add it to the inputs or choose other outputs");
       });
-
-  // An input whose producer stays would be defined twice.
-  for (const auto& in : inputs) {
-    auto it = index.producer.find(in.name);
-    if (it != index.producer.end() && needed[size_t(it->second)]) {
-      const auto& node = g->node(it->second);
-      VKG_THROW("input '" << in.name << "' is produced by node '" << node.name() << "' (" << node.op_type()
-                          << "), which the outputs still need for its other outputs; give those as inputs too");
-    }
-  }
-  // Inputs nothing reads stay, as unused inputs of the subgraph.
-  std::set<std::string> read;
-  for (int i = 0; i < g->node_size(); ++i)
-    if (needed[size_t(i)])
-      for (const auto& r : node_reads(g->node(i))) read.insert(r);
-  for (const auto& in : inputs)
-    if (!read.count(in.name) && !output_names.count(in.name))
-      VKG_WARNING("subgraph input '" << in.name << "' is not used to compute any of the outputs");
+  check_inputs_not_produced(*g, index, inputs, needed);
+  warn_unused_inputs(*g, needed, inputs, output_names);
 
   // New inputs and outputs (built before the graph changes: types point into it).
-  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> new_inputs, new_outputs;
-  std::map<std::string, onnx::TypeProto> initializer_types;
-  for (const auto& t : g->initializer()) {
-    onnx::TypeProto type;
-    type.mutable_tensor_type()->set_elem_type(t.data_type());
-    for (int64_t d : t.dims()) type.mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
-    initializer_types[t.name()] = type;
-  }
-  auto known = [&](const std::string& name) -> const onnx::TypeProto* {
-    if (auto it = initializer_types.find(name); it != initializer_types.end()) return &it->second;
-    auto it = index.types.find(name);
-    return it == index.types.end() ? nullptr : it->second;
-  };
-  for (const auto& in : inputs) {
-    auto* vi = new_inputs.Add();
-    vi->set_name(in.name);
-    *vi->mutable_type() = spec_type(in, known(in.name), "input");
-  }
-  for (const auto& out : outputs) {
-    auto* vi = new_outputs.Add();
-    vi->set_name(out.name);
-    *vi->mutable_type() = spec_type(out, known(out.name), "output");
-  }
+  const std::map<std::string, onnx::TypeProto> init_types = initializer_types(*g);
+  auto new_inputs = spec_value_infos(inputs, init_types, index, "input");
+  auto new_outputs = spec_value_infos(outputs, init_types, index, "output");
 
   keep_nodes(g, needed);
   g->mutable_input()->Swap(&new_inputs);
   g->mutable_output()->Swap(&new_outputs);
-  // Initializers that became inputs are no longer constants.
-  google::protobuf::RepeatedPtrField<onnx::TensorProto> inits;
-  for (auto& t : *g->mutable_initializer())
-    if (!input_names.count(t.name())) *inits.Add() = std::move(t);
-  g->mutable_initializer()->Swap(&inits);
+  drop_initializers_named(g, input_names);
   remove_unused_initializers(model);
   list_initializers_as_inputs(model);
   prune_value_info(g);

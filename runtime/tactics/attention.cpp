@@ -134,10 +134,12 @@ Dispatch kv_cache_dispatch(const LayerContext& ctx, LayerPlan& plan, size_t cur,
   return d;
 }
 
-// Attention: the present key and value caches (attention/kv_cache, into the outputs or
-// scratch), then shaders/attention/row.comp, one invocation per query row.
-std::optional<LayerPlan> plan_attention_row(const LayerContext& ctx, std::string& why_not) {
-  if (!layer_supported(ctx, why_not)) return std::nullopt;
+// Q, K and V of an Attention layer, checked to agree.
+struct QkvLayouts {
+  HeadLayout q, k, v;
+};
+
+QkvLayouts qkv_layouts(const LayerContext& ctx) {
   const Node& node = ctx.node;
   const int64_t qh_attr = node.attr_int("q_num_heads", 0), kvh_attr = node.attr_int("kv_num_heads", 0);
   const HeadLayout q = head_layout(node, ctx.input(0).shape, qh_attr, "Q");
@@ -146,38 +148,28 @@ std::optional<LayerPlan> plan_attention_row(const LayerContext& ctx, std::string
   VKG_CHECK(k.batch == q.batch && v.batch == q.batch && k.heads == v.heads && k.seq == v.seq && k.head == q.head &&
                 k.heads > 0 && q.heads % k.heads == 0,
             node.describe() << ": Q, K and V do not agree in batch, heads, sequence or head size");
-  if (node.attr_int("softmax_precision", 1) == 11) {
-    why_not = "softmax_precision asks for double, and the shader computes in fp32";
-    return std::nullopt;
-  }
-  if (q.head > kMaxHead || v.head > kMaxHead) {
-    why_not = "head sizes " + std::to_string(q.head) + " and " + std::to_string(v.head) + " exceed " +
-              std::to_string(kMaxHead) + " (a row of Q and of Y live in registers)";
-    return std::nullopt;
-  }
-  const int64_t past_seq = ctx.has_input(4) ? ctx.input(4).shape.at(2) : 0;
-  VKG_CHECK(ctx.has_input(4) == ctx.has_input(5) &&
-                (!ctx.has_input(5) || (ctx.input(5).shape.size() == 4 && ctx.input(5).shape[2] == past_seq)),
-            node.describe() << ": past_key and past_value must both be given, with the same past length");
-  const int64_t total = past_seq + k.seq;
-  const int64_t mode = node.attr_int("qk_matmul_output_mode", 0);
-  VKG_CHECK(mode >= 0 && mode <= 3, node.describe() << ": qk_matmul_output_mode " << mode << " is not 0 to 3");
+  return {q, k, v};
+}
 
-  LayerPlan plan;
-  // The present caches: outputs 1 and 2, or scratch when a cache output is not requested.
-  const auto present = [&](size_t output, const HeadLayout& c) {
-    if (output < ctx.outputs.size() && ctx.outputs[output].present()) return BindingRef::output(uint32_t(output));
-    const uint64_t elements = uint64_t(c.batch * c.heads * total * c.head);
-    plan.scratch_bytes.push_back(std::max<uint64_t>(16, elements * storage_element_bytes(ctx.input(1).storage)));
-    return BindingRef::scratch(uint32_t(plan.scratch_bytes.size() - 1));
-  };
-  const BindingRef pk = present(1, k), pv = present(2, v);
-  plan.dispatches.push_back(kv_cache_dispatch(ctx, plan, 1, 4, k, past_seq, pk));
-  plan.dispatches.push_back(kv_cache_dispatch(ctx, plan, 2, 5, v, past_seq, pv));
+// Where a present cache goes: output `output`, or scratch when that output is not requested.
+BindingRef present_cache_binding(const LayerContext& ctx, LayerPlan& plan, size_t output, const HeadLayout& c,
+                                 int64_t total) {
+  if (output < ctx.outputs.size() && ctx.outputs[output].present()) return BindingRef::output(uint32_t(output));
+  const uint64_t elements = uint64_t(c.batch * c.heads * total * c.head);
+  plan.scratch_bytes.push_back(std::max<uint64_t>(16, elements * storage_element_bytes(ctx.input(1).storage)));
+  return BindingRef::scratch(uint32_t(plan.scratch_bytes.size() - 1));
+}
 
-  // The mask's strides over [batch, heads, q_seq, total] (numpy broadcasting from the right).
-  uint32_t mask_kind = 0;
-  std::array<uint32_t, 4> mask_strides{0, 0, 0, 0};
+// How row.comp reads attn_mask: kind 0 (none), 1 (added) or 2 (bool), and its strides over
+// [batch, heads, q_seq, total] (numpy broadcasting from the right).
+struct MaskLayout {
+  uint32_t kind = 0;
+  std::array<uint32_t, 4> strides{0, 0, 0, 0};
+};
+
+MaskLayout mask_layout(const LayerContext& ctx, const HeadLayout& q, int64_t total) {
+  const Node& node = ctx.node;
+  MaskLayout mask;
   if (ctx.has_input(3)) {
     const LayerTensor& m = ctx.input(3);
     const std::array<int64_t, 4> target = {q.batch, q.heads, q.seq, total};
@@ -188,10 +180,21 @@ std::optional<LayerPlan> plan_attention_row(const LayerContext& ctx, std::string
       VKG_CHECK(m.shape[a] == 1 || m.shape[a] == target[t],
                 node.describe() << ": attn_mask of shape " << shape_to_string(m.shape)
                                 << " does not broadcast to [batch, heads, q_seq, total]");
-      mask_strides[t] = m.shape[a] == 1 ? 0u : u32(strides[a]);
+      mask.strides[t] = m.shape[a] == 1 ? 0u : u32(strides[a]);
     }
-    mask_kind = m.dtype == DType::Bool ? 2 : 1;
+    mask.kind = m.dtype == DType::Bool ? 2 : 1;
   }
+  return mask;
+}
+
+// shaders/attention/row.comp over the present caches pk and pv, one invocation per query row.
+Dispatch attention_row_dispatch(const LayerContext& ctx, LayerPlan& plan, const QkvLayouts& qkv, int64_t total,
+                                int64_t mode, BindingRef pk, BindingRef pv) {
+  const Node& node = ctx.node;
+  const HeadLayout& q = qkv.q;
+  const HeadLayout& k = qkv.k;
+  const HeadLayout& v = qkv.v;
+  const MaskLayout mask = mask_layout(ctx, q, total);
   // Y: 3-D [batch, q_seq, heads * v_head] or 4-D [batch, heads, q_seq, v_head].
   const bool three_d = ctx.input(0).shape.size() == 3;
   const int64_t y_sb = q.heads * q.seq * v.head, y_sh = three_d ? v.head : q.seq * v.head,
@@ -205,7 +208,7 @@ std::optional<LayerPlan> plan_attention_row(const LayerContext& ctx, std::string
             {2, u32(v.head)},
             {3, u32(q.heads / k.heads)},
             {4, node.attr_int("is_causal", 0) != 0 ? 1u : 0u},
-            {5, mask_kind},
+            {5, mask.kind},
             {6, want_qk ? u32(mode) : 4u}};
   d.bindings = {bind_input(ctx, plan, 0),
                 pk,
@@ -225,14 +228,48 @@ std::optional<LayerPlan> plan_attention_row(const LayerContext& ctx, std::string
             u32(y_sb),
             u32(y_sh),
             u32(y_ss),
-            mask_strides[0],
-            mask_strides[1],
-            mask_strides[2],
-            mask_strides[3],
+            mask.strides[0],
+            mask.strides[1],
+            mask.strides[2],
+            mask.strides[3],
             float_bits(scale),
             float_bits(node.attr_float("softcap", 0.0f))};
   d.groups = linear_groups(uint64_t(rows), kLocalSize, ctx.device);
-  plan.dispatches.push_back(std::move(d));
+  return d;
+}
+
+// Attention: the present key and value caches (attention/kv_cache, into the outputs or
+// scratch), then shaders/attention/row.comp, one invocation per query row.
+std::optional<LayerPlan> plan_attention_row(const LayerContext& ctx, std::string& why_not) {
+  if (!layer_supported(ctx, why_not)) return std::nullopt;
+  const Node& node = ctx.node;
+  const QkvLayouts qkv = qkv_layouts(ctx);
+  const HeadLayout& q = qkv.q;
+  const HeadLayout& k = qkv.k;
+  const HeadLayout& v = qkv.v;
+  if (node.attr_int("softmax_precision", 1) == 11) {
+    why_not = "softmax_precision asks for double, and the shader computes in fp32";
+    return std::nullopt;
+  }
+  if (q.head > kMaxHead || v.head > kMaxHead) {
+    why_not = "head sizes " + std::to_string(q.head) + " and " + std::to_string(v.head) + " exceed " +
+              std::to_string(kMaxHead) + " (a row of Q and of Y live in registers)";
+    return std::nullopt;
+  }
+  const int64_t past_seq = ctx.has_input(4) ? ctx.input(4).shape.at(2) : 0;
+  VKG_CHECK(ctx.has_input(4) == ctx.has_input(5) &&
+                (!ctx.has_input(5) || (ctx.input(5).shape.size() == 4 && ctx.input(5).shape[2] == past_seq)),
+            node.describe() << ": past_key and past_value must both be given, with the same past length");
+  const int64_t total = past_seq + k.seq;
+  const int64_t mode = node.attr_int("qk_matmul_output_mode", 0);
+  VKG_CHECK(mode >= 0 && mode <= 3, node.describe() << ": qk_matmul_output_mode " << mode << " is not 0 to 3");
+
+  LayerPlan plan;
+  const BindingRef pk = present_cache_binding(ctx, plan, 1, k, total);
+  const BindingRef pv = present_cache_binding(ctx, plan, 2, v, total);
+  plan.dispatches.push_back(kv_cache_dispatch(ctx, plan, 1, 4, k, past_seq, pk));
+  plan.dispatches.push_back(kv_cache_dispatch(ctx, plan, 2, 5, v, past_seq, pv));
+  plan.dispatches.push_back(attention_row_dispatch(ctx, plan, qkv, total, mode, pk, pv));
   return plan;
 }
 

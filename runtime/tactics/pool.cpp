@@ -134,6 +134,70 @@ std::optional<std::string> storage_mismatch(const LayerContext& ctx, StorageType
   return std::nullopt;
 }
 
+// Whether X's spatial rank, dtype and storage suit the pooling shaders and the tactic's arithmetic.
+bool pool_input_supported(const LayerContext& ctx, size_t spatial_rank, std::string& why_not) {
+  const LayerTensor& x = ctx.input(0);
+  if (spatial_rank > kMaxSpatialRank) {
+    why_not = "more than 3 spatial dims";
+    return false;
+  }
+  if (x.dtype == DType::Float64) {
+    why_not = "float64 is not supported on Vulkan";
+    return false;
+  }
+  if (auto reason = storage_mismatch(ctx, x.storage)) {
+    why_not = *reason;
+    return false;
+  }
+  return true;
+}
+
+// Copies the window of `g` (spatial_rank dims) into the last dims of `l`.
+void place_window(const WindowGeometry& g, size_t spatial_rank, PoolLayer& l) {
+  const size_t lead = kMaxSpatialRank - spatial_rank;
+  for (size_t d = 0; d < spatial_rank; ++d) {
+    l.in[lead + d] = g.in[d];
+    l.out[lead + d] = g.out[d];
+    l.kernel[lead + d] = g.kernel[d];
+    l.strides[lead + d] = g.strides[d];
+    l.dilations[lead + d] = g.dilations[d];
+    l.pads_begin[lead + d] = g.pads_begin[d];
+    l.pads_end[lead + d] = g.pads_end[d];
+  }
+}
+
+// Sets what a max window lying entirely in the padding holds; false with `why_not` when
+// the device cannot hold that value.
+bool set_empty_max(const LayerTensor& x, const WindowGeometry& g, PoolLayer& l, std::string& why_not) {
+  if (l.mode == PoolMode::Max && has_empty_window(g)) {
+    const std::optional<uint32_t> bits = empty_max_bits(x.dtype, x.storage);
+    if (!bits) {
+      why_not = "a window lies entirely in the padding and the lowest " + std::string(dtype_name(x.dtype)) +
+                " has no " + storage_type_name(x.storage) + " form on the device";
+      return false;
+    }
+    l.empty_bits = *bits;
+  }
+  return true;
+}
+
+// Every offset and index the shaders form is an int32.
+bool fits_int32_offsets(const LayerTensor& x, const PoolLayer& l, std::string& why_not) {
+  for (const auto* dims : {&l.kernel, &l.strides, &l.dilations, &l.pads_begin, &l.pads_end}) {
+    for (int64_t v : *dims) {
+      if (v > kInt32Max / 4) {
+        why_not = "a window attribute is too large for int32 offsets";
+        return false;
+      }
+    }
+  }
+  if (x.size() > kInt32Max || l.total() > kInt32Max) {
+    why_not = "more than 2^31 - 1 elements";
+    return false;
+  }
+  return true;
+}
+
 // Resolves a pooling layer (windowed or global) for the pooling shaders;
 // nullopt with `why_not` when they cannot serve it.
 std::optional<PoolLayer> resolve_pool(const LayerContext& ctx, std::string& why_not) {
@@ -142,18 +206,7 @@ std::optional<PoolLayer> resolve_pool(const LayerContext& ctx, std::string& why_
   VKG_CHECK(x.shape.size() >= 3,
             node.describe() << ": input must have rank >= 3 (N x C x D1 ...), got " << shape_to_string(x.shape));
   const Shape spatial(x.shape.begin() + 2, x.shape.end());
-  if (spatial.size() > kMaxSpatialRank) {
-    why_not = "more than 3 spatial dims";
-    return std::nullopt;
-  }
-  if (x.dtype == DType::Float64) {
-    why_not = "float64 is not supported on Vulkan";
-    return std::nullopt;
-  }
-  if (auto reason = storage_mismatch(ctx, x.storage)) {
-    why_not = *reason;
-    return std::nullopt;
-  }
+  if (!pool_input_supported(ctx, spatial.size(), why_not)) return std::nullopt;
 
   PoolLayer l;
   l.mode = pool_mode(node.op_type);
@@ -175,26 +228,9 @@ std::optional<PoolLayer> resolve_pool(const LayerContext& ctx, std::string& why_
   } else {
     g = resolve_pool_window(node, spatial);
   }
-  const size_t lead = kMaxSpatialRank - spatial.size();
-  for (size_t d = 0; d < spatial.size(); ++d) {
-    l.in[lead + d] = g.in[d];
-    l.out[lead + d] = g.out[d];
-    l.kernel[lead + d] = g.kernel[d];
-    l.strides[lead + d] = g.strides[d];
-    l.dilations[lead + d] = g.dilations[d];
-    l.pads_begin[lead + d] = g.pads_begin[d];
-    l.pads_end[lead + d] = g.pads_end[d];
-  }
+  place_window(g, spatial.size(), l);
 
-  if (l.mode == PoolMode::Max && has_empty_window(g)) {
-    const std::optional<uint32_t> bits = empty_max_bits(x.dtype, x.storage);
-    if (!bits) {
-      why_not = "a window lies entirely in the padding and the lowest " + std::string(dtype_name(x.dtype)) +
-                " has no " + storage_type_name(x.storage) + " form on the device";
-      return std::nullopt;
-    }
-    l.empty_bits = *bits;
-  }
+  if (!set_empty_max(x, g, l, why_not)) return std::nullopt;
   if (l.mode == PoolMode::Average) l.count_include_pad = node.attr_int("count_include_pad", 0) != 0;
   if (node.op_type == "MaxPool") {
     const int64_t storage_order = node.attr_int("storage_order", 0);
@@ -203,19 +239,7 @@ std::optional<PoolLayer> resolve_pool(const LayerContext& ctx, std::string& why_
     l.column_major = storage_order == 1;
     l.indices = ctx.outputs.size() > 1 && ctx.outputs[1].present();
   }
-  // Every offset and index the shaders form is an int32.
-  for (const auto* dims : {&l.kernel, &l.strides, &l.dilations, &l.pads_begin, &l.pads_end}) {
-    for (int64_t v : *dims) {
-      if (v > kInt32Max / 4) {
-        why_not = "a window attribute is too large for int32 offsets";
-        return std::nullopt;
-      }
-    }
-  }
-  if (x.size() > kInt32Max || l.total() > kInt32Max) {
-    why_not = "more than 2^31 - 1 elements";
-    return std::nullopt;
-  }
+  if (!fits_int32_offsets(x, l, why_not)) return std::nullopt;
   return l;
 }
 
@@ -365,6 +389,106 @@ std::optional<LayerPlan> plan_global(const LayerContext& ctx, std::string& why_n
 constexpr uint32_t kGateGroupSize = 64;                            // pool/squeeze_gate.comp
 constexpr int64_t kGateMaxChannels = 2048, kGateMaxHidden = 1024;  // its shared arrays
 
+// The sizes of a squeeze-and-excitation gate: n images of c channels of `plane` elements each,
+// hidden_channels after the first pointwise Conv (W1) and out_channels after the second (W2).
+struct GateShape {
+  int64_t n = 0, c = 0, plane = 0, hidden_channels = 0, out_channels = 0;
+};
+
+// The gate's sizes, checked against its weights; nullopt with `why_not` when the gate shaders
+// cannot serve them.
+std::optional<GateShape> gate_shape(const LayerContext& ctx, std::string& why_not) {
+  const LayerTensor& x = ctx.input(0);
+  VKG_CHECK(ctx.inputs.size() == 5 && x.shape.size() >= 3,
+            ctx.node.describe() << ": a squeeze-and-excitation gate takes X (rank 3 or more), W1, B1, W2 and B2");
+  const int64_t n = x.shape[0], c = x.shape[1], plane = num_elements(Shape(x.shape.begin() + 2, x.shape.end()));
+  const Shape& w1 = ctx.input(1).shape;
+  const Shape& w2 = ctx.input(3).shape;
+  VKG_CHECK(w1.size() >= 2 && w2.size() >= 2 && w1[1] == c && w2[1] == w1[0] && ctx.input(2).size() == w1[0] &&
+                ctx.input(4).size() == w2[0] && ctx.output(0).size() == n * w2[0],
+            ctx.node.describe() << ": gate weights " << shape_to_string(w1) << " and " << shape_to_string(w2)
+                                << " do not chain from " << c << " channels");
+  for (size_t i = 1; i < 5; ++i) {
+    if (!ctx.input(i).is_constant()) {
+      why_not = "needs constant gate weights";
+      return std::nullopt;
+    }
+  }
+  if (plane < 1 || c > kGateMaxChannels || w1[0] > kGateMaxHidden) {
+    why_not = "serves non-empty planes, at most " + std::to_string(kGateMaxChannels) + " channels and at most " +
+              std::to_string(kGateMaxHidden) + " hidden ones";
+    return std::nullopt;
+  }
+  return GateShape{n, c, plane, w1[0], w2[0]};
+}
+
+// The split forms' first dispatch: the planes' means into scratch 0 by pool/global_row, or
+// pool/global_workgroup with `workgroups`.
+Dispatch gate_means_dispatch(const LayerContext& ctx, LayerPlan& plan, bool workgroups, StorageType want,
+                             const GateShape& s) {
+  const int64_t n = s.n, c = s.c, plane = s.plane;
+  // The means, in whole vec4s (the gate may read them as texels).
+  plan.scratch_bytes.push_back(uint64_t((n * c + 3) / 4 * 4) * storage_element_bytes(want));
+  const uint32_t local_size = workgroups ? kGlobalGroupSize : kLocalSize;
+  Dispatch pool;
+  pool.shader = workgroups ? ctx.shader("pool/global_workgroup")
+                           : ctx.texel_shader("pool/global_row", uint64_t(ctx.input(0).size()));
+  pool.spec = {{0, local_size}, {1, uint32_t(PoolMode::Average)}, {2, 2}, {3, plane % 4 == 0 ? 1u : 0u}};
+  pool.bindings = {bind_input(ctx, plan, 0), BindingRef::scratch(0)};
+  pool.push = {uint32_t(n * c), uint32_t(plane)};
+  pool.groups = linear_groups(uint64_t(n * c) * (workgroups ? local_size : 1), local_size, ctx.device);
+  return pool;
+}
+
+// global_pool.gate_fc's gate on the means in scratch 0: each pointwise Conv by pool/gate_fc,
+// the first one's outputs in scratch 1.
+void append_gate_fc(const LayerContext& ctx, LayerPlan& plan, const FusedActivation& hidden, StorageType want,
+                    const GateShape& s) {
+  const int64_t n = s.n, c = s.c;
+  // The first Conv's outputs, in whole vec4s, then the second Conv.
+  plan.scratch_bytes.push_back(uint64_t((n * s.hidden_channels + 3) / 4 * 4) * storage_element_bytes(want));
+  const int64_t largest = std::max({n * c, n * s.hidden_channels, ctx.input(1).size(), ctx.input(3).size()});
+  const std::string shader = ctx.texel_shader("pool/gate_fc", uint64_t(largest));
+  const auto fc = [&](BindingRef v, size_t w, BindingRef y, int64_t k, int64_t rows) {
+    Dispatch d;
+    d.shader = shader;
+    d.spec = {{0, kLocalSize}, {1, k % 4 == 0 ? 1u : 0u}};
+    d.bindings = {v, bind_input(ctx, plan, w), bind_input(ctx, plan, w + 1), y};
+    d.push = {uint32_t(n), uint32_t(k), uint32_t(rows)};
+    d.groups = linear_groups(uint64_t(n * rows), kLocalSize, ctx.device);
+    return d;
+  };
+  Dispatch first = fc(BindingRef::scratch(0), 1, BindingRef::scratch(1), c, s.hidden_channels);
+  const std::vector<SpecValue> epilogue = epilogue_spec(hidden);
+  first.spec.insert(first.spec.end(), epilogue.begin(), epilogue.end());
+  plan.dispatches.push_back(std::move(first));
+  plan.dispatches.push_back(fc(BindingRef::scratch(1), 3, BindingRef::output(0), s.hidden_channels, s.out_channels));
+}
+
+// pool/squeeze_gate.comp, one workgroup per image: on X itself, or with `split` on the means
+// in scratch 0 (planes of gate_plane elements).
+Dispatch squeeze_gate_dispatch(const LayerContext& ctx, LayerPlan& plan, const FusedActivation& hidden,
+                               const GateShape& s, bool split, int64_t gate_plane) {
+  const int64_t n = s.n, c = s.c;
+  Dispatch d;
+  const int64_t read = std::max({split ? n * c : ctx.input(0).size(), ctx.input(1).size(), ctx.input(3).size()});
+  d.shader = ctx.texel_shader("pool/squeeze_gate", uint64_t(read));
+  d.spec = {{0, kGateGroupSize},
+            {1, gate_plane % 4 == 0 ? 1u : 0u},
+            {2, uint32_t(hidden.kind)},
+            {3, std::bit_cast<uint32_t>(hidden.alpha)},
+            {4, std::bit_cast<uint32_t>(hidden.beta)},
+            {5, std::bit_cast<uint32_t>(hidden.post_scale)},
+            {6, std::bit_cast<uint32_t>(hidden.post_shift)},
+            {7, c % 4 == 0 && s.hidden_channels % 4 == 0 ? 1u : 0u}};
+  d.bindings.push_back(split ? BindingRef::scratch(0) : bind_input(ctx, plan, 0));
+  for (size_t i = 1; i < 5; ++i) d.bindings.push_back(bind_input(ctx, plan, i));
+  d.bindings.push_back(BindingRef::output(0));
+  d.push = {uint32_t(n), uint32_t(c), uint32_t(gate_plane), uint32_t(s.hidden_channels), uint32_t(s.out_channels)};
+  d.groups = linear_groups(uint64_t(n) * kGateGroupSize, kGateGroupSize, ctx.device);
+  return d;
+}
+
 // global_pool.gate: a GlobalAveragePool that absorbed a squeeze-and-excitation gate
 // (graph_optimizer.h, squeeze_gate) on pool/squeeze_gate.comp, one workgroup per image.
 // global_pool.gate_split: the planes averaged first by pool/global_row (an invocation per plane,
@@ -389,82 +513,19 @@ std::optional<LayerPlan> plan_squeeze_gate(const LayerContext& ctx, std::string&
   }
   const std::optional<StorageType> want = float_storage(ctx, why_not);
   if (!want) return std::nullopt;
-  const LayerTensor& x = ctx.input(0);
-  VKG_CHECK(ctx.inputs.size() == 5 && x.shape.size() >= 3,
-            ctx.node.describe() << ": a squeeze-and-excitation gate takes X (rank 3 or more), W1, B1, W2 and B2");
-  const int64_t n = x.shape[0], c = x.shape[1], plane = num_elements(Shape(x.shape.begin() + 2, x.shape.end()));
-  const Shape& w1 = ctx.input(1).shape;
-  const Shape& w2 = ctx.input(3).shape;
-  VKG_CHECK(w1.size() >= 2 && w2.size() >= 2 && w1[1] == c && w2[1] == w1[0] && ctx.input(2).size() == w1[0] &&
-                ctx.input(4).size() == w2[0] && ctx.output(0).size() == n * w2[0],
-            ctx.node.describe() << ": gate weights " << shape_to_string(w1) << " and " << shape_to_string(w2)
-                                << " do not chain from " << c << " channels");
-  for (size_t i = 1; i < 5; ++i) {
-    if (!ctx.input(i).is_constant()) {
-      why_not = "needs constant gate weights";
-      return std::nullopt;
-    }
-  }
-  if (plane < 1 || c > kGateMaxChannels || w1[0] > kGateMaxHidden) {
-    why_not = "serves non-empty planes, at most " + std::to_string(kGateMaxChannels) + " channels and at most " +
-              std::to_string(kGateMaxHidden) + " hidden ones";
-    return std::nullopt;
-  }
+  const std::optional<GateShape> s = gate_shape(ctx, why_not);
+  if (!s) return std::nullopt;
   LayerPlan plan;
-  int64_t gate_plane = plane;
+  int64_t gate_plane = s->plane;
   if (split) {
-    // The means, in whole vec4s (the gate may read them as texels).
-    plan.scratch_bytes.push_back(uint64_t((n * c + 3) / 4 * 4) * storage_element_bytes(*want));
-    const bool workgroups = form == GateForm::SplitWorkgroups;
-    const uint32_t local_size = workgroups ? kGlobalGroupSize : kLocalSize;
-    Dispatch pool;
-    pool.shader =
-        workgroups ? ctx.shader("pool/global_workgroup") : ctx.texel_shader("pool/global_row", uint64_t(x.size()));
-    pool.spec = {{0, local_size}, {1, uint32_t(PoolMode::Average)}, {2, 2}, {3, plane % 4 == 0 ? 1u : 0u}};
-    pool.bindings = {bind_input(ctx, plan, 0), BindingRef::scratch(0)};
-    pool.push = {uint32_t(n * c), uint32_t(plane)};
-    pool.groups = linear_groups(uint64_t(n * c) * (workgroups ? local_size : 1), local_size, ctx.device);
-    plan.dispatches.push_back(std::move(pool));
+    plan.dispatches.push_back(gate_means_dispatch(ctx, plan, form == GateForm::SplitWorkgroups, *want, *s));
     gate_plane = 1;
   }
   if (form == GateForm::SplitFC) {
-    // The first Conv's outputs, in whole vec4s, then the second Conv.
-    plan.scratch_bytes.push_back(uint64_t((n * w1[0] + 3) / 4 * 4) * storage_element_bytes(*want));
-    const int64_t largest = std::max({n * c, n * w1[0], ctx.input(1).size(), ctx.input(3).size()});
-    const std::string shader = ctx.texel_shader("pool/gate_fc", uint64_t(largest));
-    const auto fc = [&](BindingRef v, size_t w, BindingRef y, int64_t k, int64_t rows) {
-      Dispatch d;
-      d.shader = shader;
-      d.spec = {{0, kLocalSize}, {1, k % 4 == 0 ? 1u : 0u}};
-      d.bindings = {v, bind_input(ctx, plan, w), bind_input(ctx, plan, w + 1), y};
-      d.push = {uint32_t(n), uint32_t(k), uint32_t(rows)};
-      d.groups = linear_groups(uint64_t(n * rows), kLocalSize, ctx.device);
-      return d;
-    };
-    Dispatch first = fc(BindingRef::scratch(0), 1, BindingRef::scratch(1), c, w1[0]);
-    const std::vector<SpecValue> epilogue = epilogue_spec(*hidden);
-    first.spec.insert(first.spec.end(), epilogue.begin(), epilogue.end());
-    plan.dispatches.push_back(std::move(first));
-    plan.dispatches.push_back(fc(BindingRef::scratch(1), 3, BindingRef::output(0), w1[0], w2[0]));
+    append_gate_fc(ctx, plan, *hidden, *want, *s);
     return plan;
   }
-  Dispatch d;
-  const int64_t read = std::max({split ? n * c : x.size(), ctx.input(1).size(), ctx.input(3).size()});
-  d.shader = ctx.texel_shader("pool/squeeze_gate", uint64_t(read));
-  d.spec = {{0, kGateGroupSize},
-            {1, gate_plane % 4 == 0 ? 1u : 0u},
-            {2, uint32_t(hidden->kind)},
-            {3, std::bit_cast<uint32_t>(hidden->alpha)},
-            {4, std::bit_cast<uint32_t>(hidden->beta)},
-            {5, std::bit_cast<uint32_t>(hidden->post_scale)},
-            {6, std::bit_cast<uint32_t>(hidden->post_shift)},
-            {7, c % 4 == 0 && w1[0] % 4 == 0 ? 1u : 0u}};
-  d.bindings.push_back(split ? BindingRef::scratch(0) : bind_input(ctx, plan, 0));
-  for (size_t i = 1; i < 5; ++i) d.bindings.push_back(bind_input(ctx, plan, i));
-  d.bindings.push_back(BindingRef::output(0));
-  d.push = {uint32_t(n), uint32_t(c), uint32_t(gate_plane), uint32_t(w1[0]), uint32_t(w2[0])};
-  d.groups = linear_groups(uint64_t(n) * kGateGroupSize, kGateGroupSize, ctx.device);
-  plan.dispatches.push_back(std::move(d));
+  plan.dispatches.push_back(squeeze_gate_dispatch(ctx, plan, *hidden, *s, split, gate_plane));
   return plan;
 }
 

@@ -76,6 +76,11 @@ class ComputePipeline {
   void mark_dispatched() const { dispatched_.store(true, std::memory_order_relaxed); }
 
  private:
+  // The constructor's steps after its checks. create_module returns whether the host specialized the
+  // SPIR-V (DeviceInfo::host_specialization), which then takes no specialization info.
+  bool create_module(std::span<const uint32_t> spirv);
+  void create_layouts(const std::string& key);  // the descriptor set layout and the pipeline layout
+  void create_pipeline(bool host_specialized, const std::string& key);
   void release();
 
   Device* device_ = nullptr;
@@ -124,6 +129,11 @@ class DescriptorSet {
   const std::vector<std::pair<uint64_t, uint64_t>>& ranges() const { return ranges_; }
 
  private:
+  // The constructor's steps after its checks: the pool and its one set, then a view for each texel
+  // binding and the writes of all bindings (`sizes`: the bytes each binds).
+  void allocate_set(const ComputePipeline& pipeline);
+  void write_bindings(const ComputePipeline& pipeline, std::span<const BufferRegion> regions,
+                      const std::vector<uint64_t>& sizes);
   void release();
 
   Device* device_ = nullptr;

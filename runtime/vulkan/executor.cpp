@@ -37,6 +37,14 @@ bool any_glob_matches(const std::vector<std::string>& patterns, const std::strin
   return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return glob_match(p, text); });
 }
 
+// An engine that holds tensors in fp16 needs fp16 arithmetic and 16-bit storage.
+void check_fp16(const Engine& engine, const DeviceInfo& info) {
+  const bool needs_fp16 = std::any_of(engine.tensors.begin(), engine.tensors.end(),
+                                      [](const EngineTensor& t) { return t.storage == StorageType::F16; });
+  VKG_CHECK(!needs_fp16 || info.fp16(),
+            "the engine runs layers in fp16, but device '" << info.name << "' lacks fp16 arithmetic or 16-bit storage");
+}
+
 // An engine whose tensor-core shaders were built for the cooperative-matrix extension another
 // device (or another switch) used: a clear error before any pipeline is made.
 void check_cooperative_matrices(const Engine& engine, const DeviceInfo& info) {
@@ -127,95 +135,111 @@ BufferRegion EngineExecutor::tensor_region(int32_t tensor) const {
 
 EngineExecutor::EngineExecutor(Device& device, const Engine& engine, ExecutorOptions options)
     : device_(device), engine_(engine), options_(std::move(options)) {
-  const bool needs_fp16 = std::any_of(engine.tensors.begin(), engine.tensors.end(),
-                                      [](const EngineTensor& t) { return t.storage == StorageType::F16; });
-  VKG_CHECK(!needs_fp16 || device.info().fp16(), "the engine runs layers in fp16, but device '"
-                                                     << device.info().name
-                                                     << "' lacks fp16 arithmetic or 16-bit storage");
+  check_fp16(engine, device.info());
   check_cooperative_matrices(engine, device.info());
-  std::vector<BufferUse> uses(engine.slots.size(), BufferUse::Device);
-  for (int32_t t : engine.inputs) uses.at(size_t(engine.tensors.at(size_t(t)).slot)) = BufferUse::HostWrite;
-  for (int32_t t : engine.outputs) uses.at(size_t(engine.tensors.at(size_t(t)).slot)) = BufferUse::HostRead;
-  for (size_t i = 0; i < engine.slots.size(); ++i)
-    slots_.emplace_back(device, size_t(std::max<uint64_t>(engine.slots[i], 4)), uses[i]);
+  create_slots();
+  layers_.resize(engine.layers.size());
+  upload_weights();
+  for (size_t li = 0; li < engine.layers.size(); ++li) {
+    create_steps(li);
+    create_faults(li);
+  }
+  compile_ahead();
+  record();
+}
+
+void EngineExecutor::create_slots() {
+  std::vector<BufferUse> uses(engine_.slots.size(), BufferUse::Device);
+  for (int32_t t : engine_.inputs) uses.at(size_t(engine_.tensors.at(size_t(t)).slot)) = BufferUse::HostWrite;
+  for (int32_t t : engine_.outputs) uses.at(size_t(engine_.tensors.at(size_t(t)).slot)) = BufferUse::HostRead;
+  for (size_t i = 0; i < engine_.slots.size(); ++i)
+    slots_.emplace_back(device_, size_t(std::max<uint64_t>(engine_.slots[i], 4)), uses[i]);
   auto staging_for = [&](int32_t t) -> std::unique_ptr<Buffer> {
     const Buffer& slot = tensor_buffer(t);
     if (slot.host_mapped()) return nullptr;
-    return std::make_unique<Buffer>(device, slot.size(), BufferUse::Staging);
+    return std::make_unique<Buffer>(device_, slot.size(), BufferUse::Staging);
   };
-  for (int32_t t : engine.inputs) input_staging_.push_back(staging_for(t));
-  for (int32_t t : engine.outputs) output_staging_.push_back(staging_for(t));
+  for (int32_t t : engine_.inputs) input_staging_.push_back(staging_for(t));
+  for (int32_t t : engine_.outputs) output_staging_.push_back(staging_for(t));
+}
 
-  layers_.resize(engine.layers.size());
-  weights_.resize(engine.layers.size());
-  for (size_t li = 0; li < engine.layers.size(); ++li)
-    for (const Tensor& w : engine.layers[li].plan.weights)
-      weights_[li].emplace_back(device, std::max<size_t>(w.nbytes(), 4), BufferUse::HostWrite);
-  StagedUpload upload(device);
-  for (size_t li = 0; li < engine.layers.size(); ++li)
+void EngineExecutor::upload_weights() {
+  weights_.resize(engine_.layers.size());
+  for (size_t li = 0; li < engine_.layers.size(); ++li)
+    for (const Tensor& w : engine_.layers[li].plan.weights)
+      weights_[li].emplace_back(device_, std::max<size_t>(w.nbytes(), 4), BufferUse::HostWrite);
+  StagedUpload upload(device_);
+  for (size_t li = 0; li < engine_.layers.size(); ++li)
     for (size_t wi = 0; wi < weights_[li].size(); ++wi) {
-      const Tensor& w = engine.layers[li].plan.weights[wi];
+      const Tensor& w = engine_.layers[li].plan.weights[wi];
       upload.add(weights_[li][wi], w.raw(), w.nbytes());
     }
   upload.finish();
   if (upload.staged_bytes() > 0)
     VKG_VERBOSE("uploaded " << upload.staged_bytes() << " bytes of weights through staging ("
-                            << memory_path_name(device.info().memory_path()) << " memory path)");
+                            << memory_path_name(device_.info().memory_path()) << " memory path)");
+}
 
-  for (size_t li = 0; li < engine.layers.size(); ++li) {
-    const EngineLayer& layer = engine.layers[li];
-    for (const Dispatch& d : layer.plan.dispatches) {
-      std::vector<BufferRegion> buffers;
-      for (const BindingRef& b : d.bindings) {
-        switch (b.kind) {
-          case BindingRef::Kind::Input:
-            buffers.push_back(tensor_region(layer.inputs.at(b.index)));
-            break;
-          case BindingRef::Kind::Output:
-            buffers.push_back(tensor_region(layer.outputs.at(b.index)));
-            break;
-          case BindingRef::Kind::Weight:
-            buffers.push_back({&weights_[li].at(b.index), 0, 0});
-            break;
-          case BindingRef::Kind::Scratch:
-            buffers.push_back({&slots_.at(size_t(layer.scratch_slots.at(b.index))), 0, 0});
-            break;
-        }
-      }
-      const auto words = engine.spirv.find(d.shader);
-      VKG_CHECK(words != engine.spirv.end(), "layer '" << layer.name << "': no SPIR-V for shader '" << d.shader << "'");
-      const ComputePipeline& p = pipeline_for(pipeline_desc(d), words->second);
-      auto set = std::make_unique<DescriptorSet>(device, p, buffers);
-      // The ranges as bound (a texel view may reach past its region, DescriptorSet::ranges).
-      std::vector<BufferAccess> accesses;
-      for (size_t i = 0; i < buffers.size(); ++i)
-        accesses.push_back({buffers[i].buffer, set->ranges()[i].first, set->ranges()[i].second,
-                            !(p.read_only_bindings() >> i & 1u)});
-      layers_[li].steps.push_back({&p, std::move(set), &d, std::move(accesses)});
-    }
-    const bool by_tactic = any_glob_matches(options_.faulty_tactics, layer.tactic);
-    const bool by_layer = any_glob_matches(options_.faulty_layers, layer.name) ||
-                          std::any_of(layer.nodes.begin(), layer.nodes.end(), [&](const std::string& n) {
-                            return any_glob_matches(options_.faulty_layers, n);
-                          });
-    if (!by_tactic && !by_layer) continue;
-    VKG_WARNING((by_tactic ? "VKGRAPHY_FAULTY_TACTICS" : "VKGRAPHY_FAULTY_LAYERS")
-                << ": layer '" << layer.name << "' (tactic " << layer.tactic
-                << ") will produce wrong results on purpose");
-    for (int32_t t : layer.outputs) {
-      if (t < 0) continue;
-      const EngineTensor& tensor = engine.tensors[size_t(t)];
-      const Dispatch fault = fault_dispatch(tensor.storage, uint64_t(num_elements(tensor.shape)), device.info());
-      const auto span = builtin_shader(fault.shader);
-      const std::vector<uint32_t> words(span.begin(), span.end());
-      const ComputePipeline& p = pipeline_for(pipeline_desc(fault), words);
-      const BufferRegion region = tensor_region(t);
-      layers_[li].faults.push_back({&p, std::make_unique<DescriptorSet>(device, p, std::span(&region, 1)),
-                                    fault.push[0], fault.groups, {{region.buffer, region.offset, region.size, true}}});
+std::vector<BufferRegion> EngineExecutor::dispatch_regions(size_t li, const Dispatch& d) const {
+  const EngineLayer& layer = engine_.layers[li];
+  std::vector<BufferRegion> buffers;
+  for (const BindingRef& b : d.bindings) {
+    switch (b.kind) {
+      case BindingRef::Kind::Input:
+        buffers.push_back(tensor_region(layer.inputs.at(b.index)));
+        break;
+      case BindingRef::Kind::Output:
+        buffers.push_back(tensor_region(layer.outputs.at(b.index)));
+        break;
+      case BindingRef::Kind::Weight:
+        buffers.push_back({&weights_[li].at(b.index), 0, 0});
+        break;
+      case BindingRef::Kind::Scratch:
+        buffers.push_back({&slots_.at(size_t(layer.scratch_slots.at(b.index))), 0, 0});
+        break;
     }
   }
-  compile_ahead();
-  record();
+  return buffers;
+}
+
+void EngineExecutor::create_steps(size_t li) {
+  const EngineLayer& layer = engine_.layers[li];
+  for (const Dispatch& d : layer.plan.dispatches) {
+    const std::vector<BufferRegion> buffers = dispatch_regions(li, d);
+    const auto words = engine_.spirv.find(d.shader);
+    VKG_CHECK(words != engine_.spirv.end(), "layer '" << layer.name << "': no SPIR-V for shader '" << d.shader << "'");
+    const ComputePipeline& p = pipeline_for(pipeline_desc(d), words->second);
+    auto set = std::make_unique<DescriptorSet>(device_, p, buffers);
+    // The ranges as bound (a texel view may reach past its region, DescriptorSet::ranges).
+    std::vector<BufferAccess> accesses;
+    for (size_t i = 0; i < buffers.size(); ++i)
+      accesses.push_back({buffers[i].buffer, set->ranges()[i].first, set->ranges()[i].second,
+                          !(p.read_only_bindings() >> i & 1u)});
+    layers_[li].steps.push_back({&p, std::move(set), &d, std::move(accesses)});
+  }
+}
+
+void EngineExecutor::create_faults(size_t li) {
+  const EngineLayer& layer = engine_.layers[li];
+  const bool by_tactic = any_glob_matches(options_.faulty_tactics, layer.tactic);
+  const bool by_layer = any_glob_matches(options_.faulty_layers, layer.name) ||
+                        std::any_of(layer.nodes.begin(), layer.nodes.end(),
+                                    [&](const std::string& n) { return any_glob_matches(options_.faulty_layers, n); });
+  if (!by_tactic && !by_layer) return;
+  VKG_WARNING((by_tactic ? "VKGRAPHY_FAULTY_TACTICS" : "VKGRAPHY_FAULTY_LAYERS")
+              << ": layer '" << layer.name << "' (tactic " << layer.tactic
+              << ") will produce wrong results on purpose");
+  for (int32_t t : layer.outputs) {
+    if (t < 0) continue;
+    const EngineTensor& tensor = engine_.tensors[size_t(t)];
+    const Dispatch fault = fault_dispatch(tensor.storage, uint64_t(num_elements(tensor.shape)), device_.info());
+    const auto span = builtin_shader(fault.shader);
+    const std::vector<uint32_t> words(span.begin(), span.end());
+    const ComputePipeline& p = pipeline_for(pipeline_desc(fault), words);
+    const BufferRegion region = tensor_region(t);
+    layers_[li].faults.push_back({&p, std::make_unique<DescriptorSet>(device_, p, std::span(&region, 1)),
+                                  fault.push[0], fault.groups, {{region.buffer, region.offset, region.size, true}}});
+  }
 }
 
 void EngineExecutor::compile_ahead() {
@@ -431,6 +455,12 @@ TensorMap EngineExecutor::run(const TensorMap& inputs) {
 }
 
 TensorMap EngineExecutor::run(const TensorViewMap& inputs) {
+  upload_inputs(inputs);
+  execute_program();
+  return download_outputs();
+}
+
+void EngineExecutor::upload_inputs(const TensorViewMap& inputs) {
   for (size_t i = 0; i < engine_.inputs.size(); ++i) {
     const EngineTensor& t = engine_.tensors[size_t(engine_.inputs[i])];
     auto it = inputs.find(t.name);
@@ -449,7 +479,19 @@ TensorMap EngineExecutor::run(const TensorViewMap& inputs) {
     Buffer& target = input_staging_[i] ? *input_staging_[i] : slots_[size_t(t.slot)];
     target.upload(source, bytes);
   }
+}
 
+void EngineExecutor::submit_recording(Recording& rec, bool timestamps) {
+  rec.cmd->submit_and_wait();
+  if (timestamps) last_device_ns_ += rec.cmd->elapsed_ns(rec.first_mark, rec.last_mark);
+  uint32_t before = rec.first_mark;
+  for (const auto& [layer, mark] : rec.layer_marks) {
+    last_layer_ns_[layer] += rec.cmd->elapsed_ns(before, mark);
+    before = mark;
+  }
+}
+
+void EngineExecutor::execute_program() {
   const bool timestamps = device_.info().timestamps();
   last_device_ns_ = 0;
   last_layer_ns_.assign(timestamps && options_.profile ? engine_.layers.size() : 0, 0.0);
@@ -457,18 +499,10 @@ TensorMap EngineExecutor::run(const TensorViewMap& inputs) {
   while (pc < program_.size()) {
     const Instruction& in = program_[pc];
     switch (in.kind) {
-      case Instruction::Kind::Submit: {
-        Recording& rec = recordings_[in.index];
-        rec.cmd->submit_and_wait();
-        if (timestamps) last_device_ns_ += rec.cmd->elapsed_ns(rec.first_mark, rec.last_mark);
-        uint32_t before = rec.first_mark;
-        for (const auto& [layer, mark] : rec.layer_marks) {
-          last_layer_ns_[layer] += rec.cmd->elapsed_ns(before, mark);
-          before = mark;
-        }
+      case Instruction::Kind::Submit:
+        submit_recording(recordings_[in.index], timestamps);
         ++pc;
         break;
-      }
       case Instruction::Kind::JumpIfFalse:
         pc = read_condition(in.index) != 0 ? pc + 1 : in.target;
         break;
@@ -505,7 +539,9 @@ TensorMap EngineExecutor::run(const TensorViewMap& inputs) {
         VKG_THROW(failures_[in.index]);
     }
   }
+}
 
+TensorMap EngineExecutor::download_outputs() const {
   TensorMap outputs;
   for (size_t i = 0; i < engine_.outputs.size(); ++i) {
     const EngineTensor& t = engine_.tensors[size_t(engine_.outputs[i])];

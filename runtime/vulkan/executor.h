@@ -172,6 +172,20 @@ class EngineExecutor {
                        const void* push, uint32_t push_bytes);
   int32_t read_condition(size_t index) const;
   const ComputePipeline& pipeline_for(const PipelineDesc& desc, const std::vector<uint32_t>& words);
+  // The constructor's steps: the memory slots (with staging where the host cannot map an input's or
+  // output's slot), the weights, then each layer's steps and the fault switches' dispatches after them.
+  void create_slots();
+  void upload_weights();
+  void create_steps(size_t layer);
+  void create_faults(size_t layer);
+  // The regions a dispatch of `layer` binds, in binding order.
+  std::vector<BufferRegion> dispatch_regions(size_t layer, const Dispatch& d) const;
+  // run()'s steps: the inputs into their slots (or staging), the program, the outputs out of theirs.
+  void upload_inputs(const TensorViewMap& inputs);
+  void execute_program();
+  TensorMap download_outputs() const;
+  // Submits a recording, waits and adds its device time to last_device_ns_ (and its layers' to last_layer_ns_).
+  void submit_recording(Recording& rec, bool timestamps);
 
   Device& device_;
   const Engine& engine_;

@@ -72,27 +72,29 @@ std::string hex_uuid(const uint8_t* bytes, size_t n) {
   return out;
 }
 
-}  // namespace
-
-bool has_device_extension(VkPhysicalDevice device, const char* name) {
-  uint32_t count = 0;
-  if (vkEnumerateDeviceExtensionProperties(device, nullptr, &count, nullptr) != VK_SUCCESS) return false;
-  std::vector<VkExtensionProperties> extensions(count);
-  if (vkEnumerateDeviceExtensionProperties(device, nullptr, &count, extensions.data()) != VK_SUCCESS) return false;
-  return std::any_of(extensions.begin(), extensions.end(),
-                     [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
+// Copies the compute limits vkgraphy plans dispatches and bindings against.
+void read_limits(const VkPhysicalDeviceLimits& l, DeviceInfo& info) {
+  for (int i = 0; i < 3; ++i) {
+    info.max_workgroup_size[i] = l.maxComputeWorkGroupSize[i];
+    info.max_workgroup_count[i] = l.maxComputeWorkGroupCount[i];
+  }
+  info.max_workgroup_invocations = l.maxComputeWorkGroupInvocations;
+  info.max_shared_memory_bytes = l.maxComputeSharedMemorySize;
+  info.max_storage_buffer_range = l.maxStorageBufferRange;
+  info.max_push_constants_bytes = l.maxPushConstantsSize;
+  info.max_bound_descriptor_sets = l.maxBoundDescriptorSets;
+  info.max_storage_buffers_per_stage = l.maxPerStageDescriptorStorageBuffers;
+  info.max_sampled_images_per_stage = l.maxPerStageDescriptorSampledImages;
+  info.min_storage_buffer_offset_alignment = l.minStorageBufferOffsetAlignment;
+  info.min_texel_buffer_offset_alignment = l.minTexelBufferOffsetAlignment;
+  info.timestamp_period_ns = l.timestampPeriod;
+  info.max_texel_buffer_elements = l.maxTexelBufferElements;
 }
 
-DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint32_t index) {
-  DeviceInfo info;
-  info.index = index;
-
-  VkPhysicalDeviceProperties base{};
-  vkGetPhysicalDeviceProperties(device, &base);
-  const bool v12 = base.apiVersion >= VK_API_VERSION_1_2;
-  const bool size_control = base.apiVersion >= VK_API_VERSION_1_3 ||
-                            has_device_extension(device, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-
+// The device's identity, driver, workarounds and limits, from one vkGetPhysicalDeviceProperties2 call
+// (its 1.2 structs where `v12`); returns the subgroup size control properties that read_features needs.
+VkPhysicalDeviceSubgroupSizeControlProperties read_properties(VkPhysicalDevice device, bool v12, bool size_control,
+                                                              DeviceInfo& info) {
   VkPhysicalDeviceSubgroupProperties subgroup{};
   subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
   VkPhysicalDeviceDriverProperties driver{};
@@ -108,7 +110,6 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
   if (v12 && size_control) float_controls.pNext = &size_props;
   vkGetPhysicalDeviceProperties2(device, &props);
   const VkPhysicalDeviceProperties& p = props.properties;
-  const VkPhysicalDeviceLimits& l = p.limits;
 
   info.name = p.deviceName;
   info.driver_name = v12 ? driver.driverName : "";
@@ -127,21 +128,14 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
   info.canonical_texel_views = v12 && driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE;
   info.nan_preserve = v12 && float_controls.shaderSignedZeroInfNanPreserveFloat32;
   info.nan_preserve_fp16 = info.nan_preserve && float_controls.shaderSignedZeroInfNanPreserveFloat16;
-  for (int i = 0; i < 3; ++i) {
-    info.max_workgroup_size[i] = l.maxComputeWorkGroupSize[i];
-    info.max_workgroup_count[i] = l.maxComputeWorkGroupCount[i];
-  }
-  info.max_workgroup_invocations = l.maxComputeWorkGroupInvocations;
-  info.max_shared_memory_bytes = l.maxComputeSharedMemorySize;
-  info.max_storage_buffer_range = l.maxStorageBufferRange;
-  info.max_push_constants_bytes = l.maxPushConstantsSize;
-  info.max_bound_descriptor_sets = l.maxBoundDescriptorSets;
-  info.max_storage_buffers_per_stage = l.maxPerStageDescriptorStorageBuffers;
-  info.max_sampled_images_per_stage = l.maxPerStageDescriptorSampledImages;
-  info.min_storage_buffer_offset_alignment = l.minStorageBufferOffsetAlignment;
-  info.min_texel_buffer_offset_alignment = l.minTexelBufferOffsetAlignment;
-  info.timestamp_period_ns = l.timestampPeriod;
+  read_limits(p.limits, info);
+  return size_props;
+}
 
+// 16-bit storage, fp16 and int64 arithmetic, subgroup size control and cooperative matrices, from one
+// vkGetPhysicalDeviceFeatures2 call (its 1.2 structs where `v12`).
+void read_features(VkInstance instance, VkPhysicalDevice device, bool v12, bool size_control,
+                   const VkPhysicalDeviceSubgroupSizeControlProperties& size_props, DeviceInfo& info) {
   VkPhysicalDeviceVulkan11Features f11{};
   f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
   VkPhysicalDeviceVulkan12Features f12{};
@@ -176,16 +170,25 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
   // The cooperative-matrix shaders declare the Vulkan memory model (GL_KHR_memory_scope_semantics, which
   // their loads take), so the device must enable that feature with the extension, and its device scope,
   // which the other shaders' atomics use once the memory model is on.
-  if (v12) read_cooperative_matrices(instance, device, coopmat, f12.vulkanMemoryModel && f12.vulkanMemoryModelDeviceScope, info);
+  if (v12) {
+    const bool memory_model = f12.vulkanMemoryModel && f12.vulkanMemoryModelDeviceScope;
+    read_cooperative_matrices(instance, device, coopmat, memory_model, info);
+  }
+}
 
-  info.max_texel_buffer_elements = l.maxTexelBufferElements;
+// Texel buffers are on where the device allows any texel and both view formats (fp32 and fp16 vec4s)
+// can back a uniform texel buffer.
+void read_texel_buffers(VkPhysicalDevice device, DeviceInfo& info) {
   info.texel_buffers = info.max_texel_buffer_elements > 0;
   for (VkFormat format : {VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_R16G16B16A16_SFLOAT}) {
     VkFormatProperties props{};
     vkGetPhysicalDeviceFormatProperties(device, format, &props);
     if ((props.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) == 0) info.texel_buffers = false;
   }
+}
 
+// The memory heaps, and whether the host can map (and cache) device-local memory.
+void read_memory(VkPhysicalDevice device, DeviceInfo& info) {
   VkPhysicalDeviceMemoryProperties memory{};
   vkGetPhysicalDeviceMemoryProperties(device, &memory);
   uint64_t largest_local = 0;
@@ -199,12 +202,15 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
       VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   for (uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
     const VkMemoryType& type = memory.memoryTypes[i];
-    if ((type.propertyFlags & mappable) != mappable || memory.memoryHeaps[type.heapIndex].size < largest_local) continue;
+    if ((type.propertyFlags & mappable) != mappable || memory.memoryHeaps[type.heapIndex].size < largest_local)
+      continue;
     info.device_local_host_visible = true;
     if (type.propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) info.device_local_host_cached = true;
   }
+}
 
-  // The compute queue: the first family with compute, preferring one with timestamps.
+// The compute queue: the first family with compute, preferring one with timestamps.
+void read_compute_queue(VkPhysicalDevice device, DeviceInfo& info) {
   uint32_t family_count = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(device, &family_count, nullptr);
   std::vector<VkQueueFamilyProperties> families(family_count);
@@ -217,6 +223,34 @@ DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint3
       info.timestamp_valid_bits = families[i].timestampValidBits;
     }
   }
+}
+
+}  // namespace
+
+bool has_device_extension(VkPhysicalDevice device, const char* name) {
+  uint32_t count = 0;
+  if (vkEnumerateDeviceExtensionProperties(device, nullptr, &count, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> extensions(count);
+  if (vkEnumerateDeviceExtensionProperties(device, nullptr, &count, extensions.data()) != VK_SUCCESS) return false;
+  return std::any_of(extensions.begin(), extensions.end(),
+                     [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
+}
+
+DeviceInfo query_device_info(VkInstance instance, VkPhysicalDevice device, uint32_t index) {
+  DeviceInfo info;
+  info.index = index;
+
+  VkPhysicalDeviceProperties base{};
+  vkGetPhysicalDeviceProperties(device, &base);
+  const bool v12 = base.apiVersion >= VK_API_VERSION_1_2;
+  const bool size_control = base.apiVersion >= VK_API_VERSION_1_3 ||
+                            has_device_extension(device, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+
+  const VkPhysicalDeviceSubgroupSizeControlProperties size_props = read_properties(device, v12, size_control, info);
+  read_features(instance, device, v12, size_control, size_props, info);
+  read_texel_buffers(device, info);
+  read_memory(device, info);
+  read_compute_queue(device, info);
   return info;
 }
 

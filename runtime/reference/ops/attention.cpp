@@ -147,22 +147,12 @@ std::vector<double> present_cache(const KernelContext& ctx, size_t past_input, c
   return out;
 }
 
-// Attention-23: Y = softmax(softcap(scale * Q K^T + bias)) V per head, where the bias holds
-// attn_mask (added, or -inf where a bool mask is false) and, with is_causal, -inf above the
-// diagonal (query i sees keys j <= i, counted from the first past key). Q has q_num_heads
-// heads, K and V kv_num_heads: query heads share a K/V head in consecutive groups (head h
-// reads head h / (q_num_heads / kv_num_heads): PyTorch's repeat_interleave, as ONNX Runtime
-// and onnx/onnx#7274; ONNX 1.18's reference tiles instead). 3-D inputs are [batch, seq,
-// heads * head_size] (transposed to heads first, as the spec says and ONNX Runtime does;
-// ONNX 1.18's reference only reshapes, onnx/onnx#7118). Past keys and values come before this step's;
-// the present ones are returned. qk_matmul_output is, by qk_matmul_output_mode, the scaled
-// product (0), plus the bias (1), after softcap (2) or after softmax (3). Computed in
-// double whatever softmax_precision asks (it only names a precision at least as coarse).
-std::vector<Tensor> attention(const KernelContext& ctx) {
-  const Node& node = ctx.node;
-  const Tensor& q = ctx.input(0);
-  const Tensor& k = ctx.input(1);
-  const Tensor& v = ctx.input(2);
+// Q, K and V seen as heads, checked to agree; 3-D ones split by q_num_heads and kv_num_heads.
+struct QkvViews {
+  HeadView q, k, v;
+};
+
+QkvViews qkv_views(const Node& node, const Tensor& q, const Tensor& k, const Tensor& v) {
   VKG_CHECK(q.rank() == k.rank() && q.rank() == v.rank() && (q.rank() == 3 || q.rank() == 4),
             node.describe() << ": Q, K and V must all be 3-D or all 4-D, got " << q.describe() << ", " << k.describe()
                             << " and " << v.describe());
@@ -179,24 +169,34 @@ std::vector<Tensor> attention(const KernelContext& ctx) {
                             << " do not agree in batch, heads, sequence or head size");
   VKG_CHECK(qv.heads % kv.heads == 0,
             node.describe() << ": Q's " << qv.heads << " heads are not a multiple of K and V's " << kv.heads);
+  return {qv, kv, vv};
+}
+
+// The attributes that shape the scores, checked.
+struct ScoreOptions {
+  int64_t mode = 0;  // qk_matmul_output_mode
+  bool causal = false;
+  double softcap = 0;
+  double scale = 0;
+};
+
+ScoreOptions score_options(const Node& node, int64_t head_size) {
   const int64_t softmax_precision = node.attr_int("softmax_precision", 1);
   VKG_CHECK(softmax_precision == 1 || softmax_precision == 10 || softmax_precision == 11 || softmax_precision == 16,
             node.describe() << ": softmax_precision " << softmax_precision
                             << " is not a float type (1 float, 10 float16, 11 double, 16 bfloat16)");
-  const int64_t mode = node.attr_int("qk_matmul_output_mode", 0);
-  VKG_CHECK(mode >= 0 && mode <= 3, node.describe() << ": qk_matmul_output_mode " << mode << " is not 0, 1, 2 or 3");
-  const bool causal = node.attr_int("is_causal", 0) != 0;
-  const double softcap = node.attr_float("softcap", 0.0f);
-  const double scale =
-      node.has_attr("scale") ? double(node.attr_float("scale", 0.0f)) : 1.0 / std::sqrt(double(qv.head_size));
+  ScoreOptions options;
+  options.mode = node.attr_int("qk_matmul_output_mode", 0);
+  VKG_CHECK(options.mode >= 0 && options.mode <= 3,
+            node.describe() << ": qk_matmul_output_mode " << options.mode << " is not 0, 1, 2 or 3");
+  options.causal = node.attr_int("is_causal", 0) != 0;
+  options.softcap = node.attr_float("softcap", 0.0f);
+  options.scale = node.has_attr("scale") ? double(node.attr_float("scale", 0.0f)) : 1.0 / std::sqrt(double(head_size));
+  return options;
+}
 
-  HeadView pk, pv;
-  const std::vector<double> keys = present_cache(ctx, 4, k, kv, pk, "past_key");
-  const std::vector<double> values = present_cache(ctx, 5, v, vv, pv, "past_value");
-  const int64_t total = pk.seq, batch = qv.batch, heads = qv.heads, qs = qv.seq, dv = vv.head_size;
-
-  // The bias [batch, heads, q_seq, total]: the mask broadcast, -inf where masked out.
-  const Shape bias_shape = {batch, heads, qs, total};
+// The bias [batch, heads, q_seq, total]: the mask broadcast, -inf where masked out.
+std::vector<double> attention_bias(const KernelContext& ctx, const Shape& bias_shape, bool causal) {
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> bias(size_t(num_elements(bias_shape)), 0.0);
   if (ctx.has_input(3)) {
@@ -206,31 +206,52 @@ std::vector<Tensor> attention(const KernelContext& ctx) {
       mask = Tensor(DType::Float32, m.shape());
       for (int64_t i = 0; i < m.size(); ++i) mask.set_from_double(i, m.data<bool>()[i] ? 0.0 : -inf);
     }
-    bias = broadcast_doubles(node, mask, bias_shape, "attn_mask");
+    bias = broadcast_doubles(ctx.node, mask, bias_shape, "attn_mask");
   }
+  const int64_t qs = bias_shape[2], total = bias_shape[3];
   if (causal)
-    for (int64_t r = 0; r < batch * heads * qs; ++r)
+    for (int64_t r = 0; r < bias_shape[0] * bias_shape[1] * qs; ++r)
       for (int64_t j = r % qs + 1; j < total; ++j) bias[size_t(r * total + j)] = -inf;
+  return bias;
+}
 
-  const std::vector<double> qd = load_doubles(node, q);
+// Q and the present keys and values with their views; the keys and values are also outputs.
+struct AttentionOperands {
+  const std::vector<double>& q;
+  const HeadView& qv;
+  const std::vector<double>& keys;
+  const HeadView& pk;
+  const std::vector<double>& values;
+  const HeadView& pv;
+};
+
+// Y [batch, heads, q_seq, dv]: each query's softmax-weighted sum of the values. Fills qk
+// (shaped like the bias) with the scores at the stage qk_matmul_output_mode names.
+std::vector<double> attend(const AttentionOperands& in, const std::vector<double>& bias, const ScoreOptions& options,
+                           std::vector<double>& qk) {
+  const HeadView& qv = in.qv;
+  const HeadView& pk = in.pk;
+  const HeadView& pv = in.pv;
+  const int64_t total = pk.seq, batch = qv.batch, heads = qv.heads, qs = qv.seq, dv = pv.head_size;
+  const int64_t mode = options.mode;
+  const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> y(size_t(batch * heads * qs * dv), 0.0);  // [batch, heads, q_seq, dv]
-  std::vector<double> qk(size_t(num_elements(bias_shape)), 0.0);
   std::vector<double> row(static_cast<size_t>(total));
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < heads; ++h) {
-      const int64_t kh = h / (heads / kv.heads);  // query heads share K/V heads in consecutive groups
+      const int64_t kh = h / (heads / pk.heads);  // query heads share K/V heads in consecutive groups
       for (int64_t i = 0; i < qs; ++i) {
         const int64_t r = (b * heads + h) * qs + i;
         double* qk_row = qk.data() + r * total;
         for (int64_t j = 0; j < total; ++j) {
           double dot = 0;
           for (int64_t d = 0; d < qv.head_size; ++d)
-            dot += qd[size_t(qv.at(b, h, i, d))] * keys[size_t(pk.at(b, kh, j, d))];
-          double s = scale * dot;
+            dot += in.q[size_t(qv.at(b, h, i, d))] * in.keys[size_t(pk.at(b, kh, j, d))];
+          double s = options.scale * dot;
           if (mode == 0) qk_row[j] = s;
           s += bias[size_t(r * total + j)];
           if (mode == 1) qk_row[j] = s;
-          if (softcap > 0) s = std::tanh(s / softcap) * softcap;
+          if (options.softcap > 0) s = std::tanh(s / options.softcap) * options.softcap;
           if (mode == 2) qk_row[j] = s;
           row[size_t(j)] = s;
         }
@@ -241,18 +262,58 @@ std::vector<Tensor> attention(const KernelContext& ctx) {
         if (mode == 3) std::copy(row.begin(), row.end(), qk_row);
         double* out = y.data() + r * dv;
         for (int64_t j = 0; j < total; ++j)
-          for (int64_t d = 0; d < dv; ++d) out[d] += row[size_t(j)] * values[size_t(pv.at(b, kh, j, d))];
+          for (int64_t d = 0; d < dv; ++d) out[d] += row[size_t(j)] * in.values[size_t(pv.at(b, kh, j, d))];
       }
     }
+  return y;
+}
+
+// Y [batch, heads, q_seq, dv] back to [batch, q_seq, heads * dv], the layout of 3-D inputs.
+std::vector<double> heads_last(const std::vector<double>& y, int64_t batch, int64_t heads, int64_t qs, int64_t dv) {
+  std::vector<double> t(y.size());
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < qs; ++i)
+        for (int64_t d = 0; d < dv; ++d)
+          t[size_t(((b * qs + i) * heads + h) * dv + d)] = y[size_t(((b * heads + h) * qs + i) * dv + d)];
+  return t;
+}
+
+// Attention-23: Y = softmax(softcap(scale * Q K^T + bias)) V per head, where the bias holds
+// attn_mask (added, or -inf where a bool mask is false) and, with is_causal, -inf above the
+// diagonal (query i sees keys j <= i, counted from the first past key). Q has q_num_heads
+// heads, K and V kv_num_heads: query heads share a K/V head in consecutive groups (head h
+// reads head h / (q_num_heads / kv_num_heads): PyTorch's repeat_interleave, as ONNX Runtime
+// and onnx/onnx#7274; ONNX 1.18's reference tiles instead). 3-D inputs are [batch, seq,
+// heads * head_size] (transposed to heads first, as the spec says and ONNX Runtime does;
+// ONNX 1.18's reference only reshapes, onnx/onnx#7118). Past keys and values come before this step's;
+// the present ones are returned. qk_matmul_output is, by qk_matmul_output_mode, the scaled
+// product (0), plus the bias (1), after softcap (2) or after softmax (3). Computed in
+// double whatever softmax_precision asks (it only names a precision at least as coarse).
+std::vector<Tensor> attention(const KernelContext& ctx) {
+  const Node& node = ctx.node;
+  const Tensor& q = ctx.input(0);
+  const Tensor& k = ctx.input(1);
+  const Tensor& v = ctx.input(2);
+  const bool three_d = q.rank() == 3;
+  const QkvViews views = qkv_views(node, q, k, v);
+  const HeadView& qv = views.q;
+  const ScoreOptions options = score_options(node, qv.head_size);
+
+  HeadView pk, pv;
+  const std::vector<double> keys = present_cache(ctx, 4, k, views.k, pk, "past_key");
+  const std::vector<double> values = present_cache(ctx, 5, v, views.v, pv, "past_value");
+  const int64_t total = pk.seq, batch = qv.batch, heads = qv.heads, qs = qv.seq, dv = views.v.head_size;
+
+  const Shape bias_shape = {batch, heads, qs, total};
+  const std::vector<double> bias = attention_bias(ctx, bias_shape, options.causal);
+
+  const std::vector<double> qd = load_doubles(node, q);
+  std::vector<double> qk(size_t(num_elements(bias_shape)), 0.0);
+  std::vector<double> y = attend({qd, qv, keys, pk, values, pv}, bias, options, qk);
   Shape y_shape = {batch, heads, qs, dv};
-  if (three_d) {  // back to [batch, q_seq, heads * dv]
-    std::vector<double> t(y.size());
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t h = 0; h < heads; ++h)
-        for (int64_t i = 0; i < qs; ++i)
-          for (int64_t d = 0; d < dv; ++d)
-            t[size_t(((b * qs + i) * heads + h) * dv + d)] = y[size_t(((b * heads + h) * qs + i) * dv + d)];
-    y = std::move(t);
+  if (three_d) {
+    y = heads_last(y, batch, heads, qs, dv);
     y_shape = {batch, qs, heads * dv};
   }
   return {store_doubles(node, q.dtype(), y_shape, y),

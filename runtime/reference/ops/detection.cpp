@@ -91,6 +91,95 @@ std::vector<Tensor> non_max_suppression(const KernelContext& ctx) {
   return {Tensor::from_vector<int64_t>({int64_t(selected.size() / 3), 3}, selected)};
 }
 
+// One bilinear sample: the offsets of its four corners in a plane and their weights (all
+// zero for a sample outside the map).
+struct Sample {
+  int64_t pos[4] = {0, 0, 0, 0};
+  double w[4] = {0, 0, 0, 0};
+};
+
+Sample bilinear_sample(double y, double xx, int64_t height, int64_t width) {
+  Sample s;
+  if (y >= -1.0 && y <= double(height) && xx >= -1.0 && xx <= double(width)) {
+    double yc = std::max(y, 0.0), xc = std::max(xx, 0.0);
+    int64_t y_low = int64_t(yc), x_low = int64_t(xc), y_high = 0, x_high = 0;
+    if (y_low >= height - 1) {
+      y_high = y_low = height - 1;
+      yc = double(y_low);
+    } else {
+      y_high = y_low + 1;
+    }
+    if (x_low >= width - 1) {
+      x_high = x_low = width - 1;
+      xc = double(x_low);
+    } else {
+      x_high = x_low + 1;
+    }
+    const double ly = yc - double(y_low), lx = xc - double(x_low), hy = 1 - ly, hx = 1 - lx;
+    s = {{y_low * width + x_low, y_low * width + x_high, y_high * width + x_low, y_high * width + x_high},
+         {hy * hx, hy * lx, ly * hx, ly * lx}};
+  }
+  return s;
+}
+
+// Where one roi lies on the feature map and how its bins are sampled.
+struct RoiGrid {
+  double start_h = 0, start_w = 0, bin_h = 0, bin_w = 0;
+  int64_t grid_h = 0, grid_w = 0;  // samples per bin along y and x
+  double samples = 1;              // samples per bin, at least 1
+};
+
+RoiGrid roi_grid(const std::vector<double>& rs, int64_t r, const RoiAlignParams& params) {
+  const bool half_pixel = params.half_pixel;
+  const int64_t out_h = params.output_height, out_w = params.output_width;
+  const int64_t sampling_ratio = params.sampling_ratio;
+  const double spatial_scale = params.spatial_scale;
+  RoiGrid g;
+  const double offset = half_pixel ? 0.5 : 0.0;
+  g.start_w = rs[size_t(r * 4)] * spatial_scale - offset;
+  g.start_h = rs[size_t(r * 4 + 1)] * spatial_scale - offset;
+  double roi_w = rs[size_t(r * 4 + 2)] * spatial_scale - offset - g.start_w;
+  double roi_h = rs[size_t(r * 4 + 3)] * spatial_scale - offset - g.start_h;
+  if (!half_pixel) roi_w = std::max(roi_w, 1.0), roi_h = std::max(roi_h, 1.0);
+  g.bin_h = roi_h / double(out_h), g.bin_w = roi_w / double(out_w);
+  g.grid_h = sampling_ratio > 0 ? sampling_ratio : int64_t(std::ceil(roi_h / double(out_h)));
+  g.grid_w = sampling_ratio > 0 ? sampling_ratio : int64_t(std::ceil(roi_w / double(out_w)));
+  g.samples = double(std::max<int64_t>(g.grid_h * g.grid_w, 1));
+  return g;
+}
+
+// The samples of output bin (ph, pw), row by row.
+std::vector<Sample> bin_taps(const RoiGrid& g, int64_t ph, int64_t pw, int64_t height, int64_t width) {
+  std::vector<Sample> taps;
+  for (int64_t iy = 0; iy < g.grid_h; ++iy) {
+    double y = g.start_h + double(ph) * g.bin_h + (double(iy) + 0.5) * g.bin_h / double(g.grid_h);
+    for (int64_t ix = 0; ix < g.grid_w; ++ix) {
+      double xx = g.start_w + double(pw) * g.bin_w + (double(ix) + 0.5) * g.bin_w / double(g.grid_w);
+      taps.push_back(bilinear_sample(y, xx, height, width));
+    }
+  }
+  return taps;
+}
+
+// One bin's value in one channel plane: the mean of its samples, or in max mode the
+// largest weighted corner value of any sample.
+double pool_bin(const std::vector<Sample>& taps, const double* plane, bool max_mode, double samples) {
+  double value = 0;
+  if (!max_mode) {
+    for (const Sample& s : taps)
+      for (int q = 0; q < 4; ++q) value += s.w[q] * plane[s.pos[q]];
+    value /= samples;
+  } else {
+    for (size_t t = 0; t < taps.size(); ++t) {
+      const Sample& s = taps[t];
+      double v = s.w[0] * plane[s.pos[0]];
+      for (int q = 1; q < 4; ++q) v = std::max(v, s.w[q] * plane[s.pos[q]]);
+      value = t == 0 ? v : std::max(value, v);
+    }
+  }
+  return value;
+}
+
 // RoiAlign: X [N, C, H, W], rois [R, 4] (x1, y1, x2, y2), batch_indices [R] ->
 // Y [R, C, output_height, output_width]. Opset 10 maps coordinates as
 // "output_half_pixel" (no offset, rois at least 1 wide); 16 adds "half_pixel" (the default).
@@ -104,80 +193,24 @@ std::vector<Tensor> roi_align(const KernelContext& ctx) {
             node.describe() << ": rois must be [R, 4] and batch_indices [R], got " << rois.describe() << " and "
                             << batch_indices.describe());
   const RoiAlignParams params = roi_align_params(node, ctx.opset);
-  const bool half_pixel = params.half_pixel;
   const int64_t out_h = params.output_height, out_w = params.output_width;
-  const int64_t sampling_ratio = params.sampling_ratio;
-  const double spatial_scale = params.spatial_scale;
   const int64_t channels = x.dim(1), height = x.dim(2), width = x.dim(3), count = rois.dim(0);
   const std::vector<double> xs = load_doubles(node, x);
   const std::vector<double> rs = load_doubles(node, rois);
   for (double v : rs) VKG_CHECK(std::isfinite(v), node.describe() << ": rois must be finite, got " << v);
   const std::vector<int64_t> batches = int_input(ctx, 2, "batch_indices");
   std::vector<double> ys(size_t(count * channels * out_h * out_w));
-  struct Sample {
-    int64_t pos[4] = {0, 0, 0, 0};
-    double w[4] = {0, 0, 0, 0};
-  };
   for (int64_t r = 0; r < count; ++r) {
     const int64_t batch = batches[size_t(r)];
     VKG_CHECK(batch >= 0 && batch < x.dim(0), node.describe() << ": batch index " << batch << " of roi " << r
                                                               << " is out of range [0, " << x.dim(0) << ")");
-    const double offset = half_pixel ? 0.5 : 0.0;
-    const double start_w = rs[size_t(r * 4)] * spatial_scale - offset;
-    const double start_h = rs[size_t(r * 4 + 1)] * spatial_scale - offset;
-    double roi_w = rs[size_t(r * 4 + 2)] * spatial_scale - offset - start_w;
-    double roi_h = rs[size_t(r * 4 + 3)] * spatial_scale - offset - start_h;
-    if (!half_pixel) roi_w = std::max(roi_w, 1.0), roi_h = std::max(roi_h, 1.0);
-    const double bin_h = roi_h / double(out_h), bin_w = roi_w / double(out_w);
-    const int64_t grid_h = sampling_ratio > 0 ? sampling_ratio : int64_t(std::ceil(roi_h / double(out_h)));
-    const int64_t grid_w = sampling_ratio > 0 ? sampling_ratio : int64_t(std::ceil(roi_w / double(out_w)));
-    const double samples = double(std::max<int64_t>(grid_h * grid_w, 1));
+    const RoiGrid grid = roi_grid(rs, r, params);
     for (int64_t ph = 0; ph < out_h; ++ph)
       for (int64_t pw = 0; pw < out_w; ++pw) {
-        std::vector<Sample> taps;
-        for (int64_t iy = 0; iy < grid_h; ++iy) {
-          double y = start_h + double(ph) * bin_h + (double(iy) + 0.5) * bin_h / double(grid_h);
-          for (int64_t ix = 0; ix < grid_w; ++ix) {
-            double xx = start_w + double(pw) * bin_w + (double(ix) + 0.5) * bin_w / double(grid_w);
-            Sample s;
-            if (y >= -1.0 && y <= double(height) && xx >= -1.0 && xx <= double(width)) {
-              double yc = std::max(y, 0.0), xc = std::max(xx, 0.0);
-              int64_t y_low = int64_t(yc), x_low = int64_t(xc), y_high = 0, x_high = 0;
-              if (y_low >= height - 1) {
-                y_high = y_low = height - 1;
-                yc = double(y_low);
-              } else {
-                y_high = y_low + 1;
-              }
-              if (x_low >= width - 1) {
-                x_high = x_low = width - 1;
-                xc = double(x_low);
-              } else {
-                x_high = x_low + 1;
-              }
-              const double ly = yc - double(y_low), lx = xc - double(x_low), hy = 1 - ly, hx = 1 - lx;
-              s = {{y_low * width + x_low, y_low * width + x_high, y_high * width + x_low, y_high * width + x_high},
-                   {hy * hx, hy * lx, ly * hx, ly * lx}};
-            }
-            taps.push_back(s);
-          }
-        }
+        const std::vector<Sample> taps = bin_taps(grid, ph, pw, height, width);
         for (int64_t c = 0; c < channels; ++c) {
           const double* plane = xs.data() + (batch * channels + c) * height * width;
-          double value = 0;
-          if (!params.max) {
-            for (const Sample& s : taps)
-              for (int q = 0; q < 4; ++q) value += s.w[q] * plane[s.pos[q]];
-            value /= samples;
-          } else {
-            for (size_t t = 0; t < taps.size(); ++t) {
-              const Sample& s = taps[t];
-              double v = s.w[0] * plane[s.pos[0]];
-              for (int q = 1; q < 4; ++q) v = std::max(v, s.w[q] * plane[s.pos[q]]);
-              value = t == 0 ? v : std::max(value, v);
-            }
-          }
-          ys[size_t(((r * channels + c) * out_h + ph) * out_w + pw)] = value;
+          ys[size_t(((r * channels + c) * out_h + ph) * out_w + pw)] = pool_bin(taps, plane, params.max, grid.samples);
         }
       }
   }
