@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "runtime/core/error.h"
+#include "runtime/engine/builder/builder_impl.h"
 #include "runtime/engine/tactic_validation.h"
 #include "runtime/reference/reference_backend.h"
 #include "runtime/vulkan/executor.h"
@@ -344,6 +345,23 @@ TEST_F(BuilderTest, TheLevelBudgetAppliesPerPrecision) {
   std::vector<std::string> timed;
   for (const CandidateTiming& c : r.replay.layers[0].candidates) timed.push_back(c.tactic);
   EXPECT_EQ(timed, (std::vector<std::string>{"add.a.f16", "add.a.f32", "add.b.f32"}));
+}
+
+// Level 3 times six candidates of a precision on a GPU, four on a CPU device and three of its fp16
+// ones where fp16 arithmetic is slower than fp32 (what compiles slowest there; docs/bench.md).
+TEST(LevelBudget, CpuDevicesTimeFewerAndSlowFp16Fewest) {
+  DeviceProfile gpu, cpu, cpu_fast_fp16;
+  gpu.type = DeviceType::Discrete;
+  cpu.type = cpu_fast_fp16.type = DeviceType::Cpu;
+  cpu.fp16_slower = true;
+  using builder_impl::candidates_for_level;
+  EXPECT_EQ(candidates_for_level(3, gpu, Precision::FP16), 6u);
+  EXPECT_EQ(candidates_for_level(3, gpu, Precision::FP32), 6u);
+  EXPECT_EQ(candidates_for_level(3, cpu, Precision::FP32), 4u);
+  EXPECT_EQ(candidates_for_level(3, cpu, Precision::FP16), 3u);
+  EXPECT_EQ(candidates_for_level(3, cpu_fast_fp16, Precision::FP16), 4u);
+  EXPECT_EQ(candidates_for_level(5, cpu, Precision::FP16), SIZE_MAX);  // the top level times every one
+  EXPECT_EQ(candidates_for_level(0, gpu, Precision::FP32), 1u);
 }
 
 TEST_F(BuilderTest, MarkAllAndMemoryPlan) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -67,7 +68,7 @@ struct LoopState {
 };
 
 // timing.cpp: the budgets of the optimization levels and the numbers of the builder's log.
-size_t candidates_for_level(int level, const DeviceProfile& device);
+size_t candidates_for_level(int level, const DeviceProfile& device, Precision precision);
 int samples_for_level(int level);
 double median(std::vector<double> v);
 std::string format_ns(double ns);
@@ -187,7 +188,7 @@ class Builder {
   // `errors` (by tactic name). Does nothing when the reference did not compute
   // the layer's tensors.
   void validate(const Node& node, const std::vector<std::string>& held, std::vector<Candidate>& cands,
-                std::map<Precision, std::vector<LayerTensor>>& outputs, size_t quota,
+                std::map<Precision, std::vector<LayerTensor>>& outputs, const std::function<size_t(Precision)>& quota,
                 std::vector<CandidateTiming>& rejected, std::map<std::string, double>& errors);
   // The candidates validation rejected, recorded in the timing cache as such.
   void record_rejected(const Node& node, const LayerIo& io, const std::vector<CandidateTiming>& rejected);

@@ -101,12 +101,16 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// How many candidates (in heuristic order) and samples each optimization level times. On a CPU
-// device level 3 times four, not six: there a candidate's compile (0.1 to 4 s of LLVM) costs far
-// more than its timing, and with every tactic timed on PP-OCRv4 det and rec (lavapipe, 2026-12-01)
-// the fastest of the first four in the device's order was within 0.5% of the fastest of all,
-// summed over each model's layers, in fp32 and in fp16 (docs/bench.md).
-size_t candidates_for_level(int level, const DeviceProfile& device) {
+// How many candidates of one precision (in heuristic order) and samples each optimization level
+// times. On a CPU device level 3 times four, not six: there a candidate's compile (0.1 to 4 s of
+// LLVM) costs far more than its timing, and with every tactic timed on PP-OCRv4 det and rec
+// (lavapipe, 2026-12-01) the fastest of the first four in the device's order was within 0.5% of
+// the fastest of all, summed over each model's layers, in fp32 and in fp16 (docs/bench.md). Its
+// fp16 candidates, where fp16 arithmetic is slower than fp32, it times three of: LLVM compiles an
+// fp16 shader 1.5-2.5x slower than its fp32 form, and the first three in that device's order came
+// within 0.2% of the fastest of all on det and rec in fp16.
+size_t candidates_for_level(int level, const DeviceProfile& device, Precision precision) {
+  const bool cpu = device.type == DeviceType::Cpu;
   switch (level) {
     case 0:
       return 1;
@@ -115,7 +119,7 @@ size_t candidates_for_level(int level, const DeviceProfile& device) {
     case 2:
       return 3;
     case 3:
-      return device.type == DeviceType::Cpu ? 4 : 6;
+      return !cpu ? 6 : precision == Precision::FP16 && device.fp16_slower ? 3 : 4;
     case 4:
       return 10;
     default:
@@ -130,11 +134,11 @@ size_t Builder::choose(const Node& node, std::vector<Candidate>& cands, const La
   if (config_.optimization_level == 0 || cands.size() == 1) return 0;
   // The level's budget of candidates applies per precision, so that with
   // --fp16 the fp32 tactics compete too (candidates come precision by precision).
-  const size_t level_limit = candidates_for_level(config_.optimization_level, device_);
   std::map<Precision, size_t> taken;
   std::vector<Candidate> budgeted;
   for (Candidate& c : cands)
-    if (taken[c.precision]++ < level_limit) budgeted.push_back(std::move(c));
+    if (taken[c.precision]++ < candidates_for_level(config_.optimization_level, device_, c.precision))
+      budgeted.push_back(std::move(c));
   cands = std::move(budgeted);
   const int samples =
       config_.timing_samples > 0 ? config_.timing_samples : samples_for_level(config_.optimization_level);

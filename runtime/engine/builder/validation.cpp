@@ -70,9 +70,10 @@ void Builder::validate_layer(const Node& node, const std::vector<std::string>& h
                              std::vector<CandidateTiming>& rejected, std::map<std::string, double>& errors) {
   // As many passing candidates per precision as the selection below can use:
   // every one for a random choice, the first for level 0, the level's budget otherwise.
-  const size_t quota = config_.random_seed               ? SIZE_MAX
-                       : config_.optimization_level == 0 ? 1
-                                                         : candidates_for_level(config_.optimization_level, device_);
+  auto quota = [&](Precision p) -> size_t {
+    if (config_.random_seed) return SIZE_MAX;
+    return config_.optimization_level == 0 ? 1 : candidates_for_level(config_.optimization_level, device_, p);
+  };
   validate(node, held, cands, outputs, quota, rejected, errors);
   if (cands.empty()) {
     std::ostringstream msg;
@@ -83,7 +84,7 @@ void Builder::validate_layer(const Node& node, const std::vector<std::string>& h
 }
 
 void Builder::validate(const Node& node, const std::vector<std::string>& held, std::vector<Candidate>& cands,
-                       std::map<Precision, std::vector<LayerTensor>>& outputs, size_t quota,
+                       std::map<Precision, std::vector<LayerTensor>>& outputs, const std::function<size_t(Precision)>& quota,
                        std::vector<CandidateTiming>& rejected, std::map<std::string, double>& errors) {
   const TensorMap& values = *config_.validation_values;
   auto known = [&](const LayerTensor& t) { return !t.present() || t.is_constant() || values.count(t.name) > 0; };
@@ -103,7 +104,7 @@ void Builder::validate(const Node& node, const std::vector<std::string>& held, s
   std::vector<Candidate> kept;
   std::map<Precision, size_t> passed;
   for (Candidate& c : cands) {
-    if (passed[c.precision] >= quota) {
+    if (passed[c.precision] >= quota(c.precision)) {
       kept.push_back(std::move(c));
       continue;
     }
