@@ -165,7 +165,7 @@ bool collect_output(const CheckOptions& options, pid_t pid, int out_fd, CheckRes
       }
       wait_ms = std::min(wait_ms, static_cast<int>(left * 1000) + 1);
     }
-    if (interrupt_requested()) {
+    if (interrupt_requested() && !options.survives_interrupt) {
       killed_for_interrupt = true;
       kill_group(pid);
       break;

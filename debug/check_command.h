@@ -17,6 +17,7 @@ struct CheckOptions {
   bool hide_fail_output = false;           // --hide-fail-output: do not print the output of failing runs
   double timeout_s = 0;                    // --check-timeout: kill a run after this long (0: no limit)
   std::vector<std::string> env;            // "NAME=VALUE" set for the command (a side-by-side job's device)
+  bool survives_interrupt = false;         // not killed on Ctrl-C (scancel, which a Ctrl-C itself runs)
 };
 
 // What one run of the check gave.

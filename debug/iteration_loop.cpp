@@ -171,6 +171,7 @@ void IterationLoop::log_summary() const {
 }
 
 bool Until::stop_after(bool passed, int done) const {
+  if (limit > 0 && done >= limit) return true;
   switch (kind) {
     case Kind::Good: return passed;
     case Kind::Bad: return !passed;
@@ -180,8 +181,9 @@ bool Until::stop_after(bool passed, int done) const {
 }
 
 std::optional<int> Until::remaining_after(int index) const {
-  if (kind != Kind::Count) return std::nullopt;
-  return std::max(0, count - index - 1);
+  if (kind == Kind::Count) return std::max(0, count - index - 1);
+  if (limit > 0) return std::max(0, limit - index - 1);
+  return std::nullopt;
 }
 
 Until parse_until(const std::string& text) {

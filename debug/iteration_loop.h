@@ -107,6 +107,7 @@ class IterationLoop {
 struct Until {
   enum class Kind { Good, Bad, Count } kind = Kind::Count;
   int count = 0;
+  int limit = 0;  // at most this many iterations whatever the kind (0: no limit): a search's end
   // Whether to stop after an iteration with this result, `done` iterations in.
   bool stop_after(bool passed, int done) const;
   // Iterations left after the one numbered `index` (known only for a count).

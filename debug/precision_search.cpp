@@ -10,19 +10,23 @@ namespace vkg::debug {
 
 namespace {
 
-std::string describe(const std::vector<std::string>& layers, const std::vector<size_t>& marked,
-                     const std::string& precision) {
+}  // namespace
+
+std::string describe_marked(const std::vector<std::string>& layers, const std::vector<size_t>& marked,
+                            const std::string& precision) {
   if (marked.empty()) return "no layer in " + precision;
   std::string s = std::to_string(marked.size()) + " layer(s) in " + precision + ":";
   for (size_t i : marked) s += " " + layers[i];
   return s;
 }
 
-std::vector<size_t> select(size_t num_layers, size_t count, bool forward) {
+std::vector<size_t> select_layers(size_t num_layers, size_t count, bool forward) {
   std::vector<size_t> marked;
   for (size_t i = 0; i < count; ++i) marked.push_back(forward ? i : num_layers - count + i);
   return marked;
 }
+
+namespace {
 
 // Runs the check for a set of marked layers, once per distinct set.
 class CheckedConfigurations {
@@ -33,7 +37,7 @@ class CheckedConfigurations {
 
   bool operator()(std::vector<size_t> marked, std::optional<int> remaining = std::nullopt) {
     std::sort(marked.begin(), marked.end());
-    const std::string what = describe(layers_, marked, precision_);
+    const std::string what = describe_marked(layers_, marked, precision_);
     if (auto it = seen_.find(what); it != seen_.end()) {
       VKG_INFO("Already checked (" << (it->second ? "passed" : "failed") << "): " << what);
       return it->second;
@@ -41,6 +45,8 @@ class CheckedConfigurations {
     return seen_[what] = loop_.run(
                what, [&] { make_(marked); }, remaining);
   }
+  // A configuration checked elsewhere (side by side), by its description.
+  void remember(const std::string& what, bool passed) { seen_[what] = passed; }
 
  private:
   const std::vector<std::string>& layers_;
@@ -62,6 +68,21 @@ std::vector<size_t> without(const std::vector<size_t>& set, const std::vector<si
 }
 std::vector<size_t> within(const std::vector<size_t>& set, const std::vector<size_t>& of) {
   return filtered(set, of, true);
+}
+
+// Unmarks each marked layer in turn, keeping it unmarked where the check still passes.
+std::vector<size_t> pruned(CheckedConfigurations& check, std::vector<size_t> marked) {
+  if (marked.size() <= 1) return marked;
+  VKG_START("Pruning: trying to unmark each of the " << marked.size() << " marked layer(s)");
+  for (size_t k = 0; k < marked.size() && marked.size() > 1;) {
+    std::vector<size_t> fewer = marked;
+    fewer.erase(fewer.begin() + static_cast<long>(k));
+    if (check(fewer, static_cast<int>(marked.size() - k - 1)))
+      marked = std::move(fewer);
+    else
+      ++k;
+  }
+  return marked;
 }
 
 }  // namespace
@@ -140,26 +161,23 @@ std::optional<std::vector<size_t>> search_precision(const std::vector<std::strin
   CheckedConfigurations check(layers, precision_name, loop, make);
   LayerCountMarker marker(options.mode, layers.size());
   while (!marker.done()) {
-    const std::vector<size_t> marked = select(layers.size(), marker.count(), options.forward);
+    const std::vector<size_t> marked = select_layers(layers.size(), marker.count(), options.forward);
     VKG_INFO("Selecting the " << which << " " << marked.size() << " layer(s) to run in " << precision_name);
     marker.step(check(marked, marker.remaining()));
   }
   if (!marker.result()) return std::nullopt;
-  std::vector<size_t> marked = select(layers.size(), *marker.result(), options.forward);
+  std::vector<size_t> marked = select_layers(layers.size(), *marker.result(), options.forward);
   VKG_FINISH("The " << which << " " << marked.size() << " layer(s) in " << precision_name << " pass the check");
 
-  if (options.prune && marked.size() > 1) {
-    VKG_START("Pruning: trying to unmark each of the " << marked.size() << " marked layer(s)");
-    for (size_t k = 0; k < marked.size() && marked.size() > 1;) {
-      std::vector<size_t> fewer = marked;
-      fewer.erase(fewer.begin() + static_cast<long>(k));
-      if (check(fewer, static_cast<int>(marked.size() - k - 1)))
-        marked = std::move(fewer);
-      else
-        ++k;
-    }
-  }
+  if (options.prune) marked = pruned(check, marked);
   return marked;
+}
+
+std::vector<size_t> prune_marked(const std::vector<std::string>& layers, const std::string& precision_name,
+                                 IterationLoop& loop, const std::vector<size_t>& marked, const MarkLayersFn& make) {
+  CheckedConfigurations check(layers, precision_name, loop, make);
+  for (const IterationRecord& r : loop.records()) check.remember(r.description, r.passed);
+  return pruned(check, marked);
 }
 
 }  // namespace vkg::debug

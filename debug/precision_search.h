@@ -34,6 +34,18 @@ std::optional<std::vector<size_t>> search_precision(const std::vector<std::strin
                                                     const std::string& precision_name, IterationLoop& loop,
                                                     const PrecisionSearchOptions& options, const MarkLayersFn& make);
 
+// What an iteration that marks `marked` tries ("2 layer(s) in float32: conv1 conv2"): the debug
+// replay's key, the same whether the iteration runs here or in a side-by-side job.
+std::string describe_marked(const std::vector<std::string>& layers, const std::vector<size_t>& marked,
+                            const std::string& precision);
+// The `count` layers marked from the network inputs (`forward`) or outputs, in network order:
+// what bisect and linear iteration with that count marks.
+std::vector<size_t> select_layers(size_t num_layers, size_t count, bool forward);
+// --prune after a search that ran elsewhere (side by side): unmarks each layer of `marked` in
+// turn, one iteration each, keeping it unmarked where the check still passes.
+std::vector<size_t> prune_marked(const std::vector<std::string>& layers, const std::string& precision_name,
+                                 IterationLoop& loop, const std::vector<size_t>& marked, const MarkLayersFn& make);
+
 // A 1-minimal set of marked layers (indices into `layers`, in network order),
 // or nullopt when no configuration passed. `risk` holds each layer's fp16-risk
 // score (NodeRisk::score: 0 none, below 1 underflow, 1 and above overflow).

@@ -1,7 +1,10 @@
 #include "tools/args_debug.h"
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 
+#include "debug/slurm_runner.h"
 #include "runtime/core/error.h"
 #include "tools/args_vulkan.h"
 
@@ -33,7 +36,7 @@ int split_check_command(int argc, char** argv) {
 
 const std::vector<std::string>& check_command() { return g_check_command; }
 
-void DebugArgs::add_to(CLI::App& app, const std::string& iter_artifact_default, bool with_until) {
+void DebugArgs::add_to(CLI::App& app, const std::string& iter_artifact_default, bool with_until, Jobs jobs) {
   CLI::Option_group* check = app.add_option_group("Pass/Fail Reporting", "How each iteration is judged");
   // Never parsed by CLI11 (main() splits it off); listed for --help.
   check->add_flag("--check")->description("Command that checks each iteration (the rest of the command line, run without a "
@@ -87,22 +90,50 @@ void DebugArgs::add_to(CLI::App& app, const std::string& iter_artifact_default, 
             return std::string(e.what());
           }
         });
-    iter->add_option("--jobs", jobs_,
-                     "Iterations side by side, each with its own copies of the iteration artifact and --artifacts "
-                     "(recorded in order, as one at a time records them; docs/debug.md)")
-        ->check(CLI::Range(1, 256))
-        ->capture_default_str();
-    iter->add_option("--devices", devices_,
-                     "Devices of the --jobs, in turn (indices or name substrings as --device takes; a GPU takes one "
-                     "job, a CPU driver several with its cores divided). Default: the device --device picks")
-        ->expected(1, -1);
   }
+  if (jobs == Jobs::Yes) add_jobs_to(*iter);
   iter->add_option("--save-debug-replay", save_replay_,
                    "Write the result of every iteration here (and, before each check, a '_skip_current' copy with "
                    "that iteration failed, to resume past a crash)")
       ->capture_default_str();
   iter->add_option("--load-debug-replay", load_replay_,
                    "Take the results of the iterations it holds from this debug replay instead of checking them");
+}
+
+void DebugArgs::add_jobs_to(CLI::Option_group& iter) {
+  iter.add_option("--jobs", jobs_,
+                  "Iterations side by side, each with its own copies of the iteration artifact and --artifacts "
+                  "(recorded in order, as one at a time records them; docs/debug.md); with --executor slurm, the "
+                  "Slurm tasks that run at once")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  iter.add_option("--devices", devices_,
+                  "Devices of the --jobs, in turn (indices or name substrings as --device takes; a GPU takes one "
+                  "job, a CPU driver several with its cores divided). Default: the device --device picks")
+      ->expected(1, -1);
+  iter.add_option("--executor", executor_,
+                  "Where --jobs run: 'local' (this machine's devices) or 'slurm' (one Slurm array task per "
+                  "iteration, its GPU from Slurm's allocation; docs/debug.md, \"On a Slurm cluster\")")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  iter.add_option("--slurm-gpus-per-task", slurm_.gpus_per_task,
+                  "GPUs each Slurm task asks for (sbatch --gres=gpu:N; 0: none, as on a CPU-only partition)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  iter.add_option("--slurm-arg", slurm_.sbatch_args,
+                  "An argument for sbatch as it is (repeatable), e.g. --slurm-arg=--partition=gpu "
+                  "--slurm-arg=--time=00:20:00")
+      ->allow_extra_args(false)
+      ->take_all();
+  iter.add_option("--slurm-retries", slurm_.retries,
+                  "How often a Slurm task that ended without an outcome (node failure, cancelled, time limit) is "
+                  "submitted again before its iteration fails")
+      ->check(CLI::Range(0, 20))
+      ->capture_default_str();
+  iter.add_option("--slurm-dir", slurm_.dir,
+                  "Folder of the Slurm tasks' specs, outcomes and logs; every node must see it (as it must the "
+                  "working folder and the vkgraphy binary)")
+      ->capture_default_str();
 }
 
 debug::IterationOptions DebugArgs::options() const {
@@ -119,9 +150,23 @@ debug::IterationOptions DebugArgs::options() const {
   return o;
 }
 
-std::vector<debug::JobPlace> DebugArgs::places() const {
-  VKG_CHECK(devices_.empty() || vulkan_args().device.empty(), "give the devices of the jobs with --devices, not --device");
-  return debug::place_jobs(jobs_, devices_, vulkan_device_options());
+std::unique_ptr<debug::JobRunner> DebugArgs::runner(const debug::Until& until) const {
+  if (executor_ == "local") {
+    VKG_CHECK(devices_.empty() || vulkan_args().device.empty(),
+              "give the devices of the jobs with --devices, not --device");
+    return std::make_unique<debug::LocalRunner>(debug::place_jobs(jobs_, devices_, vulkan_device_options()));
+  }
+  VKG_CHECK(devices_.empty(), "--devices names this machine's devices; with --executor slurm each task's GPU comes "
+                              "from Slurm's allocation (--slurm-gpus-per-task)");
+  debug::SlurmOptions o = slurm_;
+  o.concurrent = jobs_;
+  // Iterations ahead: all of a counted loop, else a few per task (dropped when the loop stops).
+  const int ahead = until.kind == debug::Until::Kind::Count ? until.count : 4 * jobs_;
+  o.window = size_t(std::clamp(until.limit > 0 ? std::min(ahead, until.limit) : ahead, jobs_, 1000));
+  std::error_code ec;
+  o.program = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  VKG_CHECK(!ec, "cannot find the vkgraphy binary the Slurm tasks are to run: " << ec.message());
+  return std::make_unique<debug::SlurmRunner>(o);
 }
 
 int iterations_exit_code(int passed, int iterations, bool stopped) {

@@ -9,12 +9,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "debug/iteration_loop.h"
 #include "debug/side_by_side.h"
+#include "debug/slurm_runner.h"
 
 namespace vkg::tools {
 
@@ -32,14 +34,19 @@ const std::vector<std::string>& own_command();
 class DebugArgs {
  public:
   // `iter_artifact_default`: "" when the tool has no intermediate artifact (repeat).
-  // `with_until`: the tool takes --until (build, repeat), and with it --jobs and --devices.
-  void add_to(CLI::App& app, const std::string& iter_artifact_default, bool with_until);
+  // `with_until`: the tool takes --until (build, repeat); `jobs`: it takes --jobs, --devices,
+  // --executor and the Slurm options (build, repeat, precision).
+  enum class Jobs { No, Yes };
+  void add_to(CLI::App& app, const std::string& iter_artifact_default, bool with_until, Jobs jobs = Jobs::No);
 
   debug::IterationOptions options() const;
   debug::Until until() const { return debug::parse_until(until_); }
   int jobs() const { return jobs_; }
-  // Where --jobs run (debug/side_by_side.h), on the devices --devices names (or --device picks).
-  std::vector<debug::JobPlace> places() const;
+  // Whether iterations run as jobs (--jobs above 1, or --executor slurm).
+  bool side_by_side() const { return jobs_ > 1 || executor_ != "local"; }
+  // Where --jobs run (debug/job_runner.h): on the devices --devices names (or --device picks), or
+  // with --executor slurm as Slurm array tasks, as many submitted ahead as `until` may use.
+  std::unique_ptr<debug::JobRunner> runner(const debug::Until& until) const;
 
  private:
   bool with_iter_artifact_ = false;
@@ -52,8 +59,12 @@ class DebugArgs {
   std::string until_;
   std::string save_replay_ = "vkgraphy_debug_replay.json";
   std::string load_replay_;
+  void add_jobs_to(CLI::Option_group& iter);
+
   int jobs_ = 1;
   std::vector<std::string> devices_;
+  std::string executor_ = "local";
+  debug::SlurmOptions slurm_;
 };
 
 // The exit code of a tool that ran `passed` of `iterations` checks (build, repeat):

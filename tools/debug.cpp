@@ -11,6 +11,7 @@
 #include <set>
 
 #include "debug/fp16_risk.h"
+#include "debug/job_spec.h"
 #include "debug/precision_search.h"
 #include "debug/reduce.h"
 #include "debug/reference_check.h"
@@ -54,18 +55,23 @@ std::string build_iteration(BuilderArgs& builder, int index, BuilderConfig* conf
   return what;
 }
 
+// The iteration and path of the worker form's --make-iteration N:PATH.
+std::pair<int, std::string> iteration_to_make(const std::string& text) {
+  const size_t colon = text.find(':');
+  VKG_CHECK(colon != std::string::npos && colon > 0 && colon < 9 && colon + 1 < text.size() &&
+                text.find_first_not_of("0123456789") == colon,
+            "--make-iteration takes N:PATH, not '" << text << "'");
+  return {std::stoi(text.substr(0, colon)), text.substr(colon + 1)};
+}
+
 // The worker form (--make-iteration N:PATH): builds iteration N's engine into PATH and exits.
 int make_build_iteration(BuildArgs& args) {
-  const size_t colon = args.make_iteration.find(':');
-  VKG_CHECK(colon != std::string::npos && colon > 0 && colon + 1 < args.make_iteration.size() &&
-                args.make_iteration.find_first_not_of("0123456789") == colon,
-            "--make-iteration takes N:PATH, not '" << args.make_iteration << "'");
-  const int index = std::stoi(args.make_iteration.substr(0, colon));
+  const auto [index, path] = iteration_to_make(args.make_iteration);
   const Graph graph = import_onnx(args.model.path, args.model.builder_import_options());
   std::unique_ptr<vk::Context> ctx = open_vulkan();
   BuilderConfig config;
   build_iteration(args.builder, index, &config);
-  save_engine(args.make_iteration.substr(colon + 1), args.builder.build_with(graph, *ctx, config).engine);
+  save_engine(path, args.builder.build_with(graph, *ctx, config).engine);
   return kExitSuccess;
 }
 
@@ -81,15 +87,55 @@ std::vector<std::string> worker_command(int index, const std::string& artifact,
   return argv;
 }
 
+// The choices an engine file holds (a layer's tactic and precision, no timings): what --report
+// compares across the iterations of a side-by-side run, whose builds ran elsewhere.
+TacticReplay choices_of(const Engine& engine) {
+  TacticReplay replay;
+  for (const EngineLayer& l : engine.layers)
+    replay.layers.push_back({l.name, l.op, l.signature, l.tactic, l.precision, {}, l.nodes});
+  return replay;
+}
+
+// --report of debug build: the first build's engine and choices, and per iteration the tactics that
+// differ from them.
+void write_build_report(BuildArgs& args, const vk::DeviceInfo* device, const debug::IterationLoop& loop,
+                        const std::optional<BuildResult>& first, const std::map<int, TacticReplay>& choices,
+                        bool built_here) {
+  args.report.report().title = "vkgraphy debug build " + args.model.path;
+  if (device) args.report.set_device(*device);
+  std::map<int, std::vector<std::string>> changes;
+  if (first) {
+    args.report.set_engine(first->engine,
+                           std::string(built_here ? "the first build of the session, from "
+                                                  : "the first engine the session's jobs built, from ") +
+                               args.model.path,
+                           built_here ? &first->replay : nullptr);
+    for (const auto& [index, replay] : choices) changes[index] = tactic_changes(first->replay, replay);
+  }
+  args.report.set_iterations("debug build iterations", loop.records(), changes, "tactics that differ from the first build");
+  args.report.write();
+}
+
 int debug_build_side_by_side(BuildArgs& args, const debug::Until& until, debug::IterationLoop& loop) {
-  VKG_CHECK(!args.report.wanted(), "--report is not made with --jobs above 1 yet: use --jobs 1 for a report");
-  const std::vector<debug::JobPlace> places = args.debug.places();
-  const bool finished = debug::run_interruptible([&] {
-    debug::run_side_by_side(
-        loop, until, places, [&](int index) { return build_iteration(args.builder, index); }, worker_command,
-        own_command());
-  });
+  const std::unique_ptr<debug::JobRunner> runner = args.debug.runner(until);
+  std::optional<BuildResult> first;     // --report: the first engine a job built, read back
+  std::map<int, TacticReplay> choices;  // --report: each iteration's choices, from its engine
+  debug::SideBySideTool tool;
+  tool.describe = [&](int index) { return build_iteration(args.builder, index); };
+  tool.make = worker_command;
+  tool.own_args = own_command();
+  if (args.report.wanted())
+    tool.on_recorded = [&](int index, const std::string& artifact) {
+      Engine engine = load_engine(artifact);
+      choices[index] = choices_of(engine);
+      if (first) return;
+      first.emplace();
+      first->engine = std::move(engine);
+      first->replay = choices[index];
+    };
+  const bool finished = debug::run_interruptible([&] { debug::run_side_by_side(loop, until, *runner, tool); });
   loop.log_summary();
+  if (args.report.wanted()) write_build_report(args, nullptr, loop, first, choices, false);
   return iterations_exit_code(loop.passed(), loop.iterations(), !finished);
 }
 
@@ -98,7 +144,7 @@ int debug_build(BuildArgs& args) {
   const debug::Until until = args.debug.until();
   debug::IterationLoop loop("build", args.debug.options());  // first: a check that cannot run fails before any work
   const Graph graph = import_onnx(args.model.path, args.model.builder_import_options());
-  if (args.debug.jobs() > 1) return debug_build_side_by_side(args, until, loop);
+  if (args.debug.side_by_side()) return debug_build_side_by_side(args, until, loop);
   std::unique_ptr<vk::Context> ctx = open_vulkan();
   std::optional<BuildResult> first;     // --report: the first build's engine and choices
   std::map<int, TacticReplay> choices;  // --report: each built iteration's choices
@@ -119,18 +165,7 @@ int debug_build(BuildArgs& args) {
     });
   });
   loop.log_summary();
-  if (args.report.wanted()) {
-    args.report.report().title = "vkgraphy debug build " + args.model.path;
-    args.report.set_device(ctx->device().info());
-    std::map<int, std::vector<std::string>> changes;
-    if (first) {
-      args.report.set_engine(first->engine, "the first build of the session, from " + args.model.path, &first->replay);
-      for (const auto& [index, replay] : choices) changes[index] = tactic_changes(first->replay, replay);
-    }
-    args.report.set_iterations("debug build iterations", loop.records(), changes,
-                               "tactics that differ from the first build");
-    args.report.write();
-  }
+  if (args.report.wanted()) write_build_report(args, &ctx->device().info(), loop, first, choices, true);
   return iterations_exit_code(loop.passed(), loop.iterations(), !finished);
 }
 
@@ -145,14 +180,13 @@ int debug_repeat(RepeatArgs& args) {
   const debug::Until until = args.debug.until();
   debug::IterationLoop loop("repeat", args.debug.options());
   auto describe = [](int index) { return "repeat " + std::to_string(index); };
-  const bool side_by_side = args.debug.jobs() > 1;
-  const std::vector<debug::JobPlace> places =
-      side_by_side ? args.debug.places() : std::vector<debug::JobPlace>{};
   const bool finished = debug::run_interruptible([&] {
-    if (side_by_side) {
-      debug::run_side_by_side(
-          loop, until, places, describe, [](int, const std::string&, const auto&) { return std::vector<std::string>{}; },
-          own_command());
+    if (args.debug.side_by_side()) {
+      debug::SideBySideTool tool;
+      tool.describe = describe;
+      tool.make = [](int, const std::string&, const auto&) { return std::vector<std::string>{}; };
+      tool.own_args = own_command();
+      debug::run_side_by_side(loop, until, *args.debug.runner(until), tool);
       return;
     }
     debug::run_until(loop, until, [&](int index) {
@@ -181,6 +215,7 @@ struct PrecisionArgs {
   std::string save_layer_precisions;
   CLI::App* app = nullptr;
   ReportArgs report;
+  std::string make_iteration;  // the worker form of a side-by-side job (--mode linear): "N:PATH"
 };
 
 // A layer whose precision the tool may set, with the ONNX nodes it runs.
@@ -428,52 +463,114 @@ int finish_precision_search(const PrecisionArgs& args, const BuilderConfig& base
   return kExitSuccess;
 }
 
+// The search's setting that every iteration shares: the candidate layers and the two precisions.
+struct PrecisionSetting {
+  Precision high = Precision::FP32, low = Precision::FP16;
+  BuilderConfig base;
+  std::vector<PrecisionCandidate> candidates;
+  std::vector<std::string> layers;
+};
+
+PrecisionSetting precision_setting(PrecisionArgs& args, const Graph& graph, const vk::DeviceInfo& info) {
+  VKG_CHECK(info.fp16(), "device '" << info.name
+                                    << "' has no fp16 support (shaderFloat16 and 16-bit storage buffers), so there "
+                                       "is no precision to choose per layer");
+  PrecisionSetting s;
+  s.high = args.precision == "float16" ? Precision::FP16 : Precision::FP32;
+  s.low = s.high == Precision::FP32 ? Precision::FP16 : Precision::FP32;
+  s.base = args.builder.config();
+  s.candidates = precision_candidates(graph, s.base, info);
+  VKG_CHECK(!s.candidates.empty(), "no layer of '" << args.model.path << "' can run in both fp16 and fp32");
+  s.layers = candidate_layer_names(s.candidates);
+  return s;
+}
+
+// The worker form of --mode linear side by side (--make-iteration N:PATH): builds the engine of
+// linear iteration N (the first or last N candidate layers marked) into PATH.
+int make_precision_iteration(PrecisionArgs& args) {
+  const auto [index, path] = iteration_to_make(args.make_iteration);
+  const Graph graph = import_onnx(args.model.path, args.model.builder_import_options());
+  std::unique_ptr<vk::Context> ctx = open_vulkan();
+  const PrecisionSetting s = precision_setting(args, graph, ctx->device().info());
+  VKG_CHECK(size_t(index) <= s.layers.size(), "--make-iteration " << index << ": there are only " << s.layers.size()
+                                                                  << " candidate layers");
+  const std::vector<size_t> marked = debug::select_layers(s.layers.size(), size_t(index), args.direction == "forward");
+  const BuilderConfig c = marked_layers_config(args, s.base, s.candidates, marked, s.high, s.low);
+  save_engine(path, args.builder.build_with(graph, *ctx, c).engine);
+  return kExitSuccess;
+}
+
+// --mode linear with --jobs or --executor slurm: iteration N marks N layers, side by side, until
+// the first that passes; then --prune one at a time here. Returns the passing marked layers.
+std::optional<std::vector<size_t>> linear_side_by_side(PrecisionArgs& args, const PrecisionSetting& s,
+                                                       debug::IterationLoop& loop, const debug::MarkLayersFn& make,
+                                                       std::map<int, std::vector<std::string>>& marked_per_iteration) {
+  const bool forward = args.direction == "forward";
+  const std::string high = precision_name(s.high);
+  debug::Until until{debug::Until::Kind::Good, 0, int(s.layers.size()) + 1};
+  debug::SideBySideTool tool;
+  tool.describe = [&](int index) {
+    return debug::describe_marked(s.layers, debug::select_layers(s.layers.size(), size_t(index), forward), high);
+  };
+  tool.make = worker_command;
+  tool.own_args = own_command();
+  tool.on_recorded = [&](int index, const std::string&) {
+    for (size_t i : debug::select_layers(s.layers.size(), size_t(index), forward))
+      marked_per_iteration[index].push_back(s.layers[i]);
+  };
+  VKG_START("Marking one more layer each iteration, " << args.debug.jobs() << " iteration(s) at a time");
+  debug::run_side_by_side(loop, until, *args.debug.runner(until), tool);
+  if (loop.records().empty() || !loop.records().back().passed) return std::nullopt;
+  const std::vector<size_t> marked = debug::select_layers(s.layers.size(), size_t(loop.iterations() - 1), forward);
+  VKG_FINISH("The " << (forward ? "first " : "last ") << marked.size() << " layer(s) in " << high << " pass the check");
+  return args.prune ? debug::prune_marked(s.layers, high, loop, marked, make) : marked;
+}
+
 int debug_precision(PrecisionArgs& args) {
   VKG_CHECK(args.builder.fp16(), "debug precision needs a lower precision to trade against: add --fp16");
-  const Precision high = args.precision == "float16" ? Precision::FP16 : Precision::FP32;
-  const Precision low = high == Precision::FP32 ? Precision::FP16 : Precision::FP32;
-  settle_precision_mode(args, high);
+  if (!args.make_iteration.empty()) return make_precision_iteration(args);
+  settle_precision_mode(args, args.precision == "float16" ? Precision::FP16 : Precision::FP32);
   const bool minimal = args.mode == "minimal";
+  VKG_CHECK(!args.debug.side_by_side() || args.mode == "linear",
+            "--jobs and --executor run the iterations of --mode linear side by side; those of " << args.mode
+                                                                                                << " depend each on the last");
   debug::IterationLoop loop("precision", args.debug.options());  // first: a check that cannot run fails now
   const Graph graph = import_onnx(args.model.path, args.model.builder_import_options());
   std::unique_ptr<vk::Context> ctx = open_vulkan();
   const vk::DeviceInfo& info = ctx->device().info();
-  VKG_CHECK(info.fp16(), "device '" << info.name
-                                    << "' has no fp16 support (shaderFloat16 and 16-bit storage buffers), so there "
-                                       "is no precision to choose per layer");
-  const BuilderConfig base = args.builder.config();
-  const std::vector<PrecisionCandidate> candidates = precision_candidates(graph, base, info);
-  VKG_CHECK(!candidates.empty(), "no layer of '" << args.model.path << "' can run in both fp16 and fp32");
-  const std::vector<std::string> layers = candidate_layer_names(candidates);
-  VKG_INFO("Layers that can take either precision (" << layers.size() << ", in network order):");
-  for (const std::string& l : layers) VKG_INFO("    " << l);
-  const std::vector<double> risk = minimal ? candidate_risk(graph, candidates, args) : std::vector<double>{};
-  VKG_START("Using " << precision_name(high) << " as the higher precision; other candidate layers run in "
-                     << precision_name(low));
+  const PrecisionSetting s = precision_setting(args, graph, info);
+  VKG_INFO("Layers that can take either precision (" << s.layers.size() << ", in network order):");
+  for (const std::string& l : s.layers) VKG_INFO("    " << l);
+  const std::vector<double> risk = minimal ? candidate_risk(graph, s.candidates, args) : std::vector<double>{};
+  VKG_START("Using " << precision_name(s.high) << " as the higher precision; other candidate layers run in "
+                     << precision_name(s.low));
 
   const debug::PrecisionSearchOptions search = precision_search_options(args);
   std::map<int, std::vector<std::string>> marked_per_iteration;  // --report
   const debug::MarkLayersFn make = [&](const std::vector<size_t>& m) {
-    const BuilderConfig c = marked_layers_config(args, base, candidates, m, high, low);
+    const BuilderConfig c = marked_layers_config(args, s.base, s.candidates, m, s.high, s.low);
     std::vector<std::string>& names = marked_per_iteration[loop.iterations()];
-    for (size_t i : m) names.push_back(layers[i]);
+    for (size_t i : m) names.push_back(s.layers[i]);
     const BuildResult built = args.builder.build_with(graph, *ctx, c);
     save_engine(loop.iter_artifact(), built.engine);
   };
   std::optional<std::vector<size_t>> marked;
   const bool finished = debug::run_interruptible([&] {
-    marked = minimal ? debug::minimal_precision_set(layers, risk, precision_name(high), loop, make)
-                     : debug::search_precision(layers, precision_name(high), loop, search, make);
+    if (args.debug.side_by_side())
+      marked = linear_side_by_side(args, s, loop, make, marked_per_iteration);
+    else
+      marked = minimal ? debug::minimal_precision_set(s.layers, risk, precision_name(s.high), loop, make)
+                       : debug::search_precision(s.layers, precision_name(s.high), loop, search, make);
   });
   loop.log_summary();
-  if (args.report.wanted()) write_precision_report(args, info, loop, layers, marked, marked_per_iteration, high);
+  if (args.report.wanted()) write_precision_report(args, info, loop, s.layers, marked, marked_per_iteration, s.high);
   if (!finished) return kExitInterrupted;
   if (!marked) {
-    VKG_ERROR("No configuration passed, not even with all " << layers.size() << " candidate layer(s) in "
-                                                            << precision_name(high));
+    VKG_ERROR("No configuration passed, not even with all " << s.layers.size() << " candidate layer(s) in "
+                                                            << precision_name(s.high));
     return kExitDebugNotFound;
   }
-  return finish_precision_search(args, base, candidates, layers, *marked, high);
+  return finish_precision_search(args, s.base, s.candidates, s.layers, *marked, s.high);
 }
 
 // ---- reduce --------------------------------------------------------------
@@ -567,7 +664,7 @@ void add_debug_build(CLI::App& debug) {
   args->builder.add_to(*sub);
   args->data.add_to(*sub);
   args->builder.use_data_loader(args->data);
-  args->debug.add_to(*sub, "vkgraphy_debug.engine", true);
+  args->debug.add_to(*sub, "vkgraphy_debug.engine", true, DebugArgs::Jobs::Yes);
   args->report.add_to(*sub, "debug build");
   // The worker form of a --jobs job (debug/side_by_side.h): builds iteration N into PATH.
   sub->add_option("--make-iteration", args->make_iteration)->group("");
@@ -579,7 +676,7 @@ void add_debug_repeat(CLI::App& debug) {
   auto args = std::make_shared<RepeatArgs>();
   CLI::App* sub = debug.add_subcommand("repeat", "Run the check repeatedly and sort the artifacts of each run");
   sub->fallthrough();
-  args->debug.add_to(*sub, "", true);
+  args->debug.add_to(*sub, "", true, DebugArgs::Jobs::Yes);
   args->report.add_to(*sub, "debug repeat");
   sub->callback([args] { set_exit_code(debug_repeat(*args)); });
 }
@@ -594,7 +691,7 @@ void add_debug_precision(CLI::App& debug) {
   args->builder.add_to(*sub);
   args->data.add_to(*sub);
   args->builder.use_data_loader(args->data);
-  args->debug.add_to(*sub, "vkgraphy_debug.engine", false);
+  args->debug.add_to(*sub, "vkgraphy_debug.engine", false, DebugArgs::Jobs::Yes);
   sub->add_option("--mode", args->mode,
                   "minimal (a 1-minimal set of layers, starting from an fp16-risk analysis of a reference run on "
                   "the data loader's inputs), or Polygraphy's bisect (binary search over the number of layers) "
@@ -614,7 +711,19 @@ void add_debug_precision(CLI::App& debug) {
                   "Write the answer as a layer-precisions file, for convert/run --load-layer-precisions");
   args->app = sub;
   args->report.add_to(*sub, "debug precision");
+  // The worker form of a --jobs job of --mode linear (debug/side_by_side.h).
+  sub->add_option("--make-iteration", args->make_iteration)->group("");
   sub->callback([args] { set_exit_code(debug_precision(*args)); });
+}
+
+// `debug run-job SPEC`: what a Slurm array task runs (debug/job_spec.h); not for users.
+void add_debug_run_job(CLI::App& debug) {
+  auto spec = std::make_shared<std::string>();
+  CLI::App* sub = debug.add_subcommand("run-job", "Run one iteration of a side-by-side debug loop from its spec file "
+                                                  "(what an --executor slurm task runs)");
+  sub->group("");
+  sub->add_option("spec", *spec, "The job's spec file")->required();
+  sub->callback([spec] { set_exit_code(debug::run_job_file(*spec)); });
 }
 
 // `debug reduce`: shrinks a failing ONNX model.
@@ -658,6 +767,7 @@ void add_debug_tool(CLI::App& app) {
   add_debug_precision(*debug);
   add_debug_reduce(*debug);
   add_debug_rewrites(*debug);
+  add_debug_run_job(*debug);
   add_diff_tactics_tool(*debug);
 }
 

@@ -10,7 +10,10 @@ import signal
 import subprocess
 import time
 
+from test_vk import fp16_tolerance
 from vkgraphy_cli import BIN, CliTestCase, VK_MODELS
+
+FP16_TOL = fp16_tolerance("fp16_overflow.onnx")
 
 FAULTY = "VKGRAPHY_FAULTY_TACTICS"
 MIXED, INTERRUPTED, INPUT = 5, 130, 3
@@ -105,6 +108,23 @@ class DebugJobs(CliTestCase):
         self.assertEqual(out.count("Result from debug replay"), done)
         self.assertIn(f"Passed: {done + 2}/{done + 2}", out)
 
+    def test_precision_linear_side_by_side_finds_what_one_at_a_time_finds(self):
+        path = os.path.join(VK_MODELS, "fp16_overflow.onnx")
+        self.vkgraphy("run", path, "--ref", "--save-outputs", "golden.json")
+        answers, results = {}, {}
+        for jobs in ("1", "3"):
+            out = self.vkgraphy("debug", "precision", path, "--fp16", "--mode", "linear", "--prune", "--jobs", jobs,
+                                "--check", BIN, "run", "vkgraphy_debug.engine", "--vk", "--load-outputs",
+                                "golden.json", *FP16_TOL)
+            answers[jobs] = re.search(r"Build with: (.*)", out).group(1)
+            results[jobs] = self.results()
+            self.fresh()
+        self.assertEqual(answers["3"], answers["1"])
+        self.assertIn("big:fp32", answers["1"])
+        # The same iterations with the same results (jobs past the first pass were dropped), then --prune.
+        self.assertEqual(results["3"], results["1"])
+        self.assertEqual(glob.glob(self.path("*.iter*")), [])
+
     def test_what_cannot_run_side_by_side(self):
         self.vkgraphy("run", MODEL, "--ref", "--save-outputs", "golden.json")
         cases = [
@@ -113,8 +133,10 @@ class DebugJobs(CliTestCase):
              "--artifacts 'out.txt' is named neither by the --check command nor by this tool's options"),
             (["debug", "repeat", "--until", "2", "--jobs", "2", "--devices", "no-such-device", "--check", "true"],
              "no-such-device"),
-            (["debug", "build", MODEL, "--until", "2", "--jobs", "2", "--report", "r.html", "--check", "true"],
-             "--report is not made with --jobs above 1"),
+            (["debug", "repeat", "--until", "2", "--executor", "slurm", "--devices", "0", "--check", "true"],
+             "with --executor slurm each task's GPU comes from Slurm's allocation"),
+            (["debug", "precision", os.path.join(VK_MODELS, "fp16_overflow.onnx"), "--fp16", "--jobs", "2", "--check",
+              "true"], "--jobs and --executor run the iterations of --mode linear side by side"),
         ]
         for args, text in cases:
             with self.subTest(args=args):

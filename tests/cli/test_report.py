@@ -251,6 +251,23 @@ class TestDebugReport(ReportTestCase):
         dom = self.render("diff.html")
         self.assertEqual(len(dom.find_all("table", id="suspects")), 1)
 
+    def test_debug_build_side_by_side_reports_what_one_at_a_time_reports(self):
+        # Random tactics: iterations differ from the first build; the jobs' engines are read back for the table.
+        base = ["debug", "build", self.model, "--until", "4", "--tactic-selection", "random:3"]
+        self.vkgraphy(*base, "--report", "serial.html", "--check", "true")
+        os.remove(self.path("vkgraphy_debug_replay.json"))
+        self.vkgraphy(*base, "--jobs", "2", "--report", "jobs.html", "--check", "true")
+        changes = {}
+        for name in ("serial.html", "jobs.html"):
+            self.check_self_contained(name)
+            dom = self.render(name)
+            self.check_engine(dom, 2, with_candidates=False)
+            rows = dom.find_all("table", id="iterations")[0].find_all("tr", cls="iteration")
+            self.assertEqual(len(rows), 4)
+            changes[name] = [[u.all_text() for u in row.find_all("ul")] for row in rows]
+        self.assertEqual(changes["jobs.html"], changes["serial.html"])
+        self.assertTrue(any(changes["serial.html"]), "random tactics changed nothing: the comparison shows nothing")
+
     def test_debug_repeat_iterations(self):
         self.vkgraphy("debug", "repeat", "--until", "3", "--report", "repeat.html", "--check", "true")
         self.check_self_contained("repeat.html")
