@@ -148,6 +148,7 @@ void SlurmRunner::submit(const std::vector<int>& indices) {
     Task& task = tasks_.at(index);
     task.job = id + "_" + std::to_string(index);
     ++task.submissions;
+    task.starts_before = lines_in(task.spec.outcome + ".starts");  // those of earlier submissions
   }
   if (indices.size() > 1 || array_.empty()) array_ = id;
   ++submissions_;
@@ -157,7 +158,7 @@ void SlurmRunner::submit(const std::vector<int>& indices) {
 }
 
 void SlurmRunner::note_restarts(Task& task, int index) {
-  const size_t starts = lines_in(task.spec.outcome + ".starts");
+  const size_t starts = lines_in(task.spec.outcome + ".starts") - task.starts_before;
   if (starts > 1 && starts > task.starts_seen)
     VKG_WARNING("Iteration " << index << ": Slurm task " << task.job
                              << " started again (requeued by Slurm, as on preemption); its iteration runs anew");

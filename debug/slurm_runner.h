@@ -54,7 +54,8 @@ class SlurmRunner : public JobRunner {
     std::string job;  // "ARRAYJOBID_TASKID" once submitted
     std::string log;  // its Slurm output file
     int submissions = 0;
-    size_t starts_seen = 0;
+    size_t starts_before = 0;  // starts of its earlier submissions
+    size_t starts_seen = 0;    // starts of this submission seen so far
   };
 
   void submit(const std::vector<int>& indices);
