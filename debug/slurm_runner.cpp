@@ -104,6 +104,10 @@ SlurmRunner::~SlurmRunner() {
 
 std::string SlurmRunner::where(size_t) const { return "Slurm array task"; }
 
+std::string SlurmRunner::spec_path(int index) const {
+  return options_.dir + "/iter" + std::to_string(index) + ".json";  // as run-job.sh names it
+}
+
 void SlurmRunner::start(size_t slot, const JobSpec& spec) {
   Task task;
   task.slot = slot;
@@ -113,7 +117,7 @@ void SlurmRunner::start(size_t slot, const JobSpec& spec) {
   task.log = stem + ".log";
   std::error_code ec;
   for (const char* suffix : {".outcome.json", ".starts", ".log"}) fs::remove(stem + suffix, ec);
-  save_job_spec(stem + ".json", task.spec);
+  save_job_spec(spec_path(spec.index), task.spec);
   tasks_[spec.index] = std::move(task);
   held_.push_back(spec.index);
 }
@@ -189,6 +193,9 @@ std::vector<JobRunner::Finished> SlurmRunner::collect_outcomes() {
     else if (!said.empty())
       VKG_INFO("Iteration " << it->first << " (Slurm task " << task.job << ") said:\n" << said);
     done.push_back(std::move(f));
+    std::error_code ec;  // the task's log stays (iterN.log)
+    for (const std::string& path : {task.spec.outcome, task.spec.outcome + ".starts", spec_path(it->first)})
+      fs::remove(path, ec);
     it = tasks_.erase(it);
   }
   return done;

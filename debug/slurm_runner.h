@@ -58,6 +58,7 @@ class SlurmRunner : public JobRunner {
     size_t starts_seen = 0;    // starts of this submission seen so far
   };
 
+  std::string spec_path(int index) const;
   void submit(const std::vector<int>& indices);
   bool array_running() const;
   // Outcomes written since the last look, as finished jobs (their tasks forgotten).
