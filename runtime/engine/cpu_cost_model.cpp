@@ -32,7 +32,26 @@ constexpr std::array<std::string_view, 20> kDominated = {
     "softmax.row",                    // 3.48
 };
 
+// Forms (name prefixes) and the forms beside which they lose, with the least ratio to the winner
+// they measured where both served (lavapipe, 2 threads, PP-OCRv4 det 320x320 and rec 48x320,
+// level 3, 2026-12-02).
+struct DominatedBeside {
+  std::string_view form, beside;
+};
+constexpr std::array<DominatedBeside, 1> kDominatedBeside = {{
+    {"conv.im2col_gemm.", "conv.depthwise_tile"},  // det 6.36 fp16, 7.28 fp32; rec 9.43, 10.64
+}};
+
 }  // namespace
+
+bool dominated_on_cpu_beside(std::string_view tactic_name, std::span<const std::string_view> others) {
+  for (const DominatedBeside& rule : kDominatedBeside) {
+    if (!tactic_name.starts_with(rule.form)) continue;
+    if (std::any_of(others.begin(), others.end(), [&](std::string_view o) { return o.starts_with(rule.beside); }))
+      return true;
+  }
+  return false;
+}
 
 bool dominated_on_cpu(std::string_view tactic_name) {
   const size_t dot = tactic_name.rfind('.');

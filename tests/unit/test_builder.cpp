@@ -12,6 +12,7 @@
 
 #include "runtime/core/error.h"
 #include "runtime/engine/builder/builder_impl.h"
+#include "runtime/engine/cpu_cost_model.h"
 #include "runtime/engine/tactic_validation.h"
 #include "runtime/reference/reference_backend.h"
 #include "runtime/vulkan/executor.h"
@@ -362,6 +363,20 @@ TEST(LevelBudget, CpuDevicesTimeFewerAndSlowFp16Fewest) {
   EXPECT_EQ(candidates_for_level(3, cpu_fast_fp16, Precision::FP16), 4u);
   EXPECT_EQ(candidates_for_level(5, cpu, Precision::FP16), SIZE_MAX);  // the top level times every one
   EXPECT_EQ(candidates_for_level(0, gpu, Precision::FP32), 1u);
+}
+
+// The CPU cost model's rules: forms dominated anywhere, and forms dominated beside another.
+TEST(CpuCostModel, DominatedFormsAndFormsDominatedBesideAnother) {
+  EXPECT_TRUE(dominated_on_cpu("conv.direct.f32"));
+  EXPECT_TRUE(dominated_on_cpu("softmax.row.f16acc32"));
+  EXPECT_FALSE(dominated_on_cpu("conv.direct_tile2x8.f32"));
+  EXPECT_FALSE(dominated_on_cpu("conv.im2col_gemm.8x8.f16"));
+  const std::vector<std::string_view> depthwise = {"conv.depthwise_tile4x8.f16", "conv.depthwise_tile2x8.f16"};
+  const std::vector<std::string_view> dense = {"conv.direct_tile2x8.f16", "conv.winograd_f23.f16"};
+  EXPECT_TRUE(dominated_on_cpu_beside("conv.im2col_gemm.8x8.f16", depthwise));
+  EXPECT_FALSE(dominated_on_cpu_beside("conv.im2col_gemm.8x8.f16", dense));  // the first conv: no depthwise form
+  EXPECT_FALSE(dominated_on_cpu_beside("conv.depthwise_tile2x8.f16", depthwise));
+  EXPECT_FALSE(dominated_on_cpu_beside("conv.im2col_gemm.8x8.f16", {}));
 }
 
 TEST_F(BuilderTest, MarkAllAndMemoryPlan) {
