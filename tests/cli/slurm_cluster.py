@@ -639,3 +639,31 @@ def _cancel_all(env, wait=5.0):
             time.sleep(0.1)
     except (subprocess.SubprocessError, OSError):
         pass
+
+
+class ClusterPerClass:
+    """A unittest.TestCase mixin: one cluster for the test class (a node with two gpus and four CPUs, so that
+    the gpus, not a small machine's cores, limit how many tasks run); where Slurm cannot start, the class's
+    tests skip and the reason is printed, never silently. Call `require_cluster()` first in setUp."""
+    cluster = None
+    unavailable = None
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        try:
+            cls.cluster = SlurmCluster(gpus=2, cpus=4).__enter__()
+        except SlurmUnavailable as err:
+            cls.unavailable = err
+            print("\nSlurm unavailable (%s not tested): %s" % (cls.__name__, err), file=sys.stderr)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.cluster is not None:
+            cls.cluster.close()
+        super().tearDownClass()
+
+    def require_cluster(self, idle_within=60):
+        if self.unavailable is not None:
+            self.skipTest(str(self.unavailable))
+        self.cluster.wait_idle(idle_within)

@@ -9,36 +9,17 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 
-from slurm_cluster import SlurmCluster, SlurmUnavailable
+from slurm_cluster import ClusterPerClass
 from test_debug_jobs import FAULTY, INTERRUPTED, MODEL, sorted_names
 from vkgraphy_cli import BIN, CliTestCase
 
 
-class DebugOnSlurm(CliTestCase):
-    cluster = None
-    unavailable = None
-
-    @classmethod
-    def setUpClass(cls):
-        try:
-            cls.cluster = SlurmCluster(gpus=2, cpus=4).__enter__()
-        except SlurmUnavailable as err:
-            cls.unavailable = err
-            print("\nSlurm unavailable, --executor slurm not tested: %s" % err, file=sys.stderr)
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.cluster is not None:
-            cls.cluster.close()
-
+class DebugOnSlurm(ClusterPerClass, CliTestCase):
     def setUp(self):
-        if self.unavailable is not None:
-            self.skipTest(str(self.unavailable))
+        self.require_cluster()
         super().setUp()
-        self.cluster.wait_idle(60)
 
     def slurm(self, *args, expect=0):
         # The cluster's client environment (SLURM_CONF) for vkgraphy, its sbatch and so its tasks; one thread

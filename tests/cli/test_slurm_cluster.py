@@ -5,11 +5,10 @@ that is requeued (`scontrol requeue JOB_TASK`, as for a preempted task) is stopp
 again with SLURM_RESTART_COUNT=1. Skipped, with the reason, where Slurm cannot run (not installed, not
 root, a daemon that does not start)."""
 import os
-import sys
 import time
 import unittest
 
-from slurm_cluster import SlurmCluster, SlurmUnavailable
+from slurm_cluster import ClusterPerClass
 
 GPUS = 2
 
@@ -24,28 +23,9 @@ def sweep(intervals):
     return most
 
 
-class SlurmClusterTest(unittest.TestCase):
-    cluster = None
-    unavailable = None
-
-    @classmethod
-    def setUpClass(cls):
-        # cpus=4 (more than gpus): the gpus, not the CPUs of a small machine, limit how many tasks run.
-        try:
-            cls.cluster = SlurmCluster(gpus=GPUS, cpus=4).__enter__()
-        except SlurmUnavailable as err:
-            cls.unavailable = err
-            print("\nSlurm unavailable: %s" % err, file=sys.stderr)
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.cluster is not None:
-            cls.cluster.close()
-
+class SlurmClusterTest(ClusterPerClass, unittest.TestCase):
     def setUp(self):
-        if self.unavailable is not None:
-            self.skipTest(str(self.unavailable))
-        self.cluster.wait_idle(30)
+        self.require_cluster(30)
 
     def sbatch(self, *args):
         return self.cluster.run("sbatch", "--parsable", "--chdir", self.cluster.work, *args).stdout.strip()
