@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -234,9 +235,11 @@ std::vector<JobRunner::Finished> SlurmRunner::wait(std::chrono::milliseconds up_
   const auto now = std::chrono::steady_clock::now();
   if (now - last_poll_ >= options_.poll) {
     last_poll_ = now;
-    std::string ids;
+    std::set<std::string> arrays;
     for (const auto& [index, task] : tasks_)
-      if (!task.job.empty()) ids += (ids.empty() ? "" : ",") + task.job.substr(0, task.job.find('_'));
+      if (!task.job.empty()) arrays.insert(task.job.substr(0, task.job.find('_')));
+    std::string ids;
+    for (const std::string& a : arrays) ids += (ids.empty() ? "" : ",") + a;
     if (!ids.empty()) {
       int code = 0;
       const std::string out = slurm_command({"squeue", "-h", "-r", "-o", "%i %T", "-j", ids}, true, &code);
