@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <set>
 #include <filesystem>
 
 #include "debug/slurm_runner.h"
 #include "runtime/core/error.h"
+#include "runtime/core/logger.h"
 #include "tools/args_vulkan.h"
 
 namespace vkg::tools {
@@ -13,7 +16,27 @@ namespace vkg::tools {
 namespace {
 std::vector<std::string> g_check_command;
 std::vector<std::string> g_own_command;
+
+// The data-loader options the check command line gives a `vkgraphy run` (or
+// any tool using the same flags), as text per flag.
+std::map<std::string, std::vector<std::string>> data_loader_flags(const std::vector<std::string>& argv) {
+  static const std::set<std::string> kFlags = {"--seed", "--val-range", "--load-inputs", "--load-input-data"};
+  std::map<std::string, std::vector<std::string>> out;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    std::string flag = argv[i], value;
+    if (const size_t eq = flag.find('='); eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    }
+    if (!kFlags.count(flag)) continue;
+    if (flag == "--load-input-data") flag = "--load-inputs";
+    std::vector<std::string>& values = out[flag];
+    if (!value.empty()) values.push_back(value);
+    for (size_t j = i + 1; j < argv.size() && argv[j].rfind("--", 0) != 0; ++j, ++i) values.push_back(argv[j]);
+  }
+  return out;
 }
+}  // namespace
 
 void set_own_command(int argc, char** argv) { g_own_command.assign(argv, argv + argc); }
 
@@ -173,6 +196,59 @@ int iterations_exit_code(int passed, int iterations, bool stopped) {
   if (stopped) return kExitInterrupted;
   if (passed == iterations) return kExitSuccess;
   return passed == 0 ? kExitDebugAllFailed : kExitDebugMixed;
+}
+
+// The iteration and path of the worker form's --make-iteration N:PATH.
+std::pair<int, std::string> iteration_to_make(const std::string& text) {
+  const size_t colon = text.find(':');
+  VKG_CHECK(colon != std::string::npos && colon > 0 && colon < 9 && colon + 1 < text.size() &&
+                text.find_first_not_of("0123456789") == colon,
+            "--make-iteration takes N:PATH, not '" << text << "'");
+  return {std::stoi(text.substr(0, colon)), text.substr(colon + 1)};
+}
+
+// The command a side-by-side job runs to make an iteration: this very command line in its worker form.
+std::vector<std::string> worker_command(int index, const std::string& artifact,
+                                        const std::vector<std::pair<std::string, std::string>>& renames) {
+  std::vector<std::string> argv = debug::renamed_args(own_command(), renames);
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (!ec) argv.at(0) = self;
+  argv.push_back("--make-iteration");
+  argv.push_back(std::to_string(index) + ":" + artifact);
+  return argv;
+}
+
+// The option `flag` of `app` when the command line gave it, else nullptr.
+const CLI::Option* given_option(const CLI::App& app, const char* flag) {
+  const CLI::Option* o = app.get_option_no_throw(flag);
+  return o && o->count() > 0 ? o : nullptr;
+}
+
+// Warns when the --check command's data-loader options differ from the tool's
+// own: `tool` computes values (frozen branches, the fp16-risk run) from its own
+// inputs, which then differ from what the check feeds.
+void warn_data_loader_mismatch(const CLI::App& app, const std::string& tool, const std::string& consequence) {
+  if (check_command().empty()) return;
+  std::map<std::string, std::vector<std::string>> ours;
+  for (const char* flag : {"--seed", "--val-range", "--load-inputs"})
+    if (const CLI::Option* o = given_option(app, flag)) ours[flag] = o->results();
+  const auto theirs = data_loader_flags(check_command());
+  for (const char* flag : {"--seed", "--val-range", "--load-inputs"}) {
+    const auto a = ours.find(flag);
+    const auto b = theirs.find(flag);
+    const std::vector<std::string> va = a == ours.end() ? std::vector<std::string>{} : a->second;
+    const std::vector<std::string> vb = b == theirs.end() ? std::vector<std::string>{} : b->second;
+    if (va == vb) continue;
+    auto text = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const std::string& x : v) s += (s.empty() ? "" : " ") + x;
+      return s.empty() ? std::string("(default)") : s;
+    };
+    VKG_WARNING("The --check command has " << flag << " " << text(vb) << " but " << tool << " has " << flag << " "
+                                           << text(va) << ": " << consequence << ", so give " << tool
+                                           << " the same data-loader options (before --check)");
+  }
 }
 
 }  // namespace vkg::tools

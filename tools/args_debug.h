@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "debug/iteration_loop.h"
@@ -66,6 +67,21 @@ class DebugArgs {
   std::string executor_ = "local";
   debug::SlurmOptions slurm_;
 };
+
+// The worker form of a side-by-side job of `debug build` and `debug precision --mode linear`: the
+// same command line with --make-iteration N:PATH, which makes iteration N's artifact at PATH and
+// exits. worker_command builds it (its arguments renamed for the job: debug/side_by_side.h);
+// iteration_to_make reads N and PATH back (Error for another form).
+std::vector<std::string> worker_command(int index, const std::string& artifact,
+                                        const std::vector<std::pair<std::string, std::string>>& renames);
+std::pair<int, std::string> iteration_to_make(const std::string& text);
+
+// The option `flag` of `app` when the command line gave it, else nullptr.
+const CLI::Option* given_option(const CLI::App& app, const char* flag);
+// Warns when the --check command's data-loader options (--seed, --val-range, --load-inputs) differ
+// from the tool's own: `tool` computes values from its own inputs (`consequence` says which), which
+// then differ from what the check feeds.
+void warn_data_loader_mismatch(const CLI::App& app, const std::string& tool, const std::string& consequence);
 
 // The exit code of a tool that ran `passed` of `iterations` checks (build, repeat):
 // 0 all passed, kExitDebugMixed, kExitDebugAllFailed; kExitInterrupted when stopped.

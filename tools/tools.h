@@ -17,6 +17,8 @@ void add_surgeon_tool(CLI::App& app);         // tools/surgeon.cpp
 void add_debug_tool(CLI::App& app);           // tools/debug.cpp
 // Adds `rewrites` to `debug`: tools/debug_rewrites.cpp.
 void add_debug_rewrites(CLI::App& debug);
+// Adds `precision` to `debug`: tools/debug_precision.cpp.
+void add_debug_precision(CLI::App& debug);
 void add_data_tool(CLI::App& app);            // tools/data.cpp
 void add_check_tool(CLI::App& app);           // tools/check.cpp
 void add_inspect_device(CLI::App& inspect);   // tools/inspect_device.cpp: `inspect device`
