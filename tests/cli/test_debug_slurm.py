@@ -71,6 +71,17 @@ class DebugOnSlurm(ClusterPerClass, CliTestCase):
                 if start < e and s < end:  # side by side: on different GPUs
                     self.assertNotEqual(gpu, other, held)
 
+    def test_until_bad_stops_and_cancels_the_tasks_past_it(self):
+        # Iteration 2 fails; with --jobs 2 the array holds 8 iterations ahead, those past 2 are cancelled.
+        out = self.slurm("debug", "repeat", "--until", "bad", "--executor", "slurm", "--jobs", "2", "--artifacts",
+                         "a.txt", "--check", "sh", "-c", 'echo x > "$0"; sleep 1; case "$0" in *iter2*) exit 1;; esac',
+                         "a.txt", expect=5)
+        self.assertIn("Submitted iteration(s) 0-7 to Slurm", out)
+        self.assertEqual([r[1] for r in self.results()], [True, True, False])
+        self.assertRegex(out, r"Cancelled \d+ Slurm task\(s\)")
+        self.cluster.wait_idle(30)
+        self.assertEqual(glob.glob(self.path("*.iter*")), [])
+
     def test_a_task_that_ends_without_an_outcome_is_submitted_again(self):
         # Iteration 1's first task cancels itself mid-check, as a lost node or a time limit would end it ($0 is
         # the job's copy of a.txt, "a.iter1.txt").
