@@ -1,4 +1,6 @@
-"""The single-node Slurm cluster of slurm_cluster.py: an array of four tasks that each ask for one of the
+"""The harness's own check, run by hand after changing slurm_cluster.py (`cd tests/cli && python3 -m unittest
+check_slurm_cluster`; not a ctest test: test_debug_slurm.py exercises the same cluster through vkgraphy).
+The single-node Slurm cluster of slurm_cluster.py: an array of four tasks that each ask for one of the
 node's two GRES gpus runs every task, never more than two at once, each running pair on distinct gpu
 indices (CUDA_VISIBLE_DEVICES = SLURM_JOB_GPUS); a failing task shows as FAILED; a running array task
 that is requeued (`scontrol requeue JOB_TASK`, as for a preempted task) is stopped with SIGTERM and runs
