@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "runtime/core/error.h"
@@ -83,14 +82,15 @@ bool run_job(const JobSpec& spec) {
     make.env = spec.check.env;
     const CheckResult made = run_program(make);
     VKG_CHECK(made.exit_code == 0, "iteration " << spec.index << " could not be made (exit code " << made.exit_code
-                                                << " of " << spec.make.front() << "):\n" << made.output);
+                                                << " of " << spec.make.front() << "):\n"
+                                                << made.output);
   }
   return CheckCommand(spec.check).run(spec.artifact).passed;
 }
 
 void save_job_spec(const std::string& path, const JobSpec& spec) {
-  const Json j = {{"version", kJobFileVersion},  {"index", spec.index},       {"make", spec.make},
-                  {"artifact", spec.artifact}, {"outcome", spec.outcome}, {"check", check_json(spec.check)}};
+  const Json j = {{"version", kJobFileVersion}, {"index", spec.index},     {"make", spec.make},
+                  {"artifact", spec.artifact},  {"outcome", spec.outcome}, {"check", check_json(spec.check)}};
   write_file_atomically(path, j.dump(2) + "\n", "job spec");
 }
 

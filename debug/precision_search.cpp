@@ -8,9 +8,7 @@
 
 namespace vkg::debug {
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::string describe_marked(const std::vector<std::string>& layers, const std::vector<size_t>& marked,
                             const std::string& precision) {

@@ -32,7 +32,8 @@ std::vector<std::string> renamed_args(const std::vector<std::string>& args,
       if (from.empty()) continue;
       if (arg == from) arg = to;
       const size_t eq = arg.find('=');
-      if (eq != std::string::npos && arg.compare(eq + 1, std::string::npos, from) == 0) arg = arg.substr(0, eq + 1) + to;
+      if (eq != std::string::npos && arg.compare(eq + 1, std::string::npos, from) == 0)
+        arg = arg.substr(0, eq + 1) + to;
     }
   return out;
 }
@@ -76,8 +77,13 @@ struct Job {
 class SideBySide {
  public:
   SideBySide(IterationLoop& loop, const Until& until, JobRunner& runner, const SideBySideTool& tool)
-      : loop_(loop), o_(loop.options()), until_(until), runner_(runner), tool_(tool),
-        busy_(runner.slots(), nullptr), next_(loop.iterations()) {}
+      : loop_(loop),
+        o_(loop.options()),
+        until_(until),
+        runner_(runner),
+        tool_(tool),
+        busy_(runner.slots(), nullptr),
+        next_(loop.iterations()) {}
 
   void run() {
     for (;;) {
@@ -212,7 +218,7 @@ class SideBySide {
   const Until& until_;
   JobRunner& runner_;
   const SideBySideTool& tool_;
-  std::vector<Job*> busy_;  // per slot, its running job
+  std::vector<Job*> busy_;   // per slot, its running job
   std::map<int, Job> jobs_;  // started or answered, not yet recorded (std::map: references stay valid)
   int next_;
   bool stopping_ = false;  // start no more jobs
@@ -224,11 +230,13 @@ class SideBySide {
 
 void run_side_by_side(IterationLoop& loop, const Until& until, JobRunner& runner, const SideBySideTool& tool) {
   const IterationOptions& o = loop.options();
-  VKG_CHECK(!o.check.command.empty(), "--jobs needs a --check command: an interactive check (or a tool's own) "
-                                      "answers one iteration at a time");
+  VKG_CHECK(!o.check.command.empty(),
+            "--jobs needs a --check command: an interactive check (or a tool's own) "
+            "answers one iteration at a time");
   for (const std::string& a : o.artifacts)
     VKG_CHECK(names_path(o.check.command, a) || names_path(without_artifacts_option(tool.own_args), a),
-              "--artifacts '" << a << "' is named neither by the --check command nor by this tool's options: "
+              "--artifacts '" << a
+                              << "' is named neither by the --check command nor by this tool's options: "
                                  "side-by-side jobs could not each write their own copy of it (use --jobs 1)");
   SideBySide(loop, until, runner, tool).run();
 }

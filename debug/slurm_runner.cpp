@@ -17,6 +17,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The states of a task that may still write its outcome: queued, running, suspended (preemption by
+// suspension), requeued or held after a requeue. Finished ones (COMPLETED, FAILED, CANCELLED,
+// TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, PREEMPTED) stay listed until MinJobAge with `-t all`: asked
+// for by name, a task that ended without an outcome is seen at once.
+constexpr const char* kAliveStates =
+    "PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURING,REQUEUED,REQUEUE_HOLD,REQUEUE_FED,RESIZING,SIGNALING,"
+    "STAGE_OUT,STOPPED";
+
 // Runs a Slurm client command; its output, or Error naming the command and what it said.
 std::string slurm_command(const std::vector<std::string>& argv, bool may_fail = false, int* exit_code = nullptr) {
   CheckOptions run;
@@ -25,8 +33,7 @@ std::string slurm_command(const std::vector<std::string>& argv, bool may_fail = 
   run.survives_interrupt = true;  // a Ctrl-C cancels the tasks with scancel, which must then run
   const CheckResult r = run_program(run);
   if (exit_code) *exit_code = r.exit_code;
-  VKG_CHECK(may_fail || r.exit_code == 0,
-            argv.front() << " failed (exit code " << r.exit_code << "): " << r.output);
+  VKG_CHECK(may_fail || r.exit_code == 0, argv.front() << " failed (exit code " << r.exit_code << "): " << r.output);
   return r.output;
 }
 
@@ -124,9 +131,8 @@ void SlurmRunner::start(size_t slot, const JobSpec& spec) {
 }
 
 bool SlurmRunner::array_running() const {
-  return !array_.empty() && std::any_of(tasks_.begin(), tasks_.end(), [&](const auto& t) {
-           return t.second.job.rfind(array_ + "_", 0) == 0;
-         });
+  return !array_.empty() && std::any_of(tasks_.begin(), tasks_.end(),
+                                        [&](const auto& t) { return t.second.job.rfind(array_ + "_", 0) == 0; });
 }
 
 void SlurmRunner::flush() {
@@ -157,9 +163,8 @@ void SlurmRunner::submit(const std::vector<int>& indices) {
   }
   if (indices.size() > 1 || array_.empty()) array_ = id;
   ++submissions_;
-  VKG_INFO("Submitted iteration(s) " << array_ranges(indices)
-                                     << " to Slurm as job array " << id << " (at most " << options_.concurrent
-                                     << " at once; logs in " << options_.dir << ")");
+  VKG_INFO("Submitted iteration(s) " << array_ranges(indices) << " to Slurm as job array " << id << " (at most "
+                                     << options_.concurrent << " at once; logs in " << options_.dir << ")");
 }
 
 void SlurmRunner::note_restarts(Task& task, int index) {
@@ -211,10 +216,10 @@ std::vector<JobRunner::Finished> SlurmRunner::retry_lost(const std::map<std::str
     if (task.submissions > options_.retries) {
       Finished f;
       f.slot = task.slot;
-      f.error = std::make_exception_ptr(Error(
-          "iteration " + std::to_string(index) + ": its Slurm task ended without an outcome " +
-          std::to_string(task.submissions) + " time(s) (last " + task.job + "); its log " + task.log + " ends:\n" +
-          tail_of(task.log, 2000)));
+      f.error = std::make_exception_ptr(Error("iteration " + std::to_string(index) +
+                                              ": its Slurm task ended without an outcome " +
+                                              std::to_string(task.submissions) + " time(s) (last " + task.job +
+                                              "); its log " + task.log + " ends:\n" + tail_of(task.log, 2000)));
       failed.push_back(std::move(f));
       lost.push_back(index);
       continue;
@@ -242,7 +247,8 @@ std::vector<JobRunner::Finished> SlurmRunner::wait(std::chrono::milliseconds up_
     for (const std::string& a : arrays) ids += (ids.empty() ? "" : ",") + a;
     if (!ids.empty()) {
       int code = 0;
-      const std::string out = slurm_command({"squeue", "-h", "-r", "-o", "%i %T", "-j", ids}, true, &code);
+      const std::string out =
+          slurm_command({"squeue", "-h", "-r", "-t", kAliveStates, "-o", "%i %T", "-j", ids}, true, &code);
       // squeue refuses a list whose jobs all left the queue: then none is queued.
       if (code == 0 || out.find("Invalid job id") != std::string::npos) {
         std::vector<Finished> failed = retry_lost(code == 0 ? parse_squeue(out) : std::map<std::string, std::string>{});

@@ -86,7 +86,8 @@ void write_build_report(BuildArgs& args, const vk::DeviceInfo* device, const deb
                            built_here ? &first->replay : nullptr);
     for (const auto& [index, replay] : choices) changes[index] = tactic_changes(first->replay, replay);
   }
-  args.report.set_iterations("debug build iterations", loop.records(), changes, "tactics that differ from the first build");
+  args.report.set_iterations("debug build iterations", loop.records(), changes,
+                             "tactics that differ from the first build");
   args.report.write();
 }
 
@@ -164,7 +165,8 @@ int debug_repeat(RepeatArgs& args) {
       return;
     }
     debug::run_until(loop, until, [&](int index) {
-      return loop.run(describe(index), [] {}, until.remaining_after(index));
+      return loop.run(
+          describe(index), [] {}, until.remaining_after(index));
     });
   });
   loop.log_summary();
@@ -286,8 +288,9 @@ void add_debug_repeat(CLI::App& debug) {
 // `debug run-job SPEC`: what a Slurm array task runs (debug/job_spec.h); not for users.
 void add_debug_run_job(CLI::App& debug) {
   auto spec = std::make_shared<std::string>();
-  CLI::App* sub = debug.add_subcommand("run-job", "Run one iteration of a side-by-side debug loop from its spec file "
-                                                  "(what an --executor slurm task runs)");
+  CLI::App* sub = debug.add_subcommand("run-job",
+                                       "Run one iteration of a side-by-side debug loop from its spec file "
+                                       "(what an --executor slurm task runs)");
   sub->group("");
   sub->add_option("spec", *spec, "The job's spec file")->required();
   sub->callback([spec] { set_exit_code(debug::run_job_file(*spec)); });

@@ -261,8 +261,8 @@ int make_precision_iteration(PrecisionArgs& args) {
   const Graph graph = import_onnx(args.model.path, args.model.builder_import_options());
   std::unique_ptr<vk::Context> ctx = open_vulkan();
   const PrecisionSetting s = precision_setting(args, graph, ctx->device().info());
-  VKG_CHECK(size_t(index) <= s.layers.size(), "--make-iteration " << index << ": there are only " << s.layers.size()
-                                                                  << " candidate layers");
+  VKG_CHECK(size_t(index) <= s.layers.size(),
+            "--make-iteration " << index << ": there are only " << s.layers.size() << " candidate layers");
   const std::vector<size_t> marked = debug::select_layers(s.layers.size(), size_t(index), args.direction == "forward");
   const BuilderConfig c = marked_layers_config(args, s.base, s.candidates, marked, s.high, s.low);
   save_engine(path, args.builder.build_with(graph, *ctx, c).engine);
@@ -301,8 +301,8 @@ int debug_precision(PrecisionArgs& args) {
   settle_precision_mode(args, args.precision == "float16" ? Precision::FP16 : Precision::FP32);
   const bool minimal = args.mode == "minimal";
   VKG_CHECK(!args.debug.side_by_side() || args.mode == "linear",
-            "--jobs and --executor run the iterations of --mode linear side by side; those of " << args.mode
-                                                                                                << " depend each on the last");
+            "--jobs and --executor run the iterations of --mode linear side by side; those of "
+                << args.mode << " depend each on the last");
   debug::IterationLoop loop("precision", args.debug.options());  // first: a check that cannot run fails now
   const Graph graph = import_onnx(args.model.path, args.model.builder_import_options());
   std::unique_ptr<vk::Context> ctx = open_vulkan();

@@ -68,10 +68,12 @@ size_t prune_for_cpu(std::vector<Candidate>& cands, std::vector<std::string>& de
   for (size_t i = 0; i < cands.size(); ++i) {
     std::vector<std::string_view> others;  // kept, in the same precision
     for (size_t j = 0; j < cands.size(); ++j)
-      if (j != i && why[j] == nullptr && cands[j].precision == cands[i].precision) others.push_back(cands[j].tactic->name);
+      if (j != i && why[j] == nullptr && cands[j].precision == cands[i].precision)
+        others.push_back(cands[j].tactic->name);
     if (why[i] == nullptr && dominated_on_cpu_beside(cands[i].tactic->name, others))
-      why[i] = "left out on a CPU device: a form measured far slower than another that serves the layer "
-               "(--no-prune times it)";
+      why[i] =
+          "left out on a CPU device: a form measured far slower than another that serves the layer "
+          "(--no-prune times it)";
   }
   if (std::all_of(why.begin(), why.end(), [](const char* w) { return w != nullptr; })) return 0;
   std::vector<Candidate> kept;

@@ -84,8 +84,9 @@ void Builder::validate_layer(const Node& node, const std::vector<std::string>& h
 }
 
 void Builder::validate(const Node& node, const std::vector<std::string>& held, std::vector<Candidate>& cands,
-                       std::map<Precision, std::vector<LayerTensor>>& outputs, const std::function<size_t(Precision)>& quota,
-                       std::vector<CandidateTiming>& rejected, std::map<std::string, double>& errors) {
+                       std::map<Precision, std::vector<LayerTensor>>& outputs,
+                       const std::function<size_t(Precision)>& quota, std::vector<CandidateTiming>& rejected,
+                       std::map<std::string, double>& errors) {
   const TensorMap& values = *config_.validation_values;
   auto known = [&](const LayerTensor& t) { return !t.present() || t.is_constant() || values.count(t.name) > 0; };
   for (const Candidate& c : cands) {
