@@ -151,10 +151,15 @@ void SlurmRunner::submit(const std::vector<int>& indices) {
   if (options_.gpus_per_task > 0) argv.push_back("--gres=gpu:" + std::to_string(options_.gpus_per_task));
   argv.insert(argv.end(), options_.sbatch_args.begin(), options_.sbatch_args.end());
   argv.push_back(options_.dir + "/run-job.sh");
-  std::string out = slurm_command(argv);
-  const std::string id = out.substr(0, out.find_first_of(";\n"));  // "JOBID" or "JOBID;CLUSTER"
-  VKG_CHECK(!id.empty() && id.find_first_not_of("0123456789") == std::string::npos,
-            "sbatch answered '" << out << "', not a job id");
+  const std::string out = slurm_command(argv);
+  // --parsable prints "JOBID" or "JOBID;CLUSTER" on a line of its own; warnings may come around it.
+  std::string id;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string first = line.substr(0, line.find(';'));
+    if (!first.empty() && first.find_first_not_of("0123456789") == std::string::npos) id = first;
+  }
+  VKG_CHECK(!id.empty(), "sbatch answered '" << out << "', not a job id");
   for (int index : indices) {
     Task& task = tasks_.at(index);
     task.job = id + "_" + std::to_string(index);
