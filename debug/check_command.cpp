@@ -40,23 +40,6 @@ std::string format_seconds(double s) {
   return out.str();
 }
 
-// Where execvp would find `program`: itself when it names a path, else the first
-// executable PATH entry; "" when there is none.
-std::string find_program(const std::string& program) {
-  if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0 ? program : "";
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  for (size_t start = 0; start <= dirs.size();) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    const std::string dir = dirs.substr(start, end - start);
-    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return "";
-}
-
 // What a failing check printed, in a few lines: the error lines and the
 // mismatch counts of a vkgraphy (or Polygraphy) check, else its last lines.
 std::string summarize_check_output(const std::string& output) {
@@ -184,7 +167,23 @@ bool collect_output(const CheckOptions& options, pid_t pid, int out_fd, CheckRes
   for (ssize_t n; (n = read(out_fd, buffer, sizeof(buffer))) > 0;) r.output.append(buffer, static_cast<size_t>(n));
   return killed_for_interrupt;
 }
+
 }  // namespace
+
+std::string find_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0 ? program : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = dirs.substr(start, end - start);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
 
 bool check_passed(const CheckOptions& options, int exit_code, const std::string& output) {
   if (contains(options.ignore_fail_codes, exit_code)) return true;

@@ -40,6 +40,10 @@ struct StopRequested {
   std::string why;
 };
 
+// Where execvp would find `program`: itself when it names a path, else the first executable PATH
+// entry; "" when there is none.
+std::string find_program(const std::string& program);
+
 // Runs `options.command` as the check runs (no shell, its own process group, stdin from /dev/null,
 // stdout and stderr captured, killed at options.timeout_s or on Ctrl-C), with options.env set, and
 // returns its exit code and output; `passed` is left false. Throws Error when it cannot be

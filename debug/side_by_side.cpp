@@ -148,12 +148,13 @@ class SideBySide {
     for (const std::string& path : job.sources) remove_file(path);
     loop_.log_running(job.index, job.description + " | " + runner_.where(job.slot), until_.remaining_after(job.index));
     loop_.write_iter_info(job.index, job.description, job.info, job.artifact);
+    const std::vector<std::pair<std::string, std::string>> renamed = renames(job);
     JobSpec spec;
     spec.index = job.index;
     spec.artifact = job.artifact;
-    spec.make = tool_.make(job.index, job.artifact, renames(job));
+    spec.make = tool_.make(job.index, job.artifact, renamed);
     spec.check = o_.check;
-    spec.check.command = renamed_args(o_.check.command, renames(job));
+    spec.check.command = renamed_args(o_.check.command, renamed);
     spec.check.env = runner_.env(job.slot);
     return spec;
   }

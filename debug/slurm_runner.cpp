@@ -37,16 +37,6 @@ std::string slurm_command(const std::vector<std::string>& argv, bool may_fail = 
   return r.output;
 }
 
-bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  std::string dir;
-  std::error_code ec;
-  while (std::getline(dirs, dir, ':'))
-    if (!dir.empty() && fs::exists(fs::path(dir) / program, ec)) return true;
-  return false;
-}
-
 std::string tail_of(const std::string& path, size_t bytes) {
   std::ifstream in(path, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -87,8 +77,8 @@ std::string array_ranges(const std::vector<int>& indices) {
 
 SlurmRunner::SlurmRunner(SlurmOptions options) : options_(std::move(options)) {
   for (const char* program : {"sbatch", "squeue", "scancel"})
-    VKG_CHECK(on_path(program), "--executor slurm needs Slurm's client commands, and '"
-                                    << program << "' is not on PATH (run on a Slurm login node)");
+    VKG_CHECK(!find_program(program).empty(), "--executor slurm needs Slurm's client commands, and '"
+                                                  << program << "' is not on PATH (run on a Slurm login node)");
   VKG_CHECK(options_.window >= 1 && options_.concurrent >= 1, "--executor slurm needs --jobs of 1 or more");
   std::error_code ec;
   fs::create_directories(options_.dir, ec);
@@ -137,10 +127,10 @@ bool SlurmRunner::array_running() const {
 
 void SlurmRunner::flush() {
   if (held_.empty() || array_running()) return;  // one array at a time: at most --jobs tasks run
-  submit(std::exchange(held_, {}));
+  submit(std::exchange(held_, {}), false);
 }
 
-void SlurmRunner::submit(const std::vector<int>& indices) {
+void SlurmRunner::submit(const std::vector<int>& indices, bool retry) {
   std::vector<std::string> argv = {"sbatch",
                                    "--parsable",
                                    "--job-name=vkgraphy-debug",
@@ -166,8 +156,7 @@ void SlurmRunner::submit(const std::vector<int>& indices) {
     ++task.submissions;
     task.starts_before = lines_in(task.spec.outcome + ".starts");  // those of earlier submissions
   }
-  if (indices.size() > 1 || array_.empty()) array_ = id;
-  ++submissions_;
+  if (!retry) array_ = id;
   VKG_INFO("Submitted iteration(s) " << array_ranges(indices) << " to Slurm as job array " << id << " (at most "
                                      << options_.concurrent << " at once; logs in " << options_.dir << ")");
 }
@@ -198,10 +187,9 @@ std::vector<JobRunner::Finished> SlurmRunner::collect_outcomes() {
     f.slot = task.slot;
     f.passed = outcome->passed;
     f.seconds = outcome->seconds;
-    const std::string said = tail_of(task.log, 4000);
     if (outcome->error)
       f.error = std::make_exception_ptr(Error(*outcome->error));
-    else if (!said.empty())
+    else if (const std::string said = tail_of(task.log, 4000); !said.empty())
       VKG_INFO("Iteration " << it->first << " (Slurm task " << task.job << ") said:\n" << said);
     done.push_back(std::move(f));
     std::error_code ec;  // the task's log stays (iterN.log)
@@ -235,7 +223,7 @@ std::vector<JobRunner::Finished> SlurmRunner::retry_lost(const std::map<std::str
     again.push_back(index);
   }
   for (int index : lost) tasks_.erase(index);
-  for (int index : again) submit({index});
+  if (!again.empty()) submit(again, true);
   return failed;
 }
 
@@ -254,7 +242,7 @@ std::vector<JobRunner::Finished> SlurmRunner::wait(std::chrono::milliseconds up_
       int code = 0;
       const std::string out =
           slurm_command({"squeue", "-h", "-r", "-t", kAliveStates, "-o", "%i %T", "-j", ids}, true, &code);
-      // squeue refuses a list whose jobs all left the queue: then none is queued.
+      // squeue refuses a single job id that slurmctld no longer holds: then none is queued.
       if (code == 0 || out.find("Invalid job id") != std::string::npos) {
         std::vector<Finished> failed = retry_lost(code == 0 ? parse_squeue(out) : std::map<std::string, std::string>{});
         done.insert(done.end(), failed.begin(), failed.end());

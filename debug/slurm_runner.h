@@ -59,7 +59,9 @@ class SlurmRunner : public JobRunner {
   };
 
   std::string spec_path(int index) const;
-  void submit(const std::vector<int>& indices);
+  // One array of the tasks of `indices`; `retry`: tasks submitted again, which run beside the
+  // current array instead of becoming it.
+  void submit(const std::vector<int>& indices, bool retry);
   bool array_running() const;
   // Outcomes written since the last look, as finished jobs (their tasks forgotten).
   std::vector<Finished> collect_outcomes();
@@ -70,8 +72,7 @@ class SlurmRunner : public JobRunner {
   SlurmOptions options_;
   std::map<int, Task> tasks_;  // by iteration, submitted or held, not yet finished
   std::vector<int> held_;      // started, not yet submitted (waiting for the last array to finish)
-  std::string array_;          // the array job of the last submission of several tasks
-  int submissions_ = 0;
+  std::string array_;          // the array job of the last submission that was not a retry
   std::chrono::steady_clock::time_point last_poll_{};
 };
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
-#include <filesystem>
 
 #include "debug/slurm_runner.h"
 #include "runtime/core/error.h"
@@ -16,6 +16,13 @@ namespace vkg::tools {
 namespace {
 std::vector<std::string> g_check_command;
 std::vector<std::string> g_own_command;
+
+// This very binary, which side-by-side jobs run again; "" where /proc cannot say.
+std::string own_binary() {
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  return ec ? "" : self;
+}
 
 // The data-loader options the check command line gives a `vkgraphy run` (or
 // any tool using the same flags), as text per flag.
@@ -186,9 +193,8 @@ std::unique_ptr<debug::JobRunner> DebugArgs::runner(const debug::Until& until) c
   // Iterations ahead: all of a counted loop, else a few per task (dropped when the loop stops).
   const int ahead = until.kind == debug::Until::Kind::Count ? until.count : 4 * jobs_;
   o.window = size_t(std::clamp(until.limit > 0 ? std::min(ahead, until.limit) : ahead, jobs_, 1000));
-  std::error_code ec;
-  o.program = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  VKG_CHECK(!ec, "cannot find the vkgraphy binary the Slurm tasks are to run: " << ec.message());
+  o.program = own_binary();
+  VKG_CHECK(!o.program.empty(), "cannot find the vkgraphy binary the Slurm tasks are to run (/proc/self/exe)");
   return std::make_unique<debug::SlurmRunner>(o);
 }
 
@@ -211,9 +217,7 @@ std::pair<int, std::string> iteration_to_make(const std::string& text) {
 std::vector<std::string> worker_command(int index, const std::string& artifact,
                                         const std::vector<std::pair<std::string, std::string>>& renames) {
   std::vector<std::string> argv = debug::renamed_args(own_command(), renames);
-  std::error_code ec;
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  if (!ec) argv.at(0) = self;
+  if (const std::string self = own_binary(); !self.empty()) argv.at(0) = self;
   argv.push_back("--make-iteration");
   argv.push_back(std::to_string(index) + ":" + artifact);
   return argv;

@@ -72,11 +72,13 @@ TacticReplay choices_of(const Engine& engine) {
 
 // --report of debug build: the first build's engine and choices, and per iteration the tactics that
 // differ from them.
+// `device`: where the builds ran, when they ran in this process (nullptr: in side-by-side jobs,
+// whose engines keep no candidate timings).
 void write_build_report(BuildArgs& args, const vk::DeviceInfo* device, const debug::IterationLoop& loop,
-                        const std::optional<BuildResult>& first, const std::map<int, TacticReplay>& choices,
-                        bool built_here) {
+                        const std::optional<BuildResult>& first, const std::map<int, TacticReplay>& choices) {
+  const bool built_here = device != nullptr;
   args.report.report().title = "vkgraphy debug build " + args.model.path;
-  if (device) args.report.set_device(*device);
+  if (built_here) args.report.set_device(*device);
   std::map<int, std::vector<std::string>> changes;
   if (first) {
     args.report.set_engine(first->engine,
@@ -110,7 +112,7 @@ int debug_build_side_by_side(BuildArgs& args, const debug::Until& until, debug::
     };
   const bool finished = debug::run_interruptible([&] { debug::run_side_by_side(loop, until, *runner, tool); });
   loop.log_summary();
-  if (args.report.wanted()) write_build_report(args, nullptr, loop, first, choices, false);
+  if (args.report.wanted()) write_build_report(args, nullptr, loop, first, choices);
   return iterations_exit_code(loop.passed(), loop.iterations(), !finished);
 }
 
@@ -140,7 +142,7 @@ int debug_build(BuildArgs& args) {
     });
   });
   loop.log_summary();
-  if (args.report.wanted()) write_build_report(args, &ctx->device().info(), loop, first, choices, true);
+  if (args.report.wanted()) write_build_report(args, &ctx->device().info(), loop, first, choices);
   return iterations_exit_code(loop.passed(), loop.iterations(), !finished);
 }
 

@@ -232,6 +232,11 @@ int finish_precision_search(const PrecisionArgs& args, const BuilderConfig& base
   return kExitSuccess;
 }
 
+// -p: the precision the marked layers run in.
+Precision higher_precision(const PrecisionArgs& args) {
+  return args.precision == "float16" ? Precision::FP16 : Precision::FP32;
+}
+
 // The search's setting that every iteration shares: the candidate layers and the two precisions.
 struct PrecisionSetting {
   Precision high = Precision::FP32, low = Precision::FP16;
@@ -245,7 +250,7 @@ PrecisionSetting precision_setting(PrecisionArgs& args, const Graph& graph, cons
                                     << "' has no fp16 support (shaderFloat16 and 16-bit storage buffers), so there "
                                        "is no precision to choose per layer");
   PrecisionSetting s;
-  s.high = args.precision == "float16" ? Precision::FP16 : Precision::FP32;
+  s.high = higher_precision(args);
   s.low = s.high == Precision::FP32 ? Precision::FP16 : Precision::FP32;
   s.base = args.builder.config();
   s.candidates = precision_candidates(graph, s.base, info);
@@ -298,7 +303,7 @@ std::optional<std::vector<size_t>> linear_side_by_side(PrecisionArgs& args, cons
 int debug_precision(PrecisionArgs& args) {
   VKG_CHECK(args.builder.fp16(), "debug precision needs a lower precision to trade against: add --fp16");
   if (!args.make_iteration.empty()) return make_precision_iteration(args);
-  settle_precision_mode(args, args.precision == "float16" ? Precision::FP16 : Precision::FP32);
+  settle_precision_mode(args, higher_precision(args));
   const bool minimal = args.mode == "minimal";
   VKG_CHECK(!args.debug.side_by_side() || args.mode == "linear",
             "--jobs and --executor run the iterations of --mode linear side by side; those of "
