@@ -28,6 +28,7 @@ TEST_PACKAGES=(
   mesa-vulkan-drivers vulkan-validationlayers vulkan-tools libonnx-testdata python3-onnx python3-numpy
   chromium  # tests/cli/test_report.py renders the --report pages headless (~125 MB download, ~415 MB installed)
   slurmctld slurmd slurm-client munge  # tests/cli/test_debug_slurm.py runs a real one-node Slurm (slurm_cluster.py)
+  clang libclang-rt-14-dev  # tests/sanitizer/run.sh builds with clang: half GCC's time with ASan and UBSan at -O0
 )
 
 # Jobs beside the build: each writes a log, printed when it is waited for; one that failed fails setup.

@@ -134,7 +134,7 @@ std::vector<std::pair<std::string, OutputAccuracy>> AccuracyResult::averaged(con
     for (const auto& [name, o] : iteration) {
       VKG_CHECK(o.comparable, "output '" << name << "' could not be compared in some iteration, so its "
                                           << "statistics cannot be averaged (check without --check-average)");
-      auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& e) { return e.first == name; });
+      auto it = std::find_if(sums.begin(), sums.end(), [&name = name](const auto& e) { return e.first == name; });
       if (it == sums.end()) it = sums.insert(sums.end(), {name, Sum{o}});
       for (size_t s = 0; s < 4; ++s) {
         if (o.absdiff[s]) it->second.abs[s] += *o.absdiff[s], ++it->second.abs_n[s];

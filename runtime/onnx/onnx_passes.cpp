@@ -495,7 +495,7 @@ OnnxModel inferred_copy(const OnnxModel& model, bool strict, std::set<std::strin
     auto* cg = copy.proto->mutable_graph();
     for (const auto& [name, shape] : pins) {
       auto out = std::find_if(cg->mutable_output()->begin(), cg->mutable_output()->end(),
-                              [&](const onnx::ValueInfoProto& vi) { return vi.name() == name; });
+                              [&name = name](const onnx::ValueInfoProto& vi) { return vi.name() == name; });
       onnx::ValueInfoProto* vi = out != cg->mutable_output()->end() ? &*out : cg->add_value_info();
       vi->set_name(name);
       set_shape(*vi, shape);

@@ -681,7 +681,7 @@ void register_pool_tactics(TacticRegistry& r) {
         std::tuple{"global_pool.gate_fc", GateForm::SplitFC, 8, -1}}) {
     r.add_variants(
         base, {"GlobalAveragePool"}, priority, {Arith::F32, Arith::F16Acc32},
-        [form](const LayerContext& ctx, std::string& why_not) { return plan_squeeze_gate(ctx, why_not, form); },
+        [form = form](const LayerContext& ctx, std::string& why_not) { return plan_squeeze_gate(ctx, why_not, form); },
         {.gpu_priority = gpu_priority});
   }
   r.add_variants("unpool.scatter", {"MaxUnpool"}, 0, {Arith::F32, Arith::F16}, plan_unpool);

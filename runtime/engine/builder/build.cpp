@@ -102,7 +102,7 @@ std::vector<const Node*> Builder::name_layers() {
                     << "', which the model does not have (or which import computed: Constant nodes and "
                        "nodes of constants are folded)");
     } else if (std::none_of(names_.begin(), names_.end(),
-                            [&](const std::string& n) { return layer_precision_matches(name, n); })) {
+                            [&name = name](const std::string& n) { return layer_precision_matches(name, n); })) {
       VKG_WARNING("--layer-precisions pattern '" << name << "' matches no layer, so it has no effect");
     }
   }

@@ -325,10 +325,9 @@ std::vector<Tensor> compress(const KernelContext& ctx) {
     VKG_CHECK(j < dim, node.describe() << ": the condition selects index " << j << " of an axis of size " << dim);
     kept.push_back(j);
   }
-  int64_t outer = 1, inner = 1;
+  int64_t inner = 1;
   Shape shape = {int64_t(kept.size())};
   if (!flat) {
-    for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
     for (int64_t d = axis + 1; d < int64_t(x.rank()); ++d) inner *= x.dim(d);
     shape = x.shape();
     shape[size_t(axis)] = int64_t(kept.size());
