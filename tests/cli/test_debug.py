@@ -14,12 +14,14 @@ import unittest
 
 import onnx
 
+from checker_server import CheckerServer
 from vkgraphy_cli import BIN, CliTestCase, model, onnx_checker_errors
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = "/usr/bin/python3"
 FAKE_CHECKER = [PYTHON, os.path.join(HERE, "fake_reduce_checker.py"), "vkgraphy_debug.onnx"]
 FLAKY = [PYTHON, os.path.join(HERE, "flaky_checker.py")]
+CHECKER_SERVER = CheckerServer(PYTHON)  # the fake checker's checks in one process (checker_server.py)
 NODE = "onnx_graphsurgeon_node_{}".format
 
 # Exit codes (docs/debug.md).
@@ -28,6 +30,14 @@ MIXED, ALL_FAILED, NO_FAILURE, NOT_FOUND, INTERRUPTED = 5, 6, 7, 8, 130
 
 def node_names(path):
     return [n.name for n in onnx.load(path).graph.node]
+
+
+def setUpModule():
+    CHECKER_SERVER.start()
+
+
+def tearDownModule():
+    CHECKER_SERVER.stop()
 
 
 class DebugTestCase(CliTestCase):

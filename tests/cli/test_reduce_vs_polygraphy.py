@@ -11,10 +11,20 @@ import unittest
 
 import onnx
 
+from checker_server import CheckerServer
 from vkgraphy_cli import BIN, VENV, VENV_PYTHON, VK_MODELS, CliTestCase, model, wheel_member
 
 POLYGRAPHY = os.path.join(VENV, "bin", "polygraphy")
 CHECKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_reduce_checker.py")
+CHECKER_SERVER = CheckerServer(VENV_PYTHON)  # the fake checker's checks in one process (checker_server.py)
+
+
+def setUpModule():
+    CHECKER_SERVER.start()
+
+
+def tearDownModule():
+    CHECKER_SERVER.stop()
 
 
 def det_model(dst_dir):
