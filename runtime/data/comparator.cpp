@@ -353,7 +353,8 @@ CompareResult compare(const std::string& runner_a, const Outputs& a, const std::
     }
   }
   for (const auto& [name, tensor_b] : b) {
-    const bool in_a = std::any_of(a.begin(), a.end(), [&name = name](const auto& entry) { return entry.first == name; });
+    const bool in_a =
+        std::any_of(a.begin(), a.end(), [&name = name](const auto& entry) { return entry.first == name; });
     if (!in_a) {
       VKG_WARNING(ind() << "For output: '" << name << "' [" << runner_b << "], skipping: " << runner_a
                         << " has no output of that name");

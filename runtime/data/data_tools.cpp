@@ -68,7 +68,8 @@ DataFile concat_data(const std::vector<NamedDataFile>& files) {
     for (const auto& [runner, iterations] : f.data.outputs.runs) {
       for (size_t i = 0; i < iterations.size(); ++i) names.check("runner " + runner, iterations[i].to_map(), f.path, i);
       auto& runs = out.outputs.runs;
-      auto same = std::find_if(runs.begin(), runs.end(), [&runner = runner](const auto& run) { return run.first == runner; });
+      auto same =
+          std::find_if(runs.begin(), runs.end(), [&runner = runner](const auto& run) { return run.first == runner; });
       if (same == runs.end()) {
         runs.emplace_back(runner, iterations);
       } else {

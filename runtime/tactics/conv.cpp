@@ -136,15 +136,17 @@ void register_gemm_forms(TacticRegistry& r) {
   for (const auto& [base, tile, gpu_priority] :
        {std::tuple{"conv.1x1_smemv128x128", SmemTile{128, 128, 8, 8, 8, true}, 1},
         std::tuple{"conv.1x1_smemv64x64", SmemTile{64, 64, 16, 4, 4, true}, 2}}) {
-    r.add_variants(base, conv, 60, {kF32, kF16, kF16Acc32},
-                   [tile = tile](const LayerContext& c, std::string& w) { return plan_pointwise_gpu(c, &tile, nullptr, w); },
-                   {.gpu_priority = gpu_priority});
+    r.add_variants(
+        base, conv, 60, {kF32, kF16, kF16Acc32},
+        [tile = tile](const LayerContext& c, std::string& w) { return plan_pointwise_gpu(c, &tile, nullptr, w); },
+        {.gpu_priority = gpu_priority});
   }
   for (const auto& [base, tile] : {std::pair{"conv.1x1_coopmatv128x128", CoopTile{2, 4, 2, 4, 2, true}},
                                    std::pair{"conv.1x1_coopmatv64x64", CoopTile{2, 2, 2, 2, 2, true}}}) {
-    r.add_variants(base, conv, 60, {kF16, kF16Acc32},
-                   [tile = tile](const LayerContext& c, std::string& w) { return plan_pointwise_gpu(c, nullptr, &tile, w); },
-                   {.gpu_priority = 0, .device_feature = "cooperative-matrix"});
+    r.add_variants(
+        base, conv, 60, {kF16, kF16Acc32},
+        [tile = tile](const LayerContext& c, std::string& w) { return plan_pointwise_gpu(c, nullptr, &tile, w); },
+        {.gpu_priority = 0, .device_feature = "cooperative-matrix"});
   }
   // The same reading the weights eight floats per load (fp32, 64-bit integers): fewer loads on lavapipe.
   for (const auto& [base, planner, priority] : {std::tuple{"conv.1x1_block16x16_wide_a", &plan_pointwise_block, 25},
@@ -177,12 +179,13 @@ void register_general_forms(TacticRegistry& r) {
   // among the first a GPU build times for the Convs the 1x1 and split-K forms leave (3x3 and wider).
   for (const auto& [name, tile, priority, gpu_priority] : {std::tuple{"64x64", SmemTile{64, 64, 16, 4, 4}, 37, 3},
                                                            std::tuple{"32x32", SmemTile{32, 32, 16, 4, 4}, 38, 4}}) {
-    r.add_variants(std::string("conv.implicit_gemm") + name, conv, priority, {kF32, kF16, kF16Acc32},
-                   [tile = tile](const LayerContext& c, std::string& w) { return plan_implicit_gemm(c, tile, false, w); },
-                   {.gpu_priority = gpu_priority});
-    r.add_variants(std::string("conv.transpose_implicit_gemm") + name, {"ConvTranspose"}, priority + 20,
-                   {kF32, kF16, kF16Acc32},
-                   [tile = tile](const LayerContext& c, std::string& w) { return plan_implicit_gemm(c, tile, true, w); });
+    r.add_variants(
+        std::string("conv.implicit_gemm") + name, conv, priority, {kF32, kF16, kF16Acc32},
+        [tile = tile](const LayerContext& c, std::string& w) { return plan_implicit_gemm(c, tile, false, w); },
+        {.gpu_priority = gpu_priority});
+    r.add_variants(
+        std::string("conv.transpose_implicit_gemm") + name, {"ConvTranspose"}, priority + 20, {kF32, kF16, kF16Acc32},
+        [tile = tile](const LayerContext& c, std::string& w) { return plan_implicit_gemm(c, tile, true, w); });
   }
   r.add_variants("conv.direct", conv, 50, {kF32, kF16, kF16Acc32}, plan_conv_direct);
   r.add_variants("conv.transpose_gather", {"ConvTranspose"}, 50, {kF32, kF16, kF16Acc32}, plan_transpose_gather);

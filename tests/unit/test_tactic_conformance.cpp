@@ -265,8 +265,7 @@ TEST_P(StorageBufferBuildsOfTexelShaders, MatchReference) {
       ++served;
       const double extra = tactic->arith == Arith::F16Acc32 ? f16acc32_intermediate_rounding(name) : 0.0;
       const std::string diff = compare_case_outputs(c, run, tactic->arith, extra);
-      EXPECT_TRUE(diff.empty()) << name
-                                << (mode == TexelBuilds::PlannedWithout ? " (planned without" : " (switched to")
+      EXPECT_TRUE(diff.empty()) << name << (mode == TexelBuilds::PlannedWithout ? " (planned without" : " (switched to")
                                 << " storage buffers) on case '" << c.name << "': " << diff;
     }
   }
