@@ -27,8 +27,8 @@ SUPP="$PWD/tests/sanitizer/lsan.supp"
 # largest unity source with both sanitizers and clang 28 s (docs/testing.md); the objects the
 # Release build compiled with GCC (the uninstrumented test code) link with either.
 #   SANITIZER_CXX=g++ tests/sanitizer/run.sh   another compiler
-CXX=${SANITIZER_CXX:-$(command -v clang++ || command -v c++)}
-CXX=$(command -v "$CXX")
+CXX=${SANITIZER_CXX:-$(command -v clang++ || command -v c++ || true)}
+CXX=$(command -v "${CXX:-c++}") || { echo "error: no C++ compiler '${SANITIZER_CXX:-clang++ or c++}' found" >&2; exit 1; }
 
 if [ "${SANITIZER_SKIP_BUILD:-0}" != 1 ]; then
   extra=()
