@@ -125,12 +125,14 @@ echo "sanitizer run: exit status $status after $(( $(date +%s) - start )) s"
 if [ "$status" = 0 ] && [ ${#args[@]} -le 1 ] && [ "${SANITIZER_PYTHON:-1}" = 1 ] && ls "$BUILD"/python/vkgraphy/_vkgraphy*.so >/dev/null 2>&1; then
   start=$(date +%s)
   # libstdc++ preloaded too: ASan finds the C++ runtime's __cxa_throw only when it is loaded at start.
-  if "$CXX" --version | grep -q clang; then
-    asan_runtime=$("$CXX" -print-file-name=libclang_rt.asan-x86_64.so)
+  # The runtime of the compiler the build was configured with (SANITIZER_SKIP_BUILD may run another's build).
+  built_with=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$BUILD/CMakeCache.txt")
+  if [[ "$("$built_with" --version)" == *clang* ]]; then
+    asan_runtime=$("$built_with" -print-file-name=libclang_rt.asan-x86_64.so)
   else
-    asan_runtime=$("$CXX" -print-file-name=libasan.so)
+    asan_runtime=$("$built_with" -print-file-name=libasan.so)
   fi
-  preload="$asan_runtime $("$CXX" -print-file-name=libstdc++.so.6)"
+  preload="$asan_runtime $("$built_with" -print-file-name=libstdc++.so.6)"
   (cd tests/python && LD_PRELOAD="$preload" ASAN_OPTIONS="${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0}" \
     VKGRAPHY_PYTHON_DIR="$PWD/../../$BUILD/python" VKGRAPHY_BIN="$PWD/../../build/vkgraphy" \
     ../../.venv/bin/python -m unittest test_module) || status=$?

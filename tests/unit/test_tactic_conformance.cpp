@@ -232,10 +232,6 @@ TEST(F16Acc32Tolerance, RejectsFp16Accumulation) {
   }
 }
 
-// The shaders with a texel build (`vkgraphy-texel-reads`) run it wherever the device has texel
-// buffers, as lavapipe does: their storage-buffer builds pass every case too, both as planned for
-// devices without texel buffers and as the builder switches a texel plan to them for a fused
-// reformat (with the texel plan's specialization). One tactic per such shader and precision family.
 // A tactic's name as a GoogleTest name: "conv.winograd_f23.f16" -> "conv_winograd_f23_f16".
 std::string test_name_of(std::string name) {
   for (char& ch : name)
@@ -243,7 +239,11 @@ std::string test_name_of(std::string name) {
   return name;
 }
 
-// One test per tactic, so that sharded runs (ctest's unit shards, the sanitizer stage) spread them:
+// The shaders with a texel build (`vkgraphy-texel-reads`) run it wherever the device has texel
+// buffers, as lavapipe does: their storage-buffer builds pass every case too, both as planned for
+// devices without texel buffers and as the builder switches a texel plan to them for a fused
+// reformat (with the texel plan's specialization). One tactic per such shader and precision family,
+// one test per tactic, so that sharded runs (ctest's unit shards, the sanitizer stage) spread them:
 // together they were the longest unit test under ASan (67 s with clang, 164 s at GCC's -Og).
 class StorageBufferBuildsOfTexelShaders : public ::testing::TestWithParam<const char*> {};
 
