@@ -35,7 +35,8 @@
 #
 # Naming STEPs runs only those (a rerun of what an earlier call left out). Every step has a time
 # limit, and the part stops starting steps once GPU_DEADLINE seconds (default 540) have passed, so
-# that it ends inside one call; a step left out or over its limit is reported, never silent.
+# that it ends inside one call; a step left out or over its limit is reported, never silent. A step
+# with less than GPU_MIN_STEP_S seconds (default 20) left before the deadline is not started.
 # IREE's compiler does not travel (an 84 MB wheel, more than the machine receives with the
 # checkout): the iree part runs modules compiled here; elsewhere iree-vulkan is reported skipped,
 # saying so.
@@ -70,6 +71,7 @@ summary=$OUT/$part.summary
 : >"$summary"
 carry=.gpu-carry/$part
 deadline=$((SECONDS + ${GPU_DEADLINE:-540}))
+min_step=${GPU_MIN_STEP_S:-20}
 py=$(command -v python3)
 
 note() { echo "$*" | tee -a "$log" >>"$summary"; }
@@ -104,7 +106,7 @@ run_step() {
   [ -z "${SUMMARY_ALL:-}" ] || pattern=.
   shift 2
   local left=$((deadline - SECONDS))
-  if [ "$left" -lt 20 ]; then
+  if [ "$left" -lt "$min_step" ]; then
     note "STEP $name skipped=out of time (GPU_DEADLINE); rerun: bench/gpu.sh $part $name"
     return
   fi
@@ -125,7 +127,7 @@ run_step() {
 # test it was in. The log gets every shard's output; the summary its count, failures and verdict.
 unit_shards() {
   local n=$1 limit=$2 i rc=0 pids=() left=$((deadline - SECONDS)) t0=$SECONDS
-  if [ "$left" -lt 20 ]; then
+  if [ "$left" -lt "$min_step" ]; then
     note "STEP unit skipped=out of time (GPU_DEADLINE); rerun: bench/gpu.sh $part unit"
     return
   fi
