@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "runtime/core/cache_dir.h"
 #include "runtime/core/error.h"
 #include "runtime/core/logger.h"
 #include "runtime/engine/layer_precisions_file.h"
@@ -31,14 +32,8 @@ std::pair<std::string, Precision> parse_layer_precision(const std::string& text)
 }
 
 std::string deterministic_cache_path() {
-  auto env = [](const char* name) -> std::optional<std::string> {
-    const char* v = std::getenv(name);
-    return v ? std::optional<std::string>(v) : std::nullopt;
-  };
-  if (const auto dir = env("VKGRAPHY_CACHE_DIR")) return dir->empty() ? "" : *dir + "/timing-cache.json";
-  if (const auto xdg = env("XDG_CACHE_HOME"); xdg && !xdg->empty()) return *xdg + "/vkgraphy/timing-cache.json";
-  if (const auto home = env("HOME"); home && !home->empty()) return *home + "/.cache/vkgraphy/timing-cache.json";
-  return "";
+  const std::string dir = vkgraphy_cache_dir();
+  return dir.empty() ? "" : dir + "/timing-cache.json";
 }
 
 std::unique_ptr<vk::Context> open_vulkan() {

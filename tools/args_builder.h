@@ -83,9 +83,9 @@ class BuilderArgs {
 };
 
 // Where --deterministic keeps its measurements (docs/builder.md, "Deterministic
-// builds"): $VKGRAPHY_CACHE_DIR/timing-cache.json, else
-// $XDG_CACHE_HOME/vkgraphy/timing-cache.json, else ~/.cache/vkgraphy/timing-cache.json;
-// "" when VKGRAPHY_CACHE_DIR is set but empty (persistence off) or no home is known.
+// builds"): timing-cache.json in vkgraphy_cache_dir() ($VKGRAPHY_CACHE_DIR, else
+// $XDG_CACHE_HOME/vkgraphy, else ~/.cache/vkgraphy); "" when VKGRAPHY_CACHE_DIR is set but
+// empty (persistence off) or no home is known.
 std::string deterministic_cache_path();
 
 // --vk-outputs / --onnx-outputs "mark all", and --vk-outputs "mark layers".

@@ -7,8 +7,8 @@
 
 namespace vkg {
 
-inline uint64_t fnv1a64(std::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
+// `h` continues a hash: fnv1a64(b, fnv1a64(a)) == fnv1a64(a + b).
+inline uint64_t fnv1a64(std::string_view bytes, uint64_t h = 0xcbf29ce484222325ull) {
   for (const char c : bytes) {
     h ^= uint8_t(c);
     h *= 0x100000001b3ull;

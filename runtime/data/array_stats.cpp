@@ -44,6 +44,46 @@ std::string format_3g(double value) {
   return buf;
 }
 
+// Where numpy's linear quantile q of n values lies: between the values of ranks lo and hi.
+struct QuantilePosition {
+  size_t lo = 0, hi = 0;
+  double t = 0;
+};
+
+QuantilePosition quantile_position(size_t n, double q) {
+  const double pos = q * double(n - 1);
+  QuantilePosition p;
+  p.lo = size_t(std::floor(pos));
+  p.hi = std::min(p.lo + 1, n - 1);
+  p.t = pos - double(p.lo);
+  return p;
+}
+
+double interpolate(double a, double b, double t) {
+  if (a == b) return a;  // also keeps equal infinities finite-free of inf - inf
+  // numpy's _lerp: interpolate from the nearer end.
+  return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;
+}
+
+// The values `values` would hold at `ranks` if sorted ascending, found by selection instead of
+// a sort (the comparator's statistics run over every element of every output): one
+// nth_element per rank, each over what the one before left above it. Reorders `values`.
+std::vector<double> values_at_ranks(std::vector<double>& values, const std::vector<size_t>& ranks) {
+  std::vector<size_t> order = ranks;
+  std::sort(order.begin(), order.end());
+  order.erase(std::unique(order.begin(), order.end()), order.end());
+  auto from = values.begin();
+  for (const size_t rank : order) {
+    const auto nth = values.begin() + std::ptrdiff_t(rank);
+    std::nth_element(from, nth, values.end());
+    from = nth + 1;
+  }
+  std::vector<double> found;
+  found.reserve(ranks.size());
+  for (const size_t rank : ranks) found.push_back(values[rank]);
+  return found;
+}
+
 }  // namespace
 
 double nan_max(const std::vector<double>& values) {
@@ -66,29 +106,24 @@ double mean_of(const std::vector<double>& values) {
 double sorted_quantile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
   if (std::isnan(sorted.back()) || std::isnan(sorted.front())) return kNaN;
-  const double pos = q * double(sorted.size() - 1);
-  const auto lo = size_t(std::floor(pos));
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  const double t = pos - double(lo);
-  const double a = sorted[lo], b = sorted[hi];
-  if (a == b) return a;  // also keeps equal infinities finite-free of inf - inf
-  // numpy's _lerp: interpolate from the nearer end.
-  return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;
+  const QuantilePosition p = quantile_position(sorted.size(), q);
+  return interpolate(sorted[p.lo], sorted[p.hi], p.t);
 }
 
 double quantile_of(std::vector<double> values, double q) {
   if (values.empty()) return 0;
   if (any_nan(values)) return kNaN;
-  std::sort(values.begin(), values.end());
-  return sorted_quantile(values, q);
+  const QuantilePosition p = quantile_position(values.size(), q);
+  const auto v = values_at_ranks(values, {p.lo, p.hi});
+  return interpolate(v[0], v[1], p.t);
 }
 
 double median_of(std::vector<double> values) {
   if (values.empty()) return 0;
   if (any_nan(values)) return kNaN;
-  std::sort(values.begin(), values.end());
   const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  const auto v = values_at_ranks(values, {(n - 1) / 2, n / 2});
+  return n % 2 ? v[1] : (v[0] + v[1]) / 2;
 }
 
 ArrayStats compute_stats(const std::vector<double>& values, const Shape& shape) {
@@ -112,13 +147,15 @@ ArrayStats compute_stats(const std::vector<double>& values, const Shape& shape) 
   if (any_nan(values)) {
     s.median = s.p90 = s.p95 = s.p99 = kNaN;
   } else {
-    std::vector<double> sorted = values;
-    std::sort(sorted.begin(), sorted.end());
-    const size_t n = sorted.size();
-    s.median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    s.p90 = sorted_quantile(sorted, 0.90);
-    s.p95 = sorted_quantile(sorted, 0.95);
-    s.p99 = sorted_quantile(sorted, 0.99);
+    std::vector<double> copy = values;
+    const size_t n = copy.size();
+    const QuantilePosition p90 = quantile_position(n, 0.90), p95 = quantile_position(n, 0.95),
+                           p99 = quantile_position(n, 0.99);
+    const auto v = values_at_ranks(copy, {(n - 1) / 2, n / 2, p90.lo, p90.hi, p95.lo, p95.hi, p99.lo, p99.hi});
+    s.median = n % 2 ? v[1] : (v[0] + v[1]) / 2;
+    s.p90 = interpolate(v[2], v[3], p90.t);
+    s.p95 = interpolate(v[4], v[5], p95.t);
+    s.p99 = interpolate(v[6], v[7], p99.t);
   }
   return s;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/vulkan/shader_table.h"
+#include "runtime/vulkan/spirv_cache.h"
 #include "runtime/vulkan/spirv_specialize.h"
 #include "runtime/vulkan/vk_check.h"
 
@@ -78,7 +79,12 @@ bool ComputePipeline::create_module(std::span<const uint32_t> spirv) {
   }
   std::optional<std::vector<uint32_t>> specialized;
   if (info.host_specialization && !desc_.specialization.empty()) {
-    specialized = specialize_spirv(spirv, desc_.specialization);
+    SpirvCache& cache = SpirvCache::process();
+    specialized = cache.find(spirv, desc_.specialization);
+    if (!specialized) {
+      specialized = specialize_spirv(spirv, desc_.specialization);
+      if (specialized) cache.store(spirv, desc_.specialization, *specialized);
+    }
     if (specialized) spirv = *specialized;
   }
   VkShaderModuleCreateInfo module{};

@@ -73,6 +73,9 @@ export GALLIVM_PERF=nopt
 # Without the builder's compile workers, as ctest runs the suite (tests/CMakeLists.txt): the shards
 # keep the cores busy, and each build's worker would be one more instrumented process.
 export VKGRAPHY_COMPILE_WORKERS=0
+# The host-specialized shaders ctest left in the Release build's folder (tests/CMakeLists.txt): the
+# optimizer's work under ASan's allocator is the same work again (the cache's own code runs either way).
+export VKGRAPHY_SPIRV_CACHE_DIR=${VKGRAPHY_SPIRV_CACHE_DIR:-$PWD/build/spirv-cache}
 
 # Without arguments: the tests subset.txt marks `run` (together they cover every arc of
 # runtime/ and debug/ the whole suite covers) and every test it does not name (added since).

@@ -1,7 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
+#include <string>
+#include <vector>
 
 #include "runtime/data/array_stats.h"
 #include "runtime/data/comparator.h"
@@ -266,6 +270,28 @@ TEST(DataArrayStats, FollowsNumpy) {
   EXPECT_TRUE(std::isnan(median_of({1, kNaN})));
   EXPECT_TRUE(std::isnan(nan_max({1, kNaN, 3})));
   EXPECT_EQ(compute_stats({5, 6}, {1, 2}).argmin, (Shape{0, 0}));
+}
+
+// The statistics select their ranks instead of sorting: the same values as from a sorted copy,
+// for every length (odd, even, one) and with many equal values.
+TEST(DataArrayStats, SelectsTheRanksASortWouldGive) {
+  std::mt19937 rng(7);
+  for (const size_t n : {size_t(1), size_t(2), size_t(3), size_t(10), size_t(101), size_t(1000)}) {
+    for (const int distinct : {3, 1000000}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " distinct=" + std::to_string(distinct));
+      std::vector<double> values(n);
+      for (double& v : values) v = double(std::uniform_int_distribution<int>(0, distinct - 1)(rng)) * 0.25;
+      std::vector<double> sorted = values;
+      std::sort(sorted.begin(), sorted.end());
+      const auto s = compute_stats(values, {int64_t(n)});
+      EXPECT_EQ(s.median, n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2);
+      EXPECT_EQ(s.median, median_of(values));
+      EXPECT_EQ(s.p90, sorted_quantile(sorted, 0.90));
+      EXPECT_EQ(s.p95, sorted_quantile(sorted, 0.95));
+      EXPECT_EQ(s.p99, sorted_quantile(sorted, 0.99));
+      for (const double q : {0.0, 0.3, 0.5, 0.99, 1.0}) EXPECT_EQ(quantile_of(values, q), sorted_quantile(sorted, q));
+    }
+  }
 }
 
 TEST(DataArrayStats, FormatsNumbersLikePython) {
