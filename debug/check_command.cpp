@@ -294,8 +294,10 @@ CheckResult run_program(const CheckOptions& options) {
   VKG_CHECK(!exec_failed, "the command '" << options.command[0] << "' cannot be run: " << std::strerror(exec_errno));
   if (killed_for_interrupt) throw StopRequested{"interrupted"};
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (WIFSIGNALED(status) && !r.timed_out)
-    r.output += "\n[check command killed by signal " + std::to_string(WTERMSIG(status)) + "]\n";
+  if (WIFSIGNALED(status) && !r.timed_out) {
+    r.signal = WTERMSIG(status);
+    r.output += "\n[check command killed by signal " + std::to_string(r.signal) + "]\n";
+  }
   return r;
 }
 

@@ -26,6 +26,7 @@ struct CheckResult {
   int exit_code = 0;         // -1 when killed by a signal or the timeout
   bool timed_out = false;
   std::string output;        // stdout and stderr, interleaved as written
+  int signal = 0;            // the signal that ended the command, unless the timeout's; 0 if none
 };
 
 // Pass/fail from an exit code and output, as Polygraphy decides it:

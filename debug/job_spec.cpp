@@ -1,6 +1,7 @@
 #include "debug/job_spec.h"
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -73,20 +74,36 @@ void note_start(const std::string& outcome) {
   starts << job << " " << (restarts ? restarts : "0") << "\n";
 }
 
-}  // namespace
+// A command of a Slurm task ended by a signal that a scheduler or the system sends (SIGTERM,
+// SIGKILL, SIGHUP: scancel, a time limit, preemption, the out-of-memory killer). Slurm signals
+// every process of the task, the check first or its task first as it happens: whichever, the
+// iteration has no outcome and runs again (a check's own crash is SIGSEGV or SIGABRT: a failure).
+struct EndedFromOutside {
+  int signal = 0;
+  const char* what = "";
+};
 
-bool run_job(const JobSpec& spec) {
+bool ended_from_outside(int signal) { return signal == SIGTERM || signal == SIGKILL || signal == SIGHUP; }
+
+bool run_job_in(const JobSpec& spec, bool in_task) {
   if (!spec.make.empty()) {
     CheckOptions make;
     make.command = spec.make;
     make.env = spec.check.env;
     const CheckResult made = run_program(make);
+    if (in_task && ended_from_outside(made.signal)) throw EndedFromOutside{made.signal, "make"};
     VKG_CHECK(made.exit_code == 0, "iteration " << spec.index << " could not be made (exit code " << made.exit_code
                                                 << " of " << spec.make.front() << "):\n"
                                                 << made.output);
   }
-  return CheckCommand(spec.check).run(spec.artifact).passed;
+  const CheckResult checked = CheckCommand(spec.check).run(spec.artifact);
+  if (in_task && ended_from_outside(checked.signal)) throw EndedFromOutside{checked.signal, "check"};
+  return checked.passed;
 }
+
+}  // namespace
+
+bool run_job(const JobSpec& spec) { return run_job_in(spec, /*in_task=*/false); }
 
 void save_job_spec(const std::string& path, const JobSpec& spec) {
   const Json j = {{"version", kJobFileVersion}, {"index", spec.index},     {"make", spec.make},
@@ -142,9 +159,14 @@ int run_job_file(const std::string& spec_path) {
   const auto start = std::chrono::steady_clock::now();
   JobOutcome outcome;
   try {
-    outcome.passed = run_job(spec);
+    outcome.passed = run_job_in(spec, /*in_task=*/true);
   } catch (const StopRequested&) {
     return 130;
+  } catch (const EndedFromOutside& e) {
+    VKG_WARNING("The " << e.what << " command was ended by signal " << e.signal
+                       << " from outside the task (scancel, a time limit, preemption or the out-of-memory killer): "
+                          "no outcome, so the iteration runs again");
+    return 128 + e.signal;
   } catch (const Error& e) {
     outcome.error = e.what();
   }

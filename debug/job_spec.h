@@ -47,8 +47,10 @@ void save_job_outcome(const std::string& path, int index, const JobOutcome& outc
 std::optional<JobOutcome> load_job_outcome(const std::string& path, int index);
 
 // `vkgraphy debug run-job SPEC`: runs the job and writes its outcome (an Error becomes the
-// outcome's error). Returns 0 when the outcome was written, 130 on Ctrl-C (no outcome: the
-// iteration did not finish).
+// outcome's error). Returns 0 when the outcome was written, 130 on Ctrl-C and 128 + the signal
+// when a command of the job was ended from outside (no outcome: the iteration did not finish,
+// and the Slurm runner submits it again). Outside a task, in a local job, such a signal is the
+// check's failure, as in Polygraphy: there nothing else ends it.
 int run_job_file(const std::string& spec_path);
 
 }  // namespace vkg::debug

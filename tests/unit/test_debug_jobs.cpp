@@ -1,6 +1,7 @@
 // The jobs of side-by-side debug loops (debug/job_spec.h, debug/slurm_runner.h): a job's spec and
 // outcome files round-trip and bad ones are clear errors; `debug run-job` makes, checks and writes
-// the outcome (a failed make is the outcome's error); squeue's lines and sbatch's array ranges.
+// the outcome (a failed make is the outcome's error, a command ended from outside leaves none);
+// squeue's lines and sbatch's array ranges.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -83,6 +84,36 @@ TEST(RunJob, MakesChecksAndWritesTheOutcome) {
   ASSERT_TRUE(o.has_value() && o->error.has_value());
   EXPECT_NE(o->error->find("iteration 7 could not be made (exit code 3"), std::string::npos) << *o->error;
   EXPECT_NE(o->error->find("no model here"), std::string::npos);
+}
+
+// Slurm ends a cancelled, timed-out or preempted task by signalling all of its processes, the
+// check sometimes before the task itself: a check (or make) ended by SIGTERM, SIGKILL or SIGHUP
+// leaves no outcome, so that the iteration runs again, while a check that crashes fails.
+TEST(RunJob, ACommandEndedFromOutsideLeavesNoOutcome) {
+  const TempDir dir;
+  JobSpec spec = sample_spec(dir);
+  for (const char* signal : {"TERM", "KILL", "HUP"}) {
+    SCOPED_TRACE(signal);
+    spec.check.command = {"sh", "-c", std::string("kill -") + signal + " $$"};
+    save_job_spec(dir.file("spec.json"), spec);
+    EXPECT_GT(run_job_file(dir.file("spec.json")), 128);
+    EXPECT_FALSE(load_job_outcome(spec.outcome, 7).has_value());
+  }
+  spec.make = {"sh", "-c", "kill -TERM $$"};
+  save_job_spec(dir.file("spec.json"), spec);
+  EXPECT_EQ(run_job_file(dir.file("spec.json")), 128 + 15);
+  EXPECT_FALSE(load_job_outcome(spec.outcome, 7).has_value());
+
+  spec = sample_spec(dir);
+  spec.check.command = {"sh", "-c", "kill -SEGV $$"};
+  spec.check.fail_codes = {};  // any exit but 0 fails
+  spec.check.fail_regexes = {};
+  save_job_spec(dir.file("spec.json"), spec);
+  EXPECT_EQ(run_job_file(dir.file("spec.json")), 0);
+  const std::optional<JobOutcome> o = load_job_outcome(spec.outcome, 7);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_FALSE(o->passed);
+  EXPECT_FALSE(o->error.has_value());
 }
 
 TEST(Slurm, SqueueLinesAndArrayRanges) {
