@@ -14,10 +14,10 @@ namespace fs = std::filesystem;
 namespace vkg {
 namespace {
 
+// A file in a folder of this process's own, removed when the tests end.
 std::string temp_path(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("vkgraphy_import_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
+  static const test::TempDir dir;
+  return dir.file(name);
 }
 
 // Expects import to fail with a vkg::Error whose message contains `needle`.
