@@ -16,7 +16,11 @@
 #   // vkgraphy-coopmat-khr
 # (cooperative matrices through shaders/common/coopmat.glsl) is compiled once more per variant
 # with VKG_COOPMAT_KHR defined, named "<dir>/<file>_khr.<V>": the VK_KHR_cooperative_matrix
-# form, by the newer glslang of cmake/khr_shader_tools.cmake, and left out without it.
+# form, by the newer glslang of cmake/khr_shader_tools.cmake, and left out without it. One with a
+# line
+#   // vkgraphy-coopmat-emulated
+# is compiled once more per variant with VKG_COOPMAT_EMULATED defined, named
+# "<dir>/<file>_emu.<V>": its cooperative matrices emulated, for the tests on lavapipe.
 #
 # VKGRAPHY_SPIRV_FROM=<another build>/generated/shaders embeds the SPIR-V that build compiled
 # and validated instead of compiling it again (the sanitizer and coverage builds take the
@@ -53,6 +57,7 @@ foreach(source IN LISTS VKGRAPHY_SHADER_SOURCES)
   endif()
   file(STRINGS ${source} texel_line REGEX "^// *vkgraphy-texel-reads" LIMIT_COUNT 1)
   file(STRINGS ${source} khr_line REGEX "^// *vkgraphy-coopmat-khr" LIMIT_COUNT 1)
+  file(STRINGS ${source} emu_line REGEX "^// *vkgraphy-coopmat-emulated" LIMIT_COUNT 1)
   set(builds "")
   foreach(variant IN LISTS variants)
     list(APPEND builds "${variant}:")
@@ -63,6 +68,9 @@ foreach(source IN LISTS VKGRAPHY_SHADER_SOURCES)
                                                 EXISTS ${VKGRAPHY_SPIRV_FROM}/${base}_khr.${variant}.spv.inc)))
       list(APPEND builds "${variant}:_khr")
       set(VKGRAPHY_KHR_SHADERS_EMBEDDED ON)
+    endif()
+    if(emu_line)
+      list(APPEND builds "${variant}:_emu")
     endif()
   endforeach()
   foreach(build IN LISTS builds)
@@ -87,6 +95,8 @@ foreach(source IN LISTS VKGRAPHY_SHADER_SOURCES)
       set(spirv_val ${VKGRAPHY_SPIRV_VAL})
       if(suffix STREQUAL "_texel")
         list(APPEND glslang_args -DVKG_TEXEL_READS=1)
+      elseif(suffix STREQUAL "_emu")
+        list(APPEND glslang_args -DVKG_COOPMAT_EMULATED=1)
       elseif(suffix STREQUAL "_khr")
         list(APPEND glslang_args -DVKG_COOPMAT_KHR=1)
         set(glslang ${VKGRAPHY_KHR_GLSLANG})

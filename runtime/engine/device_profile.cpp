@@ -39,7 +39,10 @@ std::string shapes_text(const std::vector<CooperativeMatrixShape>& shapes) {
 // then every multiply-add VK_KHR_cooperative_matrix reports.
 void format_cooperative_matrices(std::ostream& os, const DeviceProfile& d) {
   os << "    cooperative matrix: ";
-  if (d.cooperative_matrix) {
+  if (d.cooperative_matrix_emulated) {
+    os << "emulated for tests (VKGRAPHY_TEST_EMULATED_COOPERATIVE_MATRIX; the shaders' _emu builds), fp16 inputs, MxNxK: "
+       << shapes_text(d.cooperative_matrix_shapes) << "\n";
+  } else if (d.cooperative_matrix) {
     os << "yes (" << (d.cooperative_matrix_khr ? "VK_KHR_cooperative_matrix" : "VK_NV_cooperative_matrix")
        << ", fp16 inputs, MxNxK: " << shapes_text(d.cooperative_matrix_shapes) << ")\n";
   } else {

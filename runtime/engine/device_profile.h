@@ -78,6 +78,9 @@ struct DeviceProfile {
   // this build have it, else through VK_NV_cooperative_matrix (NVIDIA; the shaders without suffix).
   bool cooperative_matrix = false;
   bool cooperative_matrix_khr = false;  // cooperative_matrix_shapes are KHR's, and the KHR shaders run
+  // Emulated for tests on a device without them ($VKGRAPHY_TEST_EMULATED_COOPERATIVE_MATRIX, lavapipe):
+  // 16x16x16 fp16 shapes, the "_emu" builds of the shaders that have one (shaders/common/coopmat.glsl).
+  bool cooperative_matrix_emulated = false;
   std::vector<CooperativeMatrixShape> cooperative_matrix_shapes;
   // What the device reports through each extension: every KHR multiply-add (`inspect device`), and
   // the NV fp16 shapes, which stand in when a switch turns the KHR form off.

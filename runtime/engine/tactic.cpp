@@ -153,6 +153,7 @@ const LayerTensor& LayerContext::output(size_t i) const {
 std::string LayerContext::shader(const std::string& base) const { return base + "." + arith_name(arith); }
 
 std::string LayerContext::coopmat_shader(const std::string& base) const {
+  if (device.cooperative_matrix_emulated) return shader(base + "_emu");
   return shader(device.cooperative_matrix_khr ? base + "_khr" : base);
 }
 

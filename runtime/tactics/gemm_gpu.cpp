@@ -39,6 +39,10 @@ bool coopmat_usable(const DeviceProfile& device, Arith arith, std::string& why_n
 bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopTile& t, Dispatch& d,
                           std::string& why_not) {
   if (!coopmat_usable(ctx.device, ctx.arith, why_not)) return false;
+  if (ctx.device.cooperative_matrix_emulated) {
+    why_not = "the emulated cooperative matrices have no build of gemm/coopmat_vec";
+    return false;
+  }
   if (!a_runs(p, 8) || !b_runs(p, 8)) {
     why_not = "needs A and B as runs of eight fp16 values (untransposed, K and N multiples of 8)";
     return false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runtime/engine/shader_library.h"
+#include "runtime/vulkan/device_info.h"
 #include "runtime/vulkan/instance.h"
 
 namespace vkg::vk {
@@ -119,11 +120,15 @@ void read_cooperative_matrices(VkInstance instance, VkPhysicalDevice device, con
     info.cooperative_matrix_shapes = info.cooperative_matrix_nv_shapes;
   }
   info.cooperative_matrix = !info.cooperative_matrix_shapes.empty();
+  if (!info.cooperative_matrix && emulated_cooperative_matrix_from_env()) {
+    info.cooperative_matrix = info.cooperative_matrix_emulated = true;
+    info.cooperative_matrix_shapes = {{16, 16, 16, false}, {16, 16, 16, true}};
+  }
 }
 
 void enable_cooperative_matrices(const DeviceInfo& info, CooperativeMatrixFeatures& features, void**& tail,
                                  std::vector<const char*>& extensions) {
-  if (!info.cooperative_matrix) return;
+  if (!info.cooperative_matrix || info.cooperative_matrix_emulated) return;
   if (info.cooperative_matrix_khr) {
     features.khr = {};
     features.khr.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;

@@ -129,7 +129,7 @@ void apply_switches(DeviceInfo& info, const DeviceOptions& options) {
     info.cooperative_matrix = !info.cooperative_matrix_shapes.empty();
   }
   if (options.disable_cooperative_matrix || !info.fp16()) {
-    info.cooperative_matrix = info.cooperative_matrix_khr = false;
+    info.cooperative_matrix = info.cooperative_matrix_khr = info.cooperative_matrix_emulated = false;
     info.cooperative_matrix_shapes.clear();
   }
   info.force_staging = options.force_staging;
@@ -138,6 +138,7 @@ void apply_switches(DeviceInfo& info, const DeviceOptions& options) {
 bool validation_from_env() { return env_switch("VKGRAPHY_VK_VALIDATION"); }
 bool force_staging_from_env() { return env_switch("VKGRAPHY_VK_FORCE_STAGING"); }
 bool sync_validation_from_env() { return env_switch("VKGRAPHY_VK_SYNC_VALIDATION"); }
+bool emulated_cooperative_matrix_from_env() { return env_switch("VKGRAPHY_TEST_EMULATED_COOPERATIVE_MATRIX"); }
 
 size_t select_device(const std::vector<DeviceInfo>& devices, const std::string& selector) {
   VKG_CHECK(!devices.empty(), "no Vulkan device found");

@@ -85,6 +85,10 @@ bool force_staging_from_env();
 // The same reading of VKGRAPHY_VK_SYNC_VALIDATION: with validation on, the layer's synchronization
 // validation too (hazards between dispatches that no barrier orders; slower).
 bool sync_validation_from_env();
+// The same reading of VKGRAPHY_TEST_EMULATED_COOPERATIVE_MATRIX: a device without cooperative
+// matrices gets emulated ones (DeviceProfile::cooperative_matrix_emulated), so that the tests run
+// the tensor-core tactics' shaders on lavapipe. For tests: slow, never a user's choice.
+bool emulated_cooperative_matrix_from_env();
 
 // Rank of a device type in the default choice: lower is preferred
 // (discrete, then integrated, then virtual, then CPU, then other).

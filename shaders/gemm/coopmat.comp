@@ -1,5 +1,6 @@
 // vkgraphy-variants: f16 f16acc32
 // vkgraphy-coopmat-khr
+// vkgraphy-coopmat-emulated
 // fp16 GEMM on tensor cores through cooperative matrices (NV or KHR:
 // common/coopmat.glsl), on the interface of gemm/common.glsl with any strides. A workgroup of
 // kWarpsM x kWarpsN subgroups computes a kBM x kBN tile of Y; each subgroup
@@ -64,7 +65,7 @@ void main() {
     for (uint mt = gl_WorkGroupID.y; mt < tiles_m; mt += gl_NumWorkGroups.y) {
       const uint m0 = mt * kBM;
       COOPMAT_ACC(ACC_BITS, kFrag, kFrag) acc[kFrags * kFrags];
-      [[unroll]] for (uint i = 0; i < kFrags * kFrags; ++i) acc[i] = COOPMAT_ACC(ACC_BITS, kFrag, kFrag)(0.0);
+      [[unroll]] for (uint i = 0; i < kFrags * kFrags; ++i) acc[i] = COOPMAT_ZERO(ACC_BITS, kFrag, kFrag);
       for (uint k0 = 0; k0 < p.K; k0 += kBK) {
         for (uint e = lid; e < kBM * kBK; e += threads) {
           const uint r = e / kBK, kk = e % kBK;

@@ -51,7 +51,7 @@ void main() {
   barrier();
   COOPMAT_ACC(ACC_BITS, kFrag, kFrag) acc[kFragsM * kFragsN];
   [[unroll]] for (uint i = 0; i < kFragsM * kFragsN; ++i) {
-    acc[i] = COOPMAT_ACC(ACC_BITS, kFrag, kFrag)(0.0);
+    acc[i] = COOPMAT_ZERO(ACC_BITS, kFrag, kFrag);
   }
   COOPMAT_A(kFrag, kFrag) fa[kFragsM];
   COOPMAT_B(kFrag, kFrag) fb[kFragsN];

@@ -129,7 +129,7 @@ void main() {
       const uint m0 = mt * kBM;
       COOPMAT_ACC(ACC_BITS, kFrag, kFrag) acc[kFragsM * kFragsN];
       [[unroll]] for (uint i = 0; i < kFragsM * kFragsN; ++i) {
-        acc[i] = COOPMAT_ACC(ACC_BITS, kFrag, kFrag)(0.0);
+        acc[i] = COOPMAT_ZERO(ACC_BITS, kFrag, kFrag);
       }
       barrier();  // the previous tile's subgroups are done with the shared buffers
       load_slice(a_base, b_base, m0, n0, 0);
