@@ -110,9 +110,11 @@ void register_gemm_forms(TacticRegistry& r) {
   const std::vector<std::string> conv{"Conv"};
   // In fp16 arithmetic on lavapipe it won 12 of det's 22 pointwise layers, the register blocks 2 (every
   // tactic timed, 2026-12-01): there it comes before them, among the candidates level 3 times.
-  r.add_variants(
-      "conv.1x1.8x8", conv, 30, {kF32, kF16, kF16Acc32},
-      [](const LayerContext& c, std::string& w) { return plan_pointwise(c, {8, 8}, w); }, {.slow_fp16_priority = 24});
+  r.add_variants("conv.1x1.8x8", conv, 30, {kF32, kF16, kF16Acc32},
+                 [](const LayerContext& c, std::string& w) {
+                   return plan_pointwise(c, {8, 8}, w);
+                 },
+                 {.slow_fp16_priority = 24});
   r.add_variants("conv.im2col_gemm.8x8", conv, 40, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_im2col_gemm(c, {8, 8}, w);
   });
@@ -157,9 +159,10 @@ void register_gemm_forms(TacticRegistry& r) {
                    },
                    {.device_feature = "int64"});
   }
-  r.add_variants("conv.im2col_block16x16", conv, 35, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
-    return plan_im2col_block(c, {16, 4}, w);
-  });
+  r.add_variants("conv.im2col_block16x16", conv, 35, {kF32, kF16, kF16Acc32},
+                 [](const LayerContext& c, std::string& w) {
+                   return plan_im2col_block(c, {16, 4}, w);
+                 });
   r.add_variants("conv.im2col_block8x8", conv, 36, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_im2col_block(c, {8, 2}, w);
   });
@@ -172,9 +175,13 @@ void register_gemm_forms(TacticRegistry& r) {
 void register_general_forms(TacticRegistry& r) {
   const std::vector<std::string> conv{"Conv"};
   r.add_variants("conv.transpose_block16x16", {"ConvTranspose"}, 40, {kF32, kF16, kF16Acc32},
-                 [](const LayerContext& c, std::string& w) { return plan_transpose_block(c, {16, 4}, w); });
+                 [](const LayerContext& c, std::string& w) {
+                   return plan_transpose_block(c, {16, 4}, w);
+                 });
   r.add_variants("conv.transpose_block4x8", {"ConvTranspose"}, 41, {kF32, kF16, kF16Acc32},
-                 [](const LayerContext& c, std::string& w) { return plan_transpose_block(c, {4, 2}, w); });
+                 [](const LayerContext& c, std::string& w) {
+                   return plan_transpose_block(c, {4, 2}, w);
+                 });
   // Implicit GEMM on shared-memory tiles: the GPU-class form (lavapipe prefers the register blocks above),
   // among the first a GPU build times for the Convs the 1x1 and split-K forms leave (3x3 and wider).
   for (const auto& [name, tile, priority, gpu_priority] : {std::tuple{"64x64", SmemTile{64, 64, 16, 4, 4}, 37, 3},
@@ -186,6 +193,20 @@ void register_general_forms(TacticRegistry& r) {
     r.add_variants(
         std::string("conv.transpose_implicit_gemm") + name, {"ConvTranspose"}, priority + 20, {kF32, kF16, kF16Acc32},
         [tile = tile](const LayerContext& c, std::string& w) { return plan_implicit_gemm(c, tile, true, w); });
+  }
+  // The same on tensor cores: 3x3, strided and grouped Convs (the 1x1 forms above serve pointwise ones
+  // from runs of eight), first among a GPU build's candidates for them.
+  for (const auto& [name, tile, gpu_priority] :
+       {std::tuple{"64x64", CoopTile{2, 2, 2}, 1}, std::tuple{"128x64", CoopTile{4, 2, 2}, 2}}) {
+    const TacticRegistry::Traits traits{.gpu_priority = gpu_priority, .device_feature = "cooperative-matrix"};
+    r.add_variants(
+        std::string("conv.implicit_coopmat") + name, conv, 37, {kF16, kF16Acc32},
+        [tile = tile](const LayerContext& c, std::string& w) { return plan_implicit_coopmat(c, tile, false, w); },
+        traits);
+    r.add_variants(
+        std::string("conv.transpose_implicit_coopmat") + name, {"ConvTranspose"}, 57, {kF16, kF16Acc32},
+        [tile = tile](const LayerContext& c, std::string& w) { return plan_implicit_coopmat(c, tile, true, w); },
+        traits);
   }
   r.add_variants("conv.direct", conv, 50, {kF32, kF16, kF16Acc32}, plan_conv_direct);
   r.add_variants("conv.transpose_gather", {"ConvTranspose"}, 50, {kF32, kF16, kF16Acc32}, plan_transpose_gather);

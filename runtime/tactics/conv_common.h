@@ -173,6 +173,8 @@ std::optional<LayerPlan> plan_pointwise_gpu(const LayerContext& ctx, const SmemT
                                             std::string& why_not);
 std::optional<LayerPlan> plan_im2col_block(const LayerContext& ctx, BlockShape block, std::string& why_not);
 std::optional<LayerPlan> plan_im2col_splitk(const LayerContext& ctx, std::string& why_not);
+std::optional<LayerPlan> plan_implicit_coopmat(const LayerContext& ctx, CoopTile tile, bool transpose,
+                                               std::string& why_not);
 std::optional<LayerPlan> plan_implicit_gemm(const LayerContext& ctx, SmemTile tile, bool transpose,
                                             std::string& why_not);
 // conv_transpose.cpp

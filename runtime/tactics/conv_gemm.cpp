@@ -306,8 +306,12 @@ std::optional<LayerPlan> plan_im2col_splitk(const LayerContext& ctx, std::string
 // as the GEMM stages it (conv/implicit_gemm.comp): no im2col buffer, any
 // groups, runtime or constant weights as stored.
 
-std::optional<LayerPlan> plan_implicit_gemm(const LayerContext& ctx, SmemTile tile, bool transpose,
-                                            std::string& why_not) {
+namespace {
+
+// What both implicit GEMMs bind and push (conv/implicit_gemm_operands.glsl) into `plan` and `d`,
+// with the layer's shape; nullopt (why_not filled) where the operands cannot serve the layer.
+std::optional<ConvShape> implicit_gemm_operands(const LayerContext& ctx, bool transpose, LayerPlan& plan, Dispatch& d,
+                                                std::string& why_not) {
   if (transpose && !single_transpose(ctx, why_not)) return std::nullopt;
   const std::optional<StorageType> st = float_storage(ctx, why_not);
   if (!st) return std::nullopt;
@@ -321,28 +325,56 @@ std::optional<LayerPlan> plan_implicit_gemm(const LayerContext& ctx, SmemTile ti
     return std::nullopt;
   }
   if (!fits_invocations(uint64_t(s.batch * s.out_channels) * uint64_t(s.out_size()), why_not)) return std::nullopt;
-  const int64_t kdim = s.cg() * s.kernel_size();
-  LayerPlan plan;
   const BindingRef w = bind_input(ctx, plan, 1);
   if (!plan.weights.empty() &&
       !fits_binding(ctx, plan.weights.back().nbytes(), uint64_t(plan.weights.back().size()), "weights", why_not))
     return std::nullopt;
   const auto [bias, has_bias] = bind_optional(ctx, plan, 2, *st);
-  std::vector<uint32_t> push{uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(s.group)};
-  push_window(push, window3(s.window));
-  push.insert(push.end(), {uint32_t(s.mg()), uint32_t(kdim), has_bias ? 1u : 0u});
+  d.push = {uint32_t(s.batch), uint32_t(s.in_channels), uint32_t(s.group)};
+  push_window(d.push, window3(s.window));
+  d.push.insert(d.push.end(), {uint32_t(s.mg()), uint32_t(s.cg() * s.kernel_size()), has_bias ? 1u : 0u});
+  d.bindings = {BindingRef::input(0), w, bias, BindingRef::output(0)};
+  return s;
+}
+
+}  // namespace
+
+std::optional<LayerPlan> plan_implicit_gemm(const LayerContext& ctx, SmemTile tile, bool transpose,
+                                            std::string& why_not) {
+  LayerPlan plan;
+  Dispatch d;
+  const std::optional<ConvShape> s = implicit_gemm_operands(ctx, transpose, plan, d, why_not);
+  if (!s) return std::nullopt;
+  const int64_t kdim = s->cg() * s->kernel_size();
   std::optional<std::vector<SpecValue>> spec =
       smem_tile_spec(tile, !transpose && kdim % 4 == 0, false, 1, ctx.arith, ctx.device, why_not);
   if (!spec) return std::nullopt;
   spec->push_back({9, transpose ? 1u : 0u});
-  const auto groups = smem_tile_groups(tile, s.mg(), s.out_size(), s.batch * s.group, ctx.device, why_not);
+  const auto groups = smem_tile_groups(tile, s->mg(), s->out_size(), s->batch * s->group, ctx.device, why_not);
   if (!groups) return std::nullopt;
-  Dispatch d;
   d.shader = ctx.shader("conv/implicit_gemm");
   d.spec = std::move(*spec);
-  d.bindings = {BindingRef::input(0), w, bias, BindingRef::output(0)};
-  d.push = std::move(push);
   d.groups = *groups;
+  plan.dispatches.push_back(std::move(d));
+  return plan;
+}
+
+// ---------------------------------------------------------------------------
+// conv.implicit_coopmat<BM>x<BN> and conv.transpose_implicit_coopmat<BM>x<BN>: the same
+// operands on the cooperative-matrix core (gemm/coopmat_tile.glsl, conv/implicit_coopmat.comp):
+// tensor cores for 3x3, strided and grouped Convs, fp16 in, fp16 or fp32 accumulation.
+
+std::optional<LayerPlan> plan_implicit_coopmat(const LayerContext& ctx, CoopTile tile, bool transpose,
+                                               std::string& why_not) {
+  if (!coopmat_usable(ctx.device, ctx.arith, why_not)) return std::nullopt;
+  LayerPlan plan;
+  Dispatch d;
+  const std::optional<ConvShape> s = implicit_gemm_operands(ctx, transpose, plan, d, why_not);
+  if (!s) return std::nullopt;
+  if (!coopmat_tile_dispatch(ctx, "conv/implicit_coopmat", s->mg(), s->out_size(), s->batch * s->group, tile, d,
+                             why_not))
+    return std::nullopt;
+  d.spec.push_back({9, transpose ? 1u : 0u});
   plan.dispatches.push_back(std::move(d));
   return plan;
 }

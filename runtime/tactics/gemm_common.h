@@ -107,7 +107,7 @@ struct CoopTile {
   uint32_t frags_m = 2, frags_n = 2;
   // gemm/coopmat_vec.comp: 16-byte staging through registers, per-subgroup epilogue; aligned products.
   bool vec = false;
-  uint32_t stages = 1;  // gemm/coopmat_vec.comp's shared buffers: 2 double-buffers the slices
+  uint32_t stages = 1;   // gemm/coopmat_vec.comp's shared buffers: 2 double-buffers the slices
   uint32_t group_m = 0;  // gemm/coopmat_vec.comp: tiles rasterized in bands of this many row tiles (0: none)
   // gemm/coopmat_vec.comp: K and the row strides compiled in, and no bounds checks where the
   // product is a whole number of tiles.
@@ -124,6 +124,12 @@ struct CoopTile {
 bool smem_vec_dispatch(const LayerContext& ctx, const Product& p, const SmemTile& t, Dispatch& d, std::string& why_not);
 bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopTile& t, Dispatch& d,
                           std::string& why_not);
+// Sets the shader (`shader_base`'s build for the device and precision), specialization constants
+// 0-3, subgroup size and groups of `d` for the cooperative-matrix core gemm/coopmat_tile.glsl
+// (gemm/coopmat.comp, conv/implicit_coopmat.comp) over M x N outputs in `batches` with workgroup
+// `t` (2 x 2 fragments a subgroup); false (why_not filled) where the device does not allow it.
+bool coopmat_tile_dispatch(const LayerContext& ctx, const std::string& shader_base, int64_t M, int64_t N,
+                           int64_t batches, const CoopTile& t, Dispatch& d, std::string& why_not);
 // Completes `d` (bindings as gemm/common.glsl with Y in slot 3, push constants gemm_float_push) on
 // the shared-memory core gemm/smem.comp with tile `t` and adds it to `plan`; with `split_k`, K is
 // split over workgroups (products of few tiles and deep K: the GPU's cores filled), the partial

@@ -128,29 +128,6 @@ GemmC bind_c(const LayerContext& ctx, const Product& p, LayerPlan& plan, Binding
   return GemmC{c, flags, c_sm, c_sn, beta};
 }
 
-// gemm.coopmat<BM>x<BN> (not the _vec forms): the shader, workgroup and grid of `d`.
-bool coopmat_dispatch(const LayerContext& ctx, const Product& p, const CoopTile& t, Dispatch& d, std::string& why_not) {
-  if (!coopmat_usable(ctx.device, ctx.arith, why_not)) return false;
-  const bool acc32 = ctx.arith == Arith::F16Acc32;
-  // Subgroups of 32 where the device can be asked for them (the size tensor cores work in on NVIDIA
-  // and, through VK_KHR_cooperative_matrix, on AMD's wave32), else its default.
-  const DeviceProfile& dev = ctx.device;
-  const uint32_t subgroup = dev.min_subgroup_size <= 32 && dev.max_subgroup_size >= 32 ? 32 : dev.subgroup_size;
-  const uint32_t invocations = t.warps_m * t.warps_n * subgroup;
-  const uint64_t shared = uint64_t(t.bm() + t.bn()) * t.bk() * 2 + uint64_t(t.bm()) * t.bn() * (acc32 ? 4 : 2);
-  if (!workgroup_fits(invocations, shared, dev, why_not)) return false;
-  const auto groups = gemm_grid_groups(ceil_div(p.N, t.bn()), 1, ceil_div(p.M, t.bm()), p.batches, dev);
-  if (!groups) {
-    why_not = std::to_string(p.N) + " columns need more workgroups than the device allows";
-    return false;
-  }
-  d.shader = ctx.coopmat_shader("gemm/coopmat");
-  d.spec = {{0, invocations}, {1, t.warps_m}, {2, t.warps_n}, {3, t.k_steps}};
-  d.subgroup_size = subgroup;
-  d.groups = *groups;
-  return true;
-}
-
 // The shader, specialization constants and grid of `d` (bindings and push constants set) for
 // `tactic`'s algorithm; gemm.smem* is completed by plan_smem. False (why_not filled) where the
 // algorithm cannot serve the product.
@@ -182,7 +159,7 @@ bool algorithm_dispatch(const FloatTactic& tactic, const LayerContext& ctx, cons
       break;  // plan_smem
     case Algorithm::CoopMat:
       if (tactic.coop.vec ? !coopmat_vec_dispatch(ctx, p, tactic.coop, d, why_not)
-                          : !coopmat_dispatch(ctx, p, tactic.coop, d, why_not))
+                          : !coopmat_tile_dispatch(ctx, "gemm/coopmat", p.M, p.N, p.batches, tactic.coop, d, why_not))
         return false;
       break;
     case Algorithm::Block: {

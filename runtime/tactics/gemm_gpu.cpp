@@ -78,6 +78,29 @@ bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopT
   return true;
 }
 
+bool coopmat_tile_dispatch(const LayerContext& ctx, const std::string& shader_base, int64_t M, int64_t N,
+                           int64_t batches, const CoopTile& t, Dispatch& d, std::string& why_not) {
+  if (!coopmat_usable(ctx.device, ctx.arith, why_not)) return false;
+  const bool acc32 = ctx.arith == Arith::F16Acc32;
+  // Subgroups of 32 where the device can be asked for them (the size tensor cores work in on NVIDIA
+  // and, through VK_KHR_cooperative_matrix, on AMD's wave32), else its default.
+  const DeviceProfile& dev = ctx.device;
+  const uint32_t subgroup = dev.min_subgroup_size <= 32 && dev.max_subgroup_size >= 32 ? 32 : dev.subgroup_size;
+  const uint32_t invocations = t.warps_m * t.warps_n * subgroup;
+  const uint64_t shared = uint64_t(t.bm() + t.bn()) * t.bk() * 2 + uint64_t(t.bm()) * t.bn() * (acc32 ? 4 : 2);
+  if (!workgroup_fits(invocations, shared, dev, why_not)) return false;
+  const auto groups = gemm_grid_groups(ceil_div(N, t.bn()), 1, ceil_div(M, t.bm()), batches, dev);
+  if (!groups) {
+    why_not = std::to_string(N) + " columns need more workgroups than the device allows";
+    return false;
+  }
+  d.shader = ctx.coopmat_shader(shader_base);
+  d.spec = {{0, invocations}, {1, t.warps_m}, {2, t.warps_n}, {3, t.k_steps}};
+  d.subgroup_size = subgroup;
+  d.groups = *groups;
+  return true;
+}
+
 bool smem_core_dispatches(const LayerContext& ctx, const Product& p, const SmemTile& t, bool split_k, Dispatch d,
                           LayerPlan& plan, std::string& why_not) {
   uint32_t splits = 1;

@@ -132,8 +132,8 @@ TEST_P(TacticConformance, MatchesReference) {
   const double intermediate_rounding =
       tactic->arith == Arith::F16Acc32 ? f16acc32_intermediate_rounding(tactic->name) : 0.0;
   std::map<std::string, int> served_per_op, cases_per_op, left_to_other_precision;
-  std::map<std::string, int> declined_classes;  // declinable class -> cases it explains
-  std::map<std::string, int> nonfinite_per_op;  // cases not run: NaN or infinities the device may not keep
+  std::map<std::string, int> declined_classes;       // declinable class -> cases it explains
+  std::map<std::string, int> nonfinite_per_op;       // cases not run: NaN or infinities the device may not keep
   std::map<std::string, int> device_limited_per_op;  // cases beyond the device's limits
   int served = 0, declined = 0, nonfinite_skipped = 0;
   const bool keeps_nan = tactic->arith == Arith::F32 ? device.nan_preserve : device.nan_preserve_fp16;
