@@ -75,7 +75,8 @@ void note_start(const std::string& outcome) {
 }
 
 // A command of a Slurm task ended by a signal that a scheduler or the system sends (SIGTERM,
-// SIGKILL, SIGHUP: scancel, a time limit, preemption, the out-of-memory killer). Slurm signals
+// SIGKILL, SIGHUP: scancel, a time limit, preemption, the out-of-memory killer), or a shell's exit
+// with 128 + such a signal (the code a shell gives when its command was so ended). Slurm signals
 // every process of the task, the check first or its task first as it happens: whichever, the
 // iteration has no outcome and runs again (a check's own crash is SIGSEGV or SIGABRT: a failure).
 struct EndedFromOutside {
@@ -83,7 +84,14 @@ struct EndedFromOutside {
   const char* what = "";
 };
 
-bool ended_from_outside(int signal) { return signal == SIGTERM || signal == SIGKILL || signal == SIGHUP; }
+bool outside_signal(int signal) { return signal == SIGTERM || signal == SIGKILL || signal == SIGHUP; }
+
+// The signal that ended `r` from outside, or 0.
+int ended_from_outside(const CheckResult& r) {
+  if (outside_signal(r.signal)) return r.signal;
+  if (r.exit_code > 128 && outside_signal(r.exit_code - 128)) return r.exit_code - 128;
+  return 0;
+}
 
 bool run_job_in(const JobSpec& spec, bool in_task) {
   if (!spec.make.empty()) {
@@ -91,13 +99,13 @@ bool run_job_in(const JobSpec& spec, bool in_task) {
     make.command = spec.make;
     make.env = spec.check.env;
     const CheckResult made = run_program(make);
-    if (in_task && ended_from_outside(made.signal)) throw EndedFromOutside{made.signal, "make"};
+    if (const int signal = ended_from_outside(made); in_task && signal != 0) throw EndedFromOutside{signal, "make"};
     VKG_CHECK(made.exit_code == 0, "iteration " << spec.index << " could not be made (exit code " << made.exit_code
                                                 << " of " << spec.make.front() << "):\n"
                                                 << made.output);
   }
   const CheckResult checked = CheckCommand(spec.check).run(spec.artifact);
-  if (in_task && ended_from_outside(checked.signal)) throw EndedFromOutside{checked.signal, "check"};
+  if (const int signal = ended_from_outside(checked); in_task && signal != 0) throw EndedFromOutside{signal, "check"};
   return checked.passed;
 }
 

@@ -29,8 +29,8 @@ std::string bytes_text(uint64_t bytes) {
 std::string shapes_text(const std::vector<CooperativeMatrixShape>& shapes) {
   std::string text;
   for (const CooperativeMatrixShape& c : shapes) {
-    text += (text.empty() ? "" : ", ") + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
-            (c.acc32 ? " fp32 acc" : " fp16 acc");
+    text += (text.empty() ? "" : ", ") + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+            std::to_string(c.k) + (c.acc32 ? " fp32 acc" : " fp16 acc");
   }
   return text;
 }
@@ -58,10 +58,9 @@ void format_cooperative_matrices(std::ostream& os, const DeviceProfile& d) {
     }
     os << "\n";
     if (!d.cooperative_matrix_khr) {
-      os << "        (not used: "
-         << (has_builtin_shader("gemm/coopmat_khr.f16")
-                 ? "turned off, or no fp16 shape the tactics take"
-                 : "this build has no KHR shaders, see cmake/khr_shader_tools.cmake")
+      os << "        (not used: " << (has_builtin_shader("gemm/coopmat_khr.f16")
+                                          ? "turned off, or no fp16 shape the tactics take"
+                                          : "this build has no KHR shaders, see cmake/khr_shader_tools.cmake")
          << ")\n";
     }
   }

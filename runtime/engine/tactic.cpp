@@ -9,12 +9,9 @@ namespace vkg {
 
 const char* storage_type_name(StorageType s) {
   switch (s) {
-    case StorageType::F32:
-      return "f32";
-    case StorageType::F16:
-      return "f16";
-    case StorageType::I32:
-      return "i32";
+    case StorageType::F32: return "f32";
+    case StorageType::F16: return "f16";
+    case StorageType::I32: return "i32";
   }
   return "?";
 }
@@ -28,12 +25,9 @@ std::optional<StorageType> parse_storage_type(std::string_view text) {
 
 size_t storage_element_bytes(StorageType s) {
   switch (s) {
-    case StorageType::F32:
-      return 4;
-    case StorageType::F16:
-      return 2;
-    case StorageType::I32:
-      return 4;
+    case StorageType::F32: return 4;
+    case StorageType::F16: return 2;
+    case StorageType::I32: return 4;
   }
   return 4;
 }
@@ -64,10 +58,8 @@ std::optional<StorageType> storage_for(DType dtype, Precision precision) {
 
 Tensor to_storage(const Tensor& t, StorageType s, const std::string& what) {
   switch (s) {
-    case StorageType::F32:
-      return t.dtype() == DType::Float32 ? t : t.cast(DType::Float32);
-    case StorageType::F16:
-      return t.dtype() == DType::Float16 ? t : t.cast(DType::Float16);
+    case StorageType::F32: return t.dtype() == DType::Float32 ? t : t.cast(DType::Float32);
+    case StorageType::F16: return t.dtype() == DType::Float16 ? t : t.cast(DType::Float16);
     case StorageType::I32: {
       if (t.dtype() == DType::Int32) return t;
       Tensor out(DType::Int32, t.shape());
@@ -112,38 +104,28 @@ Tensor from_storage(Tensor stored, DType dtype) {
 
 const char* arith_name(Arith a) {
   switch (a) {
-    case Arith::F32:
-      return "f32";
-    case Arith::F16:
-      return "f16";
-    case Arith::F16Acc32:
-      return "f16acc32";
+    case Arith::F32: return "f32";
+    case Arith::F16: return "f16";
+    case Arith::F16Acc32: return "f16acc32";
   }
   return "?";
 }
 
 Precision arith_precision(Arith a) {
   switch (a) {
-    case Arith::F32:
-      return Precision::FP32;
-    case Arith::F16:
-      return Precision::FP16;
-    case Arith::F16Acc32:
-      return Precision::FP16;
+    case Arith::F32: return Precision::FP32;
+    case Arith::F16: return Precision::FP16;
+    case Arith::F16Acc32: return Precision::FP16;
   }
   return Precision::FP32;
 }
 
 const char* binding_kind_name(BindingRef::Kind k) {
   switch (k) {
-    case BindingRef::Kind::Input:
-      return "input";
-    case BindingRef::Kind::Output:
-      return "output";
-    case BindingRef::Kind::Weight:
-      return "weight";
-    case BindingRef::Kind::Scratch:
-      return "scratch";
+    case BindingRef::Kind::Input: return "input";
+    case BindingRef::Kind::Output: return "output";
+    case BindingRef::Kind::Weight: return "weight";
+    case BindingRef::Kind::Scratch: return "scratch";
   }
   return "?";
 }

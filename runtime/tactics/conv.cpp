@@ -110,11 +110,9 @@ void register_gemm_forms(TacticRegistry& r) {
   const std::vector<std::string> conv{"Conv"};
   // In fp16 arithmetic on lavapipe it won 12 of det's 22 pointwise layers, the register blocks 2 (every
   // tactic timed, 2026-12-01): there it comes before them, among the candidates level 3 times.
-  r.add_variants("conv.1x1.8x8", conv, 30, {kF32, kF16, kF16Acc32},
-                 [](const LayerContext& c, std::string& w) {
-                   return plan_pointwise(c, {8, 8}, w);
-                 },
-                 {.slow_fp16_priority = 24});
+  r.add_variants(
+      "conv.1x1.8x8", conv, 30, {kF32, kF16, kF16Acc32},
+      [](const LayerContext& c, std::string& w) { return plan_pointwise(c, {8, 8}, w); }, {.slow_fp16_priority = 24});
   r.add_variants("conv.im2col_gemm.8x8", conv, 40, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_im2col_gemm(c, {8, 8}, w);
   });
@@ -159,10 +157,9 @@ void register_gemm_forms(TacticRegistry& r) {
                    },
                    {.device_feature = "int64"});
   }
-  r.add_variants("conv.im2col_block16x16", conv, 35, {kF32, kF16, kF16Acc32},
-                 [](const LayerContext& c, std::string& w) {
-                   return plan_im2col_block(c, {16, 4}, w);
-                 });
+  r.add_variants("conv.im2col_block16x16", conv, 35, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
+    return plan_im2col_block(c, {16, 4}, w);
+  });
   r.add_variants("conv.im2col_block8x8", conv, 36, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_im2col_block(c, {8, 2}, w);
   });
@@ -175,13 +172,9 @@ void register_gemm_forms(TacticRegistry& r) {
 void register_general_forms(TacticRegistry& r) {
   const std::vector<std::string> conv{"Conv"};
   r.add_variants("conv.transpose_block16x16", {"ConvTranspose"}, 40, {kF32, kF16, kF16Acc32},
-                 [](const LayerContext& c, std::string& w) {
-                   return plan_transpose_block(c, {16, 4}, w);
-                 });
+                 [](const LayerContext& c, std::string& w) { return plan_transpose_block(c, {16, 4}, w); });
   r.add_variants("conv.transpose_block4x8", {"ConvTranspose"}, 41, {kF32, kF16, kF16Acc32},
-                 [](const LayerContext& c, std::string& w) {
-                   return plan_transpose_block(c, {4, 2}, w);
-                 });
+                 [](const LayerContext& c, std::string& w) { return plan_transpose_block(c, {4, 2}, w); });
   // Implicit GEMM on shared-memory tiles: the GPU-class form (lavapipe prefers the register blocks above),
   // among the first a GPU build times for the Convs the 1x1 and split-K forms leave (3x3 and wider).
   for (const auto& [name, tile, priority, gpu_priority] : {std::tuple{"64x64", SmemTile{64, 64, 16, 4, 4}, 37, 3},

@@ -107,7 +107,7 @@ struct CoopTile {
   uint32_t frags_m = 2, frags_n = 2;
   // gemm/coopmat_vec.comp: 16-byte staging through registers, per-subgroup epilogue; aligned products.
   bool vec = false;
-  uint32_t stages = 1;   // gemm/coopmat_vec.comp's shared buffers: 2 double-buffers the slices
+  uint32_t stages = 1;  // gemm/coopmat_vec.comp's shared buffers: 2 double-buffers the slices
   uint32_t group_m = 0;  // gemm/coopmat_vec.comp: tiles rasterized in bands of this many row tiles (0: none)
   // gemm/coopmat_vec.comp: K and the row strides compiled in, and no bounds checks where the
   // product is a whole number of tiles.

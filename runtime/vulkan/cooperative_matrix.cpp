@@ -12,47 +12,29 @@ namespace {
 
 std::string component_name(VkComponentTypeKHR t) {
   switch (t) {
-    case VK_COMPONENT_TYPE_FLOAT16_KHR:
-      return "f16";
-    case VK_COMPONENT_TYPE_FLOAT32_KHR:
-      return "f32";
-    case VK_COMPONENT_TYPE_FLOAT64_KHR:
-      return "f64";
-    case VK_COMPONENT_TYPE_SINT8_KHR:
-      return "s8";
-    case VK_COMPONENT_TYPE_SINT16_KHR:
-      return "s16";
-    case VK_COMPONENT_TYPE_SINT32_KHR:
-      return "s32";
-    case VK_COMPONENT_TYPE_SINT64_KHR:
-      return "s64";
-    case VK_COMPONENT_TYPE_UINT8_KHR:
-      return "u8";
-    case VK_COMPONENT_TYPE_UINT16_KHR:
-      return "u16";
-    case VK_COMPONENT_TYPE_UINT32_KHR:
-      return "u32";
-    case VK_COMPONENT_TYPE_UINT64_KHR:
-      return "u64";
-    case VK_COMPONENT_TYPE_BFLOAT16_KHR:
-      return "bf16";
-    default:
-      return "type" + std::to_string(int(t));  // a newer type this header does not name
+    case VK_COMPONENT_TYPE_FLOAT16_KHR: return "f16";
+    case VK_COMPONENT_TYPE_FLOAT32_KHR: return "f32";
+    case VK_COMPONENT_TYPE_FLOAT64_KHR: return "f64";
+    case VK_COMPONENT_TYPE_SINT8_KHR: return "s8";
+    case VK_COMPONENT_TYPE_SINT16_KHR: return "s16";
+    case VK_COMPONENT_TYPE_SINT32_KHR: return "s32";
+    case VK_COMPONENT_TYPE_SINT64_KHR: return "s64";
+    case VK_COMPONENT_TYPE_UINT8_KHR: return "u8";
+    case VK_COMPONENT_TYPE_UINT16_KHR: return "u16";
+    case VK_COMPONENT_TYPE_UINT32_KHR: return "u32";
+    case VK_COMPONENT_TYPE_UINT64_KHR: return "u64";
+    case VK_COMPONENT_TYPE_BFLOAT16_KHR: return "bf16";
+    default: return "type" + std::to_string(int(t));  // a newer type this header does not name
   }
 }
 
 std::string scope_name(VkScopeKHR s) {
   switch (s) {
-    case VK_SCOPE_DEVICE_KHR:
-      return "device";
-    case VK_SCOPE_WORKGROUP_KHR:
-      return "workgroup";
-    case VK_SCOPE_SUBGROUP_KHR:
-      return "subgroup";
-    case VK_SCOPE_QUEUE_FAMILY_KHR:
-      return "queue-family";
-    default:
-      return "scope" + std::to_string(int(s));
+    case VK_SCOPE_DEVICE_KHR: return "device";
+    case VK_SCOPE_WORKGROUP_KHR: return "workgroup";
+    case VK_SCOPE_SUBGROUP_KHR: return "subgroup";
+    case VK_SCOPE_QUEUE_FAMILY_KHR: return "queue-family";
+    default: return "scope" + std::to_string(int(s));
   }
 }
 
@@ -74,21 +56,14 @@ std::vector<Props> enumerate(VkInstance instance, VkPhysicalDevice device, const
 // KHR ones' values.
 CooperativeMatrixProperties described(uint32_t m, uint32_t n, uint32_t k, int a, int b, int c, int result,
                                       bool saturating, int scope) {
-  return {m,
-          n,
-          k,
-          component_name(VkComponentTypeKHR(a)),
-          component_name(VkComponentTypeKHR(b)),
-          component_name(VkComponentTypeKHR(c)),
-          component_name(VkComponentTypeKHR(result)),
-          saturating,
+  return {m, n, k, component_name(VkComponentTypeKHR(a)), component_name(VkComponentTypeKHR(b)),
+          component_name(VkComponentTypeKHR(c)), component_name(VkComponentTypeKHR(result)), saturating,
           scope_name(VkScopeKHR(scope))};
 }
 
 std::vector<CooperativeMatrixProperties> khr_properties(VkInstance instance, VkPhysicalDevice device) {
   std::vector<CooperativeMatrixProperties> out;
-  for (const auto& p :
-       enumerate<VkCooperativeMatrixPropertiesKHR, PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+  for (const auto& p : enumerate<VkCooperativeMatrixPropertiesKHR, PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
            instance, device, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR",
            VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR)) {
     out.push_back(described(p.MSize, p.NSize, p.KSize, p.AType, p.BType, p.CType, p.ResultType,
@@ -138,8 +113,7 @@ void read_cooperative_matrices(VkInstance instance, VkPhysicalDevice device, con
   if (features.has_nv && features.nv.cooperativeMatrix) info.cooperative_matrix_nv_shapes = nv_shapes(instance, device);
   // The KHR form where the device has it and this build compiled its shaders.
   const std::vector<CooperativeMatrixShape> khr = fp16_shapes(info.cooperative_matrix_khr_properties);
-  if (features.has_khr && features.khr.cooperativeMatrix && !khr.empty() &&
-      has_builtin_shader("gemm/coopmat_khr.f16")) {
+  if (features.has_khr && features.khr.cooperativeMatrix && !khr.empty() && has_builtin_shader("gemm/coopmat_khr.f16")) {
     info.cooperative_matrix_khr = true;
     info.cooperative_matrix_shapes = khr;
   } else {

@@ -18,8 +18,7 @@ std::string lower(std::string s) {
 }
 
 bool all_digits(const std::string& s) {
-  return !s.empty() &&
-         std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
 // "[0] llvmpipe (...) (cpu)" lines for error messages.
@@ -45,16 +44,11 @@ bool env_switch(const char* name) {
 
 int default_preference_rank(DeviceType t) {
   switch (t) {
-    case DeviceType::Discrete:
-      return 0;
-    case DeviceType::Integrated:
-      return 1;
-    case DeviceType::Virtual:
-      return 2;
-    case DeviceType::Cpu:
-      return 3;
-    case DeviceType::Other:
-      return 4;
+    case DeviceType::Discrete: return 0;
+    case DeviceType::Integrated: return 1;
+    case DeviceType::Virtual: return 2;
+    case DeviceType::Cpu: return 3;
+    case DeviceType::Other: return 4;
   }
   return 4;
 }
@@ -156,9 +150,9 @@ size_t select_device(const std::vector<DeviceInfo>& devices, const std::string& 
           default_preference_rank(devices[i].type) < default_preference_rank(devices[best].type))
         best = i;
     }
-    VKG_CHECK(best < devices.size(),
-              "no usable Vulkan device: " << devices[0].name << ": " << devices[0].unsupported_reason()
-                                          << (devices.size() > 1 ? " (and the others likewise)" : ""));
+    VKG_CHECK(best < devices.size(), "no usable Vulkan device: " << devices[0].name << ": "
+                                         << devices[0].unsupported_reason()
+                                         << (devices.size() > 1 ? " (and the others likewise)" : ""));
     return best;
   }
   size_t chosen = devices.size();
@@ -178,8 +172,8 @@ size_t select_device(const std::vector<DeviceInfo>& devices, const std::string& 
                                                     << device_list_text(devices) << ")");
   }
   const std::string why = devices[chosen].unsupported_reason();
-  VKG_CHECK(why.empty(),
-            "--device " << selector << " selects '" << devices[chosen].name << "', which vkgraphy cannot use: " << why);
+  VKG_CHECK(why.empty(), "--device " << selector << " selects '" << devices[chosen].name
+                                     << "', which vkgraphy cannot use: " << why);
   return chosen;
 }
 

@@ -73,8 +73,7 @@ void apply_switches(DeviceInfo& info, const DeviceOptions& options);
 // (runtime/vulkan/compile_workers.h). `device` is the device's index; validation is left off.
 DeviceOptions switches_of(const DeviceInfo& info);
 // The switches `options` turns on, as words (a feature's name for its disable_ switch,
-// "host-specialization", "canonical-texel-views", "force-staging"), and the options such words give (Error on an
-// unknown one).
+// "host-specialization", "canonical-texel-views", "force-staging"), and the options such words give (Error on an unknown one).
 std::vector<std::string> switch_words(const DeviceOptions& options);
 DeviceOptions options_from_switch_words(const std::vector<std::string>& words);
 

@@ -71,19 +71,17 @@ TEST(CooperativeMatrixShaders, TheEmulatedBuildsNeedNoExtension) {
 }
 
 vkg::CooperativeMatrixProperties khr_property(uint32_t m, uint32_t n, uint32_t k, const char* ab, const char* cd,
-                                              const char* scope = "subgroup", bool saturating = false) {
+                                             const char* scope = "subgroup", bool saturating = false) {
   return {m, n, k, ab, ab, cd, cd, saturating, scope};
 }
 
 TEST(CooperativeMatrixProfile, TheTacticsTakeFp16SubgroupShapesOfKhr) {
   const std::vector<vkg::CooperativeMatrixProperties> reported = {
-      khr_property(16, 16, 16, "f16", "f16"),
-      khr_property(16, 16, 16, "f16", "f32"),
-      khr_property(16, 16, 32, "s8", "s32"),
-      khr_property(16, 8, 16, "f16", "f32", "workgroup"),
+      khr_property(16, 16, 16, "f16", "f16"),           khr_property(16, 16, 16, "f16", "f32"),
+      khr_property(16, 16, 32, "s8", "s32"),            khr_property(16, 8, 16, "f16", "f32", "workgroup"),
       khr_property(16, 16, 16, "f16", "f16", "subgroup", true),
       {16, 16, 16, "f16", "f16", "f32", "f16", false, "subgroup"},  // C and D of different types
-      khr_property(16, 16, 16, "f16", "f16")};                      // listed twice
+      khr_property(16, 16, 16, "f16", "f16")};                       // listed twice
   EXPECT_EQ(vk::fp16_shapes(reported),
             (std::vector<vkg::CooperativeMatrixShape>{{16, 16, 16, false}, {16, 16, 16, true}}));
 }
@@ -177,7 +175,7 @@ TEST(CooperativeMatrixEngines, NeedTheExtensionTheyWereBuiltFor) {
   EXPECT_EQ(vk::cooperative_matrix_need(builtin_shader("gemm/smem.f32")), vk::CooperativeMatrixNeed::None);
   for (const char* shader : {"gemm/coopmat.f16", "gemm/coopmat_khr.f16"}) {
     if (!has_builtin_shader(shader)) continue;  // the KHR build where configured with its tools
-    Engine engine;                              // as an engine file from a GPU would hold it: the shader's words
+    Engine engine;  // as an engine file from a GPU would hold it: the shader's words
     const auto words = builtin_shader(shader);
     engine.spirv[shader] = std::vector<uint32_t>(words.begin(), words.end());
     const DeviceInfo& d = ctx->device().info();
@@ -203,9 +201,8 @@ TEST(CooperativeMatrixProfile, TheTestDeviceReportsWhatItHas) {
   vk::Context* ctx = test_vk_context(&why);
   if (ctx == nullptr) VKG_NO_VULKAN(why);
   const DeviceInfo& d = ctx->device().info();
-  EXPECT_EQ(d.cooperative_matrix_khr,
-            d.cooperative_matrix && !d.cooperative_matrix_khr_properties.empty() &&
-                d.cooperative_matrix_shapes == vk::fp16_shapes(d.cooperative_matrix_khr_properties))
+  EXPECT_EQ(d.cooperative_matrix_khr, d.cooperative_matrix && !d.cooperative_matrix_khr_properties.empty() &&
+                                          d.cooperative_matrix_shapes == vk::fp16_shapes(d.cooperative_matrix_khr_properties))
       << vkg::format_device_info(d);
   if (d.driver_name == "llvmpipe") {  // CI's device: no cooperative matrices of either kind
     EXPECT_FALSE(d.cooperative_matrix);

@@ -99,6 +99,11 @@ TEST(RunJob, ACommandEndedFromOutsideLeavesNoOutcome) {
     EXPECT_GT(run_job_file(dir.file("spec.json")), 128);
     EXPECT_FALSE(load_job_outcome(spec.outcome, 7).has_value());
   }
+  // A shell whose command was terminated exits with 128 + the signal ("Terminated", 143).
+  spec.check.command = {"sh", "-c", "sh -c 'kill -TERM $$'; exit $?"};
+  save_job_spec(dir.file("spec.json"), spec);
+  EXPECT_EQ(run_job_file(dir.file("spec.json")), 128 + 15);
+  EXPECT_FALSE(load_job_outcome(spec.outcome, 7).has_value());
   spec.make = {"sh", "-c", "kill -TERM $$"};
   save_job_spec(dir.file("spec.json"), spec);
   EXPECT_EQ(run_job_file(dir.file("spec.json")), 128 + 15);
