@@ -255,6 +255,23 @@ std::vector<JobRunner::Finished> SlurmRunner::wait(std::chrono::milliseconds up_
   return done;
 }
 
+// Until squeue lists none of `jobs` alive (at most Slurm's default KillWait, 30 s): a cancelled task
+// may still be starting or running its check, and the files it writes must not outlive the loop's
+// removal of the iterations' copies.
+void SlurmRunner::wait_until_gone(const std::vector<std::string>& jobs) const {
+  std::string ids;
+  for (const std::string& j : jobs) ids += (ids.empty() ? "" : ",") + j;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int code = 0;
+    const std::string out =
+        slurm_command({"squeue", "-h", "-r", "-t", kAliveStates, "-o", "%i", "-j", ids}, true, &code);
+    if (code != 0 || out.find_first_not_of(" \n") == std::string::npos) return;  // none left (or none known)
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  VKG_WARNING("Slurm task(s) " << ids << " still alive 30 s after scancel");
+}
+
 std::vector<JobRunner::Finished> SlurmRunner::stop() {
   held_.clear();
   std::vector<std::string> jobs;
@@ -266,6 +283,7 @@ std::vector<JobRunner::Finished> SlurmRunner::stop() {
     argv.insert(argv.end(), jobs.begin(), jobs.end());
     slurm_command(argv, true);
     VKG_INFO("Cancelled " << jobs.size() << " Slurm task(s) of iterations not needed or not finished");
+    wait_until_gone(jobs);
     done = collect_outcomes();
   }
   tasks_.clear();

@@ -68,6 +68,7 @@ class SlurmRunner : public JobRunner {
   // Tasks squeue no longer lists and that wrote no outcome: submitted again, or failed.
   std::vector<Finished> retry_lost(const std::map<std::string, std::string>& queued);
   void note_restarts(Task& task, int index);
+  void wait_until_gone(const std::vector<std::string>& jobs) const;
 
   SlurmOptions options_;
   std::map<int, Task> tasks_;  // by iteration, submitted or held, not yet finished
