@@ -20,32 +20,11 @@
 #include "runtime/vulkan/compute_pipeline.h"
 #include "runtime/vulkan/device_info.h"
 #include "runtime/vulkan/shader_table.h"
+#include "tests/unit/test_data_util.h"
 #include "tests/unit/vk_test_util.h"
 
 namespace vkg::test {
 namespace {
-
-// Sets an environment variable for a scope (the previous value back after).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 vk::PipelineDesc unary_desc(uint32_t local_size) {
   vk::PipelineDesc desc;

@@ -28,6 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 using vk::SpecConstant;
 using vk::SpirvCache;
+using test::ScopedEnv;
 
 const std::vector<SpecConstant> kSpec = {SpecConstant::u32(0, 64)};
 
@@ -45,22 +46,6 @@ std::vector<fs::path> entries(const fs::path& dir) {
     if (it->path().extension() == ".spv") found.push_back(it->path());
   return found;
 }
-
-// Sets an environment variable for one test and puts back what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value ? ::setenv(name, value, 1) : ::unsetenv(name);
-  }
-  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 TEST(SpirvCache, WhatOneProcessStoresTheNextFinds) {
   TempDir dir;
