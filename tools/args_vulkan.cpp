@@ -32,6 +32,10 @@ void VulkanArgs::add_to(CLI::App& app) {
                "conv.*_wide_a) decline, and fp32 layers keep the storage-buffer builds of the shaders that store "
                "eight values at a time")
       ->group(g);
+  app.add_flag("--vk-disable-subgroup-shuffle", disable_subgroup_shuffle,
+               "Treat the device as having no subgroup shuffles: the block GEMMs that share A's rows through them "
+               "(*_shuffle_a) decline")
+      ->group(g);
   app.add_flag("--vk-disable-texel-buffers", disable_texel_buffers,
                "Treat the device as having no texel buffers: shaders read every tensor through storage buffers "
                "(the inputs of the block GEMMs, elementwise binary ops, row-tile convolutions, Winograd transforms and "
@@ -69,6 +73,7 @@ vk::DeviceOptions VulkanArgs::options() const {
   options.disable_cooperative_matrix = disable_cooperative_matrix;
   options.disable_cooperative_matrix_khr = disable_cooperative_matrix_khr;
   options.disable_int64 = disable_int64;
+  options.disable_subgroup_shuffle = disable_subgroup_shuffle;
   options.disable_texel_buffers = disable_texel_buffers;
   options.disable_nan_preserve = disable_nan_preserve;
   options.disable_host_specialization = disable_host_specialization;

@@ -1,7 +1,8 @@
 // Argument group: the global Vulkan options every tool takes: `--device
 // INDEX|NAME-SUBSTRING`, `--vk-validation` (also VKGRAPHY_VK_VALIDATION=1),
 // `--vk-disable-fp16`, `--vk-disable-subgroup-size-control`,
-// `--vk-disable-cooperative-matrix`, `--vk-disable-int64`, `--vk-disable-texel-buffers`,
+// `--vk-disable-cooperative-matrix`, `--vk-disable-int64`, `--vk-disable-subgroup-shuffle`,
+// `--vk-disable-texel-buffers`,
 // `--vk-disable-nan-preserve`, and `--vk-force-staging` (also
 // VKGRAPHY_VK_FORCE_STAGING=1).
 #pragma once
@@ -21,6 +22,7 @@ struct VulkanArgs {
   bool disable_cooperative_matrix = false;     // --vk-disable-cooperative-matrix
   bool disable_cooperative_matrix_khr = false;  // --vk-disable-cooperative-matrix-khr
   bool disable_int64 = false;                  // --vk-disable-int64
+  bool disable_subgroup_shuffle = false;       // --vk-disable-subgroup-shuffle
   bool disable_texel_buffers = false;          // --vk-disable-texel-buffers
   bool disable_nan_preserve = false;           // --vk-disable-nan-preserve
   bool disable_host_specialization = false;    // --vk-disable-host-specialization

@@ -120,11 +120,12 @@ bool DeviceProfile::has_feature(const std::string& name) const {
   if (name == "cooperative-matrix") return cooperative_matrix;
   if (name == "cooperative-matrix-khr") return cooperative_matrix_khr;
   if (name == "int64") return shader_int64;
+  if (name == "subgroup-shuffle") return subgroup_shuffle;
   if (name == "texel-buffers") return texel_buffers;
   if (name == "nan-preserve") return nan_preserve;
   VKG_THROW("unknown device feature '" << name
                                        << "' (known: fp16, subgroup-size-control, cooperative-matrix, "
-                                          "cooperative-matrix-khr, int64, texel-buffers, nan-preserve)");
+                                          "cooperative-matrix-khr, int64, subgroup-shuffle, texel-buffers, nan-preserve)");
 }
 
 std::string DeviceProfile::unsupported_reason() const {
@@ -147,6 +148,8 @@ std::string format_device_info(const DeviceProfile& d) {
   os << " | pipeline cache UUID " << d.uuid << "\n";
   os << "    fp16 arithmetic: " << yes_no(d.shader_float16) << " | 16-bit storage: " << yes_no(d.storage_buffer_16bit)
      << " | subgroup size: " << d.subgroup_size << "\n";
+  os << "    subgroup shuffles: " << yes_no(d.subgroup_shuffle)
+     << (d.subgroup_shuffle ? " (A's rows shared through them: *_shuffle_a tactics)\n" : "\n");
   os << "    64-bit integers: " << yes_no(d.shader_int64)
      << " (wide loads: gemm.block*_wide_a, conv.*_wide_a; eight-wide stores of the fp32 texel builds)\n";
   os << "    texel buffers: " << yes_no(d.texel_buffers);

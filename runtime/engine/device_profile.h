@@ -68,6 +68,9 @@ struct DeviceProfile {
   bool storage_buffer_16bit = false;  // fp16/int16 elements in storage buffers
   bool shader_int64 = false;          // 64-bit integers in shaders (8 floats per load or store)
   uint32_t subgroup_size = 0;         // the default subgroup size of compute shaders
+  // Subgroup shuffles in compute shaders (VK_SUBGROUP_FEATURE_SHUFFLE_BIT): the block GEMMs that
+  // share A's rows through them (gemm/block_shuffle_a.comp, *_shuffle_a tactics).
+  bool subgroup_shuffle = false;
   // Subgroup size control (Vulkan 1.3 / VK_EXT_subgroup_size_control, for
   // compute, with full subgroups): a pipeline can require any power of two in
   // [min_subgroup_size, max_subgroup_size] (Dispatch::subgroup_size).

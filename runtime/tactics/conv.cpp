@@ -9,6 +9,8 @@
 //   conv.1x1_block<RxC>      pointwise Conv on gemm/block.comp (register-resident R x C blocks)
 //   conv.im2col_block<RxC>   im2col into scratch + gemm/block.comp (one group)
 //   conv.1x1_block16x16_wide_a, conv.im2col_block16x16_wide_a  the same on gemm/block_wide_a.comp
+//   conv.1x1_block24x16_shuffle_a, conv.1x1_block48x8_shuffle_a  the same on gemm/block_shuffle_a.comp
+//                            (A's rows shared through subgroup shuffles)
 //   conv.im2col_splitk32x32 im2col into scratch + the shared-memory core with K split over
 //                            workgroups (few outputs, deep K: the GPU form)
 //   conv.1x1_smemv<BM>x<BN>, conv.1x1_coopmatv<BM>x<BN>  pointwise Conv on the GPU forms
@@ -99,6 +101,13 @@ void register_specialised_forms(TacticRegistry& r) {
   r.add_variants("conv.winograd_f43_block24x16", conv, 23, {kF32}, [](const LayerContext& c, std::string& w) {
     return plan_winograd(c, {8, 8}, BlockShape{24, 4}, w, /*out_tile=*/4);
   });
+  // A's rows shared through subgroup shuffles (gemm/block_shuffle_a.comp): 3 A loads a k step, not 24.
+  r.add_variants("conv.winograd_f43_block24x16_shuffle_a", conv, 22, {kF32},
+                 [](const LayerContext& c, std::string& w) {
+                   return plan_winograd(c, {8, 8}, BlockShape{.rows = 24, .col_vecs = 4, .shuffle_a = true}, w,
+                                        /*out_tile=*/4);
+                 },
+                 {.device_feature = "subgroup-shuffle"});
   // Half the columns: twice the invocations of a small product, fewer idle SIMD lanes on lavapipe.
   r.add_variants("conv.winograd_f43_block24x8", conv, 24, {kF32}, [](const LayerContext& c, std::string& w) {
     return plan_winograd(c, {8, 8}, BlockShape{24, 2}, w, /*out_tile=*/4);
@@ -128,6 +137,18 @@ void register_gemm_forms(TacticRegistry& r) {
   r.add_variants("conv.1x1_block24x16", conv, 26, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_pointwise_block(c, {24, 4}, w);
   });
+  // A's rows shared through subgroup shuffles (gemm/block_shuffle_a.comp): on lavapipe a 96 x 96 x 1600
+  // product in 1.09 ms against 1.32 for the 24x16 block reading every row (docs/bench.md).
+  r.add_variants("conv.1x1_block24x16_shuffle_a", conv, 24, {kF32, kF16, kF16Acc32},
+                 [](const LayerContext& c, std::string& w) {
+                   return plan_pointwise_block(c, {.rows = 24, .col_vecs = 4, .shuffle_a = true}, w);
+                 },
+                 {.device_feature = "subgroup-shuffle"});
+  r.add_variants("conv.1x1_block48x8_shuffle_a", conv, 24, {kF32, kF16, kF16Acc32},
+                 [](const LayerContext& c, std::string& w) {
+                   return plan_pointwise_block(c, {.rows = 48, .col_vecs = 2, .shuffle_a = true}, w);
+                 },
+                 {.device_feature = "subgroup-shuffle"});
   r.add_variants("conv.1x1_block8x8", conv, 27, {kF32, kF16, kF16Acc32}, [](const LayerContext& c, std::string& w) {
     return plan_pointwise_block(c, {8, 2}, w);
   });

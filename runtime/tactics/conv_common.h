@@ -146,6 +146,7 @@ std::optional<Dispatch> gemm_dispatch(const LayerContext& ctx, const GemmShape& 
 struct BlockShape {
   uint32_t rows = 16, col_vecs = 4;
   bool wide_a = false;  // gemm/block_wide_a: A read eight floats per load (fp32, device feature int64)
+  bool shuffle_a = false;  // gemm/block_shuffle_a: A's rows shared through subgroup shuffles (rows % 8 == 0)
 };
 
 // gemm/block.comp on the product `p`: A and B as bound, C the bias along M,

@@ -75,6 +75,15 @@ void register_register_blocks(TacticRegistry& r) {
                    {.device_feature = "int64"});
   }
   add_float(r, "gemm.block16x16", 6, {.algorithm = Algorithm::Block, .block = 16, .col_vecs = 4});
+  // A's rows shared through subgroup shuffles (gemm/block_shuffle_a.comp): one A load per 8 rows. fp32 only:
+  // lavapipe, where they pay, runs fp16 arithmetic slower, and each variant is minutes of a cold test run.
+  for (const auto& [name, rows, col_vecs] : {std::tuple{"gemm.block24x16_shuffle_a", 24u, 4u},
+                                             std::tuple{"gemm.block48x8_shuffle_a", 48u, 2u}}) {
+    const FloatTactic t{.algorithm = Algorithm::Block, .block = rows, .col_vecs = col_vecs, .share_a = true};
+    r.add_variants(name, {"MatMul", "Gemm"}, 6, {Arith::F32},
+                   [t](const LayerContext& ctx, std::string& why_not) { return plan_float(t, ctx, why_not); },
+                   {.device_feature = "subgroup-shuffle"});
+  }
   add_float(r, "gemm.block8x16", 7, {.algorithm = Algorithm::Block, .block = 8, .col_vecs = 4});
   add_float(r, "gemm.block16x8", 7, {.algorithm = Algorithm::Block, .block = 16, .col_vecs = 2});
   add_float(r, "gemm.block4x8", 13, {.algorithm = Algorithm::Block, .block = 4, .col_vecs = 2});

@@ -62,14 +62,27 @@ bool block_wide_a_fits(const Product& p, const DeviceProfile& device, std::strin
   return true;
 }
 
-std::string block_shader(const LayerContext& ctx, const Product& p, bool wide_a) {
+bool block_shuffle_a_fits(uint32_t rows, uint32_t local, const DeviceProfile& device, std::string& why_not) {
+  if (!device.subgroup_shuffle) {
+    why_not = "needs subgroup shuffles (device feature subgroup-shuffle)";
+    return false;
+  }
+  if (device.subgroup_size < 8 || rows % 8 != 0 || local % device.subgroup_size != 0) {
+    why_not = "needs subgroups of 8 or more invocations, whole ones in a workgroup, and blocks of a multiple of 8 rows";
+    return false;
+  }
+  return true;
+}
+
+std::string block_shader(const LayerContext& ctx, const Product& p, bool wide_a, bool shuffle_a) {
   if (wide_a) return ctx.shader("gemm/block_wide_a");  // its A loads are the storage-buffer way to fewer loads
   const auto extent = [](int64_t batches, int64_t bs, int64_t rows, int64_t rs, int64_t cols) {
     return uint64_t(std::max<int64_t>(batches, 1)) * uint64_t(std::max<int64_t>(bs, rows * rs)) + uint64_t(cols);
   };
   const uint64_t a_extent = extent(p.batches, p.a_bs, p.M, p.a_sm, p.K);
   const uint64_t b_extent = extent(p.b_batches, p.b_bs, p.K, p.b_sk, p.N);
-  return ctx.texel_shader("gemm/block", std::max(a_extent, b_extent), /*wide_stores=*/true);
+  return ctx.texel_shader(shuffle_a ? "gemm/block_shuffle_a" : "gemm/block", std::max(a_extent, b_extent),
+                          /*wide_stores=*/true);
 }
 
 std::vector<SpecValue> block_spec(const std::string& shader, uint32_t local, uint32_t rows, uint32_t col_vecs,

@@ -61,11 +61,16 @@ inline uint32_t block_c_mode(bool has_c, int64_t c_sm, int64_t c_sn) {
 // batch table). Sets why_not when not.
 bool block_wide_a_fits(const Product& p, const DeviceProfile& device, std::string& why_not);
 
+// Whether gemm/block_shuffle_a.comp can run blocks of `rows` rows in workgroups of `local`
+// invocations on `device`: rows % 8 == 0, subgroup shuffles (device feature subgroup-shuffle),
+// subgroups of at least 8 invocations and workgroups of whole ones. Sets why_not when not.
+bool block_shuffle_a_fits(uint32_t rows, uint32_t local, const DeviceProfile& device, std::string& why_not);
+
 // The gemm/block shader variant (ctx.shader) for `p`: "gemm/block_wide_a" for A read eight floats
-// per load from a storage buffer; else "gemm/block_texel", A and B read through uniform texel
-// buffers, where the device has them (device feature texel-buffers) and they fit one view each;
-// else "gemm/block".
-std::string block_shader(const LayerContext& ctx, const Product& p, bool wide_a);
+// per load from a storage buffer; else "gemm/block_texel" (or "gemm/block_shuffle_a_texel" with
+// `shuffle_a`), A and B read through uniform texel buffers, where the device has them (device
+// feature texel-buffers) and they fit one view each; else "gemm/block" ("gemm/block_shuffle_a").
+std::string block_shader(const LayerContext& ctx, const Product& p, bool wide_a, bool shuffle_a = false);
 
 // The specialization constants of a gemm/block.comp dispatch of `shader` (block_shader): workgroup
 // size `local`, blocks of `rows` x 4 * `col_vecs`, C mode `c_mode` (block_c_mode), the

@@ -168,7 +168,9 @@ bool algorithm_dispatch(const FloatTactic& tactic, const LayerContext& ctx, cons
         return false;
       }
       if (tactic.wide_a && !block_wide_a_fits(p, ctx.device, why_not)) return false;
-      d.shader = block_shader(ctx, p, tactic.wide_a);
+      if (tactic.share_a && !block_shuffle_a_fits(tactic.block, column_local, ctx.device, why_not)) return false;
+      d.shader = block_shader(ctx, p, tactic.wide_a, tactic.share_a);
+      if (tactic.share_a && ctx.device.subgroup_size_control) d.subgroup_size = ctx.device.subgroup_size;
       d.spec = block_spec(d.shader, column_local, tactic.block, tactic.col_vecs, p,
                           block_c_mode((gc.flags & kGemmFlagHasC) != 0, gc.c_sm, gc.c_sn));
       d.push = gemm_float_push(p, gc.c_sm, gc.c_sn, gc.flags, alpha, gc.beta);

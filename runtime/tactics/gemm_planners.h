@@ -45,7 +45,8 @@ struct FloatTactic {
   uint32_t block = 1;     // tile edge (Tiled) or rows per invocation (Reg, Block)
   uint32_t col_vecs = 1;  // Reg, Block: vec4 column vectors per invocation (Reg: 1 or 2, Block: 1..4)
   bool only_m1 = false;   // the GEMV form: products with M == 1 only
-  bool share_a = false;   // Reg: lanes of a subgroup load A once and broadcast it
+  bool share_a = false;   // Reg, Block: lanes of a subgroup load A once and share it (Block: by shuffles,
+                          // gemm/block_shuffle_a, device feature subgroup-shuffle)
   bool wide_a = false;    // Block: A read eight floats per load (gemm/block_wide_a, device feature int64)
   SmemTile smem = {};     // Smem: the workgroup tile
   bool split_k = false;   // Smem: split K over workgroups (few output tiles, deep K)

@@ -56,12 +56,13 @@ int default_preference_rank(DeviceType t) {
 namespace {
 
 // The named features' switches, in switched_off's order.
-std::array<std::pair<const char*, bool DeviceOptions::*>, 7> feature_switches() {
+std::array<std::pair<const char*, bool DeviceOptions::*>, 8> feature_switches() {
   return {{{"fp16", &DeviceOptions::disable_fp16},
            {"subgroup-size-control", &DeviceOptions::disable_subgroup_size_control},
            {"cooperative-matrix", &DeviceOptions::disable_cooperative_matrix},
            {"cooperative-matrix-khr", &DeviceOptions::disable_cooperative_matrix_khr},
            {"int64", &DeviceOptions::disable_int64},
+           {"subgroup-shuffle", &DeviceOptions::disable_subgroup_shuffle},
            {"texel-buffers", &DeviceOptions::disable_texel_buffers},
            {"nan-preserve", &DeviceOptions::disable_nan_preserve}}};
 }
@@ -118,6 +119,7 @@ void apply_switches(DeviceInfo& info, const DeviceOptions& options) {
   if (options.disable_fp16) info.shader_float16 = info.storage_buffer_16bit = false;
   if (options.disable_subgroup_size_control) info.subgroup_size_control = false;
   if (options.disable_int64) info.shader_int64 = false;
+  if (options.disable_subgroup_shuffle) info.subgroup_shuffle = false;
   if (options.disable_texel_buffers) info.texel_buffers = false;
   if (options.disable_nan_preserve) info.nan_preserve = info.nan_preserve_fp16 = false;
   if (options.disable_host_specialization) info.host_specialization = false;

@@ -48,6 +48,9 @@ struct DeviceOptions {
   // Treat the device as having no 64-bit integers: the wide-load tactics
   // (gemm.block*_wide_a, conv.*_wide_a) decline (to compare, or avoid a driver's bugs).
   bool disable_int64 = false;
+  // Treat the device as having no subgroup shuffles: the tactics that share A's rows through them
+  // (*_shuffle_a) decline (to compare, or avoid a driver's bugs).
+  bool disable_subgroup_shuffle = false;
   // Treat the device as having no texel buffers: shaders read every tensor
   // through storage buffers (to compare, or avoid a driver's bugs).
   bool disable_texel_buffers = false;
@@ -64,7 +67,7 @@ struct DeviceOptions {
 
 // Applies the feature switches of `options` (disable_fp16, force_staging,
 // disable_subgroup_size_control, disable_cooperative_matrix, disable_cooperative_matrix_khr, disable_int64,
-// disable_texel_buffers,
+// disable_subgroup_shuffle, disable_texel_buffers,
 // disable_nan_preserve, disable_host_specialization, disable_canonical_texel_views)
 // to a device's info.
 void apply_switches(DeviceInfo& info, const DeviceOptions& options);

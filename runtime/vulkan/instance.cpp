@@ -121,6 +121,8 @@ VkPhysicalDeviceSubgroupSizeControlProperties read_properties(VkPhysicalDevice d
   info.driver_version = p.driverVersion;
   info.uuid = hex_uuid(p.pipelineCacheUUID, VK_UUID_SIZE);
   info.subgroup_size = subgroup.subgroupSize;
+  info.subgroup_shuffle = (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) != 0 &&
+                          (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
   if (v12 && driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) info.loop_iteration_limit = 65535;
   info.fp16_slower = info.type == DeviceType::Cpu;
   info.host_specialization = info.type == DeviceType::Cpu;

@@ -2,7 +2,11 @@
 // gemm/block.comp and gemm/block_wide_a.comp. With VKG_BLOCK_WIDE_A defined
 // (and GL_EXT_shader_explicit_arithmetic_types_int64 enabled by the includer),
 // A is read eight floats per load as u64vec4, which needs a_sm and every A
-// batch base to be multiples of 8 (the tactic checks). In the "_texel" builds
+// batch base to be multiples of 8 (the tactic checks). With VKG_BLOCK_SHUFFLE_A defined (and
+// GL_KHR_shader_subgroup_shuffle enabled by the includer), lane l of each group of 8 in a subgroup
+// reads A's rows m0 + l, m0 + 8 + l, ... of the block and every row reaches the others through a
+// shuffle from a constant lane: kRows / 8 A loads per k step instead of kRows, which needs
+// kRows % 8 == 0, subgroups of 8 or more and full ones (the tactic checks). In the "_texel" builds
 // (common/texel_reads.glsl), A and B are uniform texel buffers of vec4s.
 #extension GL_EXT_control_flow_attributes : require
 #include "common/precision.glsl"
@@ -135,10 +139,26 @@ void store_d2s(uint m, uint n0, uint row, uvec4 cols, afp4 acc, afp4 c) {
   }
 }
 
+// BLOCK_A4(i) and BLOCK_A(i): row i of the block's A at k .. k + 3 and at k, inside the k loops.
+#ifdef VKG_BLOCK_SHUFFLE_A
+// Lavapipe moves a shuffle from a constant lane with one vector permute, while every load, uniform
+// or not, is a call that reads each SIMD lane's texel (docs/bench.md, "What lavapipe's loads cost").
+// The shuffle goes through fp32 (no 16-bit subgroup types needed).
+#define BLOCK_A4(i) afp4(subgroupShuffle(mine[(i) / 8], (i) % 8))
+#define BLOCK_A(i) afp(subgroupShuffle(mine1[(i) / 8], (i) % 8))
+#else
+#define BLOCK_A4(i) a4_at((a_row[i] + k) / 4)
+#define BLOCK_A(i) a_at(a_row[i] + k)
+#endif
+
 void main() {
   const uint blocks_n = (p.N + 3) / 4;
   const uint cb = gl_GlobalInvocationID.x * kColVecs;
+#ifdef VKG_BLOCK_SHUFFLE_A
+  if (blocks_n == 0) return;  // every lane takes part in the shuffles: those past N are not stored
+#else
   if (blocks_n == 0 || cb >= blocks_n) return;
+#endif
   uint cv[kColVecs];  // column vectors past N read the last one and are not stored
   [[unroll]] for (uint j = 0; j < kColVecs; ++j) cv[j] = min(cb + j, blocks_n - 1);
   afp4 ccol[kColVecs];  // c_cols of each column vector
@@ -152,6 +172,11 @@ void main() {
       const uint m0 = mb * kRows;
       uint a_row[kRows];  // rows past M read row M - 1 and are not stored
       [[unroll]] for (uint i = 0; i < kRows; ++i) a_row[i] = a_base + min(m0 + i, p.M - 1) * p.a_sm;
+#ifdef VKG_BLOCK_SHUFFLE_A
+      uint a_mine[kRows / 8];  // the rows this lane reads for its group of 8
+      [[unroll]] for (uint h = 0; h < kRows / 8; ++h)
+        a_mine[h] = a_base + min(m0 + 8 * h + (gl_SubgroupInvocationID & 7u), p.M - 1) * p.a_sm;
+#endif
       afp4 acc[kRows * kColVecs];
       [[unroll]] for (uint i = 0; i < kRows * kColVecs; ++i) acc[i] = afp4(0);
       uint bi = b_base;
@@ -185,8 +210,12 @@ void main() {
           [[unroll]] for (uint j = 0; j < kColVecs; ++j) bv[kk * kColVecs + j] = b4_at(bi + kk * b_sk4 + cv[j]);
         }
         bi += 4 * b_sk4;
+#ifdef VKG_BLOCK_SHUFFLE_A
+        vec4 mine[kRows / 8];
+        [[unroll]] for (uint h = 0; h < kRows / 8; ++h) mine[h] = vec4(a4_at((a_mine[h] + k) / 4));
+#endif
         [[unroll]] for (uint i = 0; i < kRows; ++i) {
-          const afp4 av = a4_at((a_row[i] + k) / 4);
+          const afp4 av = BLOCK_A4(i);
           [[unroll]] for (uint j = 0; j < kColVecs; ++j) {
             acc[i * kColVecs + j] += av.x * bv[j] + av.y * bv[kColVecs + j] + av.z * bv[2 * kColVecs + j] +
                                      av.w * bv[3 * kColVecs + j];
@@ -197,8 +226,12 @@ void main() {
         afp4 bv[kColVecs];
         [[unroll]] for (uint j = 0; j < kColVecs; ++j) bv[j] = b4_at(bi + cv[j]);
         bi += b_sk4;
+#ifdef VKG_BLOCK_SHUFFLE_A
+        float mine1[kRows / 8];
+        [[unroll]] for (uint h = 0; h < kRows / 8; ++h) mine1[h] = float(a_at(a_mine[h] + k));
+#endif
         [[unroll]] for (uint i = 0; i < kRows; ++i) {
-          const afp av = a_at(a_row[i] + k);
+          const afp av = BLOCK_A(i);
           [[unroll]] for (uint j = 0; j < kColVecs; ++j) acc[i * kColVecs + j] += av * bv[j];
         }
       }
