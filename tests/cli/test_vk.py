@@ -415,6 +415,21 @@ class TestDeviceFeatures(CliTestCase):
                             "--vk-disable-int64", expect=3)
         self.assertIn("gemm.block16x16_wide_a.f32: needs 64-bit integers in shaders (device feature int64)", out)
 
+    def test_shared_a_rows_need_subgroup_shuffles(self):
+        # lavapipe has subgroup shuffles: gemm.block24x16_shuffle_a serves, and matches the reference; switched
+        # off, it declines with the reason.
+        self.assertIn("subgroup shuffles: yes", self.vkgraphy("inspect", "device"))
+        self.assertIn("subgroup shuffles: no", self.vkgraphy("inspect", "device", "--vk-disable-subgroup-shuffle"))
+        path = model("matmul_2layer.onnx")
+        out = self.vkgraphy("run", path, "--vk", "--ref", "--tactics-allow", "gemm.block24x16_shuffle_a*",
+                            "--save-tactics", "shuffle.json")
+        self.assertIn("All outputs matched", out)
+        self.assertEqual({l["tactic"] for l in self.read_json("shuffle.json")["layers"]},
+                         {"gemm.block24x16_shuffle_a.f32"})
+        out = self.vkgraphy("convert", path, "-o", "x.engine", "--tactics-allow", "gemm.block24x16_shuffle_a*",
+                            "--vk-disable-subgroup-shuffle", expect=3)
+        self.assertIn("gemm.block24x16_shuffle_a.f32: needs subgroup shuffles (device feature subgroup-shuffle)", out)
+
     def test_host_specialization_gives_the_same_outputs(self):
         # lavapipe gets every shader with its constants folded in on the host; the same engine with the
         # driver specializing (the switch) computes bit for bit the same outputs.

@@ -159,6 +159,7 @@ TEST(VulkanDeviceFeatures, NamedPropertiesAndTheirSwitches) {
   d.cooperative_matrix = true;
   d.cooperative_matrix_shapes = {{16, 16, 16, false}, {16, 16, 16, true}, {16, 8, 8, true}};
   d.shader_int64 = true;
+  d.subgroup_shuffle = true;
   d.texel_buffers = true;
   d.max_texel_buffer_elements = 1u << 27;
   d.nan_preserve = d.nan_preserve_fp16 = true;
@@ -171,6 +172,8 @@ TEST(VulkanDeviceFeatures, NamedPropertiesAndTheirSwitches) {
             std::string::npos);
   EXPECT_TRUE(d.has_feature("fp16"));
   EXPECT_TRUE(d.has_feature("int64"));
+  EXPECT_TRUE(d.has_feature("subgroup-shuffle"));
+  EXPECT_NE(format_device_info(d).find("subgroup shuffles: yes (A's rows shared through them"), std::string::npos);
   EXPECT_TRUE(d.has_feature("subgroup-size-control"));
   EXPECT_TRUE(d.has_feature("cooperative-matrix"));
   EXPECT_THROW(d.has_feature("warp-drive"), Error);
@@ -195,9 +198,12 @@ TEST(VulkanDeviceFeatures, NamedPropertiesAndTheirSwitches) {
   options.disable_subgroup_size_control = true;
   options.disable_cooperative_matrix = true;
   options.disable_int64 = true;
+  options.disable_subgroup_shuffle = true;
   options.disable_texel_buffers = true;
   options.disable_nan_preserve = true;
   apply_switches(d, options);
+  EXPECT_FALSE(d.has_feature("subgroup-shuffle"));
+  EXPECT_NE(format_device_info(d).find("subgroup shuffles: no\n"), std::string::npos);
   EXPECT_FALSE(d.has_feature("nan-preserve"));
   EXPECT_NE(format_device_info(d).find("NaN/Inf preserved: no\n"), std::string::npos);
   EXPECT_FALSE(d.has_feature("texel-buffers"));
@@ -209,7 +215,7 @@ TEST(VulkanDeviceFeatures, NamedPropertiesAndTheirSwitches) {
   EXPECT_FALSE(d.cooperative_matrix_shape(16, 16, 16, true));
   EXPECT_NE(format_device_info(d).find("subgroup size control: no\n    cooperative matrix: no"), std::string::npos);
   EXPECT_EQ(d.switched_off, (std::vector<std::string>{"subgroup-size-control", "cooperative-matrix", "int64",
-                                                      "texel-buffers", "nan-preserve"}));
+                                                      "subgroup-shuffle", "texel-buffers", "nan-preserve"}));
   DeviceInfo lacking = fake_device(0, "cpu", DeviceType::Cpu);  // a switch on a feature the device lacks
   apply_switches(lacking, options);
   EXPECT_TRUE(lacking.switched_off.empty());
