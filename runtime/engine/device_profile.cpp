@@ -123,9 +123,10 @@ bool DeviceProfile::has_feature(const std::string& name) const {
   if (name == "subgroup-shuffle") return subgroup_shuffle;
   if (name == "texel-buffers") return texel_buffers;
   if (name == "nan-preserve") return nan_preserve;
-  VKG_THROW("unknown device feature '" << name
-                                       << "' (known: fp16, subgroup-size-control, cooperative-matrix, "
-                                          "cooperative-matrix-khr, int64, subgroup-shuffle, texel-buffers, nan-preserve)");
+  VKG_THROW("unknown device feature '"
+            << name
+            << "' (known: fp16, subgroup-size-control, cooperative-matrix, cooperative-matrix-khr, int64, "
+               "subgroup-shuffle, texel-buffers, nan-preserve)");
 }
 
 std::string DeviceProfile::unsupported_reason() const {
