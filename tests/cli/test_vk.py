@@ -401,34 +401,25 @@ class TestDeviceFeatures(CliTestCase):
         self.assertIn("cooperative matrix: no", out)
         self.assertNotIn("VK_KHR_cooperative_matrix", out)  # lavapipe reports none
 
-    def test_wide_loads_need_64_bit_integers(self):
-        # lavapipe has 64-bit integers: gemm.block16x16_wide_a serves, and matches the reference; switched off, it
-        # declines with the reason.
-        self.assertIn("64-bit integers: yes", self.vkgraphy("inspect", "device"))
-        self.assertIn("64-bit integers: no", self.vkgraphy("inspect", "device", "--vk-disable-int64"))
+    def assert_feature_tactic(self, shown, switch, tactic, reason):
+        # lavapipe has the feature (`inspect device` shows `shown` + "yes"): `tactic` serves matmul_2layer and matches
+        # the reference; switched off, it declines with `reason`.
+        self.assertIn(shown + "yes", self.vkgraphy("inspect", "device"))
+        self.assertIn(shown + "no", self.vkgraphy("inspect", "device", switch))
         path = model("matmul_2layer.onnx")
-        out = self.vkgraphy("run", path, "--vk", "--ref", "--tactics-allow", "gemm.block16x16_wide_a*",
-                            "--save-tactics", "wide.json")
+        out = self.vkgraphy("run", path, "--vk", "--ref", "--tactics-allow", tactic + "*", "--save-tactics", "t.json")
         self.assertIn("All outputs matched", out)
-        self.assertEqual({l["tactic"] for l in self.read_json("wide.json")["layers"]}, {"gemm.block16x16_wide_a.f32"})
-        out = self.vkgraphy("convert", path, "-o", "x.engine", "--tactics-allow", "gemm.block16x16_wide_a*",
-                            "--vk-disable-int64", expect=3)
-        self.assertIn("gemm.block16x16_wide_a.f32: needs 64-bit integers in shaders (device feature int64)", out)
+        self.assertEqual({l["tactic"] for l in self.read_json("t.json")["layers"]}, {tactic + ".f32"})
+        out = self.vkgraphy("convert", path, "-o", "x.engine", "--tactics-allow", tactic + "*", switch, expect=3)
+        self.assertIn(tactic + ".f32: " + reason, out)
+
+    def test_wide_loads_need_64_bit_integers(self):
+        self.assert_feature_tactic("64-bit integers: ", "--vk-disable-int64", "gemm.block16x16_wide_a",
+                                   "needs 64-bit integers in shaders (device feature int64)")
 
     def test_shared_a_rows_need_subgroup_shuffles(self):
-        # lavapipe has subgroup shuffles: gemm.block24x16_shuffle_a serves, and matches the reference; switched
-        # off, it declines with the reason.
-        self.assertIn("subgroup shuffles: yes", self.vkgraphy("inspect", "device"))
-        self.assertIn("subgroup shuffles: no", self.vkgraphy("inspect", "device", "--vk-disable-subgroup-shuffle"))
-        path = model("matmul_2layer.onnx")
-        out = self.vkgraphy("run", path, "--vk", "--ref", "--tactics-allow", "gemm.block24x16_shuffle_a*",
-                            "--save-tactics", "shuffle.json")
-        self.assertIn("All outputs matched", out)
-        self.assertEqual({l["tactic"] for l in self.read_json("shuffle.json")["layers"]},
-                         {"gemm.block24x16_shuffle_a.f32"})
-        out = self.vkgraphy("convert", path, "-o", "x.engine", "--tactics-allow", "gemm.block24x16_shuffle_a*",
-                            "--vk-disable-subgroup-shuffle", expect=3)
-        self.assertIn("gemm.block24x16_shuffle_a.f32: needs subgroup shuffles (device feature subgroup-shuffle)", out)
+        self.assert_feature_tactic("subgroup shuffles: ", "--vk-disable-subgroup-shuffle", "gemm.block24x16_shuffle_a",
+                                   "needs subgroup shuffles (device feature subgroup-shuffle)")
 
     def test_host_specialization_gives_the_same_outputs(self):
         # lavapipe gets every shader with its constants folded in on the host; the same engine with the
