@@ -148,9 +148,7 @@ std::string format_device_info(const DeviceProfile& d) {
   if (!d.driver_info.empty()) os << " (" << d.driver_info << ")";
   os << " | pipeline cache UUID " << d.uuid << "\n";
   os << "    fp16 arithmetic: " << yes_no(d.shader_float16) << " | 16-bit storage: " << yes_no(d.storage_buffer_16bit)
-     << " | subgroup size: " << d.subgroup_size << "\n";
-  os << "    subgroup shuffles: " << yes_no(d.subgroup_shuffle)
-     << (d.subgroup_shuffle ? " (A's rows shared through them: *_shuffle_a tactics)\n" : "\n");
+     << " | subgroup size: " << d.subgroup_size << " | subgroup shuffles: " << yes_no(d.subgroup_shuffle) << "\n";
   os << "    64-bit integers: " << yes_no(d.shader_int64)
      << " (wide loads: gemm.block*_wide_a, conv.*_wide_a; eight-wide stores of the fp32 texel builds)\n";
   os << "    texel buffers: " << yes_no(d.texel_buffers);
