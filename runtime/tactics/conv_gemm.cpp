@@ -216,12 +216,8 @@ std::optional<Dispatch> block_dispatch(const LayerContext& ctx, LayerPlan& plan,
     why_not = "too many positions for one dispatch";
     return std::nullopt;
   }
-  if (block.wide_a && !block_wide_a_fits(p, ctx.device, why_not)) return std::nullopt;
-  if (block.shuffle_a && !block_shuffle_a_fits(block.rows, local, ctx.device, why_not)) return std::nullopt;
   Dispatch d;
-  d.shader = block_shader(ctx, p, block.wide_a, block.shuffle_a);
-  // Full subgroups: every lane of a group of 8 takes part in the shuffles.
-  if (block.shuffle_a && ctx.device.subgroup_size_control) d.subgroup_size = ctx.device.subgroup_size;
+  if (!set_block_shader(ctx, p, block.rows, local, block.wide_a, block.shuffle_a, d, why_not)) return std::nullopt;
   d.spec = block_spec(d.shader, local, block.rows, block.col_vecs, p, block_c_mode(bias.second, /*c_sm=*/1, /*c_sn=*/0),
                       map);
   d.bindings = {a, b, bias.first, y, add_weight(plan, int_weight({0}))};

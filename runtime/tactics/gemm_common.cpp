@@ -50,6 +50,8 @@ std::vector<uint32_t> gemm_float_push(const Product& p, int64_t c_sm, int64_t c_
   return push;
 }
 
+namespace {
+
 bool block_wide_a_fits(const Product& p, const DeviceProfile& device, std::string& why_not) {
   if (!device.shader_int64) {
     why_not = "needs 64-bit integers in shaders (device feature int64)";
@@ -74,15 +76,27 @@ bool block_shuffle_a_fits(uint32_t rows, uint32_t local, const DeviceProfile& de
   return true;
 }
 
-std::string block_shader(const LayerContext& ctx, const Product& p, bool wide_a, bool shuffle_a) {
-  if (wide_a) return ctx.shader("gemm/block_wide_a");  // its A loads are the storage-buffer way to fewer loads
+}  // namespace
+
+bool set_block_shader(const LayerContext& ctx, const Product& p, uint32_t rows, uint32_t local, bool wide_a,
+                      bool shuffle_a, Dispatch& d, std::string& why_not) {
+  if (wide_a) {
+    if (!block_wide_a_fits(p, ctx.device, why_not)) return false;
+    d.shader = ctx.shader("gemm/block_wide_a");  // its A loads are the storage-buffer way to fewer loads
+    return true;
+  }
+  if (shuffle_a) {
+    if (!block_shuffle_a_fits(rows, local, ctx.device, why_not)) return false;
+    d.subgroup_size = full_subgroup_size(ctx.device);  // every lane of a group of 8 takes part in the shuffles
+  }
   const auto extent = [](int64_t batches, int64_t bs, int64_t rows, int64_t rs, int64_t cols) {
     return uint64_t(std::max<int64_t>(batches, 1)) * uint64_t(std::max<int64_t>(bs, rows * rs)) + uint64_t(cols);
   };
   const uint64_t a_extent = extent(p.batches, p.a_bs, p.M, p.a_sm, p.K);
   const uint64_t b_extent = extent(p.b_batches, p.b_bs, p.K, p.b_sk, p.N);
-  return ctx.texel_shader(shuffle_a ? "gemm/block_shuffle_a" : "gemm/block", std::max(a_extent, b_extent),
-                          /*wide_stores=*/true);
+  d.shader = ctx.texel_shader(shuffle_a ? "gemm/block_shuffle_a" : "gemm/block", std::max(a_extent, b_extent),
+                              /*wide_stores=*/true);
+  return true;
 }
 
 std::vector<SpecValue> block_spec(const std::string& shader, uint32_t local, uint32_t rows, uint32_t col_vecs,

@@ -56,23 +56,25 @@ inline uint32_t block_c_mode(bool has_c, int64_t c_sm, int64_t c_sn) {
   return !has_c ? 0u : c_sn == 0 ? 1u : c_sm == 0 && c_sn == 1 ? 3u : 2u;
 }
 
-// Whether gemm/block_wide_a.comp can read `p`'s A eight floats per load: the device has 64-bit
-// integers and A runs along k with rows and batches starting at multiples of 8 elements (no
-// batch table). Sets why_not when not.
-bool block_wide_a_fits(const Product& p, const DeviceProfile& device, std::string& why_not);
+// The Dispatch::subgroup_size that makes a pipeline's subgroups full (for shaders whose lanes
+// exchange values): the device's subgroup size where it has subgroup size control, else 0.
+inline uint32_t full_subgroup_size(const DeviceProfile& device) {
+  return device.subgroup_size_control ? device.subgroup_size : 0u;
+}
 
-// Whether gemm/block_shuffle_a.comp can run blocks of `rows` rows in workgroups of `local`
-// invocations on `device`: rows % 8 == 0, subgroup shuffles (device feature subgroup-shuffle),
-// subgroups of at least 8 invocations and workgroups of whole ones. Sets why_not when not.
-bool block_shuffle_a_fits(uint32_t rows, uint32_t local, const DeviceProfile& device, std::string& why_not);
+// Sets d.shader (and d.subgroup_size) for a gemm/block dispatch of `p` in blocks of `rows` rows and
+// workgroups of `local` invocations: "gemm/block_wide_a" with `wide_a` (A read eight floats per
+// load; needs the device's 64-bit integers and A running along k with rows and batches starting at
+// multiples of 8, no batch table); "gemm/block_shuffle_a" with `shuffle_a` (A's rows shared through
+// subgroup shuffles; needs rows % 8 == 0, the device feature subgroup-shuffle, subgroups of at
+// least 8 invocations and workgroups of whole ones, which the pipeline then requires); else
+// "gemm/block". The last two in their "_texel" builds, A and B read through uniform texel buffers,
+// where the device has them (device feature texel-buffers) and they fit one view each. False,
+// with why_not, where the form asked for cannot run.
+bool set_block_shader(const LayerContext& ctx, const Product& p, uint32_t rows, uint32_t local, bool wide_a,
+                      bool shuffle_a, Dispatch& d, std::string& why_not);
 
-// The gemm/block shader variant (ctx.shader) for `p`: "gemm/block_wide_a" for A read eight floats
-// per load from a storage buffer; else "gemm/block_texel" (or "gemm/block_shuffle_a_texel" with
-// `shuffle_a`), A and B read through uniform texel buffers, where the device has them (device
-// feature texel-buffers) and they fit one view each; else "gemm/block" ("gemm/block_shuffle_a").
-std::string block_shader(const LayerContext& ctx, const Product& p, bool wide_a, bool shuffle_a = false);
-
-// The specialization constants of a gemm/block.comp dispatch of `shader` (block_shader): workgroup
+// The specialization constants of a gemm/block.comp dispatch of `shader` (set_block_shader): workgroup
 // size `local`, blocks of `rows` x 4 * `col_vecs`, C mode `c_mode` (block_c_mode), the
 // depth-to-space map of a ConvTranspose (input d, h, w, kernel d, h, w; all zero: none), and the
 // stores that follow: vec4 rows where N % 4 == 0, eight wide (kStore8) in the "_texel" builds where

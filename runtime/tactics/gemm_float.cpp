@@ -167,10 +167,8 @@ bool algorithm_dispatch(const FloatTactic& tactic, const LayerContext& ctx, cons
         why_not = "needs A as vec4 runs along k (untransposed, with K % 4 == 0)";
         return false;
       }
-      if (tactic.wide_a && !block_wide_a_fits(p, ctx.device, why_not)) return false;
-      if (tactic.share_a && !block_shuffle_a_fits(tactic.block, column_local, ctx.device, why_not)) return false;
-      d.shader = block_shader(ctx, p, tactic.wide_a, tactic.share_a);
-      if (tactic.share_a && ctx.device.subgroup_size_control) d.subgroup_size = ctx.device.subgroup_size;
+      if (!set_block_shader(ctx, p, tactic.block, column_local, tactic.wide_a, tactic.share_a, d, why_not))
+        return false;
       d.spec = block_spec(d.shader, column_local, tactic.block, tactic.col_vecs, p,
                           block_c_mode((gc.flags & kGemmFlagHasC) != 0, gc.c_sm, gc.c_sn));
       d.push = gemm_float_push(p, gc.c_sm, gc.c_sn, gc.flags, alpha, gc.beta);
@@ -182,7 +180,7 @@ bool algorithm_dispatch(const FloatTactic& tactic, const LayerContext& ctx, cons
       d.shader = ctx.shader("gemm/reg");
       d.spec = {{0, column_local},           {1, tactic.block},    {2, a_vec4 ? 1u : 0u},
                 {3, p.N % 4 == 0 ? 1u : 0u}, {4, tactic.col_vecs}, {5, tactic.share_a ? 1u : 0u}};
-      if (tactic.share_a && ctx.device.subgroup_size_control) d.subgroup_size = ctx.device.subgroup_size;
+      if (tactic.share_a) d.subgroup_size = full_subgroup_size(ctx.device);
       break;
     }
   }
