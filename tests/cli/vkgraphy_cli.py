@@ -118,6 +118,9 @@ class CliTestCase(unittest.TestCase):
         self.tmp = self._tmp.name
         # --deterministic keeps measurements in a default timing cache: one per test, never the user's.
         os.environ["VKGRAPHY_CACHE_DIR"] = os.path.join(self.tmp, ".vkgraphy-cache")
+        # And the temporary files of the processes a test starts (Polygraphy's shape inference
+        # leaves its tmp_polygraphy_*.onnx behind): in the test's folder, removed with it.
+        os.environ["TMPDIR"] = self.tmp
 
     def tearDown(self):
         self._tmp.cleanup()
