@@ -20,6 +20,13 @@ constexpr int64_t kSplitKMaxTiles = 64;
 constexpr int64_t kSplitKDepth = 128;
 constexpr int64_t kMaxSplits = 16;
 
+// The subgroup size the tensor-core shaders are pinned to: 32 where the device can be asked for it
+// (the size tensor cores work in on NVIDIA and, through VK_KHR_cooperative_matrix, on AMD's
+// wave32), else the device's default (Intel's 8 or 16; lavapipe's 8 for the emulated builds).
+uint32_t coopmat_subgroup_size(const DeviceProfile& dev) {
+  return dev.min_subgroup_size <= 32 && dev.max_subgroup_size >= 32 ? 32 : dev.subgroup_size;
+}
+
 }  // namespace
 
 bool coopmat_usable(const DeviceProfile& device, Arith arith, std::string& why_not) {
@@ -39,10 +46,6 @@ bool coopmat_usable(const DeviceProfile& device, Arith arith, std::string& why_n
 bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopTile& t, Dispatch& d,
                           std::string& why_not) {
   if (!coopmat_usable(ctx.device, ctx.arith, why_not)) return false;
-  if (ctx.device.cooperative_matrix_emulated) {
-    why_not = "the emulated cooperative matrices have no build of gemm/coopmat_vec";
-    return false;
-  }
   if (!a_runs(p, 8) || !b_runs(p, 8)) {
     why_not = "needs A and B as runs of eight fp16 values (untransposed, K and N multiples of 8)";
     return false;
@@ -52,11 +55,8 @@ bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopT
     return false;
   }
   const DeviceProfile& dev = ctx.device;
-  if (dev.min_subgroup_size > 32 || dev.max_subgroup_size < 32) {
-    why_not = "needs subgroups of 32 invocations";
-    return false;
-  }
-  const uint32_t invocations = t.warps_m * t.warps_n * 32;
+  const uint32_t subgroup = coopmat_subgroup_size(dev);
+  const uint32_t invocations = t.warps_m * t.warps_n * subgroup;
   const uint64_t shared = t.stages * (uint64_t(t.bm()) * (t.bk() / 8 + 1) + uint64_t(t.bk()) * (t.bn() / 8 + 1)) * 16 +
                           uint64_t(t.warps_m * t.warps_n) * 256 * (ctx.arith == Arith::F16Acc32 ? 4 : 2);
   if (!workgroup_fits(invocations, shared, dev, why_not)) return false;
@@ -73,7 +73,8 @@ bool coopmat_vec_dispatch(const LayerContext& ctx, const Product& p, const CoopT
     d.spec.insert(d.spec.end(),
                   {{8, whole ? 1u : 0u}, {9, uint32_t(p.K)}, {10, uint32_t(p.a_sm)}, {11, uint32_t(p.b_sk)}});
   }
-  d.subgroup_size = 32;
+  d.spec.push_back({12, subgroup});
+  d.subgroup_size = subgroup;
   d.groups = *groups;
   return true;
 }
@@ -82,10 +83,8 @@ bool coopmat_tile_dispatch(const LayerContext& ctx, const std::string& shader_ba
                            int64_t batches, const CoopTile& t, Dispatch& d, std::string& why_not) {
   if (!coopmat_usable(ctx.device, ctx.arith, why_not)) return false;
   const bool acc32 = ctx.arith == Arith::F16Acc32;
-  // Subgroups of 32 where the device can be asked for them (the size tensor cores work in on NVIDIA
-  // and, through VK_KHR_cooperative_matrix, on AMD's wave32), else its default.
   const DeviceProfile& dev = ctx.device;
-  const uint32_t subgroup = dev.min_subgroup_size <= 32 && dev.max_subgroup_size >= 32 ? 32 : dev.subgroup_size;
+  const uint32_t subgroup = coopmat_subgroup_size(dev);
   const uint32_t invocations = t.warps_m * t.warps_n * subgroup;
   const uint64_t shared = uint64_t(t.bm() + t.bn()) * t.bk() * 2 + uint64_t(t.bm()) * t.bn() * (acc32 ? 4 : 2);
   if (!workgroup_fits(invocations, shared, dev, why_not)) return false;

@@ -8,6 +8,8 @@
 //   COOPMAT_A(R, C) / COOPMAT_B(R, C)  an fp16 operand of a multiply-add
 //   COOPMAT_ACC(BITS, R, C)            an accumulator of fp16 (16) or fp32 (32)
 //   coopmat_load(m, array, element, stride), coopmat_store(m, array, element, stride)
+//   coopmat_load_vec8(m, array, element, stride)   the same from an array of uvec4s of eight
+//                                      fp16 values each (element and stride in uvec4s)
 //   coopmat_mul_add(a, b, c)           a * b + c
 //   COOPMAT_ZERO(BITS, R, C)           an accumulator of zeros
 // Include it before any declaration: it names its extension.
@@ -46,6 +48,17 @@ vkg_coopmat_f32 vkg_coopmat_zero_32() {
   for (uint vkg_r = 0u; vkg_r < 16u; ++vkg_r)            \
     [[unroll]] for (uint vkg_c = 0u; vkg_c < 16u; ++vkg_c) \
       m.e[vkg_r * 16u + vkg_c] = array[(element) + vkg_r * (stride) + vkg_c]
+// From uvec4s of eight fp16 values: column c of a row is half c % 2 of component c % 8 / 2 of
+// vector c / 8.
+#define coopmat_load_vec8(m, array, element, stride)                                          \
+  for (uint vkg_r = 0u; vkg_r < 16u; ++vkg_r)                                                \
+    [[unroll]] for (uint vkg_c = 0u; vkg_c < 16u; vkg_c += 2u)                               \
+      {                                                                                       \
+        const f16vec2 vkg_h =                                                                 \
+            unpackFloat2x16(array[(element) + vkg_r * (stride) + vkg_c / 8u][vkg_c % 8u / 2u]); \
+        m.e[vkg_r * 16u + vkg_c] = vkg_h.x;                                                   \
+        m.e[vkg_r * 16u + vkg_c + 1u] = vkg_h.y;                                              \
+      }
 // The subgroup's first invocation writes: every invocation holds the same fragment.
 #define coopmat_store(m, array, element, stride)             \
   if (subgroupElect())                                        \
@@ -83,6 +96,7 @@ vkg_coopmat_f32 coopmat_mul_add(vkg_coopmat_f16 a, vkg_coopmat_f16 b, vkg_coopma
 #define coopmat_store(m, array, element, stride) \
   coopMatStore(m, array, element, stride, gl_CooperativeMatrixLayoutRowMajor)
 #define coopmat_mul_add(a, b, c) coopMatMulAdd(a, b, c)
+#define coopmat_load_vec8(m, array, element, stride) coopmat_load(m, array, element, stride)
 #else
 #extension GL_NV_cooperative_matrix : require
 #define COOPMAT_A(R, C) fcoopmatNV<16, gl_ScopeSubgroup, R, C>
@@ -92,6 +106,7 @@ vkg_coopmat_f32 coopmat_mul_add(vkg_coopmat_f16 a, vkg_coopmat_f16 b, vkg_coopma
 #define coopmat_load(m, array, element, stride) coopMatLoadNV(m, array, element, stride, false)
 #define coopmat_store(m, array, element, stride) coopMatStoreNV(m, array, element, stride, false)
 #define coopmat_mul_add(a, b, c) coopMatMulAddNV(a, b, c)
+#define coopmat_load_vec8(m, array, element, stride) coopmat_load(m, array, element, stride)
 #endif
 // COOPMAT_ACC(BITS, R, C): BITS expanded first (ACC_BITS is a macro).
 #define COOPMAT_ACC_(BITS, R, C) COOPMAT_ACC_##BITS(R, C)

@@ -1,5 +1,6 @@
 // vkgraphy-variants: f16 f16acc32
 // vkgraphy-coopmat-khr
+// vkgraphy-coopmat-emulated
 // fp16 GEMM on tensor cores for large aligned products (gemm.coopmatv*), on the interface of
 // gemm/common.glsl: the form NVIDIA's cooperative-matrix samples take. A workgroup of
 // kWarpsM x kWarpsN subgroups computes a kBM x kBN tile of Y, each subgroup kFragsM x kFragsN
@@ -13,15 +14,16 @@
 // apply alpha, beta * C and the fused activation to the elements inside Y (M and N tails).
 // Needs: A(b, m, k) = A[a_base + m * a_sm + k] and B(b, k, n) = B[b_base + k * b_sk + n] with
 // K, N, a_sm, a_bs, b_sk and b_bs multiples of 8 and no batch table (the planner checks);
-// 16x16x16 fp16 cooperative matrices with accumulators of the variant's type; subgroups of 32
-// (pinned with subgroup size control) so that gl_SubgroupID numbers the kWarpsM * kWarpsN
+// 16x16x16 fp16 cooperative matrices with accumulators of the variant's type; full subgroups of
+// kLanes (pinned with subgroup size control) so that gl_SubgroupID numbers the kWarpsM * kWarpsN
 // subgroups.
-// Specialization constants: 0 (local_size_x_id) workgroup size, kWarpsM * kWarpsN * 32;
+// Specialization constants: 0 (local_size_x_id) workgroup size, kWarpsM * kWarpsN * kLanes;
 // 1 kWarpsM; 2 kWarpsN; 3 kFragsM; 4 kFragsN; 5 kKSteps (kBK = 16 * kKSteps); 6 kStages (1 or 2);
 // 7 kGroupM (gemm_tile's bands of row tiles, 0: none); 8 kWhole (1: M, N and K are whole
 // multiples of the tile, so no load or store checks its bounds); 9 kConstK, 10 kConstASm,
 // 11 kConstBSk (K, A's and B's row strides compiled in, as NVIDIA's cooperative-matrix samples
-// compile every size and stride; 0: read from the push constants); the epilogue's.
+// compile every size and stride; 0: read from the push constants); 12 kLanes, the subgroup size
+// (32 on NVIDIA and AMD's wave32, 8 or 16 on Intel, 8 for lavapipe's emulated build); the epilogue's.
 // Dispatch: x = ceil(N / kBN), y = row tiles, z = batches (y and z past their counts are
 // looped over).
 #version 450
@@ -52,9 +54,9 @@ layout(constant_id = 8) const uint kWhole = 0;
 layout(constant_id = 9) const uint kConstK = 0;
 layout(constant_id = 10) const uint kConstASm = 0;
 layout(constant_id = 11) const uint kConstBSk = 0;
+layout(constant_id = 12) const uint kLanes = 32;
 
 const uint kFrag = 16;
-const uint kLanes = 32;
 const uint kThreads = kWarpsM * kWarpsN * kLanes;
 const uint kBM = kWarpsM * kFragsM * kFrag;
 const uint kBN = kWarpsN * kFragsN * kFrag;
@@ -143,11 +145,11 @@ void main() {
         [[unroll]] for (uint ks = 0; ks < kKSteps; ++ks) {
           COOPMAT_A(kFrag, kFrag) fa[kFragsM];
           [[unroll]] for (uint i = 0; i < kFragsM; ++i) {
-            coopmat_load(fa[i], tile_a, a_off + (wm * kFragsM + i) * kFrag * kRowA + ks * 2, kRowA);
+            coopmat_load_vec8(fa[i], tile_a, a_off + (wm * kFragsM + i) * kFrag * kRowA + ks * 2, kRowA);
           }
           [[unroll]] for (uint j = 0; j < kFragsN; ++j) {
             COOPMAT_B(kFrag, kFrag) fb;
-            coopmat_load(fb, tile_b, b_off + ks * kFrag * kRowB + (wn * kFragsN + j) * 2, kRowB);
+            coopmat_load_vec8(fb, tile_b, b_off + ks * kFrag * kRowB + (wn * kFragsN + j) * 2, kRowB);
             [[unroll]] for (uint i = 0; i < kFragsM; ++i) {
               acc[i * kFragsN + j] = coopmat_mul_add(fa[i], fb, acc[i * kFragsN + j]);
             }

@@ -167,6 +167,34 @@ TEST(CooperativeMatrixTactics, TakeTheBuildOfTheExtensionInUse) {
   }
 }
 
+// A device whose subgroups cannot be 32 wide (Intel's 8 to 16): the tensor-core GEMMs number their
+// subgroups at its default size, pinned, and gemm/coopmat_vec takes that size as kLanes.
+TEST(CooperativeMatrixTactics, PlanAtTheDevicesSubgroupSizeWhereItCannotBe32) {
+  TacticPlanner p("MatMul", 13);
+  p.input(DType::Float32, {256, 256});
+  p.input(DType::Float32, {256, 256});
+  p.output(DType::Float32, {256, 256});
+  p.device() = gpu_with_both_extensions();
+  p.device().subgroup_size = 16;
+  p.device().min_subgroup_size = 8;
+  p.device().max_subgroup_size = 16;
+  p.device().max_shared_memory_bytes = 64 << 10;
+  for (int i = 0; i < 3; ++i) p.device().max_workgroup_count[i] = 65535, p.device().max_workgroup_size[i] = 1024;
+  p.device().max_workgroup_invocations = 1024;
+  for (const char* tactic : {"gemm.coopmat64x64.f16acc32", "gemm.coopmatv64x64.f16acc32", "gemm.coopmatv128x128.f16acc32"}) {
+    std::string why;
+    const std::optional<LayerPlan> plan = p.plan(tactic, why);
+    ASSERT_TRUE(plan) << tactic << ": " << why;
+    const Dispatch& d = plan->dispatches.at(0);
+    EXPECT_EQ(d.subgroup_size, 16u) << tactic;
+    const uint32_t subgroups = std::string(tactic).find("64x64") != std::string::npos ? 4 : 8;
+    EXPECT_EQ(d.spec.at(0), (SpecValue{0, subgroups * 16})) << tactic;  // the workgroup
+    if (d.shader.find("coopmat_vec") != std::string::npos) {
+      EXPECT_NE(std::find(d.spec.begin(), d.spec.end(), SpecValue{12, 16}), d.spec.end()) << tactic;
+    }
+  }
+}
+
 TEST(CooperativeMatrixEngines, NeedTheExtensionTheyWereBuiltFor) {
   std::string why;
   vk::Context* ctx = test_vk_context(&why);
