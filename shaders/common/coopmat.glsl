@@ -15,72 +15,85 @@
 // Include it before any declaration: it names its extension.
 //
 // A shader marked `vkgraphy-coopmat-emulated` is compiled a third time with VKG_COOPMAT_EMULATED,
-// named "<dir>/<file>_emu.<V>": fragments of 16 x 16 held whole by every invocation of the
-// subgroup, each computing them alone, for tests on devices without cooperative matrices
+// named "<dir>/<file>_emu.<V>": fragments of 16 x 16 spread over the subgroup by rows, for
+// tests on devices without cooperative matrices
 // (lavapipe; VKGRAPHY_TEST_EMULATED_COOPERATIVE_MATRIX, docs/testing.md). It is slow on purpose
 // of nothing but correctness: what it checks is a shader's own indexing, staging and epilogue.
 #if defined(VKG_COOPMAT_EMULATED)
-// The loops over a fragment's columns and over k are unrolled: llvmpipe ends a loop after 65535
-// iterations in all (its loop limit), and a deep product runs these loops that often.
+// Each invocation holds rows l and l + L of every fragment (l its index in the subgroup, L the
+// subgroup's size, 8 or more; rows past 15 are none): 32 of a fragment's 256 elements, so the code
+// LLVM compiles keeps a fragment in 32 values, not 256. A multiply-add takes B's row k from the
+// invocation holding it, through a shuffle. The loops over a fragment's columns and over k are
+// unrolled: llvmpipe ends a loop after 65535 iterations in all (its loop limit), and a deep product
+// runs these loops that often.
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_control_flow_attributes : require
-struct vkg_coopmat_f16 { float16_t e[256]; };
-struct vkg_coopmat_f32 { float e[256]; };
+struct vkg_coopmat_f16 { float16_t e[32]; };
+struct vkg_coopmat_f32 { float e[32]; };
 #define COOPMAT_A(R, C) vkg_coopmat_f16
 #define COOPMAT_B(R, C) vkg_coopmat_f16
 #define COOPMAT_ACC_16(R, C) vkg_coopmat_f16
 #define COOPMAT_ACC_32(R, C) vkg_coopmat_f32
+// Row `i` (0 or 1) of this invocation's two.
+#define vkg_coopmat_row(i) (gl_SubgroupInvocationID + (i) * gl_SubgroupSize)
 vkg_coopmat_f16 vkg_coopmat_zero_16() {
   vkg_coopmat_f16 m;
-  [[unroll]] for (uint i = 0u; i < 256u; ++i) m.e[i] = float16_t(0);
+  [[unroll]] for (uint i = 0u; i < 32u; ++i) m.e[i] = float16_t(0);
   return m;
 }
 vkg_coopmat_f32 vkg_coopmat_zero_32() {
   vkg_coopmat_f32 m;
-  [[unroll]] for (uint i = 0u; i < 256u; ++i) m.e[i] = 0.0;
+  [[unroll]] for (uint i = 0u; i < 32u; ++i) m.e[i] = 0.0;
   return m;
 }
 #define COOPMAT_ZERO_16(R, C) vkg_coopmat_zero_16()
 #define COOPMAT_ZERO_32(R, C) vkg_coopmat_zero_32()
 // Row-major, `element` and `stride` in elements of the array.
-#define coopmat_load(m, array, element, stride)          \
-  for (uint vkg_r = 0u; vkg_r < 16u; ++vkg_r)            \
-    [[unroll]] for (uint vkg_c = 0u; vkg_c < 16u; ++vkg_c) \
-      m.e[vkg_r * 16u + vkg_c] = array[(element) + vkg_r * (stride) + vkg_c]
+#define coopmat_load(m, array, element, stride)                                 \
+  [[unroll]] for (uint vkg_i = 0u; vkg_i < 2u; ++vkg_i)                        \
+    if (vkg_coopmat_row(vkg_i) < 16u)                                           \
+      [[unroll]] for (uint vkg_c = 0u; vkg_c < 16u; ++vkg_c)                    \
+        m.e[vkg_i * 16u + vkg_c] = array[(element) + vkg_coopmat_row(vkg_i) * (stride) + vkg_c]
 // From uvec4s of eight fp16 values: column c of a row is half c % 2 of component c % 8 / 2 of
 // vector c / 8.
-#define coopmat_load_vec8(m, array, element, stride)                                          \
-  for (uint vkg_r = 0u; vkg_r < 16u; ++vkg_r)                                                \
-    [[unroll]] for (uint vkg_c = 0u; vkg_c < 16u; vkg_c += 2u)                               \
-      {                                                                                       \
-        const f16vec2 vkg_h =                                                                 \
-            unpackFloat2x16(array[(element) + vkg_r * (stride) + vkg_c / 8u][vkg_c % 8u / 2u]); \
-        m.e[vkg_r * 16u + vkg_c] = vkg_h.x;                                                   \
-        m.e[vkg_r * 16u + vkg_c + 1u] = vkg_h.y;                                              \
+#define coopmat_load_vec8(m, array, element, stride)                                              \
+  [[unroll]] for (uint vkg_i = 0u; vkg_i < 2u; ++vkg_i)                                          \
+    if (vkg_coopmat_row(vkg_i) < 16u)                                                             \
+      [[unroll]] for (uint vkg_c = 0u; vkg_c < 16u; vkg_c += 2u) {                                \
+        const f16vec2 vkg_h = unpackFloat2x16(                                                    \
+            array[(element) + vkg_coopmat_row(vkg_i) * (stride) + vkg_c / 8u][vkg_c % 8u / 2u]); \
+        m.e[vkg_i * 16u + vkg_c] = vkg_h.x;                                                       \
+        m.e[vkg_i * 16u + vkg_c + 1u] = vkg_h.y;                                                  \
       }
-// The subgroup's first invocation writes: every invocation holds the same fragment.
-#define coopmat_store(m, array, element, stride)             \
-  if (subgroupElect())                                        \
-    for (uint vkg_r = 0u; vkg_r < 16u; ++vkg_r)               \
-      [[unroll]] for (uint vkg_c = 0u; vkg_c < 16u; ++vkg_c)    \
-        array[(element) + vkg_r * (stride) + vkg_c] = m.e[vkg_r * 16u + vkg_c]
+#define coopmat_store(m, array, element, stride)                                \
+  [[unroll]] for (uint vkg_i = 0u; vkg_i < 2u; ++vkg_i)                        \
+    if (vkg_coopmat_row(vkg_i) < 16u)                                           \
+      [[unroll]] for (uint vkg_c = 0u; vkg_c < 16u; ++vkg_c)                    \
+        array[(element) + vkg_coopmat_row(vkg_i) * (stride) + vkg_c] = m.e[vkg_i * 16u + vkg_c]
+// Element (k, col) of B, from the invocation holding row k (shuffled as a float: fp16 shuffles need
+// another extension).
+float vkg_coopmat_b(vkg_coopmat_f16 b, uint k, uint col) {
+  const uint i = k < gl_SubgroupSize ? 0u : 1u;
+  return subgroupShuffle(float(i == 0u ? b.e[col] : b.e[16u + col]), k - i * gl_SubgroupSize);
+}
 vkg_coopmat_f16 coopmat_mul_add(vkg_coopmat_f16 a, vkg_coopmat_f16 b, vkg_coopmat_f16 c) {
-  for (uint r = 0u; r < 16u; ++r) {
+  [[unroll]] for (uint k = 0u; k < 16u; ++k) {
     [[unroll]] for (uint col = 0u; col < 16u; ++col) {
-      float16_t sum = c.e[r * 16u + col];
-      [[unroll]] for (uint k = 0u; k < 16u; ++k) sum += a.e[r * 16u + k] * b.e[k * 16u + col];
-      c.e[r * 16u + col] = sum;
+      const float16_t bk = float16_t(vkg_coopmat_b(b, k, col));
+      c.e[col] += a.e[k] * bk;
+      c.e[16u + col] += a.e[16u + k] * bk;
     }
   }
   return c;
 }
 vkg_coopmat_f32 coopmat_mul_add(vkg_coopmat_f16 a, vkg_coopmat_f16 b, vkg_coopmat_f32 c) {
-  for (uint r = 0u; r < 16u; ++r) {
+  [[unroll]] for (uint k = 0u; k < 16u; ++k) {
     [[unroll]] for (uint col = 0u; col < 16u; ++col) {
-      float sum = c.e[r * 16u + col];
-      [[unroll]] for (uint k = 0u; k < 16u; ++k) sum += float(a.e[r * 16u + k]) * float(b.e[k * 16u + col]);
-      c.e[r * 16u + col] = sum;
+      const float bk = vkg_coopmat_b(b, k, col);
+      c.e[col] += float(a.e[k]) * bk;
+      c.e[16u + col] += float(a.e[16u + k]) * bk;
     }
   }
   return c;
