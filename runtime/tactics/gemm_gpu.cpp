@@ -40,6 +40,11 @@ bool coopmat_usable(const DeviceProfile& device, Arith arith, std::string& why_n
     why_not = "needs subgroup size control to number the subgroups of a workgroup";
     return false;
   }
+  if (device.cooperative_matrix_emulated && coopmat_subgroup_size(device) < 8) {
+    // common/coopmat.glsl's emulation holds two of a fragment's 16 rows per invocation.
+    why_not = "the emulated cooperative matrices need subgroups of 8 or more";
+    return false;
+  }
   return true;
 }
 

@@ -195,6 +195,29 @@ TEST(CooperativeMatrixTactics, PlanAtTheDevicesSubgroupSizeWhereItCannotBe32) {
   }
 }
 
+// The emulated fragments (common/coopmat.glsl) hold two of their 16 rows per invocation: a device
+// with subgroups of 4 (SwiftShader's) would leave rows out, so the tactics decline there.
+TEST(CooperativeMatrixTactics, EmulatedOnesNeedSubgroupsOfEight) {
+  TacticPlanner p("MatMul", 13);
+  p.input(DType::Float32, {64, 64});
+  p.input(DType::Float32, {64, 64});
+  p.output(DType::Float32, {64, 64});
+  p.device() = gpu_with_both_extensions();
+  p.device().cooperative_matrix_emulated = true;
+  p.device().subgroup_size = p.device().min_subgroup_size = p.device().max_subgroup_size = 4;
+  p.device().max_shared_memory_bytes = 64 << 10;
+  for (int i = 0; i < 3; ++i) p.device().max_workgroup_count[i] = 65535, p.device().max_workgroup_size[i] = 1024;
+  p.device().max_workgroup_invocations = 1024;
+  for (const char* tactic : {"gemm.coopmat64x64.f16acc32", "gemm.coopmatv64x64.f16acc32"}) {
+    std::string why;
+    EXPECT_FALSE(p.plan(tactic, why)) << tactic;
+    EXPECT_EQ(why, "the emulated cooperative matrices need subgroups of 8 or more") << tactic;
+  }
+  p.device().subgroup_size = p.device().min_subgroup_size = p.device().max_subgroup_size = 8;
+  std::string why;
+  EXPECT_TRUE(p.plan("gemm.coopmatv64x64.f16acc32", why)) << why;
+}
+
 TEST(CooperativeMatrixEngines, NeedTheExtensionTheyWereBuiltFor) {
   std::string why;
   vk::Context* ctx = test_vk_context(&why);
