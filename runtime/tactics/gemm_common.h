@@ -147,6 +147,10 @@ bool smem_core_dispatches(const LayerContext& ctx, const Product& p, const SmemT
 // True when the device multiplies 16x16x16 fp16 cooperative matrices with accumulators of
 // `arith` and pins subgroup sizes; else false with why_not.
 bool coopmat_usable(const DeviceProfile& device, Arith arith, std::string& why_not);
+// The subgroup size the tensor-core shaders are pinned to: 32 where the device can be asked for it
+// (the size tensor cores work in on NVIDIA and, through VK_KHR_cooperative_matrix, on AMD's
+// wave32), else the device's default (Intel's 8 or 16; lavapipe's 8 for the emulated builds).
+uint32_t coopmat_subgroup_size(const DeviceProfile& dev);
 
 // False (why_not filled) when the device cannot run workgroups of
 // `invocations` (1-D) with `shared_bytes` of shared memory.

@@ -20,14 +20,11 @@ constexpr int64_t kSplitKMaxTiles = 64;
 constexpr int64_t kSplitKDepth = 128;
 constexpr int64_t kMaxSplits = 16;
 
-// The subgroup size the tensor-core shaders are pinned to: 32 where the device can be asked for it
-// (the size tensor cores work in on NVIDIA and, through VK_KHR_cooperative_matrix, on AMD's
-// wave32), else the device's default (Intel's 8 or 16; lavapipe's 8 for the emulated builds).
+}  // namespace
+
 uint32_t coopmat_subgroup_size(const DeviceProfile& dev) {
   return dev.min_subgroup_size <= 32 && dev.max_subgroup_size >= 32 ? 32 : dev.subgroup_size;
 }
-
-}  // namespace
 
 bool coopmat_usable(const DeviceProfile& device, Arith arith, std::string& why_not) {
   const bool acc32 = arith == Arith::F16Acc32;

@@ -8,8 +8,9 @@
 // every step, from one of two slices in turn, with the padded rows and strides of
 // gemm/coopmat_vec.comp (what the GEMM's fragment loads cost beside its multiply-adds). The sum
 // of a subgroup's accumulators goes to Y. 16 * 16 * 16 * 2 operations per multiply-add.
-// Specialization constants: 0 (local_size_x_id) workgroup size, a multiple of 32; 1 kFragsM;
-// 2 kFragsN; 3 kIters; 4 kShared. Subgroups of 32 (pinned with subgroup size control).
+// Specialization constants: 0 (local_size_x_id) workgroup size, whole subgroups (of the size the
+// bench pins with subgroup size control, as the tactics do); 1 kFragsM; 2 kFragsN; 3 kIters;
+// 4 kShared.
 // Bindings: 0 X (fp16, 2 * 16 * (kFragsM + kFragsN) * 16 values: the two slices), 1 Y (16 x 16
 // accumulators per subgroup).
 #version 450
