@@ -103,6 +103,20 @@ DeviceInfo gpu_with_both_extensions() {
   return d;
 }
 
+// A square fp32 MatMul [n, n] x [n, n] planned on gpu_with_both_extensions(), with room for the
+// tensor-core workgroups (`shared_kib` KiB of shared memory, workgroups of up to 1024 invocations).
+TacticPlanner square_matmul_on_a_gpu(int64_t n, uint32_t shared_kib) {
+  TacticPlanner p("MatMul", 13);
+  p.input(DType::Float32, {n, n});
+  p.input(DType::Float32, {n, n});
+  p.output(DType::Float32, {n, n});
+  p.device() = gpu_with_both_extensions();
+  p.device().max_shared_memory_bytes = shared_kib << 10;
+  for (int i = 0; i < 3; ++i) p.device().max_workgroup_count[i] = 65535, p.device().max_workgroup_size[i] = 1024;
+  p.device().max_workgroup_invocations = 1024;
+  return p;
+}
+
 TEST(CooperativeMatrixProfile, KhrIsPreferredAndItsSwitchFallsBackToNv) {
   DeviceInfo d = gpu_with_both_extensions();
   EXPECT_TRUE(d.has_feature("cooperative-matrix-khr"));
@@ -142,14 +156,7 @@ TEST(CooperativeMatrixProfile, KhrIsPreferredAndItsSwitchFallsBackToNv) {
 
 TEST(CooperativeMatrixTactics, TakeTheBuildOfTheExtensionInUse) {
   for (const bool khr : {true, false}) {
-    TacticPlanner p("MatMul", 13);
-    p.input(DType::Float32, {256, 256});
-    p.input(DType::Float32, {256, 256});
-    p.output(DType::Float32, {256, 256});
-    p.device() = gpu_with_both_extensions();
-    p.device().max_shared_memory_bytes = 48 << 10;
-    for (int i = 0; i < 3; ++i) p.device().max_workgroup_count[i] = 65535, p.device().max_workgroup_size[i] = 1024;
-    p.device().max_workgroup_invocations = 1024;
+    TacticPlanner p = square_matmul_on_a_gpu(256, 48);
     if (!khr) {
       vk::DeviceOptions options;
       options.disable_cooperative_matrix_khr = true;
@@ -170,17 +177,10 @@ TEST(CooperativeMatrixTactics, TakeTheBuildOfTheExtensionInUse) {
 // A device whose subgroups cannot be 32 wide (Intel's 8 to 16): the tensor-core GEMMs number their
 // subgroups at its default size, pinned, and gemm/coopmat_vec takes that size as kLanes.
 TEST(CooperativeMatrixTactics, PlanAtTheDevicesSubgroupSizeWhereItCannotBe32) {
-  TacticPlanner p("MatMul", 13);
-  p.input(DType::Float32, {256, 256});
-  p.input(DType::Float32, {256, 256});
-  p.output(DType::Float32, {256, 256});
-  p.device() = gpu_with_both_extensions();
+  TacticPlanner p = square_matmul_on_a_gpu(256, 64);
   p.device().subgroup_size = 16;
   p.device().min_subgroup_size = 8;
   p.device().max_subgroup_size = 16;
-  p.device().max_shared_memory_bytes = 64 << 10;
-  for (int i = 0; i < 3; ++i) p.device().max_workgroup_count[i] = 65535, p.device().max_workgroup_size[i] = 1024;
-  p.device().max_workgroup_invocations = 1024;
   for (const char* tactic : {"gemm.coopmat64x64.f16acc32", "gemm.coopmatv64x64.f16acc32", "gemm.coopmatv128x128.f16acc32"}) {
     std::string why;
     const std::optional<LayerPlan> plan = p.plan(tactic, why);
@@ -198,16 +198,9 @@ TEST(CooperativeMatrixTactics, PlanAtTheDevicesSubgroupSizeWhereItCannotBe32) {
 // The emulated fragments (common/coopmat.glsl) hold two of their 16 rows per invocation: a device
 // with subgroups of 4 (SwiftShader's) would leave rows out, so the tactics decline there.
 TEST(CooperativeMatrixTactics, EmulatedOnesNeedSubgroupsOfEight) {
-  TacticPlanner p("MatMul", 13);
-  p.input(DType::Float32, {64, 64});
-  p.input(DType::Float32, {64, 64});
-  p.output(DType::Float32, {64, 64});
-  p.device() = gpu_with_both_extensions();
+  TacticPlanner p = square_matmul_on_a_gpu(64, 64);
   p.device().cooperative_matrix_emulated = true;
   p.device().subgroup_size = p.device().min_subgroup_size = p.device().max_subgroup_size = 4;
-  p.device().max_shared_memory_bytes = 64 << 10;
-  for (int i = 0; i < 3; ++i) p.device().max_workgroup_count[i] = 65535, p.device().max_workgroup_size[i] = 1024;
-  p.device().max_workgroup_invocations = 1024;
   for (const char* tactic : {"gemm.coopmat64x64.f16acc32", "gemm.coopmatv64x64.f16acc32"}) {
     std::string why;
     EXPECT_FALSE(p.plan(tactic, why)) << tactic;
