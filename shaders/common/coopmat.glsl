@@ -36,7 +36,8 @@ struct vkg_coopmat_f32 { float e[32]; };
 #define COOPMAT_B(R, C) vkg_coopmat_f16
 #define COOPMAT_ACC_16(R, C) vkg_coopmat_f16
 #define COOPMAT_ACC_32(R, C) vkg_coopmat_f32
-// Row `i` (0 or 1) of this invocation's two.
+// Row `i` (0 or 1) of this invocation's two. The helpers below pick a row's elements by a select, not
+// by an index computed from the subgroup size: that index would make the fragment an array in memory.
 #define vkg_coopmat_row(i) (gl_SubgroupInvocationID + (i) * gl_SubgroupSize)
 vkg_coopmat_f16 vkg_coopmat_zero_16() {
   vkg_coopmat_f16 m;
@@ -72,21 +73,32 @@ vkg_coopmat_f32 vkg_coopmat_zero_32() {
     if (vkg_coopmat_row(vkg_i) < 16u)                                           \
       [[unroll]] for (uint vkg_c = 0u; vkg_c < 16u; ++vkg_c)                    \
         array[(element) + vkg_coopmat_row(vkg_i) * (stride) + vkg_c] = m.e[vkg_i * 16u + vkg_c]
-// Element (k, col) of B, from the invocation holding row k (shuffled as a float: fp16 shuffles need
-// another extension).
-float vkg_coopmat_b(vkg_coopmat_f16 b, uint k, uint col) {
+// Elements (k, col) and (k, col + 1) of B (col even), from the invocation holding row k: one shuffle
+// of the pair packed in a word (fp16 shuffles would need another extension; a float shuffle of each
+// element took LLVM twice as long over gemm/coopmat_emu.f16).
+f16vec2 vkg_coopmat_b2(vkg_coopmat_f16 b, uint k, uint col) {
   const uint i = k < gl_SubgroupSize ? 0u : 1u;
-  return subgroupShuffle(float(i == 0u ? b.e[col] : b.e[16u + col]), k - i * gl_SubgroupSize);
+  const uint pair = i == 0u ? packFloat2x16(f16vec2(b.e[col], b.e[col + 1u]))
+                            : packFloat2x16(f16vec2(b.e[16u + col], b.e[17u + col]));
+  return unpackFloat2x16(subgroupShuffle(pair, k - i * gl_SubgroupSize));
 }
 vkg_coopmat_f16 coopmat_mul_add(vkg_coopmat_f16 a, vkg_coopmat_f16 b, vkg_coopmat_f16 c) {
   [[unroll]] for (uint k = 0u; k < 16u; ++k) {
-    [[unroll]] for (uint col = 0u; col < 16u; ++col) {
-      const float16_t bk = float16_t(vkg_coopmat_b(b, k, col));
-      c.e[col] += a.e[k] * bk;
-      c.e[16u + col] += a.e[16u + k] * bk;
+    [[unroll]] for (uint col = 0u; col < 16u; col += 2u) {
+      const f16vec2 bk = vkg_coopmat_b2(b, k, col);
+      c.e[col] += a.e[k] * bk.x;
+      c.e[col + 1u] += a.e[k] * bk.y;
+      c.e[16u + col] += a.e[16u + k] * bk.x;
+      c.e[17u + col] += a.e[16u + k] * bk.y;
     }
   }
   return c;
+}
+// Element (k, col) of B as a float, from the invocation holding row k (for fp32 accumulators: one
+// float shuffle compiles faster here than a pair's unpacking and widening).
+float vkg_coopmat_b(vkg_coopmat_f16 b, uint k, uint col) {
+  const uint i = k < gl_SubgroupSize ? 0u : 1u;
+  return subgroupShuffle(float(i == 0u ? b.e[col] : b.e[16u + col]), k - i * gl_SubgroupSize);
 }
 vkg_coopmat_f32 coopmat_mul_add(vkg_coopmat_f16 a, vkg_coopmat_f16 b, vkg_coopmat_f32 c) {
   [[unroll]] for (uint k = 0u; k < 16u; ++k) {
