@@ -121,7 +121,6 @@ vkg_coopmat_f32 coopmat_mul_add(vkg_coopmat_f16 a, vkg_coopmat_f16 b, vkg_coopma
 #define coopmat_store(m, array, element, stride) \
   coopMatStore(m, array, element, stride, gl_CooperativeMatrixLayoutRowMajor)
 #define coopmat_mul_add(a, b, c) coopMatMulAdd(a, b, c)
-#define coopmat_load_vec8(m, array, element, stride) coopmat_load(m, array, element, stride)
 #else
 #extension GL_NV_cooperative_matrix : require
 #define COOPMAT_A(R, C) fcoopmatNV<16, gl_ScopeSubgroup, R, C>
@@ -131,7 +130,6 @@ vkg_coopmat_f32 coopmat_mul_add(vkg_coopmat_f16 a, vkg_coopmat_f16 b, vkg_coopma
 #define coopmat_load(m, array, element, stride) coopMatLoadNV(m, array, element, stride, false)
 #define coopmat_store(m, array, element, stride) coopMatStoreNV(m, array, element, stride, false)
 #define coopmat_mul_add(a, b, c) coopMatMulAddNV(a, b, c)
-#define coopmat_load_vec8(m, array, element, stride) coopmat_load(m, array, element, stride)
 #endif
 // COOPMAT_ACC(BITS, R, C): BITS expanded first (ACC_BITS is a macro).
 #define COOPMAT_ACC_(BITS, R, C) COOPMAT_ACC_##BITS(R, C)
@@ -139,6 +137,8 @@ vkg_coopmat_f32 coopmat_mul_add(vkg_coopmat_f16 a, vkg_coopmat_f16 b, vkg_coopma
 #if !defined(VKG_COOPMAT_EMULATED)
 #define COOPMAT_ZERO_16(R, C) COOPMAT_ACC_16(R, C)(0.0)
 #define COOPMAT_ZERO_32(R, C) COOPMAT_ACC_32(R, C)(0.0)
+// Both extensions load from an array of uvec4s as from any other, counting in its elements.
+#define coopmat_load_vec8(m, array, element, stride) coopmat_load(m, array, element, stride)
 #endif
 #define COOPMAT_ZERO_(BITS, R, C) COOPMAT_ZERO_##BITS(R, C)
 #define COOPMAT_ZERO(BITS, R, C) COOPMAT_ZERO_(BITS, R, C)
